@@ -1,0 +1,170 @@
+"""Size-prefixed frames and request/response headers, without any I/O.
+
+A Kafka connection is a stream of frames: a signed 32-bit size, then that many
+bytes. A request frame is a RequestHeader followed by the body; a response frame
+is a ResponseHeader followed by the body. Which header version applies depends
+only on the API key and version (see :func:`request_header_version`).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from functools import cache
+
+from protocol.errors import DecodeError, FrameTooLarge, ProtocolError
+from protocol.messages import Message, message_class, request_class, response_class
+from protocol.schema import api_index, message_spec
+
+API_VERSIONS_KEY = 18
+CONTROLLED_SHUTDOWN_KEY = 7
+
+_SIZE = struct.Struct(">i")
+_KEY_VERSION = struct.Struct(">hh")
+_SIZE_CORRELATION = struct.Struct(">ii")
+
+
+@cache
+def api_name(api_key: int) -> str:
+    """Kafka's name of an API (``Metadata``), or ``Unknown(N)``."""
+    names = api_index().get(api_key)
+    return names[0][: -len("Request")] if names else f"Unknown({api_key})"
+
+
+@cache
+def is_flexible(api_key: int, version: int) -> bool:
+    return version in message_spec(api_index()[api_key][0]).flexible_versions
+
+
+def request_header_version(api_key: int, version: int) -> int:
+    """Kafka's rule: v2 for flexible versions, v1 otherwise, v0 only for ControlledShutdown v0."""
+    if api_key == CONTROLLED_SHUTDOWN_KEY and version == 0:
+        return 0
+    return 2 if is_flexible(api_key, version) else 1
+
+
+def response_header_version(api_key: int, version: int) -> int:
+    """v1 for flexible versions, except ApiVersions, whose responses always use v0 (KIP-511)."""
+    if api_key == API_VERSIONS_KEY:
+        return 0
+    return 1 if is_flexible(api_key, version) else 0
+
+
+@dataclass(slots=True)
+class RequestFrame:
+    """A request with its header parsed; the body is decoded separately (and lazily)."""
+
+    header: Message  # protocol.messages.RequestHeader
+    header_version: int
+    payload: bytes
+    body_offset: int
+
+    @property
+    def api_key(self) -> int:
+        return self.header.request_api_key
+
+    @property
+    def api_version(self) -> int:
+        return self.header.request_api_version
+
+    @property
+    def correlation_id(self) -> int:
+        return self.header.correlation_id
+
+    def decode_body(self) -> Message:
+        return request_class(self.api_key).decode(self.payload, self.api_version, self.body_offset)
+
+
+def parse_request(payload: bytes) -> RequestFrame:
+    """Parse a request frame's header (the payload excludes the size prefix).
+
+    An unknown API key raises DecodeError, as Kafka's header parsing does; the
+    caller decides whether the version is one it serves.
+    """
+    if len(payload) < 4:
+        raise DecodeError("request shorter than its api key and version", message="RequestHeader")
+    api_key, version = _KEY_VERSION.unpack_from(payload, 0)
+    if api_key not in api_index():
+        raise DecodeError(f"unknown api key {api_key}", message="RequestHeader", api_key=api_key, version=version)
+    header_version = request_header_version(api_key, version)
+    header, offset = message_class("RequestHeader").decode_from(payload, header_version)
+    return RequestFrame(header, header_version, payload, offset)
+
+
+def encode_request(api_key: int, version: int, correlation_id: int, body: Message, client_id: str | None = "kafka-shim") -> bytes:
+    """A complete request frame, size prefix included."""
+    header_cls = message_class("RequestHeader")
+    header = header_cls(request_api_key=api_key, request_api_version=version, correlation_id=correlation_id, client_id=client_id)
+    out: list[bytes] = [b""]
+    header.encode_into(out, request_header_version(api_key, version))
+    body.encode_into(out, version)
+    size = sum(map(len, out))
+    out[0] = _SIZE.pack(size)
+    return b"".join(out)
+
+
+def encode_response(api_key: int, version: int, correlation_id: int, body: Message) -> bytes:
+    """A complete response frame, size prefix included."""
+    out: list[bytes] = [b""]
+    body.encode_into(out, version)
+    size = sum(map(len, out))
+    if response_header_version(api_key, version) == 0:
+        out[0] = _SIZE_CORRELATION.pack(size + 4, correlation_id)
+    else:
+        out[0] = _SIZE_CORRELATION.pack(size + 5, correlation_id) + b"\x00"
+    return b"".join(out)
+
+
+def decode_response(api_key: int, version: int, payload: bytes) -> tuple[int, Message]:
+    """(correlation id, body) from a response frame without its size prefix."""
+    header_cls = message_class("ResponseHeader")
+    header, offset = header_cls.decode_from(payload, response_header_version(api_key, version))
+    return header.correlation_id, response_class(api_key).decode(payload, version, offset)
+
+
+class FrameSplitter:
+    """Cuts a byte stream into frames; refuses a size above ``max_size`` before buffering it.
+
+    Feed it bytes as they arrive; it returns the complete frame payloads. A large
+    frame arriving in many chunks is buffered without re-copying on every chunk.
+    """
+
+    __slots__ = ("max_size", "_buf", "_need")
+
+    def __init__(self, max_size: int) -> None:
+        self.max_size = max_size
+        self._buf = bytearray()
+        self._need = 0  # bytes needed before the buffered prefix can yield a frame
+
+    @property
+    def buffered(self) -> int:
+        return len(self._buf)
+
+    def feed(self, data: bytes) -> list[bytes]:
+        if self._buf:
+            self._buf += data
+            if len(self._buf) < self._need:
+                return []
+            data = bytes(self._buf)
+            self._buf = bytearray()
+        return self._split(data)
+
+    def _split(self, data: bytes) -> list[bytes]:
+        frames = []
+        pos, end = 0, len(data)
+        while end - pos >= 4:
+            (size,) = _SIZE.unpack_from(data, pos)
+            if size < 0:
+                raise ProtocolError(f"invalid frame size {size}")
+            if size > self.max_size:
+                raise FrameTooLarge(size, self.max_size)
+            if end - pos - 4 < size:
+                self._need = 4 + size
+                break
+            frames.append(data[pos + 4 : pos + 4 + size])
+            pos += 4 + size
+        else:
+            self._need = 4
+        if pos < end:
+            self._buf = bytearray(data[pos:])
+        return frames

@@ -1,0 +1,109 @@
+"""The broker: listeners, connections, handlers and cluster state, on one asyncio loop."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from dataclasses import dataclass
+
+import structlog
+
+from shim.config import BrokerConfig, Listener
+from shim.connection import KafkaConnection
+from shim.handlers import ApiHandler, load_all
+from shim.state import ClusterState, load_cluster_identity
+
+log = structlog.get_logger("kafka_shim.broker")
+
+
+@dataclass(frozen=True)
+class BoundListener:
+    listener: Listener
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.listener.name}://{host}:{self.port}"
+
+
+class Broker:
+    """Start with ``await broker.start()``; ``bound`` then lists the real addresses."""
+
+    def __init__(self, config: BrokerConfig, state: ClusterState | None = None) -> None:
+        self.config = config
+        self.state = state or ClusterState(cluster_id=load_cluster_identity(config), node_id=config.node_id)
+        self.handlers: dict[int, ApiHandler] = dict(load_all())
+        self.connections: set[KafkaConnection] = set()
+        self.servers: list[asyncio.base_events.Server] = []
+        self.bound: list[BoundListener] = []
+
+    async def __aenter__(self) -> Broker:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def start(self) -> list[BoundListener]:
+        loop = asyncio.get_running_loop()
+        if self.config.unknown_keys:
+            log.warning("unknown_config_keys", keys=self.config.unknown_keys,
+                        hint="these keys were supplied but kafka-shim does not use them")
+        try:
+            for listener in self.config.listeners:
+                host = listener.host or None  # None binds every interface, like Kafka's empty host
+                server = await loop.create_server(
+                    lambda listener=listener: KafkaConnection(self, listener),
+                    host=host,
+                    port=listener.port,
+                    reuse_address=True,
+                    backlog=1024,
+                )
+                self.servers.append(server)
+                sock = server.sockets[0]
+                addr = sock.getsockname()
+                self.bound.append(BoundListener(listener, listener.host or _default_host(sock), addr[1]))
+                for s in server.sockets:
+                    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError as exc:
+            await self.stop()
+            raise OSError(exc.errno, f"cannot listen on {listener.name}://{listener.host}:{listener.port}: {exc.strerror}") from None
+        for b in self.bound:
+            log.info("listening", listener=b.url, cluster_id=self.state.cluster_id, node_id=self.state.node_id)
+        return self.bound
+
+    def advertised_address(self, listener_name: str) -> tuple[str, int]:
+        """The host and port clients should use for a listener (advertised.listeners, else the bound address)."""
+        host, port = self.config.advertised.get(listener_name, ("", 0))
+        bound = next((b for b in self.bound if b.listener.name == listener_name), None)
+        if bound is not None:
+            host = host or bound.host
+            port = port or bound.port
+        return host or socket.getfqdn(), port
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """``host:port`` of the first listener, for clients in tests and embedding code."""
+        host, port = self.advertised_address(self.bound[0].listener.name)
+        return f"{host}:{port}"
+
+    async def stop(self) -> None:
+        for server in self.servers:
+            server.close()
+        for conn in list(self.connections):
+            conn.close()
+        for server in self.servers:
+            try:
+                await asyncio.wait_for(server.wait_closed(), timeout=5)
+            except TimeoutError:
+                for conn in list(self.connections):
+                    conn.abort()
+        self.servers.clear()
+
+
+def _default_host(sock: socket.socket) -> str:
+    # Bound to every interface: advertise loopback's name rather than 0.0.0.0,
+    # which no client can connect to (Kafka would advertise the canonical host name).
+    return socket.getfqdn()

@@ -1,0 +1,49 @@
+"""One module per API family; each registers its handlers here.
+
+A handler takes the request context and the decoded request body and returns the
+response body, or an awaitable of it when it must wait for something.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from shim.context import RequestContext
+
+Handler = Callable[["RequestContext", Any], Any | Awaitable[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class ApiHandler:
+    api_key: int
+    min_version: int
+    max_version: int
+    handle: Handler
+
+    def serves(self, version: int) -> bool:
+        return self.min_version <= version <= self.max_version
+
+
+REGISTRY: dict[int, ApiHandler] = {}
+
+
+def handles(api_key: int, min_version: int, max_version: int) -> Callable[[Handler], Handler]:
+    """Register ``fn`` as the handler of ``api_key`` for the given versions."""
+
+    def register(fn: Handler) -> Handler:
+        if api_key in REGISTRY:
+            raise RuntimeError(f"api key {api_key} registered twice")
+        REGISTRY[api_key] = ApiHandler(api_key, min_version, max_version, fn)
+        return fn
+
+    return register
+
+
+def load_all() -> dict[int, ApiHandler]:
+    """Import every handler module so that each registers itself."""
+    from shim.handlers import api_versions, metadata  # noqa: F401
+
+    return REGISTRY

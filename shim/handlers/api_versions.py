@@ -1,0 +1,63 @@
+"""ApiVersions (key 18): what this broker serves, answered even before authentication."""
+
+from __future__ import annotations
+
+import re
+
+from protocol.messages import ApiVersionsResponse
+from shim.context import RequestContext
+from shim.errors import INVALID_REQUEST, UNSUPPORTED_VERSION
+from shim.handlers import REGISTRY, handles
+
+API_VERSIONS_KEY = 18
+MIN_VERSION, MAX_VERSION = 0, 4
+
+# Kafka's rule for client_software_name/version (ApiVersionsRequest.isValid, v3+).
+_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+
+# The feature levels a Kafka 3.9 KRaft broker reports. v3 lists only features whose
+# minimum is above zero (KAFKA-17492), so kraft.version appears from v4.
+METADATA_VERSION = ("metadata.version", 1, 21)
+KRAFT_VERSION = ("kraft.version", 0, 1)
+FINALIZED_METADATA_VERSION = 21
+
+_Api = ApiVersionsResponse.ApiVersion
+_Supported = ApiVersionsResponse.SupportedFeatureKey
+_Finalized = ApiVersionsResponse.FinalizedFeatureKey
+
+
+def _valid_software(value: str) -> bool:
+    return _SOFTWARE.fullmatch(value) is not None
+
+
+def advertised_apis() -> list:
+    return [_Api(api_key=h.api_key, min_version=h.min_version, max_version=h.max_version) for h in sorted(REGISTRY.values(), key=lambda h: h.api_key)]
+
+
+@handles(API_VERSIONS_KEY, MIN_VERSION, MAX_VERSION)
+def api_versions(ctx: RequestContext, request: object) -> ApiVersionsResponse:
+    version = ctx.api_version
+    if version >= 3 and not (_valid_software(request.client_software_name) and _valid_software(request.client_software_version)):
+        # Kafka answers INVALID_REQUEST with an empty key list, at the request's own version.
+        return ApiVersionsResponse(error_code=INVALID_REQUEST)
+    response = ApiVersionsResponse(api_keys=advertised_apis())
+    if version >= 3:
+        features = [METADATA_VERSION] + ([KRAFT_VERSION] if version >= 4 else [])
+        response.supported_features = [_Supported(name=n, min_version=lo, max_version=hi) for n, lo, hi in features]
+        response.finalized_features_epoch = 0
+        response.finalized_features = [
+            _Finalized(name="metadata.version", min_version_level=FINALIZED_METADATA_VERSION, max_version_level=FINALIZED_METADATA_VERSION)
+        ]
+    return response
+
+
+def unsupported_version_response() -> ApiVersionsResponse:
+    """Kafka's answer to an ApiVersions version it does not know: error 35 and its own range only.
+
+    It is written as a v0 body (with response header v0) whatever version was asked,
+    so that a client of any age can read it and retry lower.
+    """
+    return ApiVersionsResponse(
+        error_code=UNSUPPORTED_VERSION,
+        api_keys=[_Api(api_key=API_VERSIONS_KEY, min_version=MIN_VERSION, max_version=MAX_VERSION)],
+    )

@@ -1,0 +1,33 @@
+"""structlog set-up: one structured line per event, JSON or human-readable."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import structlog
+
+LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
+
+
+def configure_logging(fmt: str = "console", level: str = "info", stream=None) -> None:
+    """Route structlog to ``stream`` (stderr by default) at ``level``, as ``json`` or ``console`` lines."""
+    if fmt not in ("json", "console"):
+        raise ValueError(f"log format must be json or console, not {fmt!r}")
+    renderer = structlog.processors.JSONRenderer() if fmt == "json" else structlog.dev.ConsoleRenderer(colors=False)
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(LEVELS[level]),
+        logger_factory=structlog.PrintLoggerFactory(file=stream or sys.stderr),
+        cache_logger_on_first_use=False,
+    )
+
+
+def debug_enabled(logger) -> bool:
+    """True when debug lines would be written; lets hot paths skip building them."""
+    return structlog.get_config()["wrapper_class"] is not None and logger.is_enabled_for(logging.DEBUG)
