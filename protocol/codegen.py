@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from protocol.primitives import (
-    _SMALL_UVARINTS,
+    SMALL_UVARINTS,
     ZERO_UUID,
     ZERO_UUID_BYTES,
     Malformed,
@@ -24,7 +24,6 @@ from protocol.primitives import (
     write_uvarint,
 )
 from protocol.schema import FIXED_TYPES, FieldSpec, FieldType, MessageSpec, StructSpec
-
 
 _TABLE = 32  # arrays of fixed-width elements shorter than this use a precompiled Struct
 _ARRAY_STRUCTS = {code: tuple(struct.Struct(f">{n}{code}") for n in range(_TABLE)) for code, _ in FIXED_TYPES.values()}
@@ -76,7 +75,7 @@ class _Emitter:
         self.ns: dict[str, Any] = {
             "_ruv": read_uvarint,
             "_wuv": write_uvarint,
-            "_UV": _SMALL_UVARINTS,
+            "_UV": SMALL_UVARINTS,
             "_Mal": Malformed,
             "_Unsup": UnsupportedField,
             "_UUID": uuid.UUID,
@@ -481,7 +480,7 @@ def write_tagged_fields(ap: Callable[[bytes], Any], fields: list[tuple[int, byte
 def _compile(em: _Emitter, header: str, name: str) -> tuple[Callable, list]:
     source = header + "\n" + "\n".join(em.lines) + "\n"
     code = compile(source, f"<kafka-shim codec {name}>", "exec")
-    exec(code, em.ns)  # noqa: S102 - the source is generated from the vendored schemas
+    exec(code, em.ns)  # the source is generated from the vendored schemas
     return em.ns[name.split()[0]], em.ns["_tr"]
 
 

@@ -72,7 +72,16 @@ class RequestFrame:
         return self.header.correlation_id
 
     def decode_body(self) -> Message:
-        return request_class(self.api_key).decode(self.payload, self.api_version, self.body_offset)
+        cls = _request_classes.get(self.api_key) or _remember_request_class(self.api_key)
+        return cls.decode_from(self.payload, self.api_version, self.body_offset)[0]
+
+
+_request_classes: dict[int, type[Message]] = {}
+
+
+def _remember_request_class(api_key: int) -> type[Message]:
+    cls = _request_classes[api_key] = request_class(api_key)
+    return cls
 
 
 def parse_request(payload: bytes) -> RequestFrame:
@@ -84,11 +93,18 @@ def parse_request(payload: bytes) -> RequestFrame:
     if len(payload) < 4:
         raise DecodeError("request shorter than its api key and version", message="RequestHeader")
     api_key, version = _KEY_VERSION.unpack_from(payload, 0)
-    if api_key not in api_index():
-        raise DecodeError(f"unknown api key {api_key}", message="RequestHeader", api_key=api_key, version=version)
-    header_version = request_header_version(api_key, version)
+    header_version = _header_versions.get((api_key, version))
+    if header_version is None:
+        if api_key not in api_index():
+            raise DecodeError(f"unknown api key {api_key}", message="RequestHeader", api_key=api_key, version=version)
+        header_version = request_header_version(api_key, version)
+        if -1 <= version <= 100:  # bound the memo: versions a client could plausibly send
+            _header_versions[(api_key, version)] = header_version
     header, offset = message_class("RequestHeader").decode_from(payload, header_version)
     return RequestFrame(header, header_version, payload, offset)
+
+
+_header_versions: dict[tuple[int, int], int] = {}
 
 
 def encode_request(api_key: int, version: int, correlation_id: int, body: Message, client_id: str | None = "kafka-shim") -> bytes:
@@ -108,7 +124,7 @@ def encode_response(api_key: int, version: int, correlation_id: int, body: Messa
     out: list[bytes] = [b""]
     body.encode_into(out, version)
     size = sum(map(len, out))
-    if response_header_version(api_key, version) == 0:
+    if api_key == API_VERSIONS_KEY or not is_flexible(api_key, version):
         out[0] = _SIZE_CORRELATION.pack(size + 4, correlation_id)
     else:
         out[0] = _SIZE_CORRELATION.pack(size + 5, correlation_id) + b"\x00"
@@ -129,7 +145,7 @@ class FrameSplitter:
     frame arriving in many chunks is buffered without re-copying on every chunk.
     """
 
-    __slots__ = ("max_size", "_buf", "_need")
+    __slots__ = ("_buf", "_need", "max_size")
 
     def __init__(self, max_size: int) -> None:
         self.max_size = max_size

@@ -109,7 +109,7 @@ class Message(Struct):
         """Decode one message at ``offset``; return it and the offset just past it."""
         if type(data) is not bytes:
             data = bytes(data)
-        fn = cls.decoder(version)
+        fn = cls._decoders.get(version) or cls.decoder(version)
         try:
             return fn(data, offset)
         except (Malformed, struct.error, IndexError, ValueError, UnicodeDecodeError, OverflowError) as exc:
@@ -121,7 +121,7 @@ class Message(Struct):
         traced, where = codegen.build_decoder(cls.message_spec, version, _classes_of(cls), trace=True)
         try:
             traced(data, offset)
-        except Exception:  # noqa: BLE001 - we only want the field it stopped at
+        except Exception:
             pass
         reason = str(exc) if isinstance(exc, Malformed) else f"truncated or malformed data ({type(exc).__name__}: {exc})"
         return DecodeError(reason, message=cls.__name__, api_key=cls.api_key, version=version, field=where[0])
@@ -133,7 +133,8 @@ class Message(Struct):
 
     def encode_into(self, out: list[bytes], version: int) -> None:
         """Append the encoded chunks to ``out`` (lets framing add a header without a copy)."""
-        fn = type(self).encoder(version)
+        cls = type(self)
+        fn = cls._encoders.get(version) or cls.encoder(version)
         mark = len(out)
         try:
             fn(self, out)
@@ -146,7 +147,7 @@ class Message(Struct):
         traced, where = codegen.build_encoder(cls.message_spec, version, _classes_of(cls), trace=True)
         try:
             traced(self, [])
-        except Exception:  # noqa: BLE001 - we only want the field it stopped at
+        except Exception:
             pass
         kind = UnsupportedVersionError if isinstance(exc, codegen.UnsupportedField) else EncodeError
         return kind(str(exc) or type(exc).__name__, message=cls.__name__, api_key=cls.api_key, version=version, field=where[0])
@@ -176,7 +177,7 @@ def _make_init(cls: type, spec: StructSpec, classes: dict[str, type]) -> None:
     params.append("unknown_tagged_fields=None")
     body.append("    self.unknown_tagged_fields = unknown_tagged_fields")
     source = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body) + "\n"
-    exec(compile(source, f"<kafka-shim class {spec.name}>", "exec"), ns)  # noqa: S102 - generated from schemas
+    exec(compile(source, f"<kafka-shim class {spec.name}>", "exec"), ns)  # generated from the vendored schemas
     cls.__init__ = ns["__init__"]
 
 
@@ -191,7 +192,7 @@ def message_class(name: str) -> type[Message]:
     top = structs[0]
     for s in structs:
         attrs = {
-            "__slots__": tuple(f.attr for f in s.fields) + ("unknown_tagged_fields",),
+            "__slots__": (*(f.attr for f in s.fields), "unknown_tagged_fields"),
             "_fields": tuple(f.attr for f in s.fields),
             "_spec": s,
             "__module__": __name__,

@@ -13,14 +13,14 @@ class Malformed(Exception):
 
 
 # Single-byte unsigned varints are by far the most common (lengths, counts, empty tagged fields).
-_SMALL_UVARINTS = tuple(bytes((n,)) for n in range(128))
+SMALL_UVARINTS = tuple(bytes((n,)) for n in range(128))
 
 
 def write_uvarint(n: int) -> bytes:
     if n < 128:
         if n < 0:
             raise ValueError(f"unsigned varint cannot hold {n}")
-        return _SMALL_UVARINTS[n]
+        return SMALL_UVARINTS[n]
     if n > 0xFFFFFFFF:
         raise ValueError(f"unsigned varint cannot hold {n}")
     out = bytearray()
@@ -88,7 +88,7 @@ def write_varlong(n: int) -> bytes:
         raise ValueError(f"varlong cannot hold {n}")
     z = ((n << 1) ^ (n >> 63)) & 0xFFFFFFFFFFFFFFFF
     if z < 128:
-        return _SMALL_UVARINTS[z]
+        return SMALL_UVARINTS[z]
     out = bytearray()
     while z >= 0x80:
         out.append((z & 0x7F) | 0x80)

@@ -38,6 +38,7 @@ class Broker:
         self.connections: set[KafkaConnection] = set()
         self.servers: list[asyncio.base_events.Server] = []
         self.bound: list[BoundListener] = []
+        self._advertised: dict[str, tuple[str, int]] = {}
 
     async def __aenter__(self) -> Broker:
         await self.start()
@@ -76,6 +77,14 @@ class Broker:
 
     def advertised_address(self, listener_name: str) -> tuple[str, int]:
         """The host and port clients should use for a listener (advertised.listeners, else the bound address)."""
+        cached = self._advertised.get(listener_name)
+        if cached is None:
+            cached = self._resolve_advertised(listener_name)
+            if self.bound:  # before binding, port 0 has not been resolved yet
+                self._advertised[listener_name] = cached
+        return cached
+
+    def _resolve_advertised(self, listener_name: str) -> tuple[str, int]:
         host, port = self.config.advertised.get(listener_name, ("", 0))
         bound = next((b for b in self.bound if b.listener.name == listener_name), None)
         if bound is not None:

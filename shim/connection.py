@@ -8,7 +8,6 @@ responses are released strictly in the order their requests arrived.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import time
 from collections import deque
@@ -155,7 +154,7 @@ class KafkaConnection(asyncio.Protocol):
         except Exception:
             self._handler_failed(ctx)
             return
-        if inspect.isawaitable(result):
+        if handler.is_async:
             slot = _Slot()
             self.pending.append(slot)
             slot.task = asyncio.ensure_future(self._finish(ctx, slot, result))

@@ -6,6 +6,7 @@ response body, or an awaitable of it when it must wait for something.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ class ApiHandler:
     min_version: int
     max_version: int
     handle: Handler
+    is_async: bool = False  # a coroutine function: its result is awaited in a task
 
     def serves(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version
@@ -36,7 +38,7 @@ def handles(api_key: int, min_version: int, max_version: int) -> Callable[[Handl
     def register(fn: Handler) -> Handler:
         if api_key in REGISTRY:
             raise RuntimeError(f"api key {api_key} registered twice")
-        REGISTRY[api_key] = ApiHandler(api_key, min_version, max_version, fn)
+        REGISTRY[api_key] = ApiHandler(api_key, min_version, max_version, fn, inspect.iscoroutinefunction(fn))
         return fn
 
     return register

@@ -1,0 +1,128 @@
+"""The kafka-shim command as a user runs it: start, print addresses, stop on a signal."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from protocol.framing import decode_response, encode_request
+from protocol.messages import MetadataRequest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _start(*args: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "shim.cli", "serve", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+
+
+def _metadata_over_socket(address: str) -> object:
+    host, port = address.split("://", 1)[1].rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=5) as sock:
+        sock.sendall(encode_request(3, 12, 5, MetadataRequest(topics=[])))
+        size = int.from_bytes(sock.recv(4), "big")
+        data = b""
+        while len(data) < size:
+            data += sock.recv(size - len(data))
+    return decode_response(3, 12, data)[1]
+
+
+def test_serve_prints_listeners_and_stops_on_sigterm(tmp_path: Path) -> None:
+    config = tmp_path / "server.properties"
+    config.write_text("listeners=PLAINTEXT://127.0.0.1:0\nnode.id=42\nlog.dirs=" + str(tmp_path / "data") + "\n")
+    proc = _start(str(config), "--log-format", "json")
+    try:
+        address = proc.stdout.readline().strip()
+        assert address.startswith("PLAINTEXT://127.0.0.1:")
+        response = _metadata_over_socket(address)
+        assert response.brokers[0].node_id == 42
+        meta = (tmp_path / "data" / "meta.properties").read_text()
+        assert f"cluster.id={response.cluster_id}" in meta
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+        lines = [json.loads(line) for line in proc.stderr.read().splitlines() if line.startswith("{")]
+        assert any(line["event"] == "listening" for line in lines)
+        assert any(line["event"] == "shutting_down" for line in lines)
+    finally:
+        proc.kill()
+
+
+def test_cluster_id_survives_restart(tmp_path: Path) -> None:
+    ids = []
+    for _ in range(2):
+        proc = _start("--override", "listeners=PLAINTEXT://127.0.0.1:0", "--override", f"log.dirs={tmp_path}")
+        try:
+            ids.append(_metadata_over_socket(proc.stdout.readline().strip()).cluster_id)
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=10) == 0
+        finally:
+            proc.kill()
+    assert ids[0] == ids[1]
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("listeners=PLAINTEXT//127.0.0.1:9092", "is not NAME://HOST:PORT"),
+        ("listeners=SSL://127.0.0.1:0", "does not serve yet"),
+        ("socket.request.max.bytes=lots", "must be an integer"),
+        ("listeners=FOO://127.0.0.1:0", "listener.security.protocol.map"),
+    ],
+)
+def test_bad_configuration_is_a_readable_error(override: str, message: str) -> None:
+    proc = _start("--override", override)
+    _, err = proc.communicate(timeout=10)
+    assert proc.returncode == 2
+    assert "configuration error" in err and message in err
+
+
+def test_missing_config_file_is_a_readable_error(tmp_path: Path) -> None:
+    proc = _start(str(tmp_path / "nope.properties"))
+    _, err = proc.communicate(timeout=10)
+    assert proc.returncode == 2
+    assert "cannot read the configuration file" in err
+
+
+def test_port_in_use_is_a_readable_error() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = _start("--override", f"listeners=PLAINTEXT://127.0.0.1:{port}")
+        _, err = proc.communicate(timeout=10)
+    assert proc.returncode == 1
+    assert f"cannot listen on PLAINTEXT://127.0.0.1:{port}" in err
+
+
+def test_example_config_is_valid() -> None:
+    from shim.config import BrokerConfig
+
+    config = BrokerConfig.load(ROOT / "examples" / "server.properties")
+    assert [(lst.name, lst.host, lst.port) for lst in config.listeners] == [("PLAINTEXT", "127.0.0.1", 9092)]
+    assert config.unknown_keys == []
+
+
+def test_startup_is_quick() -> None:
+    started = time.monotonic()
+    proc = _start("--override", "listeners=PLAINTEXT://127.0.0.1:0")
+    try:
+        assert proc.stdout.readline().startswith("PLAINTEXT://")
+        # Generous bound for a loaded CI machine; bench/startup.py measures the real figure.
+        assert time.monotonic() - started < 5
+    finally:
+        proc.kill()
+        proc.wait()
