@@ -25,6 +25,8 @@ from protocol.primitives import (
 )
 from protocol.schema import FIXED_TYPES, FieldSpec, FieldType, MessageSpec, StructSpec
 
+# Decoded values of a single byte: signed for int8, Java's "!= 0" for bool.
+_BYTE_TABLES = {"int8": tuple(b - 256 if b > 127 else b for b in range(256)), "bool": tuple(b != 0 for b in range(256))}
 _TABLE = 32  # arrays of fixed-width elements shorter than this use a precompiled Struct
 _ARRAY_STRUCTS = {code: tuple(struct.Struct(f">{n}{code}") for n in range(_TABLE)) for code, _ in FIXED_TYPES.values()}
 _COMPACT_ARRAY_STRUCTS = {code: tuple(struct.Struct(f">B{n}{code}") for n in range(_TABLE)) for code, _ in FIXED_TYPES.values()}
@@ -64,8 +66,11 @@ def default_value(f: FieldSpec, classes: dict[str, type]) -> tuple[Any, Callable
 
 
 class _Emitter:
-    def __init__(self, spec: MessageSpec, version: int, classes: dict[str, type], trace: bool) -> None:
+    def __init__(self, spec: MessageSpec, version: int, classes: dict[str, type], trace: bool, lenient_utf8: bool = False) -> None:
         self.spec = spec
+        # Strict UTF-8 is the fast path; on invalid bytes the caller retries with a decoder that
+        # replaces them with U+FFFD, which is what a Java broker's String constructor does.
+        self.string_decode = ".decode('utf-8', 'replace')" if lenient_utf8 or trace else ".decode()"
         self.version = version
         self.flexible = version in spec.flexible_versions
         self.classes = classes
@@ -87,6 +92,9 @@ class _Emitter:
             "_unpack_from": struct.unpack_from,
             "_Struct": struct.Struct,
             "_new": object.__new__,
+            "_setattr": object.__setattr__,
+            "_int_from": int.from_bytes,
+            "_SAFE_UNKNOWN": uuid.SafeUUID.unknown,
             "_tr": [None],
         }
         self._consts: dict[Any, str] = {}
@@ -107,6 +115,16 @@ class _Emitter:
 
     def emit(self, ind: int, line: str) -> None:
         self.lines.append("    " * ind + line)
+
+    def check(self, ind: int, condition: str, reason: str) -> None:
+        """A bounds check the fast path can leave to the end-of-message check.
+
+        Reading past the end either fails at the next read or leaves ``pos`` beyond
+        the data, which the final check rejects; the traced variant checks every
+        read so that it names the right field.
+        """
+        if self.trace:
+            self.emit(ind, f"if {condition}: raise _Mal({reason})")
 
     def mark(self, ind: int, path: str) -> None:
         if self.trace:
@@ -174,20 +192,30 @@ class _Emitter:
         self.emit(ind, "else:")
         return ind + 1
 
-    def read_value(self, t: FieldType, nullable: bool, flex: bool, ind: int, path: str) -> str:
-        x = self.fresh("x")
+    def read_value(self, t: FieldType, nullable: bool, flex: bool, ind: int, path: str, target: str | None = None) -> str:
+        """Emit the read of one value; return where it was stored (``target`` when given)."""
+        x = target or self.fresh("x")
+        if t.kind == "primitive" and t.primitive in _BYTE_TABLES:
+            # One byte: a table lookup beats a struct call and a tuple unpack.
+            self.emit(ind, f"{x} = {self.const(_BYTE_TABLES[t.primitive], '_T')}[buf[pos]]")
+            self.emit(ind, "pos += 1")
+            return x
         if self.is_fixed(t):
             s, size = self.struct_fmt([t.primitive])
             self.emit(ind, f"{x}, = {s}.unpack_from(buf, pos)")
             self.emit(ind, f"pos += {size}")
             return x
         if t.kind == "primitive" and t.primitive == "uuid":
+            x = self.fresh("x")  # read back below: keep it in a local
             e = self.fresh("e")
             self.emit(ind, f"{e} = pos + 16")
-            self.emit(ind, f"if {e} > blen: raise _Mal('truncated uuid')")
+            self.check(ind, f"{e} > blen", "'truncated uuid'")
             self.emit(ind, f"{x} = buf[pos:{e}]")
             self.emit(ind, f"pos = {e}")
-            self.emit(ind, f"{x} = _ZU if {x} == _ZB else _UUID(bytes={x})")
+            # UUID(bytes=...) validates its arguments at length; 16 bytes need none of that.
+            self.emit(ind, f"if {x} == _ZB: {x} = _ZU")
+            self.emit(ind, "else:")
+            self.emit(ind + 1, f"_u = _new(_UUID); _setattr(_u, 'int', _int_from({x})); _setattr(_u, 'is_safe', _SAFE_UNKNOWN); {x} = _u")
             return x
         if t.kind == "primitive":  # string, bytes, records
             is_string = t.primitive == "string"
@@ -197,8 +225,8 @@ class _Emitter:
                 self.emit(ind, f"{c} = buf[pos]")
                 self.emit(ind, f"if 0 < {c} < 128:")
                 self.emit(ind + 1, f"{e} = pos + {c}")
-                self.emit(ind + 1, f"if {e} > blen: raise _Mal('length ' + str({c} - 1) + ' runs past the end of the data')")
-                decode = ".decode('utf-8', 'replace')" if is_string else ""
+                self.check(ind + 1, f"{e} > blen", f"'length ' + str({c} - 1) + ' runs past the end of the data'")
+                decode = self.string_decode if is_string else ""
                 self.emit(ind + 1, f"{x} = buf[pos + 1:{e}]{decode}")
                 self.emit(ind + 1, f"pos = {e}")
                 self.emit(ind, "else:")
@@ -209,9 +237,9 @@ class _Emitter:
             body = self.read_null_or(ind, n, x, nullable)
             e = self.fresh("e")
             self.emit(body, f"{e} = pos + {n}")
-            self.emit(body, f"if {e} > blen: raise _Mal('length ' + str({n}) + ' runs past the end of the data')")
+            self.check(body, f"{e} > blen", f"'length ' + str({n}) + ' runs past the end of the data'")
             if is_string:
-                self.emit(body, f"{x} = buf[pos:{e}].decode('utf-8', 'replace')")
+                self.emit(body, f"{x} = buf[pos:{e}]{self.string_decode}")
             else:
                 self.emit(body, f"{x} = buf[pos:{e}]")
             self.emit(body, f"pos = {e}")
@@ -223,7 +251,7 @@ class _Emitter:
             self.emit(ind, f"{c} = buf[pos]")
             self.emit(ind, f"if 0 < {c} <= {_TABLE}:")
             self.emit(ind + 1, f"{e} = pos + 1 + ({c} - 1) * {width}")
-            self.emit(ind + 1, f"if {e} > blen: raise _Mal('array of ' + str({c} - 1) + ' elements runs past the end of the data')")
+            self.check(ind + 1, f"{e} > blen", f"'array of ' + str({c} - 1) + ' elements runs past the end of the data'")
             self.emit(ind + 1, f"{x} = list({table}[{c}].unpack_from(buf, pos + 1))")
             self.emit(ind + 1, f"pos = {e}")
             self.emit(ind, "else:")
@@ -238,7 +266,7 @@ class _Emitter:
             if self.is_fixed(el):
                 code, width = FIXED_TYPES[el.primitive]
                 table = self.const(_ARRAY_STRUCTS[code], "_A")
-                self.emit(body, f"if pos + {n} * {width} > blen: raise _Mal('truncated array')")
+                self.check(body, f"pos + {n} * {width} > blen", "'truncated array'")
                 self.emit(body, f"{x} = list(({table}[{n}] if {n} < {_TABLE} else _Struct('>%d{code}' % {n})).unpack_from(buf, pos))")
                 self.emit(body, f"pos += {n} * {width}")
                 return x
@@ -279,13 +307,20 @@ class _Emitter:
             first = group[0]
             fpath = f"{path}.{first.name}" if path else first.name
             self.mark(ind, fpath)
-            if self.is_fixed(first.type):
+            target = f"{obj}.{first.attr}"
+            if len(group) > 1 and all(f.type.primitive in _BYTE_TABLES for f in group):
+                for i, f in enumerate(group):
+                    table = self.const(_BYTE_TABLES[f.type.primitive], "_T")
+                    self.emit(ind, f"{obj}.{f.attr} = {table}[buf[pos + {i}]]")
+                self.emit(ind, f"pos += {len(group)}")
+            elif self.is_fixed(first.type) and len(group) > 1:
                 s, size = self.struct_fmt([f.type.primitive for f in group])
                 self.emit(ind, f"{', '.join(f'{obj}.{f.attr}' for f in group)}, = {s}.unpack_from(buf, pos)")
                 self.emit(ind, f"pos += {size}")
             else:
-                val = self.read_value(first.type, first.nullable_in(v), self.field_flexible(first), ind, fpath)
-                self.emit(ind, f"{obj}.{first.attr} = {val}")
+                val = self.read_value(first.type, first.nullable_in(v), self.field_flexible(first), ind, fpath, target)
+                if val != target:
+                    self.emit(ind, f"{target} = {val}")
         if not self.flexible:
             self.emit(ind, f"{obj}.unknown_tagged_fields = None")
             return obj
@@ -484,10 +519,13 @@ def _compile(em: _Emitter, header: str, name: str) -> tuple[Callable, list]:
     return em.ns[name.split()[0]], em.ns["_tr"]
 
 
-def build_decoder(spec: MessageSpec, version: int, classes: dict[str, type], trace: bool = False) -> tuple[Callable, list]:
+def build_decoder(
+    spec: MessageSpec, version: int, classes: dict[str, type], trace: bool = False, lenient_utf8: bool = False
+) -> tuple[Callable, list]:
     """``decode(buf: bytes, pos: int) -> (message, new_pos)`` for one version."""
-    em = _Emitter(spec, version, classes, trace)
+    em = _Emitter(spec, version, classes, trace, lenient_utf8)
     obj = em.decode_struct(spec.struct, 1, "")
+    em.emit(1, "if pos > blen: raise _Mal('the message runs past the end of the data')")
     em.emit(1, f"return {obj}, pos")
     return _compile(em, "def decode(buf, pos):\n    blen = len(buf)", "decode")
 

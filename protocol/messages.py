@@ -67,6 +67,7 @@ class Message(Struct):
     api_key: ClassVar[int | None]
     _decoders: ClassVar[dict[int, Any]]
     _encoders: ClassVar[dict[int, Any]]
+    _lenient_decoders: ClassVar[dict[int, Any]]
 
     @classmethod
     def _check_version(cls, version: int, error: type[Exception]) -> None:
@@ -112,7 +113,18 @@ class Message(Struct):
         fn = cls._decoders.get(version) or cls.decoder(version)
         try:
             return fn(data, offset)
-        except (Malformed, struct.error, IndexError, ValueError, UnicodeDecodeError, OverflowError) as exc:
+        except UnicodeDecodeError:
+            pass
+        except (Malformed, struct.error, IndexError, ValueError, OverflowError) as exc:
+            raise cls._decode_failure(data, version, offset, exc) from None
+        # Invalid UTF-8 somewhere: decode again replacing it, as Java's String constructor does.
+        lenient = cls._lenient_decoders.get(version)
+        if lenient is None:
+            lenient, _ = codegen.build_decoder(cls.message_spec, version, _classes_of(cls), lenient_utf8=True)
+            cls._lenient_decoders[version] = lenient
+        try:
+            return lenient(data, offset)
+        except (Malformed, struct.error, IndexError, ValueError, OverflowError) as exc:
             raise cls._decode_failure(data, version, offset, exc) from None
 
     @classmethod
@@ -198,7 +210,7 @@ def message_class(name: str) -> type[Message]:
             "__module__": __name__,
         }
         if s is top:
-            attrs.update(message_spec=spec, api_key=spec.api_key, _decoders={}, _encoders={})
+            attrs.update(message_spec=spec, api_key=spec.api_key, _decoders={}, _encoders={}, _lenient_decoders={})
         classes[s.name] = type(s.name, (Message if s is top else Struct,), attrs)
     for s in structs:
         _make_init(classes[s.name], s, classes)
