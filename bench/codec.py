@@ -8,10 +8,10 @@ request/response header and no int32 size prefix, for two messages:
 * **Metadata v12 response**: 3 brokers (racks, long hostnames), 1,000 topics x 12 partitions
   (realistic dotted topic names plus ``__consumer_offsets``/``__transaction_state`` marked internal,
   random v4 topic ids, replicas of 3 rotated over the brokers, a few shrunk ISRs and offline replicas,
-  varied leader epochs, topic authorized operations not requested = INT32_MIN). About 600 KB.
+  varied leader epochs, topic authorized operations not requested = INT32_MIN): 555,144 bytes.
 * **DescribeAcls v3 response**: 250 resources x 4 ACLs = 1,000 bindings; TOPIC, GROUP,
   TRANSACTIONAL_ID and one CLUSTER resource; LITERAL and PREFIXED patterns; SPIFFE-like, Kerberos,
-  TLS-DN and ``User:*`` principals; READ/WRITE/DESCRIBE/CREATE/ALL/... operations; ALLOW and some DENY.
+  TLS-DN and ``User:*`` principals; READ/WRITE/DESCRIBE/CREATE/ALL/... operations; ALLOW and some DENY: 59,509 bytes.
 
 The same logical message is built, from one seeded plain-data description, in each library's own
 types (ours: our classes with lists; kio: frozen dataclasses, tuples, ``ErrorCode``, ``timedelta``;
@@ -37,13 +37,16 @@ sample loops the call enough times to last >= 50 ms (10 ms with ``--quick``); th
 per call. Samples of the three libraries for the same (message, op) are taken round-robin, so machine
 noise (2 vCPU, shared host) hits all three alike. The number of rounds adapts to a time budget so the
 whole run stays well under 60 s: 7-25 rounds (3-5 with ``--quick``). Median and best per call are
-reported; ratios use medians: ``ours vs X = median(X) / median(ours)``, so > 1 means ours is faster.
+reported. Ratios are paired: ``ours vs X`` is the median over rounds of ``X's sample / ours' sample``
+from the same round, so > 1 means ours is faster; pairing cancels most of the load other processes
+put on the machine, which the per-library medians in the table do not.
 
 Garbage collection is disabled inside each timed sample (as ``timeit`` does) and ``gc.collect()``
 runs between samples, identically for all three libraries. Decoding allocates ~50k objects per
-Metadata message, so with GC on the cost would mostly depend on how many other objects the process
-holds (here: three copies of the test messages), not on the codec. ``--gc`` keeps GC enabled
-while timing, for comparison.
+Metadata message: with GC on, one decode sets off ~66 young and ~6 middle collections and a full one
+every other call, which roughly doubles its time for ours and kafka-python alike, and the full
+collections cost whatever else the process holds (here: three copies of the test messages), not the
+codec. ``--gc`` keeps GC enabled while timing, for comparison.
 
 Reproduce
 ---------
@@ -77,6 +80,7 @@ from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
+_STARTED = time.perf_counter()  # before the libraries are imported
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -603,11 +607,12 @@ def time_group(case: MessageCase, op: str, settings: Settings) -> list[Result]:
 
 def _ratio(results: list[Result], message: str, op: str, other: str) -> float:
     by = {r.lib: r for r in results if r.message == message and r.op == op}
-    return by[other].median_ms / by["ours"].median_ms
+    # Sample i of every library comes from round i (taken back to back), so compare within rounds.
+    return statistics.median(x / o for x, o in zip(by[other].samples_ms, by["ours"].samples_ms, strict=True))
 
 
 def ratios(results: list[Result]) -> dict[str, dict[str, dict[str, float]]]:
-    """{message: {op: {"vs kio": x, "vs kafka-python": y}}}; > 1 means ours is faster."""
+    """{message: {op: {"vs kio": x, "vs kafka-python": y}}}, paired per round; > 1 means ours is faster."""
     out: dict[str, dict[str, dict[str, float]]] = {}
     for message in dict.fromkeys(r.message for r in results):
         out[message] = {op: {f"vs {other}": _ratio(results, message, op, other) for other in LIBS[1:]} for op in OPS}
@@ -678,6 +683,17 @@ def format_table(results: list[Result]) -> str:
     return "\n".join([line(header), sep, *(line(row) for row in rows)])
 
 
+def _load_average() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def _fmt_load(load: list[float] | None) -> str:
+    return "n/a" if load is None else " ".join(f"{x:.2f}" for x in load)
+
+
 def environment(argv: list[str], settings: Settings, mode: str) -> dict[str, Any]:
     def version(dist: str) -> str:
         try:
@@ -692,6 +708,7 @@ def environment(argv: list[str], settings: Settings, mode: str) -> dict[str, Any
         "versions": {"kafka-shim": version("kafka-shim"), "kio": version("kio"), "kafka-python": version("kafka-python")},
         "mode": mode,
         "settings": asdict(settings),
+        "load_average_start": _load_average(),
     }
 
 
@@ -705,7 +722,6 @@ def main(argv: list[str] | None = None) -> int:
     settings = QUICK if args.quick else FULL
     if args.gc:
         settings = Settings(**{**asdict(settings), "gc_enabled": True})
-    started = time.perf_counter()
 
     env = environment(getattr(sys, "orig_argv", [sys.executable, *sys.argv]), settings, "quick" if args.quick else "full")
     print(f"$ {env['command']}")
@@ -716,6 +732,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{settings.min_rounds}-{settings.max_rounds} round-robin rounds per case; "
         f"GC {'enabled' if settings.gc_enabled else 'disabled'} while timing"
     )
+    print(f"Load average at start: {_fmt_load(env['load_average_start'])} (other processes share these CPUs)")
 
     cases = build_cases()
     failures = [f for case in cases for f in verify(case)]
@@ -735,13 +752,16 @@ def main(argv: list[str] | None = None) -> int:
     for v in verdict_rows:
         status = "INFO" if v["pass"] is None else ("PASS" if v["pass"] else "FAIL")
         print(f"{status:4}  {v['message']:<16} {v['target']}: ours is {v['ratio']:.2f}x")
-    elapsed = time.perf_counter() - started
-    print(f"\nTotal time {elapsed:.1f} s. Ratios are median(peer) / median(ours); > 1 means ours is faster.")
+    elapsed = time.perf_counter() - _STARTED
+    load_end = _load_average()
+    print(f"\nTotal time {elapsed:.1f} s; load average at end: {_fmt_load(load_end)}.")
+    print("Ratios are medians over rounds of peer time / ours in the same round; > 1 means ours is faster.")
 
     if args.json:
         payload = {
             **env,
             "elapsed_s": elapsed,
+            "load_average_end": load_end,
             "messages": {c.name: {"size_bytes": len(c.data)} for c in cases},
             "results": [
                 {**asdict(r), "median_ms": r.median_ms, "best_ms": r.best_ms, "mb_per_s": r.mb_per_s, "msgs_per_s": r.msgs_per_s}

@@ -37,6 +37,10 @@ class UnsupportedField(Exception):
     """A non-default value for a field the target version lacks."""
 
 
+class Unencodable(Exception):
+    """A value the wire format cannot hold (a string too long for its length prefix)."""
+
+
 _MISSING = object()
 
 
@@ -83,6 +87,7 @@ class _Emitter:
             "_UV": SMALL_UVARINTS,
             "_Mal": Malformed,
             "_Unsup": UnsupportedField,
+            "_Unenc": Unencodable,
             "_UUID": uuid.UUID,
             "_ZU": ZERO_UUID,
             "_ZB": ZERO_UUID_BYTES,
@@ -392,8 +397,8 @@ class _Emitter:
             body = self.write_null_or(ind, ap, x, nullable, null)
             if is_string:
                 self.emit(body, f"{x} = {x}.encode()")
-                if not flex:
-                    self.emit(body, f"if len({x}) > 32767: raise _Unsup('string of ' + str(len({x})) + ' bytes is longer than 32767')")
+                # Kafka caps every string at 32767 bytes, compact ones included.
+                self.emit(body, f"if len({x}) > 32767: raise _Unenc('string of ' + str(len({x})) + ' bytes is longer than 32767')")
             if flex:
                 n = self.fresh("n")
                 self.emit(body, f"{n} = len({x}) + 1")
@@ -446,7 +451,10 @@ class _Emitter:
             else:
                 self.write_value(first.type, first.nullable_in(v), self.field_flexible(first), f"{obj}.{first.attr}", ind, ap, fpath)
         if not self.flexible:
+            self.mark(ind, f"{path}.<tagged fields>" if path else "<tagged fields>")
+            self.emit(ind, f"if {obj}.unknown_tagged_fields: raise _Unsup('Tagged fields were set, but version {v} of this message does not support them.')")
             return
+        self.mark(ind, f"{path}.<tagged fields>" if path else "<tagged fields>")
         tagged = sorted((f for f in spec.fields if f.present_in(v) and f.tagged_in(v)), key=lambda f: f.tag)
         unknown = self.fresh("u")
         self.emit(ind, f"{unknown} = {obj}.unknown_tagged_fields")
@@ -479,6 +487,8 @@ def read_compact_bytes(buf: bytes, pos: int, nullable: bool, is_string: bool) ->
         if not nullable:
             raise Malformed("null value for a non-nullable field")
         return None, pos
+    if is_string and n - 1 > 0x7FFF:
+        raise Malformed(f"string of invalid length {n - 1} (more than 32767)")
     end = pos + n - 1
     if end > len(buf):
         raise Malformed(f"length {n - 1} runs past the end of the data")
@@ -507,6 +517,8 @@ def _tag_of(item: tuple[int, bytes]) -> int:
 def write_tagged_fields(ap: Callable[[bytes], Any], fields: list[tuple[int, bytes]]) -> None:
     ap(write_uvarint(len(fields)))
     for tag, data in fields:
+        if type(data) is not bytes:
+            data = bytes(data)  # a str or other non-bytes value fails here, inside the encoder
         ap(write_uvarint(tag))
         ap(write_uvarint(len(data)))
         ap(data)

@@ -68,6 +68,7 @@ class Message(Struct):
     _decoders: ClassVar[dict[int, Any]]
     _encoders: ClassVar[dict[int, Any]]
     _lenient_decoders: ClassVar[dict[int, Any]]
+    _traced_codecs: ClassVar[dict[tuple[int, bool], Any]]
 
     @classmethod
     def _check_version(cls, version: int, error: type[Exception]) -> None:
@@ -96,6 +97,16 @@ class Message(Struct):
             fn, _ = codegen.build_encoder(cls.message_spec, version, _classes_of(cls))
             cls._encoders[version] = fn
         return fn
+
+    @classmethod
+    def _traced(cls, version: int, decode: bool) -> tuple[Any, list]:
+        """The field-tracing codec, built once per version and only after a failure."""
+        key = (version, decode)
+        traced = cls._traced_codecs.get(key)
+        if traced is None:
+            build = codegen.build_decoder if decode else codegen.build_encoder
+            traced = cls._traced_codecs[key] = build(cls.message_spec, version, _classes_of(cls), trace=True)
+        return traced
 
     @classmethod
     def decode(cls, data: bytes | bytearray | memoryview, version: int, offset: int = 0, *, whole: bool = False) -> Any:
@@ -130,7 +141,8 @@ class Message(Struct):
     @classmethod
     def _decode_failure(cls, data: bytes, version: int, offset: int, exc: Exception) -> DecodeError:
         # Rerun a traced decoder to name the field; built only on this slow path.
-        traced, where = codegen.build_decoder(cls.message_spec, version, _classes_of(cls), trace=True)
+        traced, where = cls._traced(version, decode=True)
+        where[0] = None
         try:
             traced(data, offset)
         except Exception:
@@ -150,13 +162,14 @@ class Message(Struct):
         mark = len(out)
         try:
             fn(self, out)
-        except (codegen.UnsupportedField, struct.error, TypeError, AttributeError, ValueError, OverflowError) as exc:
+        except (codegen.UnsupportedField, codegen.Unencodable, struct.error, TypeError, AttributeError, ValueError, OverflowError) as exc:
             del out[mark:]
             raise self._encode_failure(version, exc) from None
 
     def _encode_failure(self, version: int, exc: Exception) -> EncodeError:
         cls = type(self)
-        traced, where = codegen.build_encoder(cls.message_spec, version, _classes_of(cls), trace=True)
+        traced, where = cls._traced(version, decode=False)
+        where[0] = None
         try:
             traced(self, [])
         except Exception:
@@ -210,7 +223,7 @@ def message_class(name: str) -> type[Message]:
             "__module__": __name__,
         }
         if s is top:
-            attrs.update(message_spec=spec, api_key=spec.api_key, _decoders={}, _encoders={}, _lenient_decoders={})
+            attrs.update(message_spec=spec, api_key=spec.api_key, _decoders={}, _encoders={}, _lenient_decoders={}, _traced_codecs={})
         classes[s.name] = type(s.name, (Message if s is top else Struct,), attrs)
     for s in structs:
         _make_init(classes[s.name], s, classes)

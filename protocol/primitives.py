@@ -44,6 +44,8 @@ def read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
         pos += 1
         result |= (b & 0x7F) << shift
         if b < 0x80:
+            if result > 0xFFFFFFFF:
+                raise Malformed("unsigned varint holds more than 32 bits")
             return result, pos
         shift += 7
         if shift > 28:

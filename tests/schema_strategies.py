@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from protocol import codegen
 from protocol.messages import Message, Struct, message_class
 from protocol.primitives import ZERO_UUID
-from protocol.schema import FieldSpec, FieldType, StructSpec, message_spec, schema_files
+from protocol.schema import FIXED_TYPES, FieldSpec, FieldType, StructSpec, message_spec, schema_files
 
 INT_RANGES: dict[str, tuple[int, int]] = {
     "int8": (-(2**7), 2**7 - 1),
@@ -39,8 +39,25 @@ INT_RANGES: dict[str, tuple[int, int]] = {
 MAX_STRING = 8  # characters; short keeps examples cheap
 MAX_BYTES = 12
 MAX_ARRAY = 3
+MAX_STRUCT_ARRAY = 2  # arrays of structs nest (topics > partitions > ...): keep them smaller
 MAX_UNKNOWN_TAGS = 3
 MAX_TAG = 2**31 - 1  # tags are unsigned varints; Kafka keeps them to 31 bits
+LONG = (125, 130)  # sizes around the one-byte/two-byte varint boundary of compact lengths
+ASCII = st.characters(min_codepoint=0x20, max_codepoint=0x7E)
+
+
+def stretched(pieces: st.SearchStrategy[Any], min_size: int, max_size: int) -> st.SearchStrategy[Any]:
+    """Long strings, bytes or lists, made cheaply by repeating a short random (non-empty) piece."""
+
+    def stretch(args: tuple[Any, int]) -> Any:
+        piece, size = args
+        return (piece * size)[:size]
+
+    return st.tuples(pieces, st.integers(min_size, max_size)).map(stretch)
+
+
+def long_values(pieces: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return stretched(pieces, *LONG)
 
 
 # -- which (message, version) pairs exist ----------------------------------------------------
@@ -96,9 +113,11 @@ def primitive_strategy(primitive: str) -> st.SearchStrategy[Any]:
     if primitive == "float64":
         return st.floats(allow_nan=False)
     if primitive == "string":
-        return st.text(max_size=MAX_STRING)
+        # Mostly short; sometimes just around 127 bytes, where a compact length
+        # (length + 1) stops fitting in one varint byte.
+        return st.one_of(st.text(max_size=MAX_STRING), long_values(st.text(alphabet=ASCII, min_size=1, max_size=3)))
     if primitive in ("bytes", "records"):
-        return st.binary(max_size=MAX_BYTES)
+        return st.one_of(st.binary(max_size=MAX_BYTES), long_values(st.binary(min_size=1, max_size=3)))
     if primitive == "uuid":
         return uuids()
     raise AssertionError(f"no strategy for primitive type {primitive}")
@@ -111,7 +130,16 @@ def type_strategy(message: str, t: FieldType, version: int, flexible: bool, unkn
     if t.kind == "array":
         # Array elements are never null in Kafka schemas.
         element = type_strategy(message, t.element, version, flexible, unknown_tags)
-        return st.lists(element, max_size=MAX_ARRAY)
+        if t.element.kind == "primitive" and t.element.primitive in FIXED_TYPES:
+            # The codec special-cases arrays of fixed-width values shorter than 32
+            # elements and compact counts below 128: straddle both boundaries.
+            # Long ones repeat a few random elements: cheap to draw.
+            return st.one_of(
+                st.lists(element, max_size=MAX_ARRAY),
+                stretched(st.lists(element, min_size=1, max_size=MAX_ARRAY), 30, 33),
+                stretched(st.lists(element, min_size=1, max_size=MAX_ARRAY), 126, 128),
+            )
+        return st.lists(element, max_size=MAX_STRUCT_ARRAY)
     return struct_strategy(message, t.struct.name, version, flexible, unknown_tags)
 
 
@@ -126,7 +154,7 @@ def unknown_tagged_fields_strategy(reserved: frozenset[int]) -> st.SearchStrateg
     """None, or a list of (tag, data) with distinct tags outside ``reserved``, in any order."""
     tags = st.one_of(st.integers(0, 40), st.integers(0, MAX_TAG)).filter(lambda tag: tag not in reserved)
     entries = st.lists(
-        st.tuples(tags, st.binary(max_size=MAX_BYTES)),
+        st.tuples(tags, st.one_of(st.binary(max_size=MAX_BYTES), long_values(st.binary(min_size=1, max_size=3)))),
         max_size=MAX_UNKNOWN_TAGS,
         unique_by=lambda entry: entry[0],
     )
@@ -141,7 +169,9 @@ def struct_spec(message: str, struct_name: str) -> StructSpec:
 
 
 @cache
-def struct_strategy(message: str, struct_name: str, version: int, flexible: bool, unknown_tags: bool = True) -> st.SearchStrategy[Any]:
+def struct_strategy(
+    message: str, struct_name: str, version: int, flexible: bool, unknown_tags: bool = True
+) -> st.SearchStrategy[Any]:
     """Instances of one struct at one version (cached: schemas are not recursive)."""
     spec = struct_spec(message, struct_name)
     cls = struct_class(message, spec)

@@ -9,6 +9,7 @@ which case they are silently dropped.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protocol.errors import UnsupportedVersionError
+from protocol.errors import EncodeError, UnsupportedVersionError
 from protocol.messages import message_class
-from protocol.schema import FieldSpec, message_spec, schema_files
+from protocol.schema import FieldSpec, StructSpec, message_spec, schema_files
 
 try:
     from schema_strategies import (
@@ -56,9 +57,7 @@ def test_every_schema_and_version_is_covered() -> None:
     assert {v for n, v in PAIRS if n == "RequestHeader"} == {0, 1, 2}
     assert {v for n, v in PAIRS if n == "ResponseHeader"} == {0, 1}
     assert ("MetadataResponse", 12) in PAIRS
-    assert len(PAIRS) == sum(
-        message_spec(n).valid_versions.hi - message_spec(n).valid_versions.lo + 1 for n in schema_files()
-    )
+    assert len(PAIRS) == sum(message_spec(n).valid_versions.hi - message_spec(n).valid_versions.lo + 1 for n in schema_files())
 
 
 @pytest.mark.parametrize("pair", PAIRS, ids=pair_id)
@@ -114,17 +113,18 @@ class AbsentField:
 def absent_fields() -> list[AbsentField]:
     """Every field absent from a version whose enclosing arrays/structs are present in it."""
     found: list[AbsentField] = []
-    for name, version in PAIRS:
-        def walk(struct, ancestors: tuple[FieldSpec, ...]) -> None:
-            for f in struct.fields:
-                if not f.present_in(version):
-                    found.append(AbsentField(name, version, (*ancestors, f)))
-                    continue
-                t = f.type.element if f.type.kind == "array" else f.type
-                if t.kind == "struct":
-                    walk(t.struct, (*ancestors, f))
 
-        walk(message_spec(name).struct, ())
+    def walk(name: str, version: int, struct: StructSpec, ancestors: tuple[FieldSpec, ...]) -> None:
+        for f in struct.fields:
+            if not f.present_in(version):
+                found.append(AbsentField(name, version, (*ancestors, f)))
+                continue
+            t = f.type.element if f.type.kind == "array" else f.type
+            if t.kind == "struct":
+                walk(name, version, t.struct, (*ancestors, f))
+
+    for name, version in PAIRS:
+        walk(name, version, message_spec(name).struct, ())
     return found
 
 
@@ -139,17 +139,14 @@ def leaf_value_strategy(a: AbsentField) -> st.SearchStrategy[Any]:
     version = f.versions.lo
     flexible = version in message_spec(a.message).flexible_versions
     default = default_of(a.message, f)
-    return field_strategy(a.message, f, version, flexible, unknown_tags=False).filter(
-        lambda v: v is not None and v != default
-    )
+    return field_strategy(a.message, f, version, flexible, unknown_tags=False).filter(lambda v: v is not None and v != default)
 
 
-def build_with(a: AbsentField, value: Any) -> tuple[Any, Any]:
-    """A default message whose path to the absent field exists, with that field set to ``value``.
+def build_with(a: AbsentField, value: Any) -> Any:
+    """A default message in which the path to the absent field exists, with that field set to ``value``.
 
-    Returns (message, the struct holding the field).
+    Enclosing arrays get one default element; enclosing structs are default instances.
     """
-    spec = message_spec(a.message)
     msg = message_class(a.message)()
     holder = msg
     for f in a.path[:-1]:
@@ -158,8 +155,7 @@ def build_with(a: AbsentField, value: Any) -> tuple[Any, Any]:
         setattr(holder, f.attr, [child] if f.type.kind == "array" else child)
         holder = child
     setattr(holder, a.leaf.attr, value)
-    assert spec is not None
-    return msg, holder
+    return msg
 
 
 def test_absent_field_inventory() -> None:
@@ -176,7 +172,7 @@ def test_absent_field_inventory() -> None:
 @given(case=st.sampled_from(NON_IGNORABLE), data=st.data())
 def test_non_default_non_ignorable_field_raises(case: AbsentField, data: st.DataObject) -> None:
     value = data.draw(leaf_value_strategy(case), label="value")
-    msg, _ = build_with(case, value)
+    msg = build_with(case, value)
     with pytest.raises(UnsupportedVersionError) as info:
         msg.encode(case.version)
     err = info.value
@@ -189,11 +185,11 @@ def test_non_default_non_ignorable_field_raises(case: AbsentField, data: st.Data
 @given(case=st.sampled_from(IGNORABLE), data=st.data())
 def test_non_default_ignorable_field_is_dropped(case: AbsentField, data: st.DataObject) -> None:
     value = data.draw(leaf_value_strategy(case), label="value")
-    msg, _ = build_with(case, value)
+    msg = build_with(case, value)
     encoded = msg.encode(case.version)
     decoded = message_class(case.message).decode(encoded, case.version, whole=True)
     # The same message with the field left at its default encodes to the same bytes.
-    plain, _ = build_with(case, default_of(case.message, case.leaf))
+    plain = build_with(case, default_of(case.message, case.leaf))
     assert plain.encode(case.version) == encoded
     assert decoded == plain
 
@@ -203,7 +199,7 @@ def test_non_default_ignorable_field_is_dropped(case: AbsentField, data: st.Data
 def test_default_values_of_absent_fields_are_accepted(data: st.DataObject) -> None:
     """Leaving a missing non-ignorable field at its default is fine at every version."""
     case = data.draw(st.sampled_from(NON_IGNORABLE), label="case")
-    msg, _ = build_with(case, default_of(case.message, case.leaf))
+    msg = build_with(case, default_of(case.message, case.leaf))
     decoded = message_class(case.message).decode(msg.encode(case.version), case.version, whole=True)
     assert decoded == msg
 
@@ -239,8 +235,6 @@ def test_metadata_request_allow_auto_topic_creation_default_true() -> None:
 
 
 def test_metadata_request_topic_id_is_ignorable() -> None:
-    import uuid
-
     req_cls = message_class("MetadataRequest")
     topic = req_cls.MetadataRequestTopic(topic_id=uuid.UUID(int=7), name="t")
     data = req_cls(topics=[topic]).encode(9)  # TopicId is 10+, ignorable: dropped
@@ -269,3 +263,42 @@ def test_api_versions_response_tagged_fields_are_ignorable() -> None:
     cls = message_class("ApiVersionsResponse")
     msg = cls(finalized_features_epoch=5, zk_migration_ready=True)
     assert msg.encode(2) == cls().encode(2)
+
+
+# -- encoder validation that Kafka's generated code performs ---------------------------------
+# Each of these once failed: they pin behaviour Kafka's generated Java codecs have.
+
+
+def test_unknown_tagged_fields_at_non_flexible_version_raise() -> None:
+    cls = message_class("MetadataRequest")
+    with pytest.raises(UnsupportedVersionError):
+        cls(topics=[], unknown_tagged_fields=[(1, b"a")]).encode(8)
+
+
+def test_compact_string_longer_than_int16_raises() -> None:
+    cls = message_class("ApiVersionsRequest")
+    with pytest.raises(EncodeError) as info:
+        cls(client_software_name="x" * 40000, client_software_version="1").encode(3)
+    assert info.value.field == "ClientSoftwareName"
+
+
+def test_string_longer_than_int16_is_not_a_version_error() -> None:
+    cls = message_class("MetadataRequest")
+    msg = cls(topics=[cls.MetadataRequestTopic(name="x" * 40000)])
+    with pytest.raises(EncodeError) as info:
+        msg.encode(8)
+    assert info.value.field == "Topics.Name"
+    assert not isinstance(info.value, UnsupportedVersionError)
+
+
+def test_unknown_tagged_field_with_non_bytes_data_raises_encode_error() -> None:
+    cls = message_class("MetadataRequest")
+    with pytest.raises(EncodeError):
+        cls(topics=[], unknown_tagged_fields=[(1, "a")]).encode(12)
+
+
+def test_encode_error_in_tagged_fields_names_the_tagged_section() -> None:
+    cls = message_class("MetadataRequest")
+    with pytest.raises(EncodeError) as info:
+        cls(topics=[], unknown_tagged_fields=[(2**32, b"")]).encode(12)
+    assert info.value.field == "<tagged fields>"
