@@ -60,9 +60,8 @@ class Result:
 
 
 def start_shim(event_loop: str) -> tuple[subprocess.Popen, str]:
-    args = [sys.executable, "-m", "shim.cli", "serve", "--override", "listeners=PLAINTEXT://127.0.0.1:0", "--log-level", "warning"]
-    if event_loop != "asyncio":
-        args += ["--event-loop", event_loop]
+    args = [sys.executable, "-m", "shim.cli", "serve", "--override", "listeners=PLAINTEXT://127.0.0.1:0", "--log-level", "warning",
+            "--event-loop", event_loop]
     proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     line = proc.stdout.readline().strip()
     return proc, line.split("://", 1)[1]
@@ -177,7 +176,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="measured time per shape")
     parser.add_argument("--quick", action="store_true", help="1 s per shape (a smoke run)")
-    parser.add_argument("--event-loop", choices=["asyncio", "uvloop"], default="asyncio", help="kafka-shim's event loop")
+    parser.add_argument("--event-loop", choices=["auto", "asyncio", "uvloop"], default="auto", help="kafka-shim's event loop")
     parser.add_argument("--json", type=Path, help="write the results here")
     args = parser.parse_args()
     seconds = 1.0 if args.quick else args.seconds

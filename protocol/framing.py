@@ -100,8 +100,18 @@ def parse_request(payload: bytes) -> RequestFrame:
         header_version = request_header_version(api_key, version)
         if -1 <= version <= 100:  # bound the memo: versions a client could plausibly send
             _header_versions[(api_key, version)] = header_version
-    header, offset = message_class("RequestHeader").decode_from(payload, header_version)
+    header_cls = _header_class or _load_header_class()
+    header, offset = header_cls.decode_from(payload, header_version)
     return RequestFrame(header, header_version, payload, offset)
+
+
+_header_class: type[Message] | None = None
+
+
+def _load_header_class() -> type[Message]:
+    global _header_class
+    _header_class = message_class("RequestHeader")
+    return _header_class
 
 
 _header_versions: dict[tuple[int, int], int] = {}

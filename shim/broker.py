@@ -39,6 +39,8 @@ class Broker:
         self.servers: list[asyncio.base_events.Server] = []
         self.bound: list[BoundListener] = []
         self._advertised: dict[str, tuple[str, int]] = {}
+        # Response parts that depend only on configuration, built once by the handlers that use them.
+        self.metadata_cache: dict[str, object] = {}
 
     async def __aenter__(self) -> Broker:
         await self.start()

@@ -31,8 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="set a server.properties key, overriding the file (repeatable)")
     serve.add_argument("--log-format", choices=["console", "json"], default="console")
     serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default="info")
-    serve.add_argument("--event-loop", choices=["asyncio", "uvloop"], default="asyncio",
-                       help="uvloop needs the optional 'uvloop' package")
+    serve.add_argument("--event-loop", choices=["auto", "asyncio", "uvloop"], default="auto",
+                       help="auto: uvloop when installed (measured faster in bench/server.py), else asyncio")
     return parser
 
 
@@ -59,13 +59,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "serve":
         try:
             config = BrokerConfig.load(args.config, dict(args.override))
-            if args.event_loop == "uvloop":
+            if args.event_loop != "asyncio":
                 try:
                     import uvloop
                 except ImportError:
-                    print("kafka-shim: --event-loop uvloop needs the uvloop package: pip install uvloop", file=sys.stderr)
-                    return 2
-                return uvloop.run(serve(config))
+                    if args.event_loop == "uvloop":
+                        print("kafka-shim: --event-loop uvloop needs the uvloop package: pip install uvloop", file=sys.stderr)
+                        return 2
+                else:
+                    return uvloop.run(serve(config))
             return asyncio.run(serve(config))
         except ConfigError as exc:
             print(f"kafka-shim: configuration error: {exc}", file=sys.stderr)

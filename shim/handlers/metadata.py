@@ -58,6 +58,16 @@ def _invalid_request(request: object) -> MetadataResponse:
     return MetadataResponse(topics=topics, cluster_id=None, controller_id=-1)
 
 
+def _broker_entry(ctx: RequestContext) -> _Broker:
+    """This broker as the listener the request came in on advertises it (built once per listener)."""
+    entries = ctx.broker.metadata_cache.setdefault("broker_entries", {})
+    entry = entries.get(ctx.listener.name)
+    if entry is None:
+        host, port = ctx.broker.advertised_address(ctx.listener.name)
+        entry = entries[ctx.listener.name] = _Broker(node_id=ctx.broker.state.node_id, host=host, port=port, rack=ctx.broker.config.rack)
+    return entry
+
+
 @handles(METADATA_KEY, 0, 12)
 def metadata(ctx: RequestContext, request: object) -> MetadataResponse:
     version = ctx.api_version
@@ -84,9 +94,8 @@ def metadata(ctx: RequestContext, request: object) -> MetadataResponse:
             found = state.topics.get(wanted.name)
             topics.append(_describe(found, topic_ops) if found is not None else _missing(wanted.name, topic_ops))
 
-    host, port = broker.advertised_address(ctx.listener.name)
     response = MetadataResponse(
-        brokers=[_Broker(node_id=state.node_id, host=host, port=port, rack=broker.config.rack)],
+        brokers=[_broker_entry(ctx)],
         cluster_id=state.cluster_id,
         # A KRaft broker names a random live broker as "controller"; with one broker, itself.
         controller_id=state.node_id,
