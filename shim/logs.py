@@ -27,7 +27,3 @@ def configure_logging(fmt: str = "console", level: str = "info", stream=None) ->
         cache_logger_on_first_use=False,
     )
 
-
-def debug_enabled(logger) -> bool:
-    """True when debug lines would be written; lets hot paths skip building them."""
-    return structlog.get_config()["wrapper_class"] is not None and logger.is_enabled_for(logging.DEBUG)
