@@ -7,7 +7,8 @@ sockets and pre-encoded Metadata v12 requests with no topics) drives each in tur
 with the same four shapes: 1 or 8 connections, 1 or 16 requests in flight per
 connection. Latency is measured per request, from the send to the response.
 The mock is started through confluent-kafka (``test.mock.num.brokers``) and kept
-alive by a child process that polls. On a 2-core machine the load generator
+alive by a child process that polls; Apache Kafka 3.9 (scripts/real-kafka, no
+authorizer, small heap) joins the same run unless --without-kafka is given. On a 2-core machine the load generator
 shares the CPU with the server under test, so absolute figures are lower bounds;
 the ratio between the two servers is the number that matters.
 """
@@ -19,11 +20,13 @@ import json
 import os
 import platform
 import selectors
+import shutil
 import signal
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections import deque
 from dataclasses import asdict, dataclass
@@ -57,6 +60,22 @@ class Result:
     per_second: float
     p50_ms: float
     p99_ms: float
+
+
+def start_real_kafka() -> tuple[subprocess.Popen | None, str, Path]:
+    """Apache Kafka 3.9 via scripts/real-kafka, with no authorizer (what kafka-shim serves today)."""
+    directory = Path(tempfile.mkdtemp(prefix="bench-kafka-"))
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "real-kafka"), "start", "--dir", str(directory),
+                           "--override", "authorizer.class.name="], capture_output=True, text=True, timeout=900)
+    if proc.returncode != 0:
+        raise SystemExit(f"real Kafka did not start (use --without-kafka to skip it):\n{proc.stderr[-3000:]}")
+    plaintext = next(line for line in proc.stdout.split() if line.startswith("PLAINTEXT://"))
+    return None, plaintext.split("://", 1)[1], directory
+
+
+def stop_real_kafka(directory: Path) -> None:
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "real-kafka"), "stop", "--dir", str(directory)], capture_output=True)
+    shutil.rmtree(directory, ignore_errors=True)
 
 
 def start_shim(event_loop: str) -> tuple[subprocess.Popen, str]:
@@ -177,6 +196,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=3.0, help="measured time per shape")
     parser.add_argument("--quick", action="store_true", help="1 s per shape (a smoke run)")
     parser.add_argument("--event-loop", choices=["auto", "asyncio", "uvloop"], default="auto", help="kafka-shim's event loop")
+    parser.add_argument("--without-kafka", action="store_true", help="leave out the real Apache Kafka broker")
     parser.add_argument("--json", type=Path, help="write the results here")
     args = parser.parse_args()
     seconds = 1.0 if args.quick else args.seconds
@@ -195,6 +215,12 @@ def main() -> int:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 proc.kill()
+    if not args.without_kafka:
+        _, address, directory = start_real_kafka()
+        try:
+            results += run("apache-kafka", address, shapes, seconds, request)
+        finally:
+            stop_real_kafka(directory)
     print()
     print(f"{'server':<16} {'conns':>5} {'in-flight':>9} {'req/s':>10} {'p50 ms':>8} {'p99 ms':>8}")
     for r in results:
@@ -209,6 +235,14 @@ def main() -> int:
         verdict = "meets" if ratio >= 1.0 else "MISSES"
         print(f"{connections} conn x {in_flight:>2} in flight: kafka-shim / mock = {ratio:.2f}x ({verdict} the 1.0x target)")
     print(f"geometric mean ratio: {statistics.geometric_mean(ratios):.2f}x")
+    if not args.without_kafka:
+        kafka_ratios = []
+        for connections, in_flight in shapes:
+            ours = next(r for r in results if r.server == "kafka-shim" and (r.connections, r.in_flight) == (connections, in_flight))
+            real = next(r for r in results if r.server == "apache-kafka" and (r.connections, r.in_flight) == (connections, in_flight))
+            kafka_ratios.append(ours.per_second / real.per_second)
+            print(f"{connections} conn x {in_flight:>2} in flight: kafka-shim / Apache Kafka = {kafka_ratios[-1]:.2f}x")
+        print(f"geometric mean ratio vs Apache Kafka: {statistics.geometric_mean(kafka_ratios):.2f}x")
     if args.json:
         args.json.write_text(json.dumps({"results": [asdict(r) for r in results], "ratios": ratios}, indent=2))
     return 0

@@ -42,7 +42,8 @@ def api_versions(ctx: RequestContext, request: object) -> ApiVersionsResponse:
         return ApiVersionsResponse(error_code=INVALID_REQUEST)
     response = ApiVersionsResponse(api_keys=advertised_apis())
     if version >= 3:
-        features = [METADATA_VERSION] + ([KRAFT_VERSION] if version >= 4 else [])
+        # Kafka 3.9 lists kraft.version ahead of metadata.version (the order its feature map yields).
+        features = [KRAFT_VERSION, METADATA_VERSION] if version >= 4 else [METADATA_VERSION]
         response.supported_features = [_Supported(name=n, min_version=lo, max_version=hi) for n, lo, hi in features]
         response.finalized_features_epoch = 0
         response.finalized_features = [
