@@ -7,7 +7,7 @@ import struct
 import pytest
 from compare import assert_same, differences
 from conftest import REPORTED
-from wire import Wire
+from wire import Wire, exchange_both
 
 from protocol.framing import encode_request
 from protocol.messages import ApiVersionsRequest, MetadataRequest
@@ -17,8 +17,7 @@ METADATA_IDENTITY = ("brokers.*.host", "brokers.*.port", "cluster_id", "topics.*
 
 
 def both(oracle_address, shim_address, frame: bytes, api_key: int, response_version: int):
-    with Wire(oracle_address) as kafka, Wire(shim_address) as shim:
-        return kafka.exchange(frame, api_key, response_version), shim.exchange(frame, api_key, response_version)
+    return exchange_both(oracle_address, shim_address, frame, api_key, response_version)
 
 
 def api_versions_request(version: int) -> ApiVersionsRequest:

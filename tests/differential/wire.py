@@ -87,3 +87,17 @@ class Wire:
         auth = self.request(36, 2, SaslAuthenticateRequest(auth_bytes=token))
         if auth.closed or auth.body.error_code != 0:
             raise ConnectionError(f"SASL/PLAIN as {user} failed at {self.address}: {auth}")
+
+
+def exchange_both(
+    oracle: tuple[str, int], shim: tuple[str, int], frame: bytes, api_key: int, response_version: int,
+    user: str | None = None, password: str | None = None,
+) -> tuple[Answer, Answer]:
+    """Send the same frame bytes to Kafka and to kafka-shim (as the same SASL/PLAIN user, if given)."""
+    answers = []
+    for address in (oracle, shim):
+        with Wire(address) as wire:
+            if user is not None:
+                wire.sasl_plain(user, password or "")
+            answers.append(wire.exchange(frame, api_key, response_version))
+    return answers[0], answers[1]
