@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import re
 from typing import Any
 
 from wire import Answer
@@ -17,10 +18,17 @@ def _plain(value: Any) -> Any:
     return value.to_dict() if hasattr(value, "to_dict") else value
 
 
+# Kafka's authorization errors quote the request's connection ("Request Request(processor=5,
+# connectionId=127.0.0.1:9092-127.0.0.1:50000-3, session=...@1320797c, ...) is not authorized."): mask that part.
+_CONNECTION_DETAILS = re.compile(r"Request\(processor=.*?envelope=[^)]*\)")
+
+
 def normalise(tree: Any, patterns: tuple[str, ...], path: str = "") -> Any:
     """Replace values at dotted paths matching ``patterns`` (``*`` matches one list index or key)."""
     if any(fnmatch.fnmatchcase(path, p) for p in patterns):
         return NORMALISED
+    if isinstance(tree, str) and path.rsplit(".", 1)[-1] == "error_message":
+        return _CONNECTION_DETAILS.sub("Request(<connection>)", tree)
     if isinstance(tree, dict):
         return {k: normalise(v, patterns, f"{path}.{k}" if path else k) for k, v in tree.items()}
     if isinstance(tree, list):
