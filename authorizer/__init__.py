@@ -1,0 +1,57 @@
+"""The ACL model and Kafka's StandardAuthorizer decisions, indexed and durable. Knows nothing of the wire."""
+
+from authorizer.audit import AuditLog, Decision, format_decision
+from authorizer.engine import AclStoreError, Authorizer, CreateResult, FilterResult, InvalidAclError, parse_super_users
+from authorizer.model import (
+    CLUSTER_NAME,
+    MATCH_ANY,
+    SUPPORTED_BITS,
+    SUPPORTED_OPERATIONS,
+    WILDCARD_PRINCIPAL,
+    WILDCARD_RESOURCE,
+    AccessControlEntry,
+    AccessControlEntryFilter,
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourcePattern,
+    ResourcePatternFilter,
+    ResourceType,
+    parse_principal,
+    validate_new_acl,
+)
+from authorizer.store import AclStore, MemoryStore
+
+__all__ = [
+    "CLUSTER_NAME",
+    "MATCH_ANY",
+    "SUPPORTED_BITS",
+    "SUPPORTED_OPERATIONS",
+    "WILDCARD_PRINCIPAL",
+    "WILDCARD_RESOURCE",
+    "AccessControlEntry",
+    "AccessControlEntryFilter",
+    "AclBinding",
+    "AclBindingFilter",
+    "AclOperation",
+    "AclPermissionType",
+    "AclStore",
+    "AclStoreError",
+    "AuditLog",
+    "Authorizer",
+    "CreateResult",
+    "Decision",
+    "FilterResult",
+    "InvalidAclError",
+    "MemoryStore",
+    "PatternType",
+    "ResourcePattern",
+    "ResourcePatternFilter",
+    "ResourceType",
+    "format_decision",
+    "parse_principal",
+    "parse_super_users",
+    "validate_new_acl",
+]

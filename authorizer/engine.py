@@ -1,0 +1,289 @@
+"""Kafka's StandardAuthorizer semantics over an index (see authorizer.index).
+
+    az = Authorizer(super_users={"User:admin"}, allow_everyone_if_no_acl_found=False)
+    az.create_acls([...])                 # one CreateResult per binding, in order
+    az.delete_acls([filters])             # one FilterResult per filter (bindings it deleted)
+    az.describe_acls(filter)              # bindings
+    az.authorize(principal, host, operation, resource_type, name) -> bool
+    az.authorized_operations(principal, host, resource_type, name) -> int   # KIP-430 bitfield
+    az.authorize_by_resource_type(principal, host, operation, resource_type) -> bool   # KIP-679
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from authorizer.audit import AuditLog, Decision
+from authorizer.index import DENY, IMPLIED_BY, IMPLIES_BITS, AclIndex, Rule, TypeIndex
+from authorizer.model import (
+    SUPPORTED_BITS,
+    WILDCARD_HOST,
+    WILDCARD_PRINCIPAL,
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    PatternType,
+    ResourceType,
+    parse_principal,
+    validate_new_acl,
+)
+from authorizer.store import AclStore, MemoryStore
+
+_ALL = int(AclOperation.ALL)
+_HARDCODE = "hardcode"  # the name Kafka's authorizeByResourceType probes with
+
+
+class InvalidAclError(ValueError):
+    """An ACL or filter Kafka answers with INVALID_REQUEST (42); the message is Kafka's."""
+
+
+class AclStoreError(RuntimeError):
+    """The durable store failed; nothing of the batch was applied."""
+
+
+@dataclass(frozen=True, slots=True)
+class CreateResult:
+    error: Exception | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FilterResult:
+    deleted: list[AclBinding] = field(default_factory=list)
+    error: Exception | None = None
+
+
+def parse_super_users(value: str | Iterable[str] | None) -> frozenset[str]:
+    """Kafka's super.users: ';'-separated principals, each trimmed; each must parse."""
+    if value is None:
+        return frozenset()
+    items = value.split(";") if isinstance(value, str) else list(value)
+    users = set()
+    for item in items:
+        item = item.strip()
+        if item:
+            parse_principal(item)
+            users.add(item)
+    return frozenset(users)
+
+
+class Authorizer:
+    def __init__(
+        self,
+        super_users: str | Iterable[str] | None = None,
+        allow_everyone_if_no_acl_found: bool | str = False,
+        store: AclStore | None = None,
+        audit: AuditLog | None = None,
+    ) -> None:
+        self.super_users = parse_super_users(super_users)
+        if isinstance(allow_everyone_if_no_acl_found, str):
+            allow_everyone_if_no_acl_found = allow_everyone_if_no_acl_found.strip().lower() == "true"
+        self.allow_everyone = bool(allow_everyone_if_no_acl_found)
+        self.store = store or MemoryStore()
+        self.audit = audit or AuditLog()
+        self.index = AclIndex()
+        self.generation = 0  # bumped on every change; callers may cache answers per generation
+        self._lock = threading.Lock()  # mutations come from one loop, but the store may be shared with tools
+        self._by_type_cache: dict[tuple[str, str, int, int], bool] = {}
+        for binding in self.store.load():
+            self.index.add(binding)
+
+    # -- ACL management ------------------------------------------------------------------
+    def create_acls(self, bindings: list[AclBinding]) -> list[CreateResult]:
+        """Store new ACLs. The batch is durable before this returns; duplicates succeed without a copy."""
+        results: list[CreateResult] = []
+        new: list[AclBinding] = []
+        for binding in bindings:
+            reason = validate_new_acl(binding)
+            if reason is not None:
+                results.append(CreateResult(InvalidAclError(reason)))
+                continue
+            results.append(CreateResult())
+            if binding not in self.index and binding not in new:
+                new.append(binding)
+        if new:
+            with self._lock:
+                try:
+                    self.store.apply(created=new, deleted=[])
+                except Exception as exc:
+                    failure = AclStoreError(f"could not store ACLs: {exc}")
+                    return [r if r.error else CreateResult(failure) for r in results]
+                for binding in new:
+                    self.index.add(binding)
+                self._changed()
+        return results
+
+    def delete_acls(self, filters: list[AclBindingFilter]) -> list[FilterResult]:
+        """Delete the ACLs each filter matches, each filter seeing the ACLs as they were before the request."""
+        results: list[FilterResult] = []
+        doomed: dict[AclBinding, None] = {}
+        for f in filters:
+            if f.pattern_filter.resource_type.is_unknown or f.pattern_filter.pattern_type.is_unknown:
+                results.append(FilterResult(error=InvalidAclError("Unknown patternFilter.")))
+                continue
+            if f.entry_filter.operation.is_unknown or f.entry_filter.permission_type.is_unknown:
+                results.append(FilterResult(error=InvalidAclError("Unknown entryFilter.")))
+                continue
+            matched = self.describe_acls(f)
+            results.append(FilterResult(deleted=matched))
+            for binding in matched:
+                doomed[binding] = None
+        if doomed:
+            with self._lock:
+                try:
+                    self.store.apply(created=[], deleted=list(doomed))
+                except Exception as exc:
+                    failure = AclStoreError(f"could not delete ACLs: {exc}")
+                    return [FilterResult(error=r.error or failure) for r in results]
+                for binding in doomed:
+                    self.index.remove(binding)
+                self._changed()
+        return results
+
+    def describe_acls(self, binding_filter: AclBindingFilter) -> list[AclBinding]:
+        if binding_filter.is_unknown:
+            return []
+        pf = binding_filter.pattern_filter
+        if pf.name is not None and pf.resource_type != ResourceType.ANY and pf.pattern_type in (PatternType.LITERAL, PatternType.PREFIXED):
+            index = self.index.type_index(pf.resource_type)
+            if index is None:
+                return []
+            table = index.literal if pf.pattern_type == PatternType.LITERAL else index.prefixed
+            bucket = table.get(pf.name)
+            candidates = [] if bucket is None else [r.binding for rules in bucket.by_principal.values() for r in rules]
+        elif pf.name is not None and pf.resource_type != ResourceType.ANY and pf.pattern_type == PatternType.MATCH:
+            index = self.index.type_index(pf.resource_type)
+            candidates = [] if index is None else [
+                r.binding for bucket in index.buckets_for(pf.name) for rules in bucket.by_principal.values() for r in rules]
+        else:
+            candidates = self.index.bindings
+        return [b for b in candidates if binding_filter.matches(b)]
+
+    def acls(self) -> list[AclBinding]:
+        return list(self.index.bindings)
+
+    def _changed(self) -> None:
+        self.generation += 1
+        self._by_type_cache.clear()
+
+    # -- decisions -------------------------------------------------------------------------
+    def authorize(
+        self,
+        principal: str,
+        host: str,
+        operation: AclOperation | int,
+        resource_type: ResourceType | int,
+        name: str,
+        *,
+        request: str | None = None,
+        resource_ref_count: int = 1,
+        log_if_allowed: bool = True,
+        log_if_denied: bool = True,
+    ) -> bool:
+        """Kafka's decision for one action (StandardAuthorizerData.authorize)."""
+        op = int(operation)
+        allowed, rule = self._decide(principal, host, op, resource_type, name)
+        audit = self.audit
+        if (log_if_denied and not allowed and audit.denials) or (log_if_allowed and allowed and audit.grants):
+            audit.log(Decision(principal, host, op, int(resource_type), name, allowed, rule, request, resource_ref_count))
+        return allowed
+
+    def _decide(self, principal: str, host: str, op: int, resource_type: int, name: str) -> tuple[bool, Rule | str]:
+        if principal in self.super_users:
+            return True, "SuperUser"
+        index = self.index.by_type.get(resource_type)
+        buckets = index.buckets_for(name) if index is not None else ()
+        if not buckets:
+            return (True, "DefaultAllow") if self.allow_everyone else (False, "DefaultDeny")
+        allow: Rule | None = None
+        principals = (principal,) if principal == WILDCARD_PRINCIPAL else (principal, WILDCARD_PRINCIPAL)
+        implied_by = IMPLIED_BY.get(op, ())
+        for bucket in buckets:
+            by_principal = bucket.by_principal
+            for who in principals:
+                rules = by_principal.get(who)
+                if not rules:
+                    continue
+                for rule in rules:
+                    if rule.host != WILDCARD_HOST and rule.host != host:
+                        continue
+                    rop = rule.operation
+                    if rule.permission == DENY:
+                        if rop == op or rop == _ALL:
+                            return False, rule  # any matching DENY wins
+                    elif allow is None and (rop == op or rop == _ALL or rop in implied_by):
+                        allow = rule
+        if allow is not None:
+            return True, allow
+        return False, "DefaultDeny"
+
+    def authorized_operations(self, principal: str, host: str, resource_type: ResourceType | int, name: str) -> int:
+        """The KIP-430 bitfield: the resource type's supported operations that authorize() would allow."""
+        supported = SUPPORTED_BITS.get(ResourceType(resource_type), 0)
+        if principal in self.super_users:
+            return supported
+        index = self.index.by_type.get(resource_type)
+        buckets = index.buckets_for(name) if index is not None else ()
+        if not buckets:
+            return supported if self.allow_everyone else 0
+        allowed = denied = 0
+        principals = (principal,) if principal == WILDCARD_PRINCIPAL else (principal, WILDCARD_PRINCIPAL)
+        for bucket in buckets:
+            for who in principals:
+                for rule in bucket.by_principal.get(who, ()):
+                    if rule.host != WILDCARD_HOST and rule.host != host:
+                        continue
+                    bits = -1 if rule.operation == _ALL else (1 << rule.operation)
+                    if rule.permission == DENY:
+                        denied |= bits
+                    else:
+                        allowed |= bits if bits == -1 else bits | IMPLIES_BITS.get(rule.operation, 0)
+        return supported & allowed & ~denied
+
+    def authorize_by_resource_type(self, principal: str, host: str, operation: AclOperation | int, resource_type: ResourceType | int) -> bool:
+        """KIP-679: may the principal perform the operation on at least one resource of this type?"""
+        op, rtype = int(operation), int(resource_type)
+        if op in (AclOperation.ANY, AclOperation.UNKNOWN) or rtype in (ResourceType.ANY, ResourceType.UNKNOWN):
+            raise ValueError(f"authorize_by_resource_type needs a concrete operation and resource type, not {op}/{rtype}")
+        # Kafka first authorizes the literal name "hardcode" (logged if allowed, never if denied).
+        if self.authorize(principal, host, op, rtype, _HARDCODE, resource_ref_count=0, log_if_denied=False):
+            return True
+        key = (principal, host, op, rtype)
+        cached = self._by_type_cache.get(key)
+        if cached is None:
+            cached = self._by_type_cache[key] = self._any_resource_allowed(principal, host, op, rtype)
+        return cached
+
+    def _any_resource_allowed(self, principal: str, host: str, op: int, rtype: int) -> bool:
+        index: TypeIndex | None = self.index.by_type.get(rtype)
+        if index is None:
+            return False
+        principals = (principal,) if principal == WILDCARD_PRINCIPAL else (principal, WILDCARD_PRINCIPAL)
+        hosts = (WILDCARD_HOST,) if host == WILDCARD_HOST else (WILDCARD_HOST, host)
+        ops = (op,) if op == _ALL else (op, _ALL)
+        summaries = [s for p in principals for h in hosts for o in ops if (s := index.summaries.get((p, h, o))) is not None]
+        if any(s.wildcard_deny for s in summaries):
+            return False
+        if any(s.wildcard_allow for s in summaries):
+            return True
+        deny_literal = [s.deny_literal for s in summaries if s.deny_literal]
+        deny_prefix = [(s.deny_prefix, sorted(s.deny_prefix_lengths)) for s in summaries if s.deny_prefix]
+
+        def dominated(name: str) -> bool:
+            for prefixes, lengths in deny_prefix:
+                for length in lengths:
+                    if length > len(name):
+                        break
+                    if name[:length] in prefixes:
+                        return True
+            return False
+
+        for s in summaries:
+            for name in s.allow_literal:
+                if not any(name in d for d in deny_literal) and not dominated(name):
+                    return True
+            for name in s.allow_prefix:
+                if not dominated(name):
+                    return True
+        return False
