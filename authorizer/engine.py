@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from authorizer.audit import AuditLog, Decision
-from authorizer.index import DENY, IMPLIED_BY, IMPLIES_BITS, AclIndex, Rule, TypeIndex
+from authorizer.index import ALLOW, DENY, AclIndex, Bucket, Rule, TypeIndex, expand_allow
 from authorizer.model import (
     SUPPORTED_BITS,
     WILDCARD_HOST,
@@ -32,6 +32,7 @@ from authorizer.model import (
 from authorizer.store import AclStore, MemoryStore
 
 _ALL = int(AclOperation.ALL)
+_CACHE_LIMIT = 100_000
 _HARDCODE = "hardcode"  # the name Kafka's authorizeByResourceType probes with
 
 
@@ -151,11 +152,11 @@ class Authorizer:
                 return []
             table = index.literal if pf.pattern_type == PatternType.LITERAL else index.prefixed
             bucket = table.get(pf.name)
-            candidates = [] if bucket is None else [r.binding for rules in bucket.by_principal.values() for r in rules]
+            candidates = [] if bucket is None else [r.binding for g in bucket.by_principal.values() for r in g.rules]
         elif pf.name is not None and pf.resource_type != ResourceType.ANY and pf.pattern_type == PatternType.MATCH:
             index = self.index.type_index(pf.resource_type)
             candidates = [] if index is None else [
-                r.binding for bucket in index.buckets_for(pf.name) for rules in bucket.by_principal.values() for r in rules]
+                r.binding for bucket in index.buckets_for(pf.name) for g in bucket.by_principal.values() for r in g.rules]
         else:
             candidates = self.index.bindings
         return [b for b in candidates if binding_filter.matches(b)]
@@ -196,26 +197,12 @@ class Authorizer:
         buckets = index.buckets_for(name) if index is not None else ()
         if not buckets:
             return (True, "DefaultAllow") if self.allow_everyone else (False, "DefaultDeny")
-        allow: Rule | None = None
-        principals = (principal,) if principal == WILDCARD_PRINCIPAL else (principal, WILDCARD_PRINCIPAL)
-        implied_by = IMPLIED_BY.get(op, ())
-        for bucket in buckets:
-            by_principal = bucket.by_principal
-            for who in principals:
-                rules = by_principal.get(who)
-                if not rules:
-                    continue
-                for rule in rules:
-                    if rule.host != WILDCARD_HOST and rule.host != host:
-                        continue
-                    rop = rule.operation
-                    if rule.permission == DENY:
-                        if rop == op or rop == _ALL:
-                            return False, rule  # any matching DENY wins
-                    elif allow is None and (rop == op or rop == _ALL or rop in implied_by):
-                        allow = rule
-        if allow is not None:
-            return True, allow
+        allowed, denied = _combined_bits(buckets, principal, host)
+        bit = 1 << op
+        if denied & bit:
+            return False, _matching_rule(buckets, principal, host, op, DENY) if self.audit.denials else "MatchingAcl"
+        if allowed & bit:
+            return True, _matching_rule(buckets, principal, host, op, ALLOW) if self.audit.grants else "MatchingAcl"
         return False, "DefaultDeny"
 
     def authorized_operations(self, principal: str, host: str, resource_type: ResourceType | int, name: str) -> int:
@@ -227,18 +214,7 @@ class Authorizer:
         buckets = index.buckets_for(name) if index is not None else ()
         if not buckets:
             return supported if self.allow_everyone else 0
-        allowed = denied = 0
-        principals = (principal,) if principal == WILDCARD_PRINCIPAL else (principal, WILDCARD_PRINCIPAL)
-        for bucket in buckets:
-            for who in principals:
-                for rule in bucket.by_principal.get(who, ()):
-                    if rule.host != WILDCARD_HOST and rule.host != host:
-                        continue
-                    bits = -1 if rule.operation == _ALL else (1 << rule.operation)
-                    if rule.permission == DENY:
-                        denied |= bits
-                    else:
-                        allowed |= bits if bits == -1 else bits | IMPLIES_BITS.get(rule.operation, 0)
+        allowed, denied = _combined_bits(buckets, principal, host)
         return supported & allowed & ~denied
 
     def authorize_by_resource_type(self, principal: str, host: str, operation: AclOperation | int, resource_type: ResourceType | int) -> bool:
@@ -252,6 +228,8 @@ class Authorizer:
         key = (principal, host, op, rtype)
         cached = self._by_type_cache.get(key)
         if cached is None:
+            if len(self._by_type_cache) >= _CACHE_LIMIT:
+                self._by_type_cache.clear()
             cached = self._by_type_cache[key] = self._any_resource_allowed(principal, host, op, rtype)
         return cached
 
@@ -287,3 +265,41 @@ class Authorizer:
                 if not dominated(name):
                     return True
         return False
+
+
+def _combined_bits(buckets: list[Bucket], principal: str, host: str) -> tuple[int, int]:
+    """(allowed, denied) operation bits over every ACL that matches this principal and host."""
+    allowed = denied = 0
+    for bucket in buckets:
+        by_principal = bucket.by_principal
+        for who in (principal, WILDCARD_PRINCIPAL):
+            grants = by_principal.get(who)
+            if grants is None:
+                continue
+            hosts = grants.hosts
+            for h in (WILDCARD_HOST, host):
+                g = hosts.get(h)
+                if g is not None:
+                    allowed |= g.allow
+                    denied |= g.deny
+                if host == WILDCARD_HOST:
+                    break
+            if principal == WILDCARD_PRINCIPAL:
+                break
+    return allowed, denied
+
+
+def _matching_rule(buckets: list[Bucket], principal: str, host: str, op: int, permission: int) -> Rule | str:
+    """The ACL that decided, for the audit log (only looked up when the line will be written)."""
+    for bucket in buckets:
+        for who in (principal, WILDCARD_PRINCIPAL):
+            grants = bucket.by_principal.get(who)
+            if grants is None:
+                continue
+            for rule in grants.rules:
+                if rule.permission != permission or (rule.host != WILDCARD_HOST and rule.host != host):
+                    continue
+                granted = expand_allow(1 << rule.operation) if permission == ALLOW else (-1 if rule.operation == _ALL else 1 << rule.operation)
+                if granted & (1 << op):
+                    return rule
+    return "DefaultDeny"

@@ -39,13 +39,73 @@ class Rule:
     binding: AclBinding
 
 
+_DESCRIBE_IMPLIERS = (1 << AclOperation.READ) | (1 << AclOperation.WRITE) | (1 << AclOperation.DELETE) | (1 << AclOperation.ALTER)
+_ALL_BIT = 1 << AclOperation.ALL
+
+
+def expand_allow(bits: int) -> int:
+    """Operation bits an ALLOW of ``bits`` grants: ALL grants everything; some grant DESCRIBE(_CONFIGS) too."""
+    if bits & _ALL_BIT:
+        return -1
+    if bits & _DESCRIBE_IMPLIERS:
+        bits |= 1 << AclOperation.DESCRIBE
+    if bits & (1 << AclOperation.ALTER_CONFIGS):
+        bits |= 1 << AclOperation.DESCRIBE_CONFIGS
+    return bits
+
+
+def expand_deny(bits: int) -> int:
+    """A DENY implies nothing, except that DENY ALL denies every operation."""
+    return -1 if bits & _ALL_BIT else bits
+
+
+class HostGrants:
+    """One principal's ACLs on one bucket from one host, as operation bits (with counts, for removal)."""
+
+    __slots__ = ("allow", "allow_counts", "deny", "deny_counts")
+
+    def __init__(self) -> None:
+        self.allow = 0  # expanded: the operations these ALLOWs grant
+        self.deny = 0  # expanded: the operations these DENYs deny
+        self.allow_counts: dict[int, int] = {}
+        self.deny_counts: dict[int, int] = {}
+
+    def change(self, operation: int, permission: int, delta: int) -> None:
+        counts = self.deny_counts if permission == DENY else self.allow_counts
+        count = counts.get(operation, 0) + delta
+        if count:
+            counts[operation] = count
+        else:
+            counts.pop(operation, None)
+        raw = 0
+        for op in counts:
+            raw |= 1 << op
+        if permission == DENY:
+            self.deny = expand_deny(raw)
+        else:
+            self.allow = expand_allow(raw)
+
+    def empty(self) -> bool:
+        return not self.allow_counts and not self.deny_counts
+
+
+class Grants:
+    """One principal's ACLs in one bucket: the rules themselves and their bits per host."""
+
+    __slots__ = ("hosts", "rules")
+
+    def __init__(self) -> None:
+        self.rules: list[Rule] = []
+        self.hosts: dict[str, HostGrants] = {}
+
+
 class Bucket:
     """The ACLs on one exact (type, pattern type, name), by principal string."""
 
     __slots__ = ("by_principal", "count")
 
     def __init__(self) -> None:
-        self.by_principal: dict[str, list[Rule]] = {}
+        self.by_principal: dict[str, Grants] = {}
         self.count = 0
 
 
@@ -107,7 +167,14 @@ class TypeIndex:
             if table is self.prefixed:
                 self.prefix_lengths[len(p.name)] += 1
         rule = Rule(e.host, int(e.operation), int(e.permission_type), binding)
-        bucket.by_principal.setdefault(e.principal, []).append(rule)
+        grants = bucket.by_principal.get(e.principal)
+        if grants is None:
+            grants = bucket.by_principal[e.principal] = Grants()
+        grants.rules.append(rule)
+        host = grants.hosts.get(e.host)
+        if host is None:
+            host = grants.hosts[e.host] = HostGrants()
+        host.change(rule.operation, rule.permission, +1)
         bucket.count += 1
         self._summarise(binding, +1)
         return rule
@@ -116,11 +183,16 @@ class TypeIndex:
         p, e = binding.pattern, binding.entry
         table = self.literal if p.pattern_type == PatternType.LITERAL else self.prefixed
         bucket = table[p.name]
-        rules = bucket.by_principal[e.principal]
+        grants = bucket.by_principal[e.principal]
+        rules = grants.rules
         for i, rule in enumerate(rules):
             if rule.binding == binding:
                 del rules[i]
                 break
+        host = grants.hosts[e.host]
+        host.change(int(e.operation), int(e.permission_type), -1)
+        if host.empty():
+            del grants.hosts[e.host]
         if not rules:
             del bucket.by_principal[e.principal]
         bucket.count -= 1
@@ -197,18 +269,3 @@ class AclIndex:
 
     def type_index(self, resource_type: ResourceType) -> TypeIndex | None:
         return self.by_type.get(resource_type)
-
-
-# Operations an ALLOW on the key also grants (Kafka's implied operations).
-IMPLIED_BY: dict[int, tuple[int, ...]] = {
-    int(AclOperation.DESCRIBE): (int(AclOperation.READ), int(AclOperation.WRITE), int(AclOperation.DELETE), int(AclOperation.ALTER)),
-    int(AclOperation.DESCRIBE_CONFIGS): (int(AclOperation.ALTER_CONFIGS),),
-}
-# The other direction, as bits: an ALLOW of the key op grants these bits too.
-IMPLIES_BITS: dict[int, int] = {
-    int(AclOperation.READ): 1 << AclOperation.DESCRIBE,
-    int(AclOperation.WRITE): 1 << AclOperation.DESCRIBE,
-    int(AclOperation.DELETE): 1 << AclOperation.DESCRIBE,
-    int(AclOperation.ALTER): 1 << AclOperation.DESCRIBE,
-    int(AclOperation.ALTER_CONFIGS): 1 << AclOperation.DESCRIBE_CONFIGS,
-}
