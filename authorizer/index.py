@@ -129,12 +129,13 @@ class Summary:
 class TypeIndex:
     """All ACLs of one resource type."""
 
-    __slots__ = ("literal", "prefix_lengths", "prefixed", "summaries")
+    __slots__ = ("lengths", "literal", "prefix_lengths", "prefixed", "summaries")
 
     def __init__(self) -> None:
         self.literal: dict[str, Bucket] = {}
         self.prefixed: dict[str, Bucket] = {}
         self.prefix_lengths: Counter = Counter()  # length -> number of PREFIXED buckets of that length
+        self.lengths: list[int] = []  # the lengths above, ascending: a decision probes only these
         self.summaries: dict[tuple[str, str, int], Summary] = {}
 
     def buckets_for(self, name: str) -> list[Bucket]:
@@ -148,14 +149,15 @@ class TypeIndex:
             bucket = literal.get(WILDCARD_RESOURCE)
             if bucket is not None:
                 found.append(bucket)
-        if self.prefix_lengths:
+        if self.lengths:
             prefixed = self.prefixed
             size = len(name)
-            for length in self.prefix_lengths:
-                if length <= size:
-                    bucket = prefixed.get(name[:length])
-                    if bucket is not None:
-                        found.append(bucket)
+            for length in self.lengths:
+                if length > size:
+                    break
+                bucket = prefixed.get(name[:length])
+                if bucket is not None:
+                    found.append(bucket)
         return found
 
     def add(self, binding: AclBinding) -> Rule:
@@ -166,6 +168,8 @@ class TypeIndex:
             bucket = table[p.name] = Bucket()
             if table is self.prefixed:
                 self.prefix_lengths[len(p.name)] += 1
+                if self.prefix_lengths[len(p.name)] == 1:
+                    self.lengths = sorted(self.prefix_lengths)
         rule = Rule(e.host, int(e.operation), int(e.permission_type), binding)
         grants = bucket.by_principal.get(e.principal)
         if grants is None:
@@ -202,6 +206,7 @@ class TypeIndex:
                 self.prefix_lengths[len(p.name)] -= 1
                 if not self.prefix_lengths[len(p.name)]:
                     del self.prefix_lengths[len(p.name)]
+                    self.lengths = sorted(self.prefix_lengths)
         self._summarise(binding, -1)
 
     def _summarise(self, binding: AclBinding, delta: int) -> None:
