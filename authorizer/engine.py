@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from authorizer.audit import AuditLog, Decision
-from authorizer.index import ALLOW, DENY, AclIndex, Bucket, Rule, TypeIndex, expand_allow
+from authorizer.index import ALLOW, DENY, AclIndex, Grants, Rule, TypeIndex, expand_allow, expand_deny
 from authorizer.model import (
     SUPPORTED_BITS,
     WILDCARD_HOST,
@@ -32,7 +32,7 @@ from authorizer.model import (
 from authorizer.store import AclStore, MemoryStore
 
 _ALL = int(AclOperation.ALL)
-_CACHE_LIMIT = 100_000
+_CACHE_LIMIT = 200_000  # memoised answers kept before the memo is dropped and rebuilt
 _HARDCODE = "hardcode"  # the name Kafka's authorizeByResourceType probes with
 
 
@@ -87,6 +87,7 @@ class Authorizer:
         self.generation = 0  # bumped on every change; callers may cache answers per generation
         self._lock = threading.Lock()  # mutations come from one loop, but the store may be shared with tools
         self._by_type_cache: dict[tuple[str, str, int, int], bool] = {}
+        self._bits_cache: dict[tuple[str, str, int, str], tuple[int, int, bool]] = {}
         for binding in self.store.load():
             self.index.add(binding)
 
@@ -94,19 +95,19 @@ class Authorizer:
     def create_acls(self, bindings: list[AclBinding]) -> list[CreateResult]:
         """Store new ACLs. The batch is durable before this returns; duplicates succeed without a copy."""
         results: list[CreateResult] = []
-        new: list[AclBinding] = []
+        new: dict[AclBinding, None] = {}  # ordered and de-duplicated
         for binding in bindings:
             reason = validate_new_acl(binding)
             if reason is not None:
                 results.append(CreateResult(InvalidAclError(reason)))
                 continue
             results.append(CreateResult())
-            if binding not in self.index and binding not in new:
-                new.append(binding)
+            if binding not in self.index:
+                new[binding] = None
         if new:
             with self._lock:
                 try:
-                    self.store.apply(created=new, deleted=[])
+                    self.store.apply(created=list(new), deleted=[])
                 except Exception as exc:
                     failure = AclStoreError(f"could not store ACLs: {exc}")
                     return [r if r.error else CreateResult(failure) for r in results]
@@ -148,15 +149,10 @@ class Authorizer:
         pf = binding_filter.pattern_filter
         if pf.name is not None and pf.resource_type != ResourceType.ANY and pf.pattern_type in (PatternType.LITERAL, PatternType.PREFIXED):
             index = self.index.type_index(pf.resource_type)
-            if index is None:
-                return []
-            table = index.literal if pf.pattern_type == PatternType.LITERAL else index.prefixed
-            bucket = table.get(pf.name)
-            candidates = [] if bucket is None else [r.binding for g in bucket.by_principal.values() for r in g.rules]
+            candidates = [] if index is None else index.bindings_at(pf.pattern_type, pf.name)
         elif pf.name is not None and pf.resource_type != ResourceType.ANY and pf.pattern_type == PatternType.MATCH:
             index = self.index.type_index(pf.resource_type)
-            candidates = [] if index is None else [
-                r.binding for bucket in index.buckets_for(pf.name) for g in bucket.by_principal.values() for r in g.rules]
+            candidates = [] if index is None else index.bindings_matching(pf.name)
         else:
             candidates = self.index.bindings
         return [b for b in candidates if binding_filter.matches(b)]
@@ -167,6 +163,7 @@ class Authorizer:
     def _changed(self) -> None:
         self.generation += 1
         self._by_type_cache.clear()
+        self._bits_cache.clear()
 
     # -- decisions -------------------------------------------------------------------------
     def authorize(
@@ -190,31 +187,55 @@ class Authorizer:
             audit.log(Decision(principal, host, op, int(resource_type), name, allowed, rule, request, resource_ref_count))
         return allowed
 
+    def _bits(self, principal: str, host: str, resource_type: int, name: str) -> tuple[int, int, bool]:
+        """(allowed, denied, any ACL applies) for a principal, host and resource: what every decision needs.
+
+        Memoised until the ACLs change: a broker asks the same question for every request on a topic.
+        """
+        key = (principal, host, resource_type, name)
+        bits = self._bits_cache.get(key)
+        if bits is not None:
+            return bits
+        index = self.index.by_type.get(resource_type)
+        if index is None:
+            bits = (0, 0, False)
+        else:
+            grants = _grants_for(index, principal, name)
+            if grants:
+                allowed, denied = _combined_bits(grants, host)
+                bits = (allowed, denied, True)
+            else:
+                bits = (0, 0, index.patterns.any_matching(name))
+        if len(self._bits_cache) >= _CACHE_LIMIT:
+            self._bits_cache.clear()
+        self._bits_cache[key] = bits
+        return bits
+
     def _decide(self, principal: str, host: str, op: int, resource_type: int, name: str) -> tuple[bool, Rule | str]:
         if principal in self.super_users:
             return True, "SuperUser"
-        index = self.index.by_type.get(resource_type)
-        buckets = index.buckets_for(name) if index is not None else ()
-        if not buckets:
-            return (True, "DefaultAllow") if self.allow_everyone else (False, "DefaultDeny")
-        allowed, denied = _combined_bits(buckets, principal, host)
+        allowed, denied, applicable = self._bits(principal, host, resource_type, name)
         bit = 1 << op
         if denied & bit:
-            return False, _matching_rule(buckets, principal, host, op, DENY) if self.audit.denials else "MatchingAcl"
+            return False, self._rule_for(principal, host, op, resource_type, name, DENY) if self.audit.denials else "MatchingAcl"
         if allowed & bit:
-            return True, _matching_rule(buckets, principal, host, op, ALLOW) if self.audit.grants else "MatchingAcl"
+            return True, self._rule_for(principal, host, op, resource_type, name, ALLOW) if self.audit.grants else "MatchingAcl"
+        if not applicable and self.allow_everyone:
+            return True, "DefaultAllow"
         return False, "DefaultDeny"
+
+    def _rule_for(self, principal: str, host: str, op: int, resource_type: int, name: str, permission: int) -> Rule | str:
+        index = self.index.by_type.get(resource_type)
+        return _matching_rule(_grants_for(index, principal, name), host, op, permission) if index is not None else "DefaultDeny"
 
     def authorized_operations(self, principal: str, host: str, resource_type: ResourceType | int, name: str) -> int:
         """The KIP-430 bitfield: the resource type's supported operations that authorize() would allow."""
         supported = SUPPORTED_BITS.get(ResourceType(resource_type), 0)
         if principal in self.super_users:
             return supported
-        index = self.index.by_type.get(resource_type)
-        buckets = index.buckets_for(name) if index is not None else ()
-        if not buckets:
+        allowed, denied, applicable = self._bits(principal, host, int(resource_type), name)
+        if not applicable:
             return supported if self.allow_everyone else 0
-        allowed, denied = _combined_bits(buckets, principal, host)
         return supported & allowed & ~denied
 
     def authorize_by_resource_type(self, principal: str, host: str, operation: AclOperation | int, resource_type: ResourceType | int) -> bool:
@@ -267,39 +288,42 @@ class Authorizer:
         return False
 
 
-def _combined_bits(buckets: list[Bucket], principal: str, host: str) -> tuple[int, int]:
-    """(allowed, denied) operation bits over every ACL that matches this principal and host."""
+def _grants_for(index: TypeIndex, principal: str, name: str) -> list[Grants]:
+    """The session principal's and User:*'s grants on every pattern that applies to the name."""
+    principals = index.principals
+    table = principals.get(principal)
+    found = table.matching(name) if table is not None else []
+    if principal != WILDCARD_PRINCIPAL:
+        table = principals.get(WILDCARD_PRINCIPAL)
+        if table is not None:
+            found += table.matching(name)
+    return found
+
+
+def _combined_bits(grants: list[Grants], host: str) -> tuple[int, int]:
+    """(allowed, denied) operation bits over the grants' ACLs that match the client host."""
     allowed = denied = 0
-    for bucket in buckets:
-        by_principal = bucket.by_principal
-        for who in (principal, WILDCARD_PRINCIPAL):
-            grants = by_principal.get(who)
-            if grants is None:
-                continue
-            hosts = grants.hosts
-            for h in (WILDCARD_HOST, host):
-                g = hosts.get(h)
-                if g is not None:
-                    allowed |= g.allow
-                    denied |= g.deny
-                if host == WILDCARD_HOST:
-                    break
-            if principal == WILDCARD_PRINCIPAL:
-                break
+    for g in grants:
+        hosts = g.hosts
+        h = hosts.get(WILDCARD_HOST)
+        if h is not None:
+            allowed |= h.allow
+            denied |= h.deny
+        if host != WILDCARD_HOST:
+            h = hosts.get(host)
+            if h is not None:
+                allowed |= h.allow
+                denied |= h.deny
     return allowed, denied
 
 
-def _matching_rule(buckets: list[Bucket], principal: str, host: str, op: int, permission: int) -> Rule | str:
+def _matching_rule(grants: list[Grants], host: str, op: int, permission: int) -> Rule | str:
     """The ACL that decided, for the audit log (only looked up when the line will be written)."""
-    for bucket in buckets:
-        for who in (principal, WILDCARD_PRINCIPAL):
-            grants = bucket.by_principal.get(who)
-            if grants is None:
+    for g in grants:
+        for rule in g.rules:
+            if rule.permission != permission or (rule.host != WILDCARD_HOST and rule.host != host):
                 continue
-            for rule in grants.rules:
-                if rule.permission != permission or (rule.host != WILDCARD_HOST and rule.host != host):
-                    continue
-                granted = expand_allow(1 << rule.operation) if permission == ALLOW else (-1 if rule.operation == _ALL else 1 << rule.operation)
-                if granted & (1 << op):
-                    return rule
+            granted = expand_allow(1 << rule.operation) if permission == ALLOW else expand_deny(1 << rule.operation)
+            if granted & (1 << op):
+                return rule
     return "DefaultDeny"

@@ -14,7 +14,9 @@ from the few ACLs that could matter.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from authorizer.model import (
     WILDCARD_RESOURCE,
@@ -89,24 +91,88 @@ class HostGrants:
         return not self.allow_counts and not self.deny_counts
 
 
+class NameTable:
+    """Values keyed by an ACL's (pattern type, name), found again from a concrete resource name."""
+
+    __slots__ = ("lengths", "literal", "prefix_lengths", "prefixed")
+
+    def __init__(self) -> None:
+        self.literal: dict[str, Any] = {}
+        self.prefixed: dict[str, Any] = {}
+        self.prefix_lengths: Counter = Counter()  # length -> number of PREFIXED keys of that length
+        self.lengths: list[int] = []  # the lengths above, ascending: a lookup probes only these
+
+    def __bool__(self) -> bool:
+        return bool(self.literal or self.prefixed)
+
+    def get(self, pattern_type: PatternType, name: str) -> Any:
+        return (self.literal if pattern_type == PatternType.LITERAL else self.prefixed).get(name)
+
+    def setdefault(self, pattern_type: PatternType, name: str, factory: Callable[[], Any]) -> Any:
+        table = self.literal if pattern_type == PatternType.LITERAL else self.prefixed
+        value = table.get(name)
+        if value is None:
+            value = table[name] = factory()
+            if table is self.prefixed:
+                self.prefix_lengths[len(name)] += 1
+                if self.prefix_lengths[len(name)] == 1:
+                    self.lengths = sorted(self.prefix_lengths)
+        return value
+
+    def pop(self, pattern_type: PatternType, name: str) -> None:
+        if pattern_type == PatternType.LITERAL:
+            del self.literal[name]
+            return
+        del self.prefixed[name]
+        self.prefix_lengths[len(name)] -= 1
+        if not self.prefix_lengths[len(name)]:
+            del self.prefix_lengths[len(name)]
+            self.lengths = sorted(self.prefix_lengths)
+
+    def matching(self, name: str) -> list[Any]:
+        """The values of every ACL that applies to a concrete name: itself, literal '*', its prefixes."""
+        found = []
+        literal = self.literal
+        value = literal.get(name)
+        if value is not None:
+            found.append(value)
+        if name != WILDCARD_RESOURCE:
+            value = literal.get(WILDCARD_RESOURCE)
+            if value is not None:
+                found.append(value)
+        if self.lengths:
+            prefixed = self.prefixed
+            size = len(name)
+            for length in self.lengths:
+                if length > size:
+                    break
+                value = prefixed.get(name[:length])
+                if value is not None:
+                    found.append(value)
+        return found
+
+    def any_matching(self, name: str) -> bool:
+        literal = self.literal
+        if name in literal or WILDCARD_RESOURCE in literal:
+            return True
+        prefixed = self.prefixed
+        size = len(name)
+        for length in self.lengths:
+            if length > size:
+                break
+            if name[:length] in prefixed:
+                return True
+        return False
+
+
 class Grants:
-    """One principal's ACLs in one bucket: the rules themselves and their bits per host."""
+    """One principal's ACLs on one exact pattern: the rules and their operation bits per host."""
 
     __slots__ = ("hosts", "rules")
 
     def __init__(self) -> None:
         self.rules: list[Rule] = []
         self.hosts: dict[str, HostGrants] = {}
-
-
-class Bucket:
-    """The ACLs on one exact (type, pattern type, name), by principal string."""
-
-    __slots__ = ("by_principal", "count")
-
-    def __init__(self) -> None:
-        self.by_principal: dict[str, Grants] = {}
-        self.count = 0
 
 
 @dataclass(slots=True)
@@ -127,87 +193,59 @@ class Summary:
 
 
 class TypeIndex:
-    """All ACLs of one resource type."""
+    """All ACLs of one resource type.
 
-    __slots__ = ("lengths", "literal", "prefix_lengths", "prefixed", "summaries")
+    ``patterns`` holds every binding by its exact pattern (for DescribeAcls, and for "does any ACL at all
+    apply here", which decides DefaultAllow); ``principals`` holds, per principal string, that principal's
+    grants by pattern, so a decision only visits ACLs of the session principal and of ``User:*``.
+    """
+
+    __slots__ = ("patterns", "principals", "summaries")
 
     def __init__(self) -> None:
-        self.literal: dict[str, Bucket] = {}
-        self.prefixed: dict[str, Bucket] = {}
-        self.prefix_lengths: Counter = Counter()  # length -> number of PREFIXED buckets of that length
-        self.lengths: list[int] = []  # the lengths above, ascending: a decision probes only these
+        self.patterns = NameTable()  # values: dict[AclBinding, None]
+        self.principals: dict[str, NameTable] = {}  # values: Grants
         self.summaries: dict[tuple[str, str, int], Summary] = {}
 
-    def buckets_for(self, name: str) -> list[Bucket]:
-        """The buckets whose ACLs apply to a concrete resource name."""
-        found = []
-        literal = self.literal
-        bucket = literal.get(name)
-        if bucket is not None:
-            found.append(bucket)
-        if name != WILDCARD_RESOURCE:
-            bucket = literal.get(WILDCARD_RESOURCE)
-            if bucket is not None:
-                found.append(bucket)
-        if self.lengths:
-            prefixed = self.prefixed
-            size = len(name)
-            for length in self.lengths:
-                if length > size:
-                    break
-                bucket = prefixed.get(name[:length])
-                if bucket is not None:
-                    found.append(bucket)
-        return found
-
-    def add(self, binding: AclBinding) -> Rule:
+    def add(self, binding: AclBinding) -> None:
         p, e = binding.pattern, binding.entry
-        table = self.literal if p.pattern_type == PatternType.LITERAL else self.prefixed
-        bucket = table.get(p.name)
-        if bucket is None:
-            bucket = table[p.name] = Bucket()
-            if table is self.prefixed:
-                self.prefix_lengths[len(p.name)] += 1
-                if self.prefix_lengths[len(p.name)] == 1:
-                    self.lengths = sorted(self.prefix_lengths)
+        self.patterns.setdefault(p.pattern_type, p.name, dict)[binding] = None
+        table = self.principals.get(e.principal)
+        if table is None:
+            table = self.principals[e.principal] = NameTable()
+        grants = table.setdefault(p.pattern_type, p.name, Grants)
         rule = Rule(e.host, int(e.operation), int(e.permission_type), binding)
-        grants = bucket.by_principal.get(e.principal)
-        if grants is None:
-            grants = bucket.by_principal[e.principal] = Grants()
         grants.rules.append(rule)
         host = grants.hosts.get(e.host)
         if host is None:
             host = grants.hosts[e.host] = HostGrants()
         host.change(rule.operation, rule.permission, +1)
-        bucket.count += 1
         self._summarise(binding, +1)
-        return rule
 
     def remove(self, binding: AclBinding) -> None:
         p, e = binding.pattern, binding.entry
-        table = self.literal if p.pattern_type == PatternType.LITERAL else self.prefixed
-        bucket = table[p.name]
-        grants = bucket.by_principal[e.principal]
-        rules = grants.rules
-        for i, rule in enumerate(rules):
-            if rule.binding == binding:
-                del rules[i]
-                break
+        bindings = self.patterns.get(p.pattern_type, p.name)
+        del bindings[binding]
+        if not bindings:
+            self.patterns.pop(p.pattern_type, p.name)
+        table = self.principals[e.principal]
+        grants = table.get(p.pattern_type, p.name)
+        grants.rules = [r for r in grants.rules if r.binding != binding]
         host = grants.hosts[e.host]
         host.change(int(e.operation), int(e.permission_type), -1)
         if host.empty():
             del grants.hosts[e.host]
-        if not rules:
-            del bucket.by_principal[e.principal]
-        bucket.count -= 1
-        if bucket.count == 0:
-            del table[p.name]
-            if table is self.prefixed:
-                self.prefix_lengths[len(p.name)] -= 1
-                if not self.prefix_lengths[len(p.name)]:
-                    del self.prefix_lengths[len(p.name)]
-                    self.lengths = sorted(self.prefix_lengths)
+        if not grants.rules:
+            table.pop(p.pattern_type, p.name)
+            if not table:
+                del self.principals[e.principal]
         self._summarise(binding, -1)
+
+    def bindings_matching(self, name: str) -> list[AclBinding]:
+        return [b for bindings in self.patterns.matching(name) for b in bindings]
+
+    def bindings_at(self, pattern_type: PatternType, name: str) -> list[AclBinding]:
+        return list(self.patterns.get(pattern_type, name) or ())
 
     def _summarise(self, binding: AclBinding, delta: int) -> None:
         p, e = binding.pattern, binding.entry
