@@ -11,8 +11,10 @@
 
 from __future__ import annotations
 
+import gc
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from authorizer.audit import AuditLog, Decision
@@ -55,6 +57,19 @@ class FilterResult:
     error: Exception | None = None
 
 
+@contextmanager
+def _bulk(count: int) -> Iterator[None]:
+    """Pause the cyclic GC while indexing many ACLs: it would rescan the growing index again and again."""
+    if count < 10_000 or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def parse_super_users(value: str | Iterable[str] | None) -> frozenset[str]:
     """Kafka's super.users: ';'-separated principals, each trimmed; each must parse."""
     if value is None:
@@ -88,12 +103,18 @@ class Authorizer:
         self._lock = threading.Lock()  # mutations come from one loop, but the store may be shared with tools
         self._by_type_cache: dict[tuple[str, str, int, int], bool] = {}
         self._bits_cache: dict[tuple[str, str, int, str], tuple[int, int, bool]] = {}
-        for binding in self.store.load():
-            self.index.add(binding)
+        stored = self.store.load()
+        with _bulk(len(stored)):
+            for binding in stored:
+                self.index.add(binding)
 
     # -- ACL management ------------------------------------------------------------------
     def create_acls(self, bindings: list[AclBinding]) -> list[CreateResult]:
         """Store new ACLs. The batch is durable before this returns; duplicates succeed without a copy."""
+        with _bulk(len(bindings)):
+            return self._create(bindings)
+
+    def _create(self, bindings: list[AclBinding]) -> list[CreateResult]:
         results: list[CreateResult] = []
         new: dict[AclBinding, None] = {}  # ordered and de-duplicated
         for binding in bindings:

@@ -13,7 +13,6 @@ from the few ACLs that could matter.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -99,7 +98,7 @@ class NameTable:
     def __init__(self) -> None:
         self.literal: dict[str, Any] = {}
         self.prefixed: dict[str, Any] = {}
-        self.prefix_lengths: Counter = Counter()  # length -> number of PREFIXED keys of that length
+        self.prefix_lengths: dict[int, int] = {}  # length -> number of PREFIXED keys of that length
         self.lengths: list[int] = []  # the lengths above, ascending: a lookup probes only these
 
     def __bool__(self) -> bool:
@@ -114,8 +113,9 @@ class NameTable:
         if value is None:
             value = table[name] = factory()
             if table is self.prefixed:
-                self.prefix_lengths[len(name)] += 1
-                if self.prefix_lengths[len(name)] == 1:
+                count = self.prefix_lengths.get(len(name), 0) + 1
+                self.prefix_lengths[len(name)] = count
+                if count == 1:
                     self.lengths = sorted(self.prefix_lengths)
         return value
 
@@ -181,11 +181,12 @@ class Summary:
 
     wildcard_allow: int = 0
     wildcard_deny: int = 0
-    allow_literal: Counter = field(default_factory=Counter)
-    allow_prefix: Counter = field(default_factory=Counter)
-    deny_literal: Counter = field(default_factory=Counter)
-    deny_prefix: Counter = field(default_factory=Counter)
-    deny_prefix_lengths: Counter = field(default_factory=Counter)
+    # name (or prefix length) -> how many ACLs; plain dicts, as Counter's missing-key path is slow
+    allow_literal: dict[str, int] = field(default_factory=dict)
+    allow_prefix: dict[str, int] = field(default_factory=dict)
+    deny_literal: dict[str, int] = field(default_factory=dict)
+    deny_prefix: dict[str, int] = field(default_factory=dict)
+    deny_prefix_lengths: dict[int, int] = field(default_factory=dict)
 
     def empty(self) -> bool:
         return not (self.wildcard_allow or self.wildcard_deny or self.allow_literal or self.allow_prefix
@@ -272,8 +273,8 @@ class TypeIndex:
             del self.summaries[key]
 
 
-def _bump(counter: Counter, key: object, delta: int) -> None:
-    value = counter[key] + delta
+def _bump(counter: dict, key: object, delta: int) -> None:
+    value = counter.get(key, 0) + delta
     if value:
         counter[key] = value
     else:

@@ -6,7 +6,7 @@ ResourcePatternFilter / AccessControlEntryFilter do (see the README).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 
 CLUSTER_NAME = "kafka-cluster"
@@ -174,6 +174,14 @@ class AccessControlEntry:
 class AclBinding:
     pattern: ResourcePattern
     entry: AccessControlEntry
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Bindings are set members and dict keys throughout the index: hash once.
+        object.__setattr__(self, "_hash", hash((self.pattern, self.entry)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def __str__(self) -> str:
         e = self.entry
