@@ -101,8 +101,10 @@ class Authorizer:
         self.index = AclIndex()
         self.generation = 0  # bumped on every change; callers may cache answers per generation
         self._lock = threading.Lock()  # mutations come from one loop, but the store may be shared with tools
-        self._by_type_cache: dict[tuple[str, str, int, int], bool] = {}
-        self._bits_cache: dict[tuple[str, str, int, str], tuple[int, int, bool]] = {}
+        # Memoised answers, per session principal, valid until an ACL that could change them changes.
+        self._by_type_cache: dict[str, dict[tuple[str, int, int], bool]] = {}
+        self._bits_cache: dict[str, dict[tuple[str, int, str], tuple[int, int, bool]]] = {}
+        self._memo_size = 0
         stored = self.store.load()
         with _bulk(len(stored)):
             for binding in stored:
@@ -134,7 +136,7 @@ class Authorizer:
                     return [r if r.error else CreateResult(failure) for r in results]
                 for binding in new:
                     self.index.add(binding)
-                self._changed()
+                self._changed(new)
         return results
 
     def delete_acls(self, filters: list[AclBindingFilter]) -> list[FilterResult]:
@@ -161,7 +163,7 @@ class Authorizer:
                     return [FilterResult(error=r.error or failure) for r in results]
                 for binding in doomed:
                     self.index.remove(binding)
-                self._changed()
+                self._changed(doomed)
         return results
 
     def describe_acls(self, binding_filter: AclBindingFilter) -> list[AclBinding]:
@@ -181,10 +183,22 @@ class Authorizer:
     def acls(self) -> list[AclBinding]:
         return list(self.index.bindings)
 
-    def _changed(self) -> None:
+    def _changed(self, bindings: Iterable[AclBinding]) -> None:
+        """Forget the memoised answers these ACL changes could affect."""
         self.generation += 1
+        principals = {b.entry.principal for b in bindings}
+        # With allow.everyone.if.no.acl.found, any ACL can turn another principal's DefaultAllow into a
+        # deny; and a User:* ACL concerns every principal. Otherwise only the ACLs' own principals change.
+        if self.allow_everyone or WILDCARD_PRINCIPAL in principals:
+            self._forget()
+            return
+        for principal in principals:
+            self._memo_size -= len(self._bits_cache.pop(principal, ())) + len(self._by_type_cache.pop(principal, ()))
+
+    def _forget(self) -> None:
         self._by_type_cache.clear()
         self._bits_cache.clear()
+        self._memo_size = 0
 
     # -- decisions -------------------------------------------------------------------------
     def authorize(
@@ -213,8 +227,11 @@ class Authorizer:
 
         Memoised until the ACLs change: a broker asks the same question for every request on a topic.
         """
-        key = (principal, host, resource_type, name)
-        bits = self._bits_cache.get(key)
+        memo = self._bits_cache.get(principal)
+        if memo is None:
+            memo = self._bits_cache[principal] = {}
+        key = (host, resource_type, name)
+        bits = memo.get(key)
         if bits is not None:
             return bits
         index = self.index.by_type.get(resource_type)
@@ -227,9 +244,11 @@ class Authorizer:
                 bits = (allowed, denied, True)
             else:
                 bits = (0, 0, index.patterns.any_matching(name))
-        if len(self._bits_cache) >= _CACHE_LIMIT:
-            self._bits_cache.clear()
-        self._bits_cache[key] = bits
+        self._memo_size += 1
+        if self._memo_size > _CACHE_LIMIT:
+            self._forget()
+            memo = self._bits_cache[principal] = {}
+        memo[key] = bits
         return bits
 
     def _decide(self, principal: str, host: str, op: int, resource_type: int, name: str) -> tuple[bool, Rule | str]:
@@ -251,7 +270,7 @@ class Authorizer:
 
     def authorized_operations(self, principal: str, host: str, resource_type: ResourceType | int, name: str) -> int:
         """The KIP-430 bitfield: the resource type's supported operations that authorize() would allow."""
-        supported = SUPPORTED_BITS.get(ResourceType(resource_type), 0)
+        supported = SUPPORTED_BITS.get(resource_type, 0)
         if principal in self.super_users:
             return supported
         allowed, denied, applicable = self._bits(principal, host, int(resource_type), name)
@@ -267,12 +286,17 @@ class Authorizer:
         # Kafka first authorizes the literal name "hardcode" (logged if allowed, never if denied).
         if self.authorize(principal, host, op, rtype, _HARDCODE, resource_ref_count=0, log_if_denied=False):
             return True
-        key = (principal, host, op, rtype)
-        cached = self._by_type_cache.get(key)
+        memo = self._by_type_cache.get(principal)
+        if memo is None:
+            memo = self._by_type_cache[principal] = {}
+        key = (host, op, rtype)
+        cached = memo.get(key)
         if cached is None:
-            if len(self._by_type_cache) >= _CACHE_LIMIT:
-                self._by_type_cache.clear()
-            cached = self._by_type_cache[key] = self._any_resource_allowed(principal, host, op, rtype)
+            self._memo_size += 1
+            if self._memo_size > _CACHE_LIMIT:
+                self._forget()
+                memo = self._by_type_cache[principal] = {}
+            cached = memo[key] = self._any_resource_allowed(principal, host, op, rtype)
         return cached
 
     def _any_resource_allowed(self, principal: str, host: str, op: int, rtype: int) -> bool:
@@ -325,13 +349,11 @@ def _combined_bits(grants: list[Grants], host: str) -> tuple[int, int]:
     """(allowed, denied) operation bits over the grants' ACLs that match the client host."""
     allowed = denied = 0
     for g in grants:
-        hosts = g.hosts
-        h = hosts.get(WILDCARD_HOST)
-        if h is not None:
-            allowed |= h.allow
-            denied |= h.deny
-        if host != WILDCARD_HOST:
-            h = hosts.get(host)
+        h = g.any_host
+        allowed |= h.allow
+        denied |= h.deny
+        if g.hosts and host != WILDCARD_HOST:
+            h = g.hosts.get(host)
             if h is not None:
                 allowed |= h.allow
                 denied |= h.deny

@@ -166,13 +166,25 @@ class NameTable:
 
 
 class Grants:
-    """One principal's ACLs on one exact pattern: the rules and their operation bits per host."""
+    """One principal's ACLs on one exact pattern: the rules and their operation bits per host.
 
-    __slots__ = ("hosts", "rules")
+    Host ``*`` (most ACLs) has its bits right here; only specific hosts go through a dict.
+    """
+
+    __slots__ = ("any_host", "hosts", "rules")
 
     def __init__(self) -> None:
         self.rules: list[Rule] = []
+        self.any_host = HostGrants()
         self.hosts: dict[str, HostGrants] = {}
+
+    def host(self, host: str, create: bool = False) -> HostGrants | None:
+        if host == WILDCARD_RESOURCE:  # the same "*" as ACL hosts use
+            return self.any_host
+        grants = self.hosts.get(host)
+        if grants is None and create:
+            grants = self.hosts[host] = HostGrants()
+        return grants
 
 
 @dataclass(slots=True)
@@ -217,10 +229,7 @@ class TypeIndex:
         grants = table.setdefault(p.pattern_type, p.name, Grants)
         rule = Rule(e.host, int(e.operation), int(e.permission_type), binding)
         grants.rules.append(rule)
-        host = grants.hosts.get(e.host)
-        if host is None:
-            host = grants.hosts[e.host] = HostGrants()
-        host.change(rule.operation, rule.permission, +1)
+        grants.host(e.host, create=True).change(rule.operation, rule.permission, +1)
         self._summarise(binding, +1)
 
     def remove(self, binding: AclBinding) -> None:
@@ -232,9 +241,9 @@ class TypeIndex:
         table = self.principals[e.principal]
         grants = table.get(p.pattern_type, p.name)
         grants.rules = [r for r in grants.rules if r.binding != binding]
-        host = grants.hosts[e.host]
+        host = grants.host(e.host)
         host.change(int(e.operation), int(e.permission_type), -1)
-        if host.empty():
+        if host.empty() and host is not grants.any_host:
             del grants.hosts[e.host]
         if not grants.rules:
             table.pop(p.pattern_type, p.name)
