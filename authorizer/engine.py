@@ -278,13 +278,15 @@ class Authorizer:
             return supported if self.allow_everyone else 0
         return supported & allowed & ~denied
 
-    def authorize_by_resource_type(self, principal: str, host: str, operation: AclOperation | int, resource_type: ResourceType | int) -> bool:
+    def authorize_by_resource_type(
+        self, principal: str, host: str, operation: AclOperation | int, resource_type: ResourceType | int, *, request: str | None = None
+    ) -> bool:
         """KIP-679: may the principal perform the operation on at least one resource of this type?"""
         op, rtype = int(operation), int(resource_type)
         if op in (AclOperation.ANY, AclOperation.UNKNOWN) or rtype in (ResourceType.ANY, ResourceType.UNKNOWN):
             raise ValueError(f"authorize_by_resource_type needs a concrete operation and resource type, not {op}/{rtype}")
         # Kafka first authorizes the literal name "hardcode" (logged if allowed, never if denied).
-        if self.authorize(principal, host, op, rtype, _HARDCODE, resource_ref_count=0, log_if_denied=False):
+        if self.authorize(principal, host, op, rtype, _HARDCODE, request=request, resource_ref_count=0, log_if_denied=False):
             return True
         memo = self._by_type_cache.get(principal)
         if memo is None:

@@ -198,7 +198,7 @@ class ResourcePatternFilter:
     def matches(self, pattern: ResourcePattern) -> bool:
         if self.resource_type != ResourceType.ANY and self.resource_type != pattern.resource_type:
             return False
-        if self.pattern_type in (PatternType.LITERAL, PatternType.PREFIXED) and self.pattern_type != pattern.pattern_type:
+        if self.pattern_type not in (PatternType.ANY, PatternType.MATCH) and self.pattern_type != pattern.pattern_type:
             return False
         if self.name is None:
             return True
