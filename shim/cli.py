@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("config", nargs="?", help="a Kafka server.properties file (default: PLAINTEXT on 127.0.0.1:9092)")
     serve.add_argument("--override", action="append", type=_override, default=[], metavar="KEY=VALUE",
                        help="set a server.properties key, overriding the file (repeatable)")
+    serve.add_argument("--data-dir", metavar="DIR", help="where state is kept (the same as --override log.dirs=DIR)")
     serve.add_argument("--log-format", choices=["console", "json"], default="console")
     serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default="info")
     serve.add_argument("--event-loop", choices=["auto", "asyncio", "uvloop"], default="auto",
@@ -58,7 +59,10 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(args.log_format, args.log_level)
     if args.command == "serve":
         try:
-            config = BrokerConfig.load(args.config, dict(args.override))
+            overrides = dict(args.override)
+            if args.data_dir:
+                overrides["log.dirs"] = args.data_dir
+            config = BrokerConfig.load(args.config, overrides)
             if args.event_loop != "asyncio":
                 try:
                     import uvloop

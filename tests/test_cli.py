@@ -64,7 +64,7 @@ def test_serve_prints_listeners_and_stops_on_sigterm(tmp_path: Path) -> None:
 def test_cluster_id_survives_restart(tmp_path: Path) -> None:
     ids = []
     for _ in range(2):
-        proc = _start("--override", "listeners=PLAINTEXT://127.0.0.1:0", "--override", f"log.dirs={tmp_path}")
+        proc = _start("--override", "listeners=PLAINTEXT://127.0.0.1:0", "--data-dir", str(tmp_path))
         try:
             ids.append(_metadata_over_socket(proc.stdout.readline().strip()).cluster_id)
             proc.send_signal(signal.SIGINT)
