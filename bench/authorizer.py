@@ -47,8 +47,8 @@ Measured in one run, per N:
   load; above it "~ (RSS)", the resident-set growth over the timed load (both are in --json at 100k, to compare).
   The engine memoises until the next ACL change: authorize and authorized_operations per (principal, host, type,
   name), by_resource_type per (principal, host, op, type). So every call kind is measured "cold" (the first pass
-  over its stream after a change: each pass starts after a create+delete of a dummy ACL, so each distinct key is
-  computed once) and "warm" (the same stream again, answered from the memo); median of --repeat pairs.
+  over its stream after a change: each pass starts after a create+delete of a dummy User:* ACL, which empties every
+  memo, so each distinct key is computed once) and "warm" (the same stream again, answered from the memo); median of --repeat pairs.
   by_resource_type includes Kafka's preliminary authorize of "hardcode" in both.
 * naive: a linear scan over every ACL, written below straight from Kafka's rules (authorized_operations =
   one scan per supported operation, as Kafka's AuthHelper does; by_resource_type = Kafka's default
@@ -484,13 +484,17 @@ def load(az: Authorizer, bindings: list[AclBinding], batch: int) -> tuple[float,
 
 
 def bump_generation(az: Authorizer) -> None:
-    """Change the ACLs and change them back, through the public API: the by-resource-type cache starts empty."""
+    """Change the ACLs and change them back, through the public API, so that every memo starts empty.
+
+    The engine forgets memoised answers per principal; an ACL for User:* concerns every principal, so creating
+    and deleting one empties them all.
+    """
     before = az.generation
     binding = AclBinding(ResourcePattern(ResourceType.TOPIC, "bench-cache-reset", PatternType.LITERAL),
-                         AccessControlEntry("User:bench", "*", AclOperation.READ, AclPermissionType.ALLOW))
+                         AccessControlEntry("User:*", "*", AclOperation.READ, AclPermissionType.ALLOW))
     az.create_acls([binding])
     az.delete_acls([AclBindingFilter(ResourcePatternFilter(ResourceType.TOPIC, "bench-cache-reset", PatternType.LITERAL),
-                                     AccessControlEntryFilter("User:bench", "*", AclOperation.READ, AclPermissionType.ALLOW))])
+                                     AccessControlEntryFilter("User:*", "*", AclOperation.READ, AclPermissionType.ALLOW))])
     if az.generation == before:
         raise SystemExit("the ACL generation did not change after a create and a delete: cannot measure a cold cache")
 
