@@ -211,10 +211,6 @@ class ResourcePatternFilter:
                 return self.name.startswith(pattern.name)
         return False
 
-    @property
-    def matches_at_most_one(self) -> bool:
-        return self.resource_type != ResourceType.ANY and self.name is not None and self.pattern_type.is_specific
-
 
 @dataclass(frozen=True, slots=True)
 class AccessControlEntryFilter:

@@ -41,7 +41,6 @@ class Unencodable(Exception):
     """A value the wire format cannot hold (a string too long for its length prefix)."""
 
 
-_MISSING = object()
 
 
 def default_value(f: FieldSpec, classes: dict[str, type]) -> tuple[Any, Callable[[], Any] | None]:
@@ -547,14 +546,3 @@ def build_encoder(spec: MessageSpec, version: int, classes: dict[str, type], tra
     em = _Emitter(spec, version, classes, trace)
     em.encode_struct(spec.struct, "o", 1, "ap", "")
     return _compile(em, "def encode(o, out):\n    ap = out.append", "encode")
-
-
-def generated_source(spec: MessageSpec, version: int, classes: dict[str, type], encode: bool) -> str:
-    """The source text of a codec, for debugging and for the README's curious reader."""
-    em = _Emitter(spec, version, classes, trace=False)
-    if encode:
-        em.encode_struct(spec.struct, "o", 1, "ap", "")
-        return "def encode(o, out):\n    ap = out.append\n" + "\n".join(em.lines)
-    obj = em.decode_struct(spec.struct, 1, "")
-    em.emit(1, f"return {obj}, pos")
-    return "def decode(buf, pos):\n    blen = len(buf)\n" + "\n".join(em.lines)
