@@ -8,7 +8,9 @@ from dataclasses import dataclass
 
 import structlog
 
-from shim.config import BrokerConfig, Listener
+from authorizer import AclBinding, Authorizer
+from authorizer.sqlite_store import AclStoreCorrupt, AclStoreLocked, AclStoreUnavailable, open_acl_store
+from shim.config import BrokerConfig, ConfigError, Listener
 from shim.connection import KafkaConnection
 from shim.handlers import ApiHandler, load_all
 from shim.state import ClusterState, load_cluster_identity
@@ -31,9 +33,12 @@ class BoundListener:
 class Broker:
     """Start with ``await broker.start()``; ``bound`` then lists the real addresses."""
 
-    def __init__(self, config: BrokerConfig, state: ClusterState | None = None) -> None:
+    def __init__(self, config: BrokerConfig, state: ClusterState | None = None, *, preload_acls: list[AclBinding] | None = None) -> None:
         self.config = config
         self.state = state or ClusterState(cluster_id=load_cluster_identity(config), node_id=config.node_id)
+        # None means no authorizer is configured: every check passes and the ACL APIs answer SECURITY_DISABLED.
+        self.authorizer: Authorizer | None = None
+        self.preload_acls = list(preload_acls or [])
         self.handlers: dict[int, ApiHandler] = dict(load_all())
         self.connections: set[KafkaConnection] = set()
         self.servers: list[asyncio.base_events.Server] = []
@@ -51,6 +56,8 @@ class Broker:
 
     async def start(self) -> list[BoundListener]:
         loop = asyncio.get_running_loop()
+        if self.config.authorizer_enabled and self.authorizer is None:
+            self.authorizer = _open_authorizer(self.config, self.preload_acls)
         if self.config.unknown_keys:
             log.warning("unknown_config_keys", keys=self.config.unknown_keys,
                         hint="these keys were supplied but kafka-shim does not use them")
@@ -112,6 +119,33 @@ class Broker:
                 for conn in list(self.connections):
                     conn.abort()
         self.servers.clear()
+        if self.authorizer is not None:
+            self.authorizer.store.close()
+            self.authorizer = None
+
+
+def _open_authorizer(config: BrokerConfig, preload: list[AclBinding]) -> Authorizer:
+    """The authorizer with its durable store (in log.dirs when set), plus any ACLs preloaded with --acls."""
+    try:
+        store = open_acl_store(config.log_dirs[0] if config.log_dirs else None)
+    except (AclStoreCorrupt, AclStoreLocked, AclStoreUnavailable) as exc:
+        raise ConfigError(str(exc)) from None
+    try:
+        authorizer = Authorizer(
+            super_users=config.super_users,
+            allow_everyone_if_no_acl_found=config.allow_everyone_if_no_acl_found,
+            store=store,
+        )
+        if preload:
+            failed = [r for r in authorizer.create_acls(preload) if r.error is not None]
+            if failed:
+                raise ConfigError(f"{len(failed)} preloaded ACL(s) were rejected; the first: {failed[0].error}")
+    except BaseException:
+        store.close()
+        raise
+    log.info("authorizer_ready", acls=len(authorizer.acls()), super_users=sorted(authorizer.super_users),
+             allow_everyone_if_no_acl_found=authorizer.allow_everyone)
+    return authorizer
 
 
 def _default_host(sock: socket.socket) -> str:

@@ -27,6 +27,16 @@ DEFAULTS: dict[str, str] = {
     "log.dir": "",
     "auto.create.topics.enable": "true",
     "process.roles": "broker,controller",
+    "authorizer.class.name": "",
+    "super.users": "",
+    "allow.everyone.if.no.acl.found": "false",
+}
+
+# Kafka's authorizer classes; any of them turns kafka-shim's authorizer (StandardAuthorizer semantics) on.
+AUTHORIZER_CLASSES = {
+    "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    "kafka.security.authorizer.AclAuthorizer",
+    "kafka.security.auth.SimpleAclAuthorizer",
 }
 # Keys that a real server.properties usually carries and that need no action here.
 KNOWN_IGNORED = {
@@ -72,6 +82,9 @@ class BrokerConfig:
     connections_max_idle_ms: int
     log_dirs: list[Path]
     auto_create_topics: bool
+    authorizer_enabled: bool = False
+    super_users: str = ""
+    allow_everyone_if_no_acl_found: str = "false"
     raw: dict[str, str] = field(default_factory=dict)
     unknown_keys: list[str] = field(default_factory=list)
 
@@ -104,6 +117,9 @@ class BrokerConfig:
             connections_max_idle_ms=_int(get, "connections.max.idle.ms", minimum=-1),
             log_dirs=[Path(p) for p in _split_list(get("log.dirs") or get("log.dir"))],
             auto_create_topics=get("auto.create.topics.enable").lower() == "true",
+            authorizer_enabled=_authorizer_enabled(get("authorizer.class.name")),
+            super_users=_super_users(get("super.users")),
+            allow_everyone_if_no_acl_found=get("allow.everyone.if.no.acl.found"),
             raw=merged,
             unknown_keys=sorted(k for k in merged if k not in DEFAULTS and k not in KNOWN_IGNORED and not k.startswith("listener.name.")),
         )
@@ -158,6 +174,27 @@ def _parse_listener(item: str, protocol_map: dict[str, str], key: str) -> Listen
             f"{key} entry {item!r} uses security protocol {protocol}, which kafka-shim does not serve yet; use PLAINTEXT"
         )
     return Listener(name, protocol, host, port)
+
+
+def _authorizer_enabled(class_name: str) -> bool:
+    if not class_name:
+        return False
+    if class_name not in AUTHORIZER_CLASSES:
+        raise ConfigError(
+            f"authorizer.class.name={class_name} is not an authorizer kafka-shim knows; "
+            f"use org.apache.kafka.metadata.authorizer.StandardAuthorizer (or leave it empty for no authorizer)"
+        )
+    return True
+
+
+def _super_users(value: str) -> str:
+    from authorizer import parse_super_users
+
+    try:
+        parse_super_users(value)
+    except ValueError as exc:
+        raise ConfigError(f"super.users={value!r}: {exc}; write principals as User:name separated by ';'") from None
+    return value
 
 
 def _node_id(node_id: str, broker_id: str) -> int:

@@ -45,7 +45,10 @@ def handles(api_key: int, min_version: int, max_version: int) -> Callable[[Handl
 
 
 def load_all() -> dict[int, ApiHandler]:
-    """Import every handler module so that each registers itself."""
-    from shim.handlers import api_versions, metadata  # noqa: F401
+    """Import every handler module of this package so that each registers itself."""
+    import importlib
+    import pkgutil
 
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
     return REGISTRY
