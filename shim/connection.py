@@ -19,7 +19,7 @@ from protocol.errors import FrameTooLarge, ProtocolError
 from protocol.framing import API_VERSIONS_KEY, FrameSplitter, api_name, encode_response, parse_request
 from shim.addresses import java_host_address
 from shim.context import RequestContext
-from shim.handlers import api_versions
+from shim.handlers import CloseConnection, api_versions
 
 if TYPE_CHECKING:
     from shim.broker import Broker
@@ -151,6 +151,9 @@ class KafkaConnection(asyncio.Protocol):
         ctx = RequestContext(self.broker, self.listener, frame.header, version, self.client_host, self.client_port)
         try:
             result = handler.handle(ctx, body)
+        except CloseConnection as exc:
+            self._refused(ctx, exc)
+            return
         except Exception:
             self._handler_failed(ctx)
             return
@@ -183,6 +186,9 @@ class KafkaConnection(asyncio.Protocol):
             slot.data = encode_response(ctx.api_key, ctx.api_version, ctx.correlation_id, body)
         except asyncio.CancelledError:
             raise
+        except CloseConnection as exc:
+            self._refused(ctx, exc)
+            return
         except Exception:
             self._handler_failed(ctx)
             return
@@ -190,6 +196,11 @@ class KafkaConnection(asyncio.Protocol):
             self.out.append(self.pending.popleft().data)
         self._flush()
         self._update_reading()
+
+    def _refused(self, ctx: RequestContext, exc: CloseConnection) -> None:
+        self.log.warning("request_rejected", reason=str(exc), api=api_name(ctx.api_key), api_version=ctx.api_version,
+                         correlation_id=ctx.correlation_id)
+        self.close()
 
     def _handler_failed(self, ctx: RequestContext) -> None:
         # A bug in a handler must not take the broker down; the client is disconnected

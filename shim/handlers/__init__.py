@@ -14,6 +14,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from shim.context import RequestContext
 
+class CloseConnection(Exception):
+    """Raised by a handler to close the connection without replying, as Kafka does when a request fails
+    validation while it is parsed. The message says why, for the log line."""
+
+
 Handler = Callable[["RequestContext", Any], Any | Awaitable[Any]]
 
 
