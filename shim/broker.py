@@ -13,6 +13,7 @@ from authorizer.sqlite_store import AclStoreCorrupt, AclStoreLocked, AclStoreUna
 from shim.config import BrokerConfig, ConfigError, Listener
 from shim.connection import KafkaConnection
 from shim.handlers import ApiHandler, load_all
+from shim.listener_security import ListenerSecurity, build_listener_security
 from shim.state import ClusterState, load_cluster_identity
 
 log = structlog.get_logger("kafka_shim.broker")
@@ -39,6 +40,9 @@ class Broker:
         # None means no authorizer is configured: every check passes and the ACL APIs answer SECURITY_DISABLED.
         self.authorizer: Authorizer | None = None
         self.preload_acls = list(preload_acls or [])
+        # SCRAM credentials (shim.sasl.credentials), shared by every SASL listener and the SCRAM admin APIs.
+        self.scram_credentials = None
+        self.security: dict[str, ListenerSecurity] = {}
         self.handlers: dict[int, ApiHandler] = dict(load_all())
         self.connections: set[KafkaConnection] = set()
         self.servers: list[asyncio.base_events.Server] = []
@@ -56,6 +60,10 @@ class Broker:
 
     async def start(self) -> list[BoundListener]:
         loop = asyncio.get_running_loop()
+        if self.scram_credentials is None:
+            self.scram_credentials = _open_scram_store(self.config)
+        if not self.security:
+            self.security = build_listener_security(self.config, self.scram_credentials)
         if self.config.authorizer_enabled and self.authorizer is None:
             self.authorizer = _open_authorizer(self.config, self.preload_acls)
         if self.config.unknown_keys:
@@ -64,12 +72,17 @@ class Broker:
         try:
             for listener in self.config.listeners:
                 host = listener.host or None  # None binds every interface, like Kafka's empty host
+                security = self.security.get(listener.name)
+                tls = security.ssl_context if security is not None else None
                 server = await loop.create_server(
-                    lambda listener=listener: KafkaConnection(self, listener),
+                    lambda listener=listener, security=security: KafkaConnection(self, listener, security),
                     host=host,
                     port=listener.port,
                     reuse_address=True,
                     backlog=1024,
+                    ssl=tls,
+                    # A client that never finishes the TLS handshake is dropped like an idle one.
+                    ssl_handshake_timeout=_handshake_timeout(self.config) if tls is not None else None,
                 )
                 self.servers.append(server)
                 sock = server.sockets[0]
@@ -122,6 +135,22 @@ class Broker:
         if self.authorizer is not None:
             self.authorizer.store.close()
             self.authorizer = None
+
+
+def _handshake_timeout(config: BrokerConfig) -> float:
+    idle_ms = config.connections_max_idle_ms
+    return 60.0 if idle_ms < 0 else max(min(idle_ms / 1000, 60.0), 0.1)
+
+
+def _open_scram_store(config: BrokerConfig) -> object | None:
+    """The SCRAM credential store, when any listener could use SCRAM (else None)."""
+    from shim.listener_security import SASL_PROTOCOLS
+
+    if not any(lst.security_protocol in SASL_PROTOCOLS for lst in config.listeners):
+        return None
+    from shim.sasl.credentials import open_scram_store
+
+    return open_scram_store(config)
 
 
 def _open_authorizer(config: BrokerConfig, preload: list[AclBinding]) -> Authorizer:

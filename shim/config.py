@@ -10,7 +10,7 @@ from shim.properties import load_properties
 
 DEFAULT_LISTENERS = "PLAINTEXT://127.0.0.1:9092"
 DEFAULT_PROTOCOL_MAP = {p: p for p in ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")}
-SUPPORTED_PROTOCOLS = {"PLAINTEXT"}
+SUPPORTED_PROTOCOLS = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}
 
 # Keys kafka-shim reads, with Kafka's defaults. Anything else in the file is
 # reported once at start-up (Kafka logs "supplied but isn't a known config").
@@ -23,6 +23,7 @@ DEFAULTS: dict[str, str] = {
     "broker.rack": "",
     "socket.request.max.bytes": "104857600",
     "connections.max.idle.ms": "600000",
+    "connection.failed.authentication.delay.ms": "100",
     "log.dirs": "",
     "log.dir": "",
     "auto.create.topics.enable": "true",
@@ -60,6 +61,10 @@ KNOWN_IGNORED = {
 }
 
 
+# Read by the listener security modules (shim/tls.py, shim/sasl/), per listener or globally.
+SECURITY_KEY_PREFIXES = ("listener.name.", "ssl.", "sasl.", "connections.max.reauth.ms")
+
+
 class ConfigError(ValueError):
     """A configuration a person must fix; the message says what and how."""
 
@@ -82,6 +87,7 @@ class BrokerConfig:
     connections_max_idle_ms: int
     log_dirs: list[Path]
     auto_create_topics: bool
+    failed_authentication_delay_ms: int = 100
     authorizer_enabled: bool = False
     super_users: str = ""
     allow_everyone_if_no_acl_found: str = "false"
@@ -115,13 +121,16 @@ class BrokerConfig:
             rack=get("broker.rack") or None,
             socket_request_max_bytes=_int(get, "socket.request.max.bytes", minimum=1),
             connections_max_idle_ms=_int(get, "connections.max.idle.ms", minimum=-1),
+            failed_authentication_delay_ms=_int(get, "connection.failed.authentication.delay.ms", minimum=0),
             log_dirs=[Path(p) for p in _split_list(get("log.dirs") or get("log.dir"))],
             auto_create_topics=get("auto.create.topics.enable").lower() == "true",
             authorizer_enabled=_authorizer_enabled(get("authorizer.class.name")),
             super_users=_super_users(get("super.users")),
             allow_everyone_if_no_acl_found=get("allow.everyone.if.no.acl.found"),
             raw=merged,
-            unknown_keys=sorted(k for k in merged if k not in DEFAULTS and k not in KNOWN_IGNORED and not k.startswith("listener.name.")),
+            unknown_keys=sorted(
+                k for k in merged if k not in DEFAULTS and k not in KNOWN_IGNORED and not k.startswith(SECURITY_KEY_PREFIXES)
+            ),
         )
 
     @classmethod

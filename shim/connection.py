@@ -18,18 +18,22 @@ import structlog
 from protocol.errors import FrameTooLarge, ProtocolError
 from protocol.framing import API_VERSIONS_KEY, FrameSplitter, api_name, encode_response, parse_request
 from shim.addresses import java_host_address
-from shim.context import RequestContext
+from shim.context import ANONYMOUS, RequestContext
 from shim.handlers import CloseConnection, api_versions
+from shim.sasl_gate import SASL_HANDSHAKE_KEY, Phase, SaslGate
 
 if TYPE_CHECKING:
     from shim.broker import Broker
     from shim.config import Listener
+    from shim.listener_security import ListenerSecurity
 
 log = structlog.get_logger("kafka_shim.connection")
 
 # Stop reading from a client with this many requests still unanswered; Kafka itself
 # reads one request at a time per connection.
 MAX_IN_FLIGHT = 64
+# Kafka's sasl.server.max.receive.size default: the largest frame accepted before authentication completes.
+SASL_MAX_RECEIVE_SIZE = 524288
 
 
 class _Slot:
@@ -43,9 +47,13 @@ class _Slot:
 
 
 class KafkaConnection(asyncio.Protocol):
-    def __init__(self, broker: Broker, listener: Listener) -> None:
+    def __init__(self, broker: Broker, listener: Listener, security: ListenerSecurity | None = None) -> None:
         self.broker = broker
         self.listener = listener
+        self.security = security
+        self.principal = ANONYMOUS
+        self.gate: SaslGate | None = None
+        self.auth_failed = False
         self.splitter = FrameSplitter(broker.config.socket_request_max_bytes)
         self.transport: asyncio.Transport | None = None
         self.pending: deque[_Slot] = deque()
@@ -69,8 +77,23 @@ class KafkaConnection(asyncio.Protocol):
         self.log = log.bind(client=f"{self.client_host}:{self.client_port}", listener=self.listener.name)
         self.debug = self.log.is_enabled_for(logging.DEBUG)
         self.broker.connections.add(self)
+        security = self.security
+        if security is not None:
+            if security.ssl_context is not None:
+                # After the TLS handshake: the client certificate (if any) names the principal, as in Kafka.
+                try:
+                    self.principal = security.tls_principal(transport.get_extra_info("ssl_object"))
+                except Exception as exc:  # a certificate no mapping rule accepts fails authentication
+                    self.log.info("authentication_failed", reason=str(exc), mechanism="SSL")
+                    self.close()
+                    return
+            if security.sasl_mechanisms:
+                self.principal = ANONYMOUS
+                self.gate = SaslGate(self, security.sasl_mechanisms, security.new_mechanism, security.reauth_ms,
+                                     security.is_authentication_error)
+                self.splitter.max_size = min(self.splitter.max_size, SASL_MAX_RECEIVE_SIZE)
         if self.debug:
-            self.log.debug("connection_opened")
+            self.log.debug("connection_opened", principal=self.principal)
         self._arm_idle_timer()
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -117,6 +140,14 @@ class KafkaConnection(asyncio.Protocol):
 
     # -- requests ------------------------------------------------------------------------
     def _handle_frame(self, payload: bytes) -> None:
+        gate = self.gate
+        if gate is not None:
+            if gate.phase is not Phase.COMPLETE:
+                if not self.auth_failed:
+                    gate.feed(payload)
+                return
+            if gate.session_expires_at is not None and self._session_frame(gate, payload):
+                return
         try:
             frame = parse_request(payload)
         except ProtocolError as exc:
@@ -148,7 +179,7 @@ class KafkaConnection(asyncio.Protocol):
         if self.debug:
             self.log.debug("request", api=api_name(api_key), api_version=version, correlation_id=frame.correlation_id,
                            client_id=frame.header.client_id)
-        ctx = RequestContext(self.broker, self.listener, frame.header, version, self.client_host, self.client_port)
+        ctx = RequestContext(self.broker, self.listener, frame.header, version, self.client_host, self.client_port, self.principal)
         try:
             result = handler.handle(ctx, body)
         except CloseConnection as exc:
@@ -208,6 +239,51 @@ class KafkaConnection(asyncio.Protocol):
         self.log.exception("handler_failed", api=api_name(ctx.api_key), api_version=ctx.api_version, correlation_id=ctx.correlation_id)
         self.close()
 
+    # -- authentication (called by the SASL gate) ---------------------------------------------
+    def send(self, data: bytes) -> None:
+        self._respond_now(data)
+
+    def authenticated(self, principal: str, mechanism: str, session_lifetime_ms: int) -> None:
+        self.principal = principal
+        self.splitter.max_size = self.broker.config.socket_request_max_bytes
+        self.log = self.log.bind(principal=principal)
+        self.log.info("authenticated", mechanism=mechanism, session_lifetime_ms=session_lifetime_ms)
+
+    def fail_authentication(self, reason: str, data: bytes | None) -> None:
+        """Kafka waits connection.failed.authentication.delay.ms before it answers a failed authentication and
+        closes, to slow down password guessing; nothing more is read meanwhile."""
+        self.auth_failed = True
+        self.log.info("authentication_failed", reason=reason)
+        self._flush()
+        if self.transport is not None:
+            self.transport.pause_reading()
+            self.reading_paused = True
+        delay = self.broker.config.failed_authentication_delay_ms / 1000
+
+        def finish() -> None:
+            if data is not None:
+                self._respond_now(data)
+            self.close()
+
+        if delay > 0:
+            asyncio.get_running_loop().call_later(delay, finish)
+        else:
+            finish()
+
+    def refuse(self, reason: str, **fields: Any) -> None:
+        self.log.warning("request_rejected", reason=reason, **fields)
+        self.close()
+
+    def _session_frame(self, gate: SaslGate, payload: bytes) -> bool:
+        """KIP-368: a SaslHandshake may start re-authentication; any other request after expiry closes."""
+        if len(payload) >= 2 and int.from_bytes(payload[:2], "big") == SASL_HANDSHAKE_KEY and gate.begin_reauthentication(payload):
+            return True
+        if gate.session_expired():
+            self.log.info("session_expired_closed", reason="the SASL session expired (connections.max.reauth.ms) and the client did not re-authenticate")
+            self.close()
+            return True
+        return False
+
     # -- output and lifecycle ------------------------------------------------------------
     def _flush(self) -> None:
         if self.out and self.transport is not None and not self.closing:
@@ -220,7 +296,7 @@ class KafkaConnection(asyncio.Protocol):
     def _update_reading(self) -> None:
         if self.transport is None or self.closing:
             return
-        should_pause = self.writing_paused or len(self.pending) >= MAX_IN_FLIGHT
+        should_pause = self.writing_paused or self.auth_failed or len(self.pending) >= MAX_IN_FLIGHT
         if should_pause and not self.reading_paused:
             self.transport.pause_reading()
             self.reading_paused = True

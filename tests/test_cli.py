@@ -78,7 +78,8 @@ def test_cluster_id_survives_restart(tmp_path: Path) -> None:
     ("override", "message"),
     [
         ("listeners=PLAINTEXT//127.0.0.1:9092", "is not NAME://HOST:PORT"),
-        ("listeners=SSL://127.0.0.1:0", "does not serve yet"),
+        ("listeners=SSL://127.0.0.1:0", "ssl.keystore"),
+        ("listeners=SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms"),
         ("socket.request.max.bytes=lots", "must be an integer"),
         ("listeners=FOO://127.0.0.1:0", "listener.security.protocol.map"),
     ],
