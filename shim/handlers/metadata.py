@@ -1,26 +1,43 @@
-"""Metadata (key 3): brokers, cluster id, controller and topics, as a KRaft broker answers."""
+"""Metadata (key 3): brokers, cluster id, controller and topics, as a KRaft broker answers, with Kafka's ACL rules.
+
+What it asks the authorizer is declared in authorizer.api_checks (key 3): DESCRIBE on each requested topic
+(explicit list: denied topics get 29; all topics: they are left out, their denials not logged at INFO), CREATE
+for topics it would auto-create, and the authorized-operations bitfields. The answer lists, as Kafka does:
+unknown topic ids, then the described topics (existing ones before missing ones), then topics denied
+creation, then topics denied description; each part in the order of Kafka's Scala Set of the names.
+"""
 
 from __future__ import annotations
 
+from authorizer import CLUSTER_NAME, ResourceType
+from authorizer.api_checks import metadata_all_topics
 from protocol.messages import MetadataResponse
 from protocol.primitives import ZERO_UUID
+from shim import authz
 from shim.context import RequestContext
-from shim.errors import INVALID_REQUEST, INVALID_TOPIC_EXCEPTION, NONE, UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION
+from shim.errors import (
+    INVALID_REQUEST,
+    INVALID_TOPIC_EXCEPTION,
+    NONE,
+    TOPIC_AUTHORIZATION_FAILED,
+    UNKNOWN_SERVER_ERROR,
+    UNKNOWN_TOPIC_ID,
+    UNKNOWN_TOPIC_OR_PARTITION,
+)
 from shim.handlers import handles
+from shim.handlers.checks import allowed, allowed_names, check, shortcut_allowed
+from shim.handlers.scala_sets import java_string_hash, kafka_uuid_hash, scala_set_order
 from shim.state import INTERNAL_TOPICS, Topic, topic_name_error
 
 METADATA_KEY = 3
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
-# With no authorizer configured, Kafka reports every operation the resource type supports.
-ALL_TOPIC_OPERATIONS = 3576
-ALL_CLUSTER_OPERATIONS = 8096
 
 _Broker = MetadataResponse.MetadataResponseBroker
 _Topic = MetadataResponse.MetadataResponseTopic
 _Partition = MetadataResponse.MetadataResponsePartition
 
 
-def _describe(topic: Topic, topic_ops: int) -> _Topic:
+def _describe(topic: Topic) -> _Topic:
     return _Topic(
         error_code=NONE,
         name=topic.name,
@@ -38,21 +55,20 @@ def _describe(topic: Topic, topic_ops: int) -> _Topic:
             )
             for p in topic.partitions
         ],
-        topic_authorized_operations=topic_ops,
     )
 
 
-def _missing(name: str, topic_ops: int) -> _Topic:
+def _missing(name: str) -> _Topic:
     # A KRaft broker answers 3 for an absent topic whether or not it auto-creates it
     # (creation is asynchronous), and 17 for a name that could never exist.
     error = INVALID_TOPIC_EXCEPTION if topic_name_error(name) else UNKNOWN_TOPIC_OR_PARTITION
-    return _Topic(error_code=error, name=name, topic_id=ZERO_UUID, is_internal=name in INTERNAL_TOPICS, topic_authorized_operations=topic_ops)
+    return _Topic(error_code=error, name=name, topic_id=ZERO_UUID, is_internal=name in INTERNAL_TOPICS)
 
 
-def _invalid_request(request: object) -> MetadataResponse:
+def _error_response(request: object, error_code: int) -> MetadataResponse:
     """Kafka's generic Metadata error response: every requested topic carries the error."""
     topics = [
-        _Topic(error_code=INVALID_REQUEST, name=t.name if t.name is not None else "", topic_id=t.topic_id, is_internal=False)
+        _Topic(error_code=error_code, name=t.name if t.name is not None else "", topic_id=t.topic_id, is_internal=False)
         for t in request.topics or []
     ]
     return MetadataResponse(topics=topics, cluster_id=None, controller_id=-1)
@@ -68,6 +84,13 @@ def _broker_entry(ctx: RequestContext) -> _Broker:
     return entry
 
 
+def cluster_authorized_operations(ctx: RequestContext, api_key: int) -> int:
+    """Kafka's ClusterAuthorizedOperations when asked for: 0 without DESCRIBE on the cluster, else the bitfield."""
+    if not allowed(ctx, check(api_key, "cluster_operations"), CLUSTER_NAME):
+        return 0
+    return authz.authorized_operations(ctx, ResourceType.CLUSTER, CLUSTER_NAME)
+
+
 @handles(METADATA_KEY, 0, 12)
 def metadata(ctx: RequestContext, request: object) -> MetadataResponse:
     version = ctx.api_version
@@ -75,24 +98,52 @@ def metadata(ctx: RequestContext, request: object) -> MetadataResponse:
     state = broker.state
     requested = request.topics
     if version < 12 and requested and any(t.name is None or t.topic_id != ZERO_UUID for t in requested):
-        return _invalid_request(request)
+        return _error_response(request, INVALID_REQUEST)
 
-    topic_ops = ALL_TOPIC_OPERATIONS if version >= 8 and request.include_topic_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED
-    all_topics = requested is None or (version == 0 and not requested)
-    topics: list[_Topic] = []
+    all_topics = metadata_all_topics(request, version)
+    unknown_ids: list[_Topic] = []
+    by_id = False
     if all_topics:
-        topics = [_describe(t, topic_ops) for t in state.topics.values()]
+        names = list(state.topics)
     else:
-        for wanted in requested:
-            if wanted.name is None:
-                found = state.topic_by_id(wanted.topic_id)
-                if found is None:
-                    topics.append(_Topic(error_code=UNKNOWN_TOPIC_ID, name=None, topic_id=wanted.topic_id))
-                else:
-                    topics.append(_describe(found, topic_ops))
-                continue
-            found = state.topics.get(wanted.name)
-            topics.append(_describe(found, topic_ops) if found is not None else _missing(wanted.name, topic_ops))
+        ids = scala_set_order((t.topic_id for t in requested if t.topic_id != ZERO_UUID), kafka_uuid_hash) if version >= 12 else []
+        if ids:
+            # With any topic id present, Kafka resolves the ids and ignores the names.
+            by_id = True
+            known = [state.topic_by_id(i) for i in ids]
+            unknown_ids = [_Topic(error_code=UNKNOWN_TOPIC_ID, name=None, topic_id=i) for i, t in zip(ids, known, strict=True) if t is None]
+            names = scala_set_order((t.name for t in known if t is not None), java_string_hash)
+        elif any(t.name is None for t in requested):
+            # v12 lets a topic carry neither a name nor an id; Kafka fails on the null name (UNKNOWN_SERVER_ERROR).
+            return _error_response(request, UNKNOWN_SERVER_ERROR)
+        else:
+            names = scala_set_order((t.name for t in requested), java_string_hash)
+
+    describe = check(METADATA_KEY, "describe_all" if all_topics else "describe")
+    describable = allowed_names(ctx, describe, names)
+    authorized = [n for n in names if n in describable]
+    create_denied: list[str] = []
+    create = check(METADATA_KEY, "create")
+    if broker.config.auto_create_topics and create.applies_to(request, version):
+        missing = [n for n in authorized if n not in state.topics]
+        if missing and not shortcut_allowed(ctx, create):
+            creatable = {n for n in missing if allowed(ctx, create, n)}
+            create_denied = [n for n in missing if n not in creatable]
+            authorized = [n for n in authorized if n not in create_denied]
+
+    described = [_describe(state.topics[n]) for n in authorized if n in state.topics]
+    described += [_missing(n) for n in authorized if n not in state.topics]
+    if version >= 8 and request.include_topic_authorized_operations:
+        for entry in described:
+            entry.topic_authorized_operations = authz.authorized_operations(ctx, ResourceType.TOPIC, entry.name)
+    topics = unknown_ids + described
+    topics += [_Topic(error_code=TOPIC_AUTHORIZATION_FAILED, name=n, topic_id=ZERO_UUID, is_internal=n in INTERNAL_TOPICS)
+               for n in create_denied]
+    if not all_topics:
+        # Kafka never reveals whether an undescribable topic exists; asked by id, the id is no secret.
+        topics += [_Topic(error_code=TOPIC_AUTHORIZATION_FAILED, name=None if by_id else n,
+                          topic_id=state.topics[n].topic_id if by_id else ZERO_UUID, is_internal=False)
+                   for n in names if n not in describable]
 
     response = MetadataResponse(
         brokers=[_broker_entry(ctx)],
@@ -102,5 +153,5 @@ def metadata(ctx: RequestContext, request: object) -> MetadataResponse:
         topics=topics,
     )
     if 8 <= version <= 10 and request.include_cluster_authorized_operations:
-        response.cluster_authorized_operations = ALL_CLUSTER_OPERATIONS
+        response.cluster_authorized_operations = cluster_authorized_operations(ctx, METADATA_KEY)
     return response

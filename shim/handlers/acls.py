@@ -1,0 +1,213 @@
+"""DescribeAcls (29), CreateAcls (30) and DeleteAcls (31), every version, as Kafka 3.9's AclApis answers them.
+
+Order of work, as in Kafka: (1) validation while the request is parsed: a raw code 0 (UNKNOWN) in any enum field,
+or a non-LITERAL pattern at v0, closes the connection without a reply; (2) the ACL check declared in
+authorizer.api_checks (ALTER on the cluster; DESCRIBE for DescribeAcls), refused with 31 in every error slot;
+(3) no authorizer configured: SECURITY_DISABLED (54); (4) the work, against the authorizer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import structlog
+
+from authorizer import (
+    AccessControlEntry,
+    AccessControlEntryFilter,
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    AclStoreError,
+    PatternType,
+    ResourcePattern,
+    ResourcePatternFilter,
+    ResourceType,
+)
+from protocol.messages import CreateAclsResponse, DeleteAclsResponse, DescribeAclsResponse
+from shim.context import RequestContext
+from shim.errors import CLUSTER_AUTHORIZATION_FAILED, INVALID_REQUEST, SECURITY_DISABLED, UNKNOWN_SERVER_ERROR
+from shim.handlers import CloseConnection, handles
+from shim.handlers.checks import not_authorized_message, refused_whole
+
+DESCRIBE_ACLS_KEY, CREATE_ACLS_KEY, DELETE_ACLS_KEY = 29, 30, 31
+MIN_VERSION, MAX_VERSION = 0, 3
+_UNKNOWN = 0  # the raw wire code Kafka refuses while parsing; other unknown codes decode to UNKNOWN and are judged later
+_ANY, _LITERAL = int(PatternType.ANY), int(PatternType.LITERAL)
+# Kafka's texts (AclApis, SecurityDisabledException).
+NO_AUTHORIZER_DESCRIBE = "No Authorizer is configured on the broker"
+NO_AUTHORIZER = "No Authorizer is configured."
+
+log = structlog.get_logger("kafka-shim.acls")
+
+_Creation = CreateAclsResponse.AclCreationResult
+_Resource = DescribeAclsResponse.DescribeAclsResource
+_Description = DescribeAclsResponse.AclDescription
+_FilterResult = DeleteAclsResponse.DeleteAclsFilterResult
+_Matching = DeleteAclsResponse.DeleteAclsMatchingAcl
+
+
+def _refuse_unknown(codes: Iterable[tuple[int, int, int, int]], what: str) -> None:
+    if any(_UNKNOWN in c for c in codes):
+        raise CloseConnection(f"{what} contain UNKNOWN elements (a raw code 0 in a resource type, pattern type, operation or "
+                              f"permission type field); send a valid code")
+
+
+def _v0_pattern(version: int, pattern: int, what: str) -> int:
+    """v0 predates pattern types: ANY is read as LITERAL (so v0 clients never see PREFIXED ACLs), others are refused."""
+    if version != 0 or pattern == _LITERAL:
+        return pattern
+    if pattern == _ANY:
+        return _LITERAL
+    raise CloseConnection(f"{what}: version 0 does not support pattern type {PatternType.from_code(pattern).name} "
+                          f"(only LITERAL and ANY are supported)")
+
+
+def _denied(ctx: RequestContext, request: object) -> str | None:
+    """The ClusterAuthorizationException message if the request fails its declared check, else None."""
+    refused = refused_whole(ctx, request)
+    if refused is None:
+        return None
+    log.info("acl_request_denied", api=ctx.api_key, principal=ctx.principal, client_host=ctx.client_host,
+             operation=refused.operation.name, resource_type=refused.resource_type.name, error_code=refused.error_code)
+    return not_authorized_message(ctx)
+
+
+def _java_order(text: str) -> bytes:
+    """Java's String.compareTo order (UTF-16 code units)."""
+    return text.encode("utf-16-be", "surrogatepass")
+
+
+def standard_acl_order(bindings: Iterable[AclBinding]) -> list[AclBinding]:
+    """The order of Kafka's ACL cache (StandardAcl.compareTo): type, name descending, pattern type, operation,
+    principal, host, permission type. Kafka's own answers group resources through a Java HashMap whose order
+    changes from one broker process to the next; this order is a stable stand-in."""
+    out = sorted(bindings, key=lambda b: (b.entry.operation, _java_order(b.entry.principal), _java_order(b.entry.host),
+                                          b.entry.permission_type))
+    out.sort(key=lambda b: b.pattern.pattern_type)
+    out.sort(key=lambda b: _java_order(b.pattern.name), reverse=True)
+    out.sort(key=lambda b: b.pattern.resource_type)
+    return out
+
+
+def describe_resources(bindings: Iterable[AclBinding]) -> list[_Resource]:
+    """DescribeAcls' grouping: one resource per (type, name, pattern type), each with its ACLs."""
+    grouped: dict[ResourcePattern, list[_Description]] = {}
+    for b in standard_acl_order(bindings):
+        e = b.entry
+        grouped.setdefault(b.pattern, []).append(
+            _Description(principal=e.principal, host=e.host, operation=e.operation, permission_type=e.permission_type))
+    return [_Resource(resource_type=p.resource_type, resource_name=p.name, pattern_type=p.pattern_type, acls=acls)
+            for p, acls in grouped.items()]
+
+
+def _filter(resource_type: int, name: str | None, pattern: int, principal: str | None, host: str | None,
+            operation: int, permission: int) -> AclBindingFilter:
+    return AclBindingFilter(
+        ResourcePatternFilter(ResourceType.from_code(resource_type), name, PatternType.from_code(pattern)),
+        AccessControlEntryFilter(principal, host, AclOperation.from_code(operation), AclPermissionType.from_code(permission)))
+
+
+@handles(DESCRIBE_ACLS_KEY, MIN_VERSION, MAX_VERSION)
+def describe_acls(ctx: RequestContext, request: object) -> DescribeAclsResponse:
+    r = request
+    pattern = _v0_pattern(ctx.api_version, r.pattern_type_filter, "DescribeAcls")
+    _refuse_unknown([(r.resource_type_filter, pattern, r.operation, r.permission_type)], "DescribeAcls filter")
+    message = _denied(ctx, request)
+    if message is not None:
+        return DescribeAclsResponse(error_code=CLUSTER_AUTHORIZATION_FAILED, error_message=message)
+    az = ctx.broker.authorizer
+    if az is None:
+        return DescribeAclsResponse(error_code=SECURITY_DISABLED, error_message=NO_AUTHORIZER_DESCRIBE)
+    # A filter with codes Kafka does not know (e.g. 99) matches nothing; the answer is empty, not an error.
+    found = az.describe_acls(_filter(r.resource_type_filter, r.resource_name_filter, pattern, r.principal_filter, r.host_filter,
+                                     r.operation, r.permission_type))
+    return DescribeAclsResponse(resources=describe_resources(found))
+
+
+def _binding(c: object) -> AclBinding:
+    """Kafka's CreateAclsRequest.aclBinding: the constructors refuse the filter-only codes with ValueError."""
+    return AclBinding(
+        ResourcePattern(ResourceType.from_code(c.resource_type), c.resource_name, PatternType.from_code(c.resource_pattern_type)),
+        AccessControlEntry(c.principal, c.host, AclOperation.from_code(c.operation), AclPermissionType.from_code(c.permission_type)))
+
+
+@handles(CREATE_ACLS_KEY, MIN_VERSION, MAX_VERSION)
+def create_acls(ctx: RequestContext, request: object) -> CreateAclsResponse:
+    creations = request.creations
+    if ctx.api_version == 0 and any(c.resource_pattern_type != _LITERAL for c in creations):
+        raise CloseConnection("CreateAcls: version 0 only supports literal resource pattern types")
+    _refuse_unknown([(c.resource_type, c.resource_pattern_type, c.operation, c.permission_type) for c in creations], "CreateAcls creations")
+
+    def everywhere(code: int, message: str | None) -> CreateAclsResponse:
+        return CreateAclsResponse(results=[_Creation(error_code=code, error_message=message) for _ in creations])
+
+    message = _denied(ctx, request)
+    if message is not None:
+        return everywhere(CLUSTER_AUTHORIZATION_FAILED, message)
+    az = ctx.broker.authorizer
+    if az is None:
+        return everywhere(SECURITY_DISABLED, NO_AUTHORIZER)
+    try:
+        bindings = [_binding(c) for c in creations]
+    except ValueError as exc:
+        # Kafka builds every binding before validating any: a filter-only code (ANY, MATCH) in one creation
+        # throws out of the handler, and the whole request is answered UNKNOWN_SERVER_ERROR without a message.
+        log.warning("acl_creation_refused", principal=ctx.principal, reason=str(exc), error_code=UNKNOWN_SERVER_ERROR,
+                    hint="ANY and MATCH are filter-only codes; an ACL needs a concrete type, pattern, operation and permission")
+        return everywhere(UNKNOWN_SERVER_ERROR, None)
+    results: list[_Creation] = []
+    for index, (binding, result) in enumerate(zip(bindings, az.create_acls(bindings), strict=True)):
+        if result.error is None:
+            results.append(_Creation())
+        elif isinstance(result.error, AclStoreError):
+            log.error("acl_store_failed", principal=ctx.principal, reason=str(result.error))
+            results.append(_Creation(error_code=UNKNOWN_SERVER_ERROR, error_message=None))
+        else:
+            log.info("acl_creation_invalid", principal=ctx.principal, index=index, acl=str(binding), reason=str(result.error),
+                     error_code=INVALID_REQUEST)
+            results.append(_Creation(error_code=INVALID_REQUEST, error_message=str(result.error)))
+    created = sum(1 for r in results if r.error_code == 0)
+    log.info("acls_created", principal=ctx.principal, client_host=ctx.client_host, requested=len(creations), succeeded=created)
+    return CreateAclsResponse(results=results)
+
+
+def _matching(b: AclBinding) -> _Matching:
+    p, e = b.pattern, b.entry
+    return _Matching(error_code=0, error_message=None, resource_type=p.resource_type, resource_name=p.name,
+                     pattern_type=p.pattern_type, principal=e.principal, host=e.host, operation=e.operation,
+                     permission_type=e.permission_type)
+
+
+@handles(DELETE_ACLS_KEY, MIN_VERSION, MAX_VERSION)
+def delete_acls(ctx: RequestContext, request: object) -> DeleteAclsResponse:
+    filters = request.filters
+    patterns = [_v0_pattern(ctx.api_version, f.pattern_type_filter, "DeleteAcls") for f in filters]
+    _refuse_unknown([(f.resource_type_filter, p, f.operation, f.permission_type) for f, p in zip(filters, patterns, strict=True)],
+                    "DeleteAcls filters")
+
+    def everywhere(code: int, message: str | None) -> DeleteAclsResponse:
+        return DeleteAclsResponse(filter_results=[_FilterResult(error_code=code, error_message=message) for _ in filters])
+
+    message = _denied(ctx, request)
+    if message is not None:
+        return everywhere(CLUSTER_AUTHORIZATION_FAILED, message)
+    az = ctx.broker.authorizer
+    if az is None:
+        return everywhere(SECURITY_DISABLED, NO_AUTHORIZER)
+    wanted = [_filter(f.resource_type_filter, f.resource_name_filter, p, f.principal_filter, f.host_filter, f.operation, f.permission_type)
+              for f, p in zip(filters, patterns, strict=True)]
+    results: list[_FilterResult] = []
+    for result in az.delete_acls(wanted):
+        if result.error is None:
+            results.append(_FilterResult(error_code=0, error_message=None, matching_acls=[_matching(b) for b in standard_acl_order(result.deleted)]))
+        elif isinstance(result.error, AclStoreError):
+            log.error("acl_store_failed", principal=ctx.principal, reason=str(result.error))
+            results.append(_FilterResult(error_code=UNKNOWN_SERVER_ERROR, error_message=None))
+        else:
+            results.append(_FilterResult(error_code=INVALID_REQUEST, error_message=str(result.error)))
+    deleted = sum(len(r.matching_acls) for r in results)
+    log.info("acls_deleted", principal=ctx.principal, client_host=ctx.client_host, filters=len(filters), matched=deleted,
+             invalid_filters=sum(1 for r in results if r.error_code == INVALID_REQUEST))
+    return DeleteAclsResponse(filter_results=results)

@@ -1,0 +1,52 @@
+"""DescribeCluster (key 60): this broker, the cluster id and the controller, as a KRaft broker answers.
+
+A broker makes no ACL check for it (anyone gets the broker list). ClusterAuthorizedOperations, when asked for,
+needs DESCRIBE on the cluster (declared in authorizer.api_checks, key 60): 0 without it, else the bitfield.
+"""
+
+from __future__ import annotations
+
+from protocol.messages import DescribeClusterResponse
+from shim.context import RequestContext
+from shim.errors import INVALID_REQUEST, MISMATCHED_ENDPOINT_TYPE, UNSUPPORTED_ENDPOINT_TYPE
+from shim.handlers import handles
+from shim.handlers.metadata import AUTHORIZED_OPERATIONS_OMITTED, cluster_authorized_operations
+
+DESCRIBE_CLUSTER_KEY = 60
+# Kafka's EndpointType ids; a broker serves BROKER.
+ENDPOINT_TYPES = {1: "BROKER", 2: "CONTROLLER"}
+BROKER_ENDPOINT = 1
+
+_Broker = DescribeClusterResponse.DescribeClusterBroker
+
+
+def _broker(ctx: RequestContext) -> _Broker:
+    """This broker as the listener the request came in on advertises it."""
+    host, port = ctx.broker.advertised_address(ctx.listener.name)
+    return _Broker(broker_id=ctx.broker.state.node_id, host=host, port=port, rack=ctx.broker.config.rack)
+
+
+@handles(DESCRIBE_CLUSTER_KEY, 0, 1)
+def describe_cluster(ctx: RequestContext, request: object) -> DescribeClusterResponse:
+    version = ctx.api_version
+    wanted = request.endpoint_type if version >= 1 else BROKER_ENDPOINT
+    if wanted not in ENDPOINT_TYPES:
+        return DescribeClusterResponse(error_code=INVALID_REQUEST if version == 0 else UNSUPPORTED_ENDPOINT_TYPE,
+                                       error_message=f"Unsupported endpoint type {wanted}")
+    if wanted != BROKER_ENDPOINT:
+        return DescribeClusterResponse(
+            error_code=INVALID_REQUEST if version == 0 else MISMATCHED_ENDPOINT_TYPE,
+            error_message=f"The request was sent to an endpoint of type {ENDPOINT_TYPES[BROKER_ENDPOINT]}, "
+                          f"but we wanted an endpoint of type {ENDPOINT_TYPES[wanted]}")
+    operations = AUTHORIZED_OPERATIONS_OMITTED
+    if request.include_cluster_authorized_operations:
+        operations = cluster_authorized_operations(ctx, DESCRIBE_CLUSTER_KEY)
+    state = ctx.broker.state
+    return DescribeClusterResponse(
+        endpoint_type=BROKER_ENDPOINT,
+        cluster_id=state.cluster_id,
+        # Kafka names a random live broker; with one broker, itself.
+        controller_id=state.node_id,
+        brokers=[_broker(ctx)],
+        cluster_authorized_operations=operations,
+    )

@@ -1,0 +1,65 @@
+"""The iteration order of Scala 2.13's immutable Set, which decides the order of topics in Kafka's Metadata answers.
+
+KafkaApis turns the requested topic names into a Scala Set and answers in that Set's order. Up to four distinct
+elements (Set1..Set4) keep their insertion order; from five on the Set is a CHAMP HashSet, iterated by the bits
+of each element's improved hash: at each trie level the elements alone in their 5-bit slot come first (by slot),
+then the sub-tries (by slot), depth first. Subsets built from a HashSet (partition, diff, filter) keep its order.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Hashable, Iterable
+from typing import TypeVar
+
+T = TypeVar("T", bound=Hashable)
+_MASK = 0xFFFFFFFF
+_SMALL = 4  # Set1..Set4
+_BITS = 5
+_HASH_LENGTH = 32
+
+
+def java_string_hash(text: str) -> int:
+    """java.lang.String.hashCode over UTF-16 code units, as an unsigned 32-bit value."""
+    h = 0
+    data = text.encode("utf-16-be", "surrogatepass")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & _MASK
+    return h
+
+
+def kafka_uuid_hash(value: uuid.UUID) -> int:
+    """org.apache.kafka.common.Uuid.hashCode: the xor of the four 32-bit words, unsigned."""
+    bits = value.int
+    h = (bits >> 64) ^ (bits & 0xFFFFFFFFFFFFFFFF)
+    return ((h >> 32) ^ h) & _MASK
+
+
+def _improve(h: int) -> int:
+    """scala.collection.Hashing.improve, on unsigned 32-bit values."""
+    h = (h + (~(h << 9) & _MASK)) & _MASK
+    h ^= h >> 14
+    h = (h + (h << 4)) & _MASK
+    return h ^ (h >> 10)
+
+
+def _champ(entries: list[tuple[T, int]], shift: int) -> list[T]:
+    if shift >= _HASH_LENGTH:
+        return [item for item, _ in entries]  # equal hashes: a collision node keeps insertion order
+    slots: dict[int, list[tuple[T, int]]] = {}
+    for entry in entries:
+        slots.setdefault((entry[1] >> shift) & 0x1F, []).append(entry)
+    ordered = sorted(slots.items())
+    out = [group[0][0] for _, group in ordered if len(group) == 1]
+    for _, group in ordered:
+        if len(group) > 1:
+            out += _champ(group, shift + _BITS)
+    return out
+
+
+def scala_set_order(items: Iterable[T], hash_code: Callable[[T], int]) -> list[T]:
+    """The distinct items in the order a Scala immutable Set built from them (in this order) iterates."""
+    distinct = list(dict.fromkeys(items))
+    if len(distinct) <= _SMALL:
+        return distinct
+    return _champ([(item, _improve(hash_code(item) & _MASK)) for item in distinct], 0)
