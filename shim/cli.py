@@ -34,13 +34,17 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default="info")
     serve.add_argument("--event-loop", choices=["auto", "asyncio", "uvloop"], default="auto",
                        help="auto: uvloop when installed (measured faster in bench/server.py), else asyncio")
+    serve.add_argument("--acls", metavar="FILE",
+                       help="ACLs to create at start (YAML or JSON, see examples/acls.yaml); needs authorizer.class.name")
+    # Parsed by shim.acls_cli (kafka-acls.sh's flags); listed here for --help.
+    sub.add_parser("acls", help="add, remove or list ACLs on any Kafka broker (kafka-acls.sh's flags)", add_help=False)
     return parser
 
 
-async def serve(config: BrokerConfig) -> int:
+async def serve(config: BrokerConfig, preload_acls: list | None = None) -> int:
     from shim.broker import Broker
 
-    broker = Broker(config)
+    broker = Broker(config, preload_acls=preload_acls)
     bound = await broker.start()
     for b in bound:
         print(b.url, flush=True)
@@ -54,7 +58,31 @@ async def serve(config: BrokerConfig) -> int:
     return 0
 
 
+def _preload_acls(path: str | None, config: BrokerConfig) -> list | None:
+    """The bindings of ``serve --acls FILE``; ConfigError when they cannot be used."""
+    if path is None:
+        return None
+    from shim.acl_file import AclFileError, load_acl_file
+
+    if not config.authorizer_enabled:
+        raise ConfigError(f"--acls {path} needs an authorizer: set authorizer.class.name="
+                          "org.apache.kafka.metadata.authorizer.StandardAuthorizer (in the config file or with --override)")
+    try:
+        bindings = load_acl_file(path)
+    except AclFileError as exc:
+        raise ConfigError(f"--acls {exc}") from None
+    log.info("acls_file_loaded", path=path, acls=len(bindings))
+    return bindings
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["acls"]:
+        from shim import acls_cli
+
+        # Warnings only, and on stderr: stdout carries kafka-acls.sh's output.
+        configure_logging("console", "warning")
+        return acls_cli.main(argv[1:])
     args = build_parser().parse_args(argv)
     configure_logging(args.log_format, args.log_level)
     if args.command == "serve":
@@ -63,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.data_dir:
                 overrides["log.dirs"] = args.data_dir
             config = BrokerConfig.load(args.config, overrides)
+            preload = _preload_acls(args.acls, config)
             if args.event_loop != "asyncio":
                 try:
                     import uvloop
@@ -71,8 +100,8 @@ def main(argv: list[str] | None = None) -> int:
                         print("kafka-shim: --event-loop uvloop needs the uvloop package: pip install uvloop", file=sys.stderr)
                         return 2
                 else:
-                    return uvloop.run(serve(config))
-            return asyncio.run(serve(config))
+                    return uvloop.run(serve(config, preload))
+            return asyncio.run(serve(config, preload))
         except ConfigError as exc:
             print(f"kafka-shim: configuration error: {exc}", file=sys.stderr)
             return 2
