@@ -32,19 +32,24 @@ from shim.sasl.errors import (
 from shim.sasl.formatter import ScramCredential, ScramMechanism, secure_random_string
 from shim.sasl.java_order import JavaHashMap
 
-# Kafka's ScramMessages patterns (Java's [\x01-\x7F&&[^=,]] written out as ranges).
+# Kafka's ScramMessages patterns (Java's [\x01-\x7F&&[^=,]] written out as ranges). The quantifiers are possessive:
+# no part can end inside a run of its own characters, so giving characters back could never find a match, and
+# refusing a half-megabyte garbage token stays a matter of milliseconds.
 _VALUE_SAFE = r"[\x01-\x2b\x2d-\x3c\x3e-\x7f]"
-_SASLNAME = rf"(?:{_VALUE_SAFE}|=2C|=3D)+"
-_VALUE = r"[\x01-\x2b\x2d-\x7f]+"
-_PRINTABLE = r"[\x21-\x2b\x2d-\x7e]+"
-_ALPHA = r"[A-Za-z]+"
+_SASLNAME = rf"(?:{_VALUE_SAFE}++|=2C|=3D)++"
+_VALUE = r"[\x01-\x2b\x2d-\x7f]++"
+_PRINTABLE = r"[\x21-\x2b\x2d-\x7e]++"
+_ALPHA = r"[A-Za-z]++"
 _B64 = r"[a-zA-Z0-9/+]"
-_BASE64 = rf"(?:{_B64}{{4}})*(?:{_B64}{{3}}=|{_B64}{{2}}==)?"
-_EXTENSIONS = rf"(?:,{_ALPHA}={_VALUE})*"
+_BASE64 = rf"(?:{_B64}{{4}})*+(?:{_B64}{{3}}=|{_B64}{{2}}==)?"
+_EXTENSIONS = rf"(?:,{_ALPHA}={_VALUE})*+"
 _CLIENT_FIRST = re.compile(
     rf"n,(?:a=(?P<authzid>{_SASLNAME}))?,(?:m={_VALUE},)?n=(?P<saslname>{_SASLNAME}),r=(?P<nonce>{_PRINTABLE})(?P<extensions>{_EXTENSIONS})"
 )
-_CLIENT_FINAL = re.compile(rf"c=(?P<channel>{_BASE64}),r=(?P<nonce>{_PRINTABLE}){_EXTENSIONS},p=(?P<proof>{_BASE64})")
+# Kafka's client-final pattern is c=..,r=..[,ext=..]*,p=..; a proof has no comma, so it is the last field, which
+# lets the extensions be matched possessively too.
+_CLIENT_FINAL_HEAD = re.compile(rf"c=(?P<channel>{_BASE64}),r=(?P<nonce>{_PRINTABLE}){_EXTENSIONS}")
+_PROOF = re.compile(rf"p=(?P<proof>{_BASE64})")
 
 TOKEN_AUTH = "tokenauth"
 
@@ -133,13 +138,16 @@ class ScramServer:
         return self._server_first.encode("ascii")
 
     def _client_final(self, token: bytes) -> bytes:
-        match = _CLIENT_FINAL.fullmatch(_decode(token))
-        if match is None:
+        text = _decode(token)
+        head, comma, last = text.rpartition(",")
+        match = _CLIENT_FINAL_HEAD.fullmatch(head) if comma else None
+        proof_match = _PROOF.fullmatch(last) if match else None
+        if match is None or proof_match is None:
             raise self._invalid("the client-final message does not have SCRAM's form")
         if match.group("nonce") != self._full_nonce:
             raise self._invalid("Invalid client nonce in the final client message.")
         channel = base64.b64decode(match.group("channel"))
-        proof = base64.b64decode(match.group("proof"))
+        proof = base64.b64decode(proof_match.group("proof"))
         credential = self._credential
         assert credential is not None
         without_proof = f"c={base64.b64encode(channel).decode('ascii')},r={self._full_nonce}"
