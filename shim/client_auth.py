@@ -215,7 +215,7 @@ async def _api_versions(client: WireClient, timeout: float, shown: str) -> dict[
     version = _OUR_API_VERSIONS_MAX
     for _ in range(2):
         request = ApiVersionsRequest(client_software_name=CLIENT_SOFTWARE_NAME, client_software_version=CLIENT_SOFTWARE_VERSION)
-        await client.send(API_VERSIONS, version, request)
+        await _send(client, API_VERSIONS, version, request, shown, "ApiVersions")
         payload = await _read(client, timeout, shown, "ApiVersions")
         response = _decode_api_versions(payload, version, shown)
         if response.error_code == 35 and version > 0:
@@ -239,22 +239,41 @@ def _decode_api_versions(payload: bytes, version: int, shown: str) -> ApiVersion
         return decode_response(API_VERSIONS, 0, payload)[1]
 
 
+async def _send(client: WireClient, api_key: int, version: int, body, shown: str, what: str) -> int:
+    try:
+        return await client.send(api_key, version, body)
+    except ssl.SSLError as exc:
+        raise _tls_refused(shown, exc) from None
+    except (ConnectionError, OSError) as exc:
+        hint = ""
+        if client.writer.get_extra_info("ssl_object") is not None:
+            hint = ("; on a TLS listener that requires client certificates (ssl.client.auth=required), "
+                    "set ssl.keystore.* in --command-config")
+        raise ClientError(f"the broker at {shown} closed the connection when sent {what} ({exc}){hint}") from None
+
+
 async def _read(client: WireClient, timeout: float, shown: str, what: str) -> bytes:
     try:
         return await client.read_frame(timeout)
     except TimeoutError:
         raise ClientError(f"the broker at {shown} did not answer {what} within {timeout:g} s") from None
-    except ConnectionClosed:
+    except ssl.SSLError as exc:
+        raise _tls_refused(shown, exc) from None
+    except (ConnectionClosed, ConnectionError, OSError):
         raise ClientError(f"the broker at {shown} closed the connection instead of answering {what}; check that "
-                          f"security.protocol in --command-config matches this listener") from None
+                          f"security.protocol in --command-config matches this listener (and, on a TLS listener that "
+                          f"requires client certificates, set ssl.keystore.*)") from None
+
+
+def _tls_refused(shown: str, exc: ssl.SSLError) -> ClientError:
+    # With TLS 1.3 a refused client certificate shows only after the handshake, on the first read or write.
+    return ClientError(f"the broker at {shown} ended the TLS session: {exc.reason or exc}; if the listener requires "
+                       f"client certificates (ssl.client.auth=required), set ssl.keystore.* in --command-config")
 
 
 async def request(session: Session, api_key: int, version: int, body, timeout: float, what: str):
     """Send one request on the session and return the decoded response body (ClientError if none comes)."""
-    try:
-        cid = await session.client.send(api_key, version, body)
-    except (ConnectionError, OSError) as exc:
-        raise ClientError(f"lost the connection to {session.address} sending {what}: {exc}") from None
+    cid = await _send(session.client, api_key, version, body, session.address, what)
     payload = await _read(session.client, timeout, session.address, what)
     got, response = decode_response(api_key, version, payload)
     if got != cid:

@@ -386,3 +386,66 @@ def test_plaintext_client_on_a_sasl_listener_is_told_to_check_security_protocol(
     result = run_acls("--bootstrap-server", f"{host}:{port}", "--list")
     assert result.code == 1 and "security.protocol" in result.err
 
+
+
+# -- TLS: SSL with a client certificate, and SASL_SSL -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tls_broker() -> Iterator[tuple[EmbeddedBroker, object]]:
+    from tests.sasl_setup import jaas
+    from tests.tls_material import shared_tls_material
+
+    material = shared_tls_material()
+    scram = jaas("org.apache.kafka.common.security.scram.ScramLoginModule", {"admin": "admin-secret"})
+    props = {
+        "listeners": "SSL://127.0.0.1:0,SASL_SSL://127.0.0.1:0",
+        **material.broker_properties("SSL", client_auth="required"),
+        **material.broker_properties("SASL_SSL"),
+        "listener.name.sasl_ssl.sasl.enabled.mechanisms": "SCRAM-SHA-256",
+        "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config": scram,
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": f"{material.alice.principal};User:admin",
+    }
+    with EmbeddedBroker(BrokerConfig.from_properties(props)) as broker:
+        yield broker, material
+
+
+def _properties(path: Path, props: dict[str, str]) -> Path:
+    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+    return path
+
+
+def test_ssl_with_a_client_certificate(tls_broker: tuple[EmbeddedBroker, object], tmp_path: Path) -> None:
+    broker, material = tls_broker
+    host, port = listener_address(broker.broker, "SSL")
+    alice = _properties(tmp_path / "alice.properties", material.client_properties(material.alice))
+    boot = ["--bootstrap-server", f"{host}:{port}", "--command-config", str(alice)]
+    assert run_acls(*boot, "--add", "--topic", "tls", "--allow-principal", "User:bob").code == 0
+    result = run_acls(*boot, "--list", "--topic", "tls")
+    assert (result.code, result.err) == (0, "")
+    assert "(principal=User:bob, host=*, operation=ALL, permissionType=ALLOW)" in result.out
+    # Without a client certificate the broker (ssl.client.auth=required) refuses the handshake.
+    anonymous = _properties(tmp_path / "anon.properties", material.client_properties())
+    refused = run_acls("--bootstrap-server", f"{host}:{port}", "--command-config", str(anonymous), "--list")
+    assert refused.code == 1 and refused.err.startswith("Error while executing ACL command: ") and "ssl.keystore" in refused.err
+
+
+def test_ssl_needs_the_ca_in_the_trust_store(tls_broker: tuple[EmbeddedBroker, object], tmp_path: Path) -> None:
+    broker, material = tls_broker
+    host, port = listener_address(broker.broker, "SSL")
+    untrusting = _properties(tmp_path / "u.properties", {"security.protocol": "SSL", "ssl.truststore.type": "PEM",
+                                                          "ssl.truststore.location": str(material.alice.cert_path)})
+    result = run_acls("--bootstrap-server", f"{host}:{port}", "--command-config", str(untrusting), "--list")
+    assert result.code == 1 and "TLS handshake with" in result.err and "ssl.truststore" in result.err
+
+
+def test_sasl_ssl_with_scram(tls_broker: tuple[EmbeddedBroker, object], tmp_path: Path) -> None:
+    broker, material = tls_broker
+    host, port = listener_address(broker.broker, "SASL_SSL")
+    props = {**material.client_properties(), "security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-256",
+             "sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" '
+                                 'password="admin-secret";'}
+    config = _properties(tmp_path / "admin.properties", props)
+    result = run_acls("--bootstrap-server", f"{host}:{port}", "--command-config", str(config), "--list")
+    assert (result.code, result.err) == (0, "")
