@@ -449,3 +449,51 @@ def test_sasl_ssl_with_scram(tls_broker: tuple[EmbeddedBroker, object], tmp_path
     config = _properties(tmp_path / "admin.properties", props)
     result = run_acls("--bootstrap-server", f"{host}:{port}", "--command-config", str(config), "--list")
     assert (result.code, result.err) == (0, "")
+
+
+# -- an older broker: version negotiation ---------------------------------------------------------------------------
+
+
+def test_an_older_broker_gets_the_versions_it_supports() -> None:
+    """A broker knowing ApiVersions 0-2 and the ACL APIs 0-1 (Kafka 2.x): v0 error 35 first, then v2, then v1 requests."""
+    import socket
+    import threading
+
+    from protocol.framing import encode_response, parse_request
+    from protocol.messages import ApiVersionsResponse, DescribeAclsResponse
+
+    seen: list[tuple[int, int]] = []
+    Key = ApiVersionsResponse.ApiVersion
+
+    def answer(api_key: int, version: int, cid: int, conn: socket.socket) -> None:
+        seen.append((api_key, version))
+        if api_key == 18 and version > 2:
+            body, version = ApiVersionsResponse(error_code=35, api_keys=[Key(api_key=18, min_version=0, max_version=2)]), 0
+        elif api_key == 18:
+            body = ApiVersionsResponse(api_keys=[Key(api_key=k, min_version=0, max_version=2 if k == 18 else 1) for k in (18, 29, 30, 31)])
+        else:
+            acl = DescribeAclsResponse.AclDescription(principal="User:old", host="*", operation=3, permission_type=3)
+            body = DescribeAclsResponse(resources=[DescribeAclsResponse.DescribeAclsResource(
+                resource_type=2, resource_name="legacy", pattern_type=3, acls=[acl])])
+        conn.sendall(encode_response(api_key, version, cid, body))
+
+    def serve(listener: socket.socket) -> None:
+        conn, _ = listener.accept()
+        with conn:
+            while head := conn.recv(4):
+                size = int.from_bytes(head, "big")
+                payload = b""
+                while len(payload) < size:
+                    payload += conn.recv(size - len(payload))
+                frame = parse_request(payload)
+                answer(frame.api_key, frame.api_version, frame.correlation_id, conn)
+
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        thread = threading.Thread(target=serve, args=(listener,), daemon=True)
+        thread.start()
+        result = run_acls("--bootstrap-server", f"127.0.0.1:{listener.getsockname()[1]}", "--list", "--topic", "legacy")
+        thread.join(timeout=10)
+    assert seen == [(18, 3), (18, 2), (29, 1)]
+    assert (result.code, result.err) == (0, "")
+    assert result.out == ("Current ACLs for resource `ResourcePattern(resourceType=TOPIC, name=legacy, patternType=LITERAL)`: \n"
+                          " \t(principal=User:old, host=*, operation=READ, permissionType=ALLOW) \n\n")
