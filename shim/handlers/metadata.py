@@ -4,7 +4,7 @@ What it asks the authorizer is declared in authorizer.api_checks (key 3): DESCRI
 (explicit list: denied topics get 29; all topics: they are left out, their denials not logged at INFO), CREATE
 for topics it would auto-create, and the authorized-operations bitfields. The answer lists, as Kafka does:
 unknown topic ids, then the described topics (existing ones before missing ones), then topics denied
-creation, then topics denied description; each part in the order of Kafka's Scala Set of the names.
+creation, then topics denied description; each part in the order of Kafka's Scala Set for it (scala_sets.py).
 """
 
 from __future__ import annotations
@@ -26,11 +26,14 @@ from shim.errors import (
 )
 from shim.handlers import handles
 from shim.handlers.checks import allowed, allowed_names, check, shortcut_allowed
-from shim.handlers.scala_sets import java_string_hash, kafka_uuid_hash, scala_set_order
+from shim.handlers.scala_sets import ScalaSet, java_string_hash, kafka_uuid_hash, scala_set
 from shim.state import INTERNAL_TOPICS, Topic, topic_name_error
 
 METADATA_KEY = 3
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
+
+# The checks declared for Metadata in authorizer.api_checks.
+_DESCRIBE, _DESCRIBE_ALL, _CREATE = check(METADATA_KEY, "describe"), check(METADATA_KEY, "describe_all"), check(METADATA_KEY, "create")
 
 _Broker = MetadataResponse.MetadataResponseBroker
 _Topic = MetadataResponse.MetadataResponseTopic
@@ -104,46 +107,52 @@ def metadata(ctx: RequestContext, request: object) -> MetadataResponse:
     unknown_ids: list[_Topic] = []
     by_id = False
     if all_topics:
-        names = list(state.topics)
+        # Kafka iterates its metadata image's topic map here; kafka-shim answers in creation order.
+        names = ScalaSet(tuple(state.topics), java_string_hash, hashed=False)
     else:
-        ids = scala_set_order((t.topic_id for t in requested if t.topic_id != ZERO_UUID), kafka_uuid_hash) if version >= 12 else []
+        ids = scala_set((t.topic_id for t in requested if t.topic_id != ZERO_UUID), kafka_uuid_hash) if version >= 12 else None
         if ids:
             # With any topic id present, Kafka resolves the ids and ignores the names.
             by_id = True
-            known = [state.topic_by_id(i) for i in ids]
-            unknown_ids = [_Topic(error_code=UNKNOWN_TOPIC_ID, name=None, topic_id=i) for i, t in zip(ids, known, strict=True) if t is None]
-            names = scala_set_order((t.name for t in known if t is not None), java_string_hash)
+            unknown_ids = [_Topic(error_code=UNKNOWN_TOPIC_ID, name=None, topic_id=i) for i in ids.where(lambda i: state.topic_by_id(i) is None)]
+            names = scala_set((t.name for t in map(state.topic_by_id, ids) if t is not None), java_string_hash, hashed=ids.hashed)
         elif any(t.name is None for t in requested):
             # v12 lets a topic carry neither a name nor an id; Kafka fails on the null name (UNKNOWN_SERVER_ERROR).
             return _error_response(request, UNKNOWN_SERVER_ERROR)
         else:
-            names = scala_set_order((t.name for t in requested), java_string_hash)
+            names = scala_set((t.name for t in requested), java_string_hash)
 
-    describe = check(METADATA_KEY, "describe_all" if all_topics else "describe")
-    describable = allowed_names(ctx, describe, names)
-    authorized = [n for n in names if n in describable]
-    create_denied: list[str] = []
-    create = check(METADATA_KEY, "create")
-    if broker.config.auto_create_topics and create.applies_to(request, version):
-        missing = [n for n in authorized if n not in state.topics]
-        if missing and not shortcut_allowed(ctx, create):
-            creatable = {n for n in missing if allowed(ctx, create, n)}
-            create_denied = [n for n in missing if n not in creatable]
-            authorized = [n for n in authorized if n not in create_denied]
+    authorized, undescribable = names, ()
+    if broker.authorizer is not None and names:
+        describable = allowed_names(ctx, _DESCRIBE_ALL if all_topics else _DESCRIBE, names)
+        if len(describable) < len(names):
+            authorized = names.where(describable.__contains__)
+            undescribable = names.where(lambda n: n not in describable)
+    create_denied: tuple[str, ...] | ScalaSet[str] = ()
+    if broker.authorizer is not None and broker.config.auto_create_topics and _CREATE.applies_to(request, version):
+        missing = authorized.where(lambda n: n not in state.topics)
+        if missing and not shortcut_allowed(ctx, _CREATE):
+            creatable = {n for n in missing if allowed(ctx, _CREATE, n)}
+            if len(creatable) < len(missing):
+                create_denied = missing.where(lambda n: n not in creatable)
+                authorized = authorized.where(lambda n: n not in create_denied)
 
-    described = [_describe(state.topics[n]) for n in authorized if n in state.topics]
-    described += [_missing(n) for n in authorized if n not in state.topics]
+    topics_by_name = state.topics
+    described = [_describe(topics_by_name[n]) for n in authorized if n in topics_by_name]
+    if len(described) < len(authorized):
+        absent = authorized.where(lambda n: n not in topics_by_name) if described else authorized
+        described += [_missing(n) for n in absent]
     if version >= 8 and request.include_topic_authorized_operations:
         for entry in described:
             entry.topic_authorized_operations = authz.authorized_operations(ctx, ResourceType.TOPIC, entry.name)
-    topics = unknown_ids + described
-    topics += [_Topic(error_code=TOPIC_AUTHORIZATION_FAILED, name=n, topic_id=ZERO_UUID, is_internal=n in INTERNAL_TOPICS)
-               for n in create_denied]
+    topics = unknown_ids + described if unknown_ids else described
+    for n in create_denied:
+        topics.append(_Topic(error_code=TOPIC_AUTHORIZATION_FAILED, name=n, topic_id=ZERO_UUID, is_internal=n in INTERNAL_TOPICS))
     if not all_topics:
         # Kafka never reveals whether an undescribable topic exists; asked by id, the id is no secret.
-        topics += [_Topic(error_code=TOPIC_AUTHORIZATION_FAILED, name=None if by_id else n,
-                          topic_id=state.topics[n].topic_id if by_id else ZERO_UUID, is_internal=False)
-                   for n in names if n not in describable]
+        for n in undescribable:
+            topics.append(_Topic(error_code=TOPIC_AUTHORIZATION_FAILED, name=None if by_id else n,
+                                 topic_id=topics_by_name[n].topic_id if by_id else ZERO_UUID, is_internal=False))
 
     response = MetadataResponse(
         brokers=[_broker_entry(ctx)],
