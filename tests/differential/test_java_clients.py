@@ -6,7 +6,6 @@ import json
 import subprocess
 import sys
 
-import pytest
 from conftest import REAL_KAFKA
 
 
@@ -38,7 +37,6 @@ def _exception_classes(text: str) -> list[str]:
     return sorted({word.rstrip(":") for word in text.split() if word.endswith(("Exception", "Exception:"))})
 
 
-@pytest.mark.xfail(strict=True, reason="kafka-shim serves DescribeAcls from the ACL-protocol issue (#6) on")
 def test_kafka_acls_list_without_authorizer(oracle_open, shim_peer) -> None:
     kafka = run_java("kafka.admin.AclCommand", "--bootstrap-server", "{}:{}".format(*oracle_open.plaintext), "--list")
     shim = run_java("kafka.admin.AclCommand", "--bootstrap-server", shim_peer.bootstrap_servers, "--list")
