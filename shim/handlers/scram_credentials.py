@@ -55,10 +55,12 @@ Error = tuple[int, str | None]
 
 
 def credential_store(ctx: RequestContext) -> ScramCredentialStore:
-    """The broker's store; a broker started without one gets an in-memory one (Kafka always has a SCRAM image)."""
+    """The broker's store. A broker without SASL listeners starts without one, but Kafka always has a SCRAM
+    image, so the first request opens one (in the data directory, if there is one) with no JAAS users."""
     store = getattr(ctx.broker, "scram_credentials", None)
     if store is None:
-        store = ScramCredentialStore()
+        log_dirs = ctx.broker.config.log_dirs
+        store = ScramCredentialStore.open(log_dirs[0] if log_dirs else None)
         ctx.broker.scram_credentials = store
     return store
 

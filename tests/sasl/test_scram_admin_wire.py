@@ -229,3 +229,11 @@ async def test_without_an_authorizer_or_sasl_listener_the_apis_still_work_in_mem
         assert (await client.request(50, 0, D(users=None))).results == []
         assert altered(await client.request(51, 0, A(deletions=[], upsertions=[upsertion("carol")]))) == [("carol", 0, None)]
         assert described(await client.request(50, 0, D(users=None))) == [("carol", 0, "", [(SHA256, 4096)])]
+
+
+async def test_without_a_sasl_listener_changes_are_still_kept_in_the_data_directory(tmp_path: Path) -> None:
+    config = BrokerConfig.from_properties({"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": str(tmp_path)})
+    async with Broker(config) as b, connect(b) as client:
+        assert altered(await client.request(51, 0, A(deletions=[], upsertions=[upsertion("carol")]))) == [("carol", 0, None)]
+    async with Broker(config) as b, connect(b) as client:
+        assert described(await client.request(50, 0, D(users=None))) == [("carol", 0, "", [(SHA256, 4096)])]
