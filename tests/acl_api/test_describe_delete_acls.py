@@ -30,7 +30,7 @@ from acl_helpers import (
 
 from protocol.messages import DeleteAclsRequest, DescribeAclsRequest
 from shim.handlers import CloseConnection
-from shim.handlers.acls import delete_acls, describe_acls
+from shim.handlers.acls import delete_acls, describe_acls, standard_acl_order
 
 DESCRIBE_ACLS, DELETE_ACLS = 29, 31
 
@@ -216,3 +216,12 @@ async def test_describe_request_with_unusual_text(admin_broker, client_of) -> No
                                                                        pattern_type_filter=MATCH, principal_filter=None, host_filter=None,
                                                                        operation=ANY, permission_type=ANY))
     assert [a.principal for r in found.resources for a in r.acls] == ["User:\U0001f600"]
+
+
+def test_stable_order_follows_javas_string_order() -> None:
+    # Java compares UTF-16 code units: a character beyond U+FFFF (a surrogate pair, 0xD83D...) sorts before U+FB01,
+    # although its code point is larger. Names sort descending, as in Kafka's ACL cache.
+    emoji, ligature = binding(name="\U0001f600"), binding(name="\ufb01")
+    assert [b.pattern.name for b in standard_acl_order([emoji, ligature])] == ["\ufb01", "\U0001f600"]
+    by_principal = standard_acl_order([binding(principal="User:\ufb01"), binding(principal="User:\U0001f600")])
+    assert [b.entry.principal for b in by_principal] == ["User:\U0001f600", "User:\ufb01"]
