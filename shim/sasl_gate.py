@@ -67,7 +67,7 @@ class SaslGate:
         self,
         owner: GateOwner,
         mechanisms: list[str],
-        new_mechanism: Callable[[str], Mechanism],
+        new_mechanism: Callable[[str, bool], Mechanism],
         reauth_ms: int = 0,
         is_authentication_error: Callable[[BaseException], bool] = lambda exc: isinstance(exc, SaslError),
     ) -> None:
@@ -154,7 +154,7 @@ class SaslGate:
         self._respond(frame, SaslHandshakeResponse(error_code=NONE, mechanisms=self.mechanisms))
         self.raw_tokens = version == 0
         self.mechanism_name = mechanism
-        self.server = self.new_mechanism(mechanism)
+        self.server = self.new_mechanism(mechanism, self.reauthenticating)
         self.phase = Phase.AUTHENTICATE
 
     def _api_versions(self, frame: Any) -> None:
@@ -208,6 +208,10 @@ class SaslGate:
             token = self.server.evaluate(bytes(request.auth_bytes))
         except Exception as exc:  # any mechanism failure is an authentication failure, never a crash
             message = self._failure_message(exc)
+            if getattr(exc, "close_without_response", False):
+                # Kafka drops the connection without an answer for some malformed exchanges.
+                self._fail(message, None)
+                return
             body = SaslAuthenticateResponse(error_code=SASL_AUTHENTICATION_FAILED, error_message=message, auth_bytes=b"")
             self._fail(message, encode_response(key, version, frame.correlation_id, body))
             return

@@ -12,17 +12,25 @@ def jaas(module: str, users: dict[str, str]) -> str:
     return f"{module} required {entries};"
 
 
-def sasl_properties(users: dict[str, str] | None = None, *, listeners: str | None = None) -> dict[str, str]:
+def sasl_properties(
+    users: dict[str, str] | None = None, *, listeners: str | None = None, sasl_listeners: tuple[str, ...] = ("SASL_PLAINTEXT",)
+) -> dict[str, str]:
     users = users or USERS
     plain = jaas("org.apache.kafka.common.security.plain.PlainLoginModule", users)
     scram = jaas("org.apache.kafka.common.security.scram.ScramLoginModule", users)
-    return {
+    props = {
         "listeners": listeners or "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
         "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL",
-        "listener.name.sasl_plaintext.sasl.enabled.mechanisms": ",".join(MECHANISMS),
-        "listener.name.sasl_plaintext.plain.sasl.jaas.config": plain,
-        "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": scram,
-        "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config": scram,
+    }
+    for listener in sasl_listeners:
+        prefix = f"listener.name.{listener.lower()}."
+        props |= {
+            prefix + "sasl.enabled.mechanisms": ",".join(MECHANISMS),
+            prefix + "plain.sasl.jaas.config": plain,
+            prefix + "scram-sha-256.sasl.jaas.config": scram,
+            prefix + "scram-sha-512.sasl.jaas.config": scram,
+        }
+    return props | {
         "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
         "super.users": "User:admin",
         "node.id": "1",

@@ -113,8 +113,30 @@ def test_example_config_is_valid() -> None:
     from shim.config import BrokerConfig
 
     config = BrokerConfig.load(ROOT / "examples" / "server.properties")
-    assert [(lst.name, lst.host, lst.port) for lst in config.listeners] == [("PLAINTEXT", "127.0.0.1", 9092)]
+    assert [(lst.name, lst.host, lst.port) for lst in config.listeners] == [
+        ("PLAINTEXT", "127.0.0.1", 9092), ("SASL_PLAINTEXT", "127.0.0.1", 9093)]
     assert config.unknown_keys == []
+    assert config.authorizer_enabled and config.super_users == "User:admin"
+
+
+def test_example_config_serves_its_users(capsys: pytest.CaptureFixture[str]) -> None:
+    """The example broker (on free ports): admin logs in with examples/admin.properties and may list ACLs."""
+    from shim.acls_cli import main as acls_main
+    from shim.config import BrokerConfig
+    from shim.embedded import EmbeddedBroker
+
+    config = BrokerConfig.load(ROOT / "examples" / "server.properties", {
+        "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0", "advertised.listeners": ""})
+    with EmbeddedBroker(config) as broker:
+        sasl = next(b for b in broker.broker.bound if b.listener.name == "SASL_PLAINTEXT")
+        plaintext = next(b for b in broker.broker.bound if b.listener.name == "PLAINTEXT")
+        admin = ["--bootstrap-server", f"127.0.0.1:{sasl.port}", "--command-config", str(ROOT / "examples" / "admin.properties")]
+        assert acls_main([*admin, "--add", "--allow-principal", "User:alice", "--operation", "Read", "--topic", "payments"]) == 0
+        capsys.readouterr()
+        assert acls_main([*admin, "--list", "--topic", "payments"]) == 0
+        assert "(principal=User:alice, host=*, operation=READ, permissionType=ALLOW)" in capsys.readouterr().out
+        # Anonymous on PLAINTEXT is not allowed to describe ACLs (CLUSTER_AUTHORIZATION_FAILED): a non-zero exit.
+        assert acls_main(["--bootstrap-server", f"127.0.0.1:{plaintext.port}", "--list"]) != 0
 
 
 def test_startup_is_quick() -> None:

@@ -39,6 +39,9 @@ def frame(api_key: int, version: int, body: Any) -> tuple[bytes, int, int]:
 
 
 API_VERSIONS = frame(18, 3, ApiVersionsRequest(client_software_name="diff", client_software_version="1"))
+# ApiVersions v9, which neither broker knows: a v3 frame with its header's version rewritten.
+_v3 = API_VERSIONS[0]
+API_VERSIONS_V9 = (_v3[:6] + (9).to_bytes(2, "big") + _v3[8:], 18, 0)
 API_VERSIONS_V0 = frame(18, 0, ApiVersionsRequest())
 METADATA = frame(3, 1, MetadataRequest(topics=None))
 HANDSHAKE_PLAIN = frame(17, 1, SaslHandshakeRequest(mechanism="PLAIN"))
@@ -80,7 +83,9 @@ def assert_same_answers(kafka: list[Answer], shim: list[Answer]) -> None:
             if k.body is None:
                 continue
             assert s.correlation_id == k.correlation_id
-            assert_same(k.body, s.body)
+            # ApiVersions' key list and feature epoch are compared in test_foundation; here only the state matters.
+            assert_same(k, s, ignore=("api_keys", "finalized_features_epoch", "supported_features",
+                                       "brokers.*.host", "brokers.*.port", "cluster_id"))
 
 
 SCENARIOS = {
@@ -106,7 +111,7 @@ SCENARIOS = {
         frame(17, 1, SaslHandshakeRequest(mechanism="SCRAM-SHA-256")),
         frame(36, 2, SaslAuthenticateRequest(auth_bytes=b"not a scram message"))],
     "ApiVersions v0 before the handshake": [API_VERSIONS_V0, HANDSHAKE_PLAIN, plain("admin", "admin-secret")],
-    "an unknown ApiVersions version may be retried": [frame(18, 9, ApiVersionsRequest()), API_VERSIONS, HANDSHAKE_PLAIN],
+    "an unknown ApiVersions version may be retried": [API_VERSIONS_V9, API_VERSIONS, HANDSHAKE_PLAIN],
 }
 
 

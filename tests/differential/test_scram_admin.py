@@ -253,8 +253,6 @@ def test_scram_exchange(brokers, mechanism: str, case: dict) -> None:
     assert kafka == shim
 
 
-@pytest.mark.xfail(strict=True, reason="the SASL gate (shim/sasl_gate.py) answers 58 instead of closing when the "
-                                        "mechanism's error has close_without_response set")
 def test_scram_proof_of_the_wrong_length(brokers) -> None:
     """Kafka closes the connection without answering (a runtime exception in its SCRAM server)."""
     kafka, shim = (scram_exchange(brokers[side]["SASL_PLAINTEXT"], ScramClient("alice", "alice-secret"),
