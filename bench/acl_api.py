@@ -10,7 +10,7 @@ Three servers answer the same requests in the same run, one after the other:
                 bytes: the most any asyncio server could do on this machine with this load generator;
   apache-kafka  Kafka 3.9 (scripts/real-kafka: KRaft, StandardAuthorizer) with Kafka's stock JVM options (1 GB heap,
                 G1, full JIT), loaded with the same ACLs by CreateAcls over the wire as the super user (batches of
-                5000) and warmed up before it is measured.
+                5000) and put under load for --kafka-warmup seconds after each load before it is measured.
 Every server holds the same ACLs: 10 fixed ones (the probe's matches, near misses, and the grant below) plus
 generated ones over many principals, topics and groups that never match the probe. Requests go over PLAINTEXT as
 User:ANONYMOUS, which an ACL allows ALTER on the cluster (so each request is authorized through a real ACL check,
@@ -461,12 +461,17 @@ def measure(server: str, address: str, acls: int, args: argparse.Namespace, crea
             results.append(Result(server, kind, acls, connections, args.in_flight, done, round(elapsed, 3), done / elapsed,
                                   percentile(lat, 0.50), percentile(lat, 0.99)))
             print(f"  {server:<13} {kind:<8} {acls:>7} ACLs {connections:>3} conn: {done / elapsed:>9.0f} req/s", flush=True)
-            if kind == "create" and server != "echo-floor":
-                wire = Wire(address)
-                try:
+            if server == "echo-floor":
+                continue
+            # A barrier: requests left queued by this shape (Kafka keeps one per connection after a client goes) are
+            # answered before the next shape starts, so no shape pays for the previous one's backlog.
+            wire = Wire(address)
+            try:
+                wire.describe_probe()
+                if kind == "create":
                     wire.delete_created()
-                finally:
-                    wire.close()
+            finally:
+                wire.close()
     return results
 
 
@@ -561,7 +566,8 @@ def main() -> int:
     print("command:", " ".join([Path(sys.executable).name, *sys.argv]))
     print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cores; event loop of kafka-shim and "
           f"the echo floor: {loop_name}; {args.seconds:g} s per shape after {args.warmup:g} s warm-up; {args.in_flight} in flight "
-          f"per connection; DescribeAcls/CreateAcls v{VERSION}")
+          f"per connection; DescribeAcls/CreateAcls v{VERSION}; load average at start {os.getloadavg()[0]:.2f} (other work on the "
+          f"machine skews every figure)")
     notes: list[str] = []
     results: list[Result] = []
     creates = CreateRequests()
@@ -586,7 +592,6 @@ def main() -> int:
         kafka = RealKafka()
         try:
             print(f"apache-kafka on {kafka.plaintext} (JVM options: {os.environ.get('REAL_KAFKA_JVM_OPTS', KAFKA_JVM_OPTS)})")
-            warmed = False
             for size in sizes:
                 if args.kafka_max_acls is not None and size > args.kafka_max_acls:
                     if kafka.loaded >= args.kafka_max_acls:
@@ -597,9 +602,8 @@ def main() -> int:
                 took = kafka.load_to(size)
                 print(f"apache-kafka: loaded to {size} ACLs over the wire in {took:.1f} s")
                 check("apache-kafka", kafka.plaintext)
-                if not warmed:
-                    warm_up_kafka(kafka.plaintext, args, creates)
-                    warmed = True
+                # After every load, not only the first: a large load also leaves the controller compacting its log.
+                warm_up_kafka(kafka.plaintext, args, creates)
                 results += measure("apache-kafka", kafka.plaintext, size, args, creates)
         finally:
             kafka.stop()
