@@ -130,10 +130,8 @@ class SaslGate:
         if version not in HANDSHAKE_VERSIONS:
             self._refuse(f"SaslHandshake version {version} is not supported", api_key=key, api_version=version)
             return
-        try:
-            request = frame.decode_body()
-        except ProtocolError as exc:
-            self._refuse(f"malformed SaslHandshake: {exc}", api_key=key)
+        request = self._body(frame, "SaslHandshake")
+        if request is None:
             return
         mechanism = request.mechanism
         if self.reauthenticating and mechanism != self.mechanism_name:
@@ -166,10 +164,8 @@ class SaslGate:
             # The client may retry at a lower version, so the state stays as it is.
             self.owner.send(encode_response(API_VERSIONS_KEY, 0, frame.correlation_id, api_versions.unsupported_version_response()))
             return
-        try:
-            request = frame.decode_body()
-        except ProtocolError as exc:
-            self._refuse(f"malformed ApiVersions: {exc}", api_key=API_VERSIONS_KEY)
+        request = self._body(frame, "ApiVersions")
+        if request is None:
             return
         response = api_versions.api_versions(_VersionOnly(frame.api_version), request)
         self._respond(frame, response)
@@ -184,10 +180,8 @@ class SaslGate:
             return
         key, version = frame.api_key, frame.api_version
         if key != SASL_AUTHENTICATE_KEY:
-            try:
-                request = frame.decode_body()
-            except ProtocolError as exc:
-                self._refuse(f"malformed request during SASL authentication: {exc}", api_key=key)
+            request = self._body(frame, "request during SASL authentication")
+            if request is None:
                 return
             message = f"Unexpected Kafka request of type {kafka_api_enum_name(key)} during SASL authentication."
             body = error_response(key, request, ILLEGAL_SASL_STATE, message)
@@ -197,10 +191,8 @@ class SaslGate:
         if version not in AUTHENTICATE_VERSIONS:
             self._refuse(f"Version {version} is not supported for apiKey SASL_AUTHENTICATE", api_key=key, api_version=version)
             return
-        try:
-            request = frame.decode_body()
-        except ProtocolError as exc:
-            self._refuse(f"malformed SaslAuthenticate: {exc}", api_key=key)
+        request = self._body(frame, "SaslAuthenticate")
+        if request is None:
             return
         if version > 0:
             self.supports_reauthentication = True
@@ -225,6 +217,14 @@ class SaslGate:
         self._respond(frame, body)
         if self.server.complete:
             self._complete(lifetime)
+
+    def _body(self, frame: Any, what: str) -> Any | None:
+        """The decoded request, or None after refusing it: Kafka closes on a body it cannot parse."""
+        try:
+            return frame.decode_body()
+        except ProtocolError as exc:
+            self._refuse(f"malformed {what}: {exc}", api_key=frame.api_key)
+            return None
 
     def _raw_token(self, payload: bytes) -> None:
         try:

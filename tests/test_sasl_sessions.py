@@ -134,3 +134,13 @@ async def test_failed_authentication_is_answered_after_the_delay(delay_ms: str) 
             answer = await _login(client, "alice", "wrong")
             assert answer.error_code == 58
             assert (loop.time() - started >= 0.2) == (delay_ms == "200")
+
+
+async def test_a_malformed_handshake_closes_only_that_connection() -> None:
+    async with Broker(_config()) as broker:
+        async with await _connect(broker) as bad, await _connect(broker) as good:
+            # SaslHandshake v1 whose mechanism string claims 200 bytes but carries 3.
+            payload = struct.pack(">hhih", 17, 1, 9, 1) + b"t" + struct.pack(">h", 200) + b"PLA"
+            await bad.send_raw(struct.pack(">i", len(payload)) + payload)
+            assert await _closed(bad)
+            assert (await _login(good, "alice", "alice-secret")).error_code == 0
