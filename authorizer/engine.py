@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from authorizer.audit import AuditLog, Decision
-from authorizer.index import ALLOW, DENY, AclIndex, Grants, Rule, TypeIndex, expand_allow, expand_deny
+from authorizer.index import ALLOW, APPLICABLE, DENY, AclIndex, Grants, Rule, TypeIndex, expand_allow, expand_deny
 from authorizer.model import (
     SUPPORTED_BITS,
     WILDCARD_HOST,
@@ -177,11 +177,11 @@ class Authorizer:
             index = self.index.type_index(pf.resource_type)
             candidates = [] if index is None else index.bindings_matching(pf.name)
         else:
-            candidates = self.index.bindings
+            candidates = self.index
         return [b for b in candidates if binding_filter.matches(b)]
 
     def acls(self) -> list[AclBinding]:
-        return list(self.index.bindings)
+        return list(self.index)
 
     def _changed(self, bindings: Iterable[AclBinding]) -> None:
         """Forget the memoised answers these ACL changes could affect."""
@@ -216,53 +216,47 @@ class Authorizer:
     ) -> bool:
         """Kafka's decision for one action (StandardAuthorizerData.authorize)."""
         op = int(operation)
-        allowed, rule = self._decide(principal, host, op, resource_type, name)
+        if principal in self.super_users:
+            allowed, rule = True, "SuperUser"
+        else:
+            memo = self._bits_cache.get(principal)
+            if memo is None:
+                memo = self._bits_cache[principal] = {}
+            key = (host, resource_type, name)
+            bits = memo.get(key)
+            if bits is None:
+                bits = self._compute(memo, key, principal, host, resource_type, name)
+            bit = 1 << op
+            audit = self.audit
+            if bits >> 32 & bit:
+                allowed = False
+                rule = self._rule_for(principal, host, op, resource_type, name, DENY) if audit.denials else "MatchingAcl"
+            elif bits & bit:
+                allowed = True
+                rule = self._rule_for(principal, host, op, resource_type, name, ALLOW) if audit.grants else "MatchingAcl"
+            elif self.allow_everyone and not bits & APPLICABLE:
+                allowed, rule = True, "DefaultAllow"
+            else:
+                allowed, rule = False, "DefaultDeny"
         audit = self.audit
         if (log_if_denied and not allowed and audit.denials) or (log_if_allowed and allowed and audit.grants):
             audit.log(Decision(principal, host, op, int(resource_type), name, allowed, rule, request, resource_ref_count))
         return allowed
 
-    def _bits(self, principal: str, host: str, resource_type: int, name: str) -> tuple[int, int, bool]:
-        """(allowed, denied, any ACL applies) for a principal, host and resource: what every decision needs.
+    def _compute(self, memo: dict, key: tuple[str, int, str], principal: str, host: str, resource_type: int, name: str) -> int:
+        """The packed allowed and denied bits (index.pack) and APPLICABLE for a principal, host and resource.
 
-        Memoised until the ACLs change: a broker asks the same question for every request on a topic.
+        Memoised under ``key`` in the principal's ``memo`` until the ACLs change: a broker asks the same
+        question for every request on a topic.
         """
-        memo = self._bits_cache.get(principal)
-        if memo is None:
-            memo = self._bits_cache[principal] = {}
-        key = (host, resource_type, name)
-        bits = memo.get(key)
-        if bits is not None:
-            return bits
         index = self.index.by_type.get(resource_type)
-        if index is None:
-            bits = (0, 0, False)
-        else:
-            grants = _grants_for(index, principal, name)
-            if grants:
-                allowed, denied = _combined_bits(grants, host)
-                bits = (allowed, denied, True)
-            else:
-                bits = (0, 0, index.patterns.any_matching(name))
-        self._memo_size += 1
-        if self._memo_size > _CACHE_LIMIT:
+        bits = 0 if index is None else index.bits(principal, host, name, self.allow_everyone)
+        if self._memo_size >= _CACHE_LIMIT:
             self._forget()
             memo = self._bits_cache[principal] = {}
+        self._memo_size += 1
         memo[key] = bits
         return bits
-
-    def _decide(self, principal: str, host: str, op: int, resource_type: int, name: str) -> tuple[bool, Rule | str]:
-        if principal in self.super_users:
-            return True, "SuperUser"
-        allowed, denied, applicable = self._bits(principal, host, resource_type, name)
-        bit = 1 << op
-        if denied & bit:
-            return False, self._rule_for(principal, host, op, resource_type, name, DENY) if self.audit.denials else "MatchingAcl"
-        if allowed & bit:
-            return True, self._rule_for(principal, host, op, resource_type, name, ALLOW) if self.audit.grants else "MatchingAcl"
-        if not applicable and self.allow_everyone:
-            return True, "DefaultAllow"
-        return False, "DefaultDeny"
 
     def _rule_for(self, principal: str, host: str, op: int, resource_type: int, name: str, permission: int) -> Rule | str:
         index = self.index.by_type.get(resource_type)
@@ -273,10 +267,16 @@ class Authorizer:
         supported = SUPPORTED_BITS.get(resource_type, 0)
         if principal in self.super_users:
             return supported
-        allowed, denied, applicable = self._bits(principal, host, int(resource_type), name)
-        if not applicable:
-            return supported if self.allow_everyone else 0
-        return supported & allowed & ~denied
+        memo = self._bits_cache.get(principal)
+        if memo is None:
+            memo = self._bits_cache[principal] = {}
+        key = (host, resource_type, name)
+        bits = memo.get(key)
+        if bits is None:
+            bits = self._compute(memo, key, principal, host, resource_type, name)
+        if self.allow_everyone and not bits & APPLICABLE:
+            return supported
+        return supported & bits & ~(bits >> 32)
 
     def authorize_by_resource_type(
         self, principal: str, host: str, operation: AclOperation | int, resource_type: ResourceType | int, *, request: str | None = None
@@ -326,10 +326,10 @@ class Authorizer:
             return False
 
         for s in summaries:
-            for name in s.allow_literal:
+            for name in s.allow_literal or ():
                 if not any(name in d for d in deny_literal) and not dominated(name):
                     return True
-            for name in s.allow_prefix:
+            for name in s.allow_prefix or ():
                 if not dominated(name):
                     return True
         return False
@@ -347,28 +347,14 @@ def _grants_for(index: TypeIndex, principal: str, name: str) -> list[Grants]:
     return found
 
 
-def _combined_bits(grants: list[Grants], host: str) -> tuple[int, int]:
-    """(allowed, denied) operation bits over the grants' ACLs that match the client host."""
-    allowed = denied = 0
-    for g in grants:
-        h = g.any_host
-        allowed |= h.allow
-        denied |= h.deny
-        if g.hosts and host != WILDCARD_HOST:
-            h = g.hosts.get(host)
-            if h is not None:
-                allowed |= h.allow
-                denied |= h.deny
-    return allowed, denied
-
-
 def _matching_rule(grants: list[Grants], host: str, op: int, permission: int) -> Rule | str:
     """The ACL that decided, for the audit log (only looked up when the line will be written)."""
     for g in grants:
-        for rule in g.rules:
-            if rule.permission != permission or (rule.host != WILDCARD_HOST and rule.host != host):
+        for binding in g.bindings:
+            e = binding.entry
+            if e.permission_type != permission or (e.host != WILDCARD_HOST and e.host != host):
                 continue
-            granted = expand_allow(1 << rule.operation) if permission == ALLOW else expand_deny(1 << rule.operation)
+            granted = expand_allow(1 << e.operation) if permission == ALLOW else expand_deny(1 << e.operation)
             if granted & (1 << op):
-                return rule
+                return Rule(binding)
     return "DefaultDeny"

@@ -1,23 +1,30 @@
-"""The ACL index: decisions cost the same with 1k ACLs or 1M.
+"""The ACL index: decisions cost the same with 1k ACLs or 1M, up to memory latency.
 
-Per resource type, ACLs live in buckets keyed by their exact name (one map for
-LITERAL, one for PREFIXED), and inside a bucket by principal string. A decision
-looks up the literal name, the literal ``*`` and each prefix of the name whose
-length some PREFIXED ACL has, then only the session principal's and ``User:*``'s
-entries there. Nothing scans ACLs on unrelated resources or principals.
+Per resource type, ACLs live per principal string in a NameTable: LITERAL names in a dict, PREFIXED names in a
+sorted PrefixList (authorizer/prefixes.py) that finds every stored prefix of a name with one bisect. A decision
+visits only the session principal's and ``User:*``'s tables: the literal name, the literal ``*`` and the longest
+matching prefix, whose ``chain_bits`` already include every shorter matching prefix. Nothing scans ACLs on
+unrelated resources or principals, and nothing probes per prefix length.
 
-For authorize_by_resource_type, each (resource type, principal, host, operation)
-keeps a summary of the names it allows and denies, so "any topic?" is answered
-from the few ACLs that could matter.
+Operation bits are packed into one int per entry (allowed in bits 0-31, denied in bits 32-63; ``pack``) and the
+few distinct values are shared objects, which keeps them in cache and out of memory.
+
+``patterns`` holds every binding once, by its exact pattern, for DescribeAcls and for "does any ACL apply at all"
+(allow.everyone.if.no.acl.found). For authorize_by_resource_type, each (resource type, principal, host,
+operation) keeps a summary of the names it allows and denies, so "any topic?" is answered from the few ACLs that
+could matter.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from bisect import bisect_right
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from authorizer.model import (
+    WILDCARD_HOST,
+    WILDCARD_PRINCIPAL,
     WILDCARD_RESOURCE,
     AclBinding,
     AclOperation,
@@ -25,23 +32,23 @@ from authorizer.model import (
     PatternType,
     ResourceType,
 )
+from authorizer.prefixes import Entry, PrefixList
 
 ALLOW = int(AclPermissionType.ALLOW)
 DENY = int(AclPermissionType.DENY)
+_DENY_PERMISSION = AclPermissionType.DENY
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Rule:
-    """One stored ACL, flattened for the hot path."""
+    """The stored ACL that decided, for the audit line (built only when a line will be written)."""
 
-    host: str
-    operation: int
-    permission: int
     binding: AclBinding
 
 
 _DESCRIBE_IMPLIERS = (1 << AclOperation.READ) | (1 << AclOperation.WRITE) | (1 << AclOperation.DELETE) | (1 << AclOperation.ALTER)
 _ALL_BIT = 1 << AclOperation.ALL
+_BITS: dict[int, int] = {}  # one int object per distinct packed value, shared by every Grants (and kept in cache)
 
 
 def expand_allow(bits: int) -> int:
@@ -60,77 +67,136 @@ def expand_deny(bits: int) -> int:
     return -1 if bits & _ALL_BIT else bits
 
 
-class HostGrants:
-    """One principal's ACLs on one bucket from one host, as operation bits (with counts, for removal)."""
+FIELD = 0xFFFF_FFFF  # one 32-bit field of a packed value (Kafka's operation codes stay below 31)
+APPLICABLE = 1 << 64  # in a decision's packed bits: some ACL (of anyone, from any host) applies to the resource
 
-    __slots__ = ("allow", "allow_counts", "deny", "deny_counts")
+
+def pack(allowed: int, denied: int) -> int:
+    """Expanded (allowed, denied) operation bits as one shared int: allowed in bits 0-31, denied in bits 32-63."""
+    bits = (allowed & FIELD) | (denied & FIELD) << 32
+    return _BITS.setdefault(bits, bits)
+
+
+class Bindings(Entry):
+    """Every binding on one exact pattern (any principal): DescribeAcls, and whether any ACL applies at all."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.items: dict[AclBinding, None] = {}
+
+
+class Grants(Entry):
+    """One principal's ACLs on one exact pattern, as the operation bits they allow and deny (see ``pack``).
+
+    Host ``*`` (most ACLs) has its bits in ``bits``; specific hosts, if any, map to their bits in ``hosts``.
+    The bits are recomputed from ``bindings`` on every change (a principal has few ACLs on one pattern).
+    For a PREFIXED pattern, ``chain_bits`` and ``chain_hosts`` add up its own and every stored shorter
+    prefix's (its parent chain): a decision reads them from the longest matching prefix and walks no further.
+    """
+
+    __slots__ = ("bindings", "bits", "chain_bits", "chain_hosts", "hosts")
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.bindings: tuple[AclBinding, ...] = ()
+        self.bits = self.chain_bits = 0
+        self.hosts: dict[str, int] | None = None
+        self.chain_hosts: dict[str, int] | None = None
+
+    def add(self, binding: AclBinding) -> None:
+        self.bindings += (binding,)
+        self._recompute()
+
+    def remove(self, binding: AclBinding) -> None:
+        self.bindings = tuple(b for b in self.bindings if b != binding)
+        self._recompute()
+
+    def _recompute(self) -> None:
+        allow = deny = 0
+        hosts: dict[str, tuple[int, int]] = {}
+        for binding in self.bindings:
+            e = binding.entry
+            bit = 1 << e.operation
+            deny_it = e.permission_type == _DENY_PERMISSION
+            if e.host == WILDCARD_HOST:
+                if deny_it:
+                    deny |= bit
+                else:
+                    allow |= bit
+            else:
+                a, d = hosts.get(e.host, (0, 0))
+                hosts[e.host] = (a, d | bit) if deny_it else (a | bit, d)
+        self.bits = pack(expand_allow(allow), expand_deny(deny))
+        self.hosts = {h: pack(expand_allow(a), expand_deny(d)) for h, (a, d) in hosts.items()} if hosts else None
+        self.refresh()
+
+    def refresh(self) -> None:
+        parent = self.parent
+        if parent is None:
+            self.chain_bits, self.chain_hosts = self.bits, self.hosts
+            return
+        bits = self.bits | parent.chain_bits
+        self.chain_bits = _BITS.setdefault(bits, bits)
+        # host maps are never changed in place, so a child with no host ACLs of its own shares its parent's
+        if self.hosts is None or parent.chain_hosts is None:
+            self.chain_hosts = self.hosts if parent.chain_hosts is None else parent.chain_hosts if self.hosts is None else None
+            return
+        merged = dict(parent.chain_hosts)
+        for host, own in self.hosts.items():
+            both = merged.get(host, 0) | own
+            merged[host] = _BITS.setdefault(both, both)
+        self.chain_hosts = merged
+
+
+V = TypeVar("V", bound=Entry)
+
+
+class NameTable(Generic[V]):
+    """Entries keyed by an ACL's (pattern type, name), found again from a concrete resource name."""
+
+    __slots__ = ("entry_chunks", "literal", "name_chunks", "prefixed", "prefixes", "star")
 
     def __init__(self) -> None:
-        self.allow = 0  # expanded: the operations these ALLOWs grant
-        self.deny = 0  # expanded: the operations these DENYs deny
-        self.allow_counts: dict[int, int] = {}
-        self.deny_counts: dict[int, int] = {}
-
-    def change(self, operation: int, permission: int, delta: int) -> None:
-        counts = self.deny_counts if permission == DENY else self.allow_counts
-        count = counts.get(operation, 0) + delta
-        if count:
-            counts[operation] = count
-        else:
-            counts.pop(operation, None)
-        raw = 0
-        for op in counts:
-            raw |= 1 << op
-        if permission == DENY:
-            self.deny = expand_deny(raw)
-        else:
-            self.allow = expand_allow(raw)
-
-    def empty(self) -> bool:
-        return not self.allow_counts and not self.deny_counts
-
-
-class NameTable:
-    """Values keyed by an ACL's (pattern type, name), found again from a concrete resource name."""
-
-    __slots__ = ("lengths", "literal", "prefix_lengths", "prefixed")
-
-    def __init__(self) -> None:
-        self.literal: dict[str, Any] = {}
-        self.prefixed: dict[str, Any] = {}
-        self.prefix_lengths: dict[int, int] = {}  # length -> number of PREFIXED keys of that length
-        self.lengths: list[int] = []  # the lengths above, ascending: a lookup probes only these
+        self.star: V | None = None  # the LITERAL "*" entry, which applies to every name
+        self.literal: dict[str, V] = {}
+        self.prefixed: dict[str, V] = {}
+        self.prefixes: PrefixList[V] = PrefixList()  # the PREFIXED entries again, to find those that start a name
+        # the prefix list's own lists (changed in place, never replaced), one pointer hop closer for the hot path
+        self.name_chunks, self.entry_chunks = self.prefixes.names, self.prefixes.entries
 
     def __bool__(self) -> bool:
         return bool(self.literal or self.prefixed)
 
-    def get(self, pattern_type: PatternType, name: str) -> Any:
+    def get(self, pattern_type: PatternType, name: str) -> V | None:
         return (self.literal if pattern_type == PatternType.LITERAL else self.prefixed).get(name)
 
-    def setdefault(self, pattern_type: PatternType, name: str, factory: Callable[[], Any]) -> Any:
-        table = self.literal if pattern_type == PatternType.LITERAL else self.prefixed
-        value = table.get(name)
-        if value is None:
-            value = table[name] = factory()
-            if table is self.prefixed:
-                count = self.prefix_lengths.get(len(name), 0) + 1
-                self.prefix_lengths[len(name)] = count
-                if count == 1:
-                    self.lengths = sorted(self.prefix_lengths)
-        return value
+    def put(self, pattern_type: PatternType, value: V) -> None:
+        """Store a new entry under its name (which must not be stored yet)."""
+        if pattern_type == PatternType.LITERAL:
+            self.literal[value.name] = value
+            if value.name == WILDCARD_RESOURCE:
+                self.star = value
+        else:
+            self.prefixed[value.name] = value
+            self.prefixes.add(value)
+
+    def changed(self, pattern_type: PatternType, value: V) -> None:
+        """A stored entry's own values changed: PREFIXED entries below it refresh what they derive from it."""
+        if pattern_type != PatternType.LITERAL:
+            self.prefixes.refresh(value)
 
     def pop(self, pattern_type: PatternType, name: str) -> None:
         if pattern_type == PatternType.LITERAL:
             del self.literal[name]
-            return
-        del self.prefixed[name]
-        self.prefix_lengths[len(name)] -= 1
-        if not self.prefix_lengths[len(name)]:
-            del self.prefix_lengths[len(name)]
-            self.lengths = sorted(self.prefix_lengths)
+            if name == WILDCARD_RESOURCE:
+                self.star = None
+        else:
+            self.prefixes.remove(self.prefixed.pop(name))
 
-    def matching(self, name: str) -> list[Any]:
-        """The values of every ACL that applies to a concrete name: itself, literal '*', its prefixes."""
+    def matching(self, name: str) -> list[V]:
+        """Every entry that applies to a concrete name: itself, literal '*', its prefixes (longest first)."""
         found = []
         literal = self.literal
         value = literal.get(name)
@@ -140,65 +206,33 @@ class NameTable:
             value = literal.get(WILDCARD_RESOURCE)
             if value is not None:
                 found.append(value)
-        if self.lengths:
-            prefixed = self.prefixed
-            size = len(name)
-            for length in self.lengths:
-                if length > size:
-                    break
-                value = prefixed.get(name[:length])
-                if value is not None:
-                    found.append(value)
+        entry = self.prefixes.longest(name)
+        while entry is not None:
+            found.append(entry)
+            entry = entry.parent
         return found
 
     def any_matching(self, name: str) -> bool:
         literal = self.literal
-        if name in literal or WILDCARD_RESOURCE in literal:
-            return True
-        prefixed = self.prefixed
-        size = len(name)
-        for length in self.lengths:
-            if length > size:
-                break
-            if name[:length] in prefixed:
-                return True
-        return False
+        return name in literal or WILDCARD_RESOURCE in literal or self.prefixes.longest(name) is not None
 
 
-class Grants:
-    """One principal's ACLs on one exact pattern: the rules and their operation bits per host.
+class Summary:
+    """What one (principal, host, operation) may do on one resource type, for the KIP-679 question.
 
-    Host ``*`` (most ACLs) has its bits right here; only specific hosts go through a dict.
+    The maps count ACLs per name (or prefix length); each stays None while empty, as most summaries use one or two.
     """
 
-    __slots__ = ("any_host", "hosts", "rules")
+    __slots__ = ("allow_literal", "allow_prefix", "deny_literal", "deny_prefix", "deny_prefix_lengths", "wildcard_allow",
+                 "wildcard_deny")
 
     def __init__(self) -> None:
-        self.rules: list[Rule] = []
-        self.any_host = HostGrants()
-        self.hosts: dict[str, HostGrants] = {}
-
-    def host(self, host: str, create: bool = False) -> HostGrants | None:
-        if host == WILDCARD_RESOURCE:  # the same "*" as ACL hosts use
-            return self.any_host
-        grants = self.hosts.get(host)
-        if grants is None and create:
-            grants = self.hosts[host] = HostGrants()
-        return grants
-
-
-@dataclass(slots=True)
-class Summary:
-    """What one (principal, host, operation) may do on one resource type, for the KIP-679 question."""
-
-    wildcard_allow: int = 0
-    wildcard_deny: int = 0
-    # name (or prefix length) -> how many ACLs; plain dicts, as Counter's missing-key path is slow
-    allow_literal: dict[str, int] = field(default_factory=dict)
-    allow_prefix: dict[str, int] = field(default_factory=dict)
-    deny_literal: dict[str, int] = field(default_factory=dict)
-    deny_prefix: dict[str, int] = field(default_factory=dict)
-    deny_prefix_lengths: dict[int, int] = field(default_factory=dict)
+        self.wildcard_allow = self.wildcard_deny = 0
+        self.allow_literal: dict[str, int] | None = None
+        self.allow_prefix: dict[str, int] | None = None
+        self.deny_literal: dict[str, int] | None = None
+        self.deny_prefix: dict[str, int] | None = None
+        self.deny_prefix_lengths: dict[int, int] | None = None
 
     def empty(self) -> bool:
         return not (self.wildcard_allow or self.wildcard_deny or self.allow_literal or self.allow_prefix
@@ -216,46 +250,96 @@ class TypeIndex:
     __slots__ = ("patterns", "principals", "summaries")
 
     def __init__(self) -> None:
-        self.patterns = NameTable()  # values: dict[AclBinding, None]
-        self.principals: dict[str, NameTable] = {}  # values: Grants
+        self.patterns: NameTable[Bindings] = NameTable()
+        self.principals: dict[str, NameTable[Grants]] = {}
         self.summaries: dict[tuple[str, str, int], Summary] = {}
 
     def add(self, binding: AclBinding) -> None:
         p, e = binding.pattern, binding.entry
-        self.patterns.setdefault(p.pattern_type, p.name, dict)[binding] = None
+        bindings = self.patterns.get(p.pattern_type, p.name)
+        if bindings is None:
+            bindings = Bindings(p.name)
+            self.patterns.put(p.pattern_type, bindings)
+        bindings.items[binding] = None
         table = self.principals.get(e.principal)
         if table is None:
             table = self.principals[e.principal] = NameTable()
-        grants = table.setdefault(p.pattern_type, p.name, Grants)
-        rule = Rule(e.host, int(e.operation), int(e.permission_type), binding)
-        grants.rules.append(rule)
-        grants.host(e.host, create=True).change(rule.operation, rule.permission, +1)
+        grants = table.get(p.pattern_type, p.name)
+        if grants is None:
+            grants = Grants(p.name)
+            grants.add(binding)
+            table.put(p.pattern_type, grants)
+        else:
+            grants.add(binding)
+            table.changed(p.pattern_type, grants)
         self._summarise(binding, +1)
 
     def remove(self, binding: AclBinding) -> None:
         p, e = binding.pattern, binding.entry
         bindings = self.patterns.get(p.pattern_type, p.name)
-        del bindings[binding]
-        if not bindings:
+        del bindings.items[binding]
+        if not bindings.items:
             self.patterns.pop(p.pattern_type, p.name)
         table = self.principals[e.principal]
         grants = table.get(p.pattern_type, p.name)
-        grants.rules = [r for r in grants.rules if r.binding != binding]
-        host = grants.host(e.host)
-        host.change(int(e.operation), int(e.permission_type), -1)
-        if host.empty() and host is not grants.any_host:
-            del grants.hosts[e.host]
-        if not grants.rules:
+        grants.remove(binding)
+        if grants.bindings:
+            table.changed(p.pattern_type, grants)
+        else:
             table.pop(p.pattern_type, p.name)
             if not table:
                 del self.principals[e.principal]
         self._summarise(binding, -1)
 
+    def bits(self, principal: str, host: str, name: str, applicable: bool) -> int:
+        """Packed allowed/denied bits (``pack``) of the principal's and User:*'s ACLs that apply to the name from the host.
+
+        With ``applicable``, also sets APPLICABLE when any ACL at all applies (allow.everyone.if.no.acl.found needs it).
+        The hot path of every first decision after a change, so PrefixList.longest is written out here. (For the
+        session principal User:* itself its table is visited twice, which ORs the same bits again.)
+        """
+        principals = self.principals
+        bits = 0
+        found = False
+        for table in (principals.get(principal), principals.get(WILDCARD_PRINCIPAL)):
+            if table is None:
+                continue
+            g = table.literal.get(name)
+            if g is not None:
+                found = True
+                bits |= g.bits
+                if g.hosts is not None:
+                    bits |= g.hosts.get(host, 0)
+            g = table.star
+            if g is not None:
+                found = True
+                bits |= g.bits
+                if g.hosts is not None:
+                    bits |= g.hosts.get(host, 0)
+            chunks = table.name_chunks
+            if chunks:
+                c = 0 if len(chunks) == 1 else bisect_right(table.prefixes.firsts, name) - 1
+                if c >= 0:
+                    i = bisect_right(chunks[c], name) - 1
+                    if i >= 0:
+                        g = table.entry_chunks[c][i]
+                        while g is not None and not name.startswith(g.name):
+                            g = g.parent
+                        if g is not None:
+                            found = True
+                            bits |= g.chain_bits
+                            if g.chain_hosts is not None:
+                                bits |= g.chain_hosts.get(host, 0)
+        if found or (applicable and self.patterns.any_matching(name)):
+            bits |= APPLICABLE
+        return bits
+
     def bindings_matching(self, name: str) -> list[AclBinding]:
-        return [b for bindings in self.patterns.matching(name) for b in bindings]
+        return [b for bindings in self.patterns.matching(name) for b in bindings.items]
 
     def bindings_at(self, pattern_type: PatternType, name: str) -> list[AclBinding]:
-        return list(self.patterns.get(pattern_type, name) or ())
+        bindings = self.patterns.get(pattern_type, name)
+        return list(bindings.items) if bindings is not None else []
 
     def _summarise(self, binding: AclBinding, delta: int) -> None:
         p, e = binding.pattern, binding.entry
@@ -268,56 +352,70 @@ class TypeIndex:
             if literal and p.name == WILDCARD_RESOURCE:
                 summary.wildcard_deny += delta
             elif literal:
-                _bump(summary.deny_literal, p.name, delta)
+                summary.deny_literal = _bump(summary.deny_literal, p.name, delta)
             else:
-                _bump(summary.deny_prefix, p.name, delta)
-                _bump(summary.deny_prefix_lengths, len(p.name), delta)
+                summary.deny_prefix = _bump(summary.deny_prefix, p.name, delta)
+                summary.deny_prefix_lengths = _bump(summary.deny_prefix_lengths, len(p.name), delta)
         elif literal and p.name == WILDCARD_RESOURCE:
             summary.wildcard_allow += delta
         elif literal:
-            _bump(summary.allow_literal, p.name, delta)
+            summary.allow_literal = _bump(summary.allow_literal, p.name, delta)
         else:
-            _bump(summary.allow_prefix, p.name, delta)
+            summary.allow_prefix = _bump(summary.allow_prefix, p.name, delta)
         if summary.empty():
             del self.summaries[key]
 
 
-def _bump(counter: dict, key: object, delta: int) -> None:
+def _bump(counter: dict | None, key: object, delta: int) -> dict | None:
+    """Count ``delta`` more under ``key``; the map, or None once it is empty."""
+    if counter is None:
+        counter = {}
     value = counter.get(key, 0) + delta
     if value:
         counter[key] = value
     else:
         del counter[key]
+    return counter or None
 
 
 class AclIndex:
-    """Every stored ACL, by resource type; also the set of bindings (Kafka stores ACLs as a set)."""
+    """Every stored ACL, by resource type. Kafka stores ACLs as a set: each binding is held once, by its exact pattern."""
 
     def __init__(self) -> None:
         self.by_type: dict[ResourceType, TypeIndex] = {}
-        self.bindings: set[AclBinding] = set()
+        self._count = 0
 
     def __len__(self) -> int:
-        return len(self.bindings)
+        return self._count
 
     def __contains__(self, binding: AclBinding) -> bool:
-        return binding in self.bindings
+        index = self.by_type.get(binding.pattern.resource_type)
+        if index is None:
+            return False
+        bindings = index.patterns.get(binding.pattern.pattern_type, binding.pattern.name)
+        return bindings is not None and binding in bindings.items
+
+    def __iter__(self) -> Iterator[AclBinding]:
+        for index in self.by_type.values():
+            for table in (index.patterns.literal, index.patterns.prefixed):
+                for bindings in table.values():
+                    yield from bindings.items
 
     def add(self, binding: AclBinding) -> bool:
-        if binding in self.bindings:
+        if binding in self:
             return False
-        self.bindings.add(binding)
         index = self.by_type.get(binding.pattern.resource_type)
         if index is None:
             index = self.by_type[binding.pattern.resource_type] = TypeIndex()
         index.add(binding)
+        self._count += 1
         return True
 
     def remove(self, binding: AclBinding) -> bool:
-        if binding not in self.bindings:
+        if binding not in self:
             return False
-        self.bindings.discard(binding)
         self.by_type[binding.pattern.resource_type].remove(binding)
+        self._count -= 1
         return True
 
     def type_index(self, resource_type: ResourceType) -> TypeIndex | None:
