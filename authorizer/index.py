@@ -295,42 +295,19 @@ class TypeIndex:
         """Packed allowed/denied bits (``pack``) of the principal's and User:*'s ACLs that apply to the name from the host.
 
         With ``applicable``, also sets APPLICABLE when any ACL at all applies (allow.everyone.if.no.acl.found needs it).
-        The hot path of every first decision after a change, so PrefixList.longest is written out here. (For the
-        session principal User:* itself its table is visited twice, which ORs the same bits again.)
+        The hot path of every first decision after a change. (For the session principal User:* itself, its table
+        is visited twice, which ORs the same bits again.)
         """
         principals = self.principals
         bits = 0
-        found = False
-        for table in (principals.get(principal), principals.get(WILDCARD_PRINCIPAL)):
-            if table is None:
-                continue
-            g = table.literal.get(name)
-            if g is not None:
-                found = True
-                bits |= g.bits
-                if g.hosts is not None:
-                    bits |= g.hosts.get(host, 0)
-            g = table.star
-            if g is not None:
-                found = True
-                bits |= g.bits
-                if g.hosts is not None:
-                    bits |= g.hosts.get(host, 0)
-            chunks = table.name_chunks
-            if chunks:
-                c = 0 if len(chunks) == 1 else bisect_right(table.prefixes.firsts, name) - 1
-                if c >= 0:
-                    i = bisect_right(chunks[c], name) - 1
-                    if i >= 0:
-                        g = table.entry_chunks[c][i]
-                        while g is not None and not name.startswith(g.name):
-                            g = g.parent
-                        if g is not None:
-                            found = True
-                            bits |= g.chain_bits
-                            if g.chain_hosts is not None:
-                                bits |= g.chain_hosts.get(host, 0)
-        if found or (applicable and self.patterns.any_matching(name)):
+        table = principals.get(principal)
+        if table is not None:
+            bits = _table_bits(table, host, name, bits)
+        table = principals.get(WILDCARD_PRINCIPAL)
+        if table is not None:
+            bits = _table_bits(table, host, name, bits)
+        # any bit means some ACL applies; without one, some ACL may still apply (to other hosts or principals)
+        if applicable and (bits or self.patterns.any_matching(name)):
             bits |= APPLICABLE
         return bits
 
@@ -364,6 +341,34 @@ class TypeIndex:
             summary.allow_prefix = _bump(summary.allow_prefix, p.name, delta)
         if summary.empty():
             del self.summaries[key]
+
+
+def _table_bits(table: NameTable[Grants], host: str, name: str, bits: int) -> int:
+    """``bits`` with the table's literal entry, literal "*" and longest matching prefix (PrefixList.longest, written out)."""
+    g = table.literal.get(name)
+    if g is not None:
+        bits |= g.bits
+        if g.hosts is not None:
+            bits |= g.hosts.get(host, 0)
+    g = table.star
+    if g is not None:
+        bits |= g.bits
+        if g.hosts is not None:
+            bits |= g.hosts.get(host, 0)
+    chunks = table.name_chunks
+    if chunks:
+        c = 0 if len(chunks) == 1 else bisect_right(table.prefixes.firsts, name) - 1
+        if c >= 0:
+            i = bisect_right(chunks[c], name) - 1
+            if i >= 0:
+                g = table.entry_chunks[c][i]
+                while g is not None and not name.startswith(g.name):
+                    g = g.parent
+                if g is not None:  # its chain_bits include every shorter prefix's
+                    bits |= g.chain_bits
+                    if g.chain_hosts is not None:
+                        bits |= g.chain_hosts.get(host, 0)
+    return bits
 
 
 def _bump(counter: dict | None, key: object, delta: int) -> dict | None:
