@@ -49,6 +49,15 @@ class Rule:
 _DESCRIBE_IMPLIERS = (1 << AclOperation.READ) | (1 << AclOperation.WRITE) | (1 << AclOperation.DELETE) | (1 << AclOperation.ALTER)
 _ALL_BIT = 1 << AclOperation.ALL
 _BITS: dict[int, int] = {}  # one int object per distinct packed value, shared by every Grants (and kept in cache)
+_BITS_LIMIT = 1 << 16  # distinct values are few (combinations of operations); past this, stop sharing rather than grow
+
+
+def shared(bits: int) -> int:
+    """The one shared int object equal to ``bits``: entries and memos then point at a few objects that stay in cache."""
+    value = _BITS.get(bits)
+    if value is None:
+        value = bits if len(_BITS) >= _BITS_LIMIT else _BITS.setdefault(bits, bits)
+    return value
 
 
 def expand_allow(bits: int) -> int:
@@ -73,8 +82,7 @@ APPLICABLE = 1 << 64  # in a decision's packed bits: some ACL (of anyone, from a
 
 def pack(allowed: int, denied: int) -> int:
     """Expanded (allowed, denied) operation bits as one shared int: allowed in bits 0-31, denied in bits 32-63."""
-    bits = (allowed & FIELD) | (denied & FIELD) << 32
-    return _BITS.setdefault(bits, bits)
+    return shared((allowed & FIELD) | (denied & FIELD) << 32)
 
 
 class Bindings(Entry):
@@ -137,16 +145,14 @@ class Grants(Entry):
         if parent is None:
             self.chain_bits, self.chain_hosts = self.bits, self.hosts
             return
-        bits = self.bits | parent.chain_bits
-        self.chain_bits = _BITS.setdefault(bits, bits)
+        self.chain_bits = shared(self.bits | parent.chain_bits)
         # host maps are never changed in place, so a child with no host ACLs of its own shares its parent's
         if self.hosts is None or parent.chain_hosts is None:
             self.chain_hosts = self.hosts if parent.chain_hosts is None else parent.chain_hosts if self.hosts is None else None
             return
         merged = dict(parent.chain_hosts)
         for host, own in self.hosts.items():
-            both = merged.get(host, 0) | own
-            merged[host] = _BITS.setdefault(both, both)
+            merged[host] = shared(merged.get(host, 0) | own)
         self.chain_hosts = merged
 
 
@@ -309,7 +315,9 @@ class TypeIndex:
         # any bit means some ACL applies; without one, some ACL may still apply (to other hosts or principals)
         if applicable and (bits or self.patterns.any_matching(name)):
             bits |= APPLICABLE
-        return bits
+        # memoised answers then share a few int objects: warm lookups touch less memory
+        value = _BITS.get(bits)
+        return value if value is not None else shared(bits)
 
     def bindings_matching(self, name: str) -> list[AclBinding]:
         return [b for bindings in self.patterns.matching(name) for b in bindings.items]
