@@ -117,7 +117,7 @@ def check_random_acls(kafka_address: tuple[str, int], other_address: tuple[str, 
 
 def test_harness_finds_no_difference_between_two_kafkas(oracle, tmp_path_factory) -> None:
     # The harness itself must not invent differences: two real brokers configured alike always agree.
-    from conftest import start_real_kafka, stop_real_kafka
+    from peers import start_real_kafka, stop_real_kafka
 
     twin = start_real_kafka(tmp_path_factory.mktemp("kafka-twin"))
     try:

@@ -6,7 +6,7 @@ import struct
 
 import pytest
 from compare import assert_same, differences
-from conftest import REPORTED
+from peers import REPORTED
 from wire import Wire, exchange_both
 
 from protocol.framing import encode_request

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from conftest import REAL_KAFKA
+from peers import REAL_KAFKA
 
 
 def run_java(*args: str) -> subprocess.CompletedProcess:
