@@ -25,7 +25,7 @@ import pytest
 from shim.config import BrokerConfig
 from shim.embedded import EmbeddedBroker
 from tests.cli.helpers import Result, client_config, run_acls
-from tests.differential.conftest import REAL_KAFKA, RealKafka
+from tests.differential.peers import REAL_KAFKA, RealKafka
 from tests.sasl_setup import listener_address, sasl_properties
 
 ACL_COMMAND = "kafka.admin.AclCommand"
