@@ -14,20 +14,14 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
-import tempfile
-import time
 import uuid
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from authorizer import AccessControlEntry, AclBinding, AclOperation, AclPermissionType, PatternType, ResourcePattern, ResourceType
-from shim.config import BrokerConfig
-from shim.embedded import EmbeddedBroker
-from tests.sasl_setup import USERS, listener_address, sasl_properties
+from tests.clients.acl_targets import Binding, Target, both_targets
+from tests.sasl_setup import USERS
 
 pytestmark = pytest.mark.clients
 
@@ -38,12 +32,7 @@ PROGRAM = KAFKAJS_DIR / "acls.js"
 MECHANISM_OF = {"admin": "scram-sha-512", "alice": "plain", "bob": "scram-sha-256"}
 ACTORS = ["admin", "alice", "bob"]
 CLUSTER_AUTHORIZATION_FAILED = {"type": "CLUSTER_AUTHORIZATION_FAILED", "code": 31}
-# How long a write may take to show in a read. Kafka (KRaft) answers CreateAcls/DeleteAcls once the controller
-# has committed them and the broker's authorizer catches up a moment later; kafka-shim must show them at once.
-KAFKA_SETTLE_SECONDS = 10.0
 
-# A binding, in kafkajs's names: (resourceType, resourceName, resourcePatternType, principal, host, operation, permission).
-Binding = tuple[str, str, str, str, str, str, str]
 
 
 def acl(binding: Binding) -> dict:
@@ -108,27 +97,6 @@ def deleted(result: dict) -> list[list[Binding]]:
 
 
 # -- the two brokers ---------------------------------------------------------------------------
-@dataclass
-class Target:
-    name: str
-    bootstrap: str  # the SASL_PLAINTEXT listener
-    store: Callable[[list[Binding]], None]  # put ACLs in place before a scenario
-    settle: float  # seconds a read may poll for an earlier write to show (0: it must show at once)
-
-    def view(self, principal: str) -> list[Binding]:
-        """Every ACL of `principal`, as the super user's DescribeAcls shows them."""
-        return described(run_kafkajs(self.bootstrap, "admin", [describe(acl_filter(principal=principal))])[0])
-
-    def settled_view(self, principal: str, expected: list[Binding]) -> list[Binding]:
-        """The view once it equals `expected`, or the last one seen when `settle` runs out."""
-        deadline = time.monotonic() + self.settle
-        while True:
-            seen = self.view(principal)
-            if seen == sorted(expected) or time.monotonic() >= deadline:
-                return seen
-            time.sleep(0.1)
-
-
 def create(bindings: list[Binding]) -> dict:
     return {"call": "createAcls", "args": {"acl": [acl(b) for b in bindings]}}
 
@@ -141,59 +109,18 @@ def delete(filters: list[dict]) -> dict:
     return {"call": "deleteAcls", "args": {"filters": filters}}
 
 
-ALICE_MAY_DESCRIBE: Binding = ("CLUSTER", "kafka-cluster", "LITERAL", "User:alice", "*", "DESCRIBE", "ALLOW")
+def _list_as_admin(bootstrap: str, principal: str) -> list[Binding]:
+    return described(run_kafkajs(bootstrap, "admin", [describe(acl_filter(principal=principal))])[0])
 
 
-def _binding(b: Binding) -> AclBinding:
-    rtype, name, pattern, principal, host, operation, permission = b
-    return AclBinding(ResourcePattern(ResourceType[rtype], name, PatternType[pattern]),
-                      AccessControlEntry(principal, host, AclOperation[operation], AclPermissionType[permission]))
-
-
-def _shim_target() -> Iterator[Target]:
-    with EmbeddedBroker(BrokerConfig.from_properties(sasl_properties())) as broker:
-        def store(bindings: list[Binding]) -> None:
-            # Straight into the authorizer, so describe/delete scenarios do not depend on CreateAcls working.
-            results = broker.call(broker.broker.authorizer.create_acls, [_binding(b) for b in bindings])
-            assert [r.error for r in results] == [None] * len(bindings)
-
-        store([ALICE_MAY_DESCRIBE])
-        host, port = listener_address(broker.broker, "SASL_PLAINTEXT")
-        yield Target("kafka-shim", f"{host}:{port}", store, settle=0.0)
-
-
-def _real_kafka_target() -> Iterator[Target]:
-    script = ROOT / "scripts" / "real-kafka"
-    directory = Path(tempfile.mkdtemp(prefix="kafkajs-acls-"))
-    proc = subprocess.run([sys.executable, str(script), "start", "--dir", str(directory)], capture_output=True, text=True,
-                          timeout=900)
-    if proc.returncode != 0:
-        pytest.fail(f"real Kafka did not start (scripts/real-kafka start):\n{proc.stderr[-4000:]}", pytrace=False)
-    bootstrap = next(line for line in proc.stdout.split() if line.startswith("SASL_PLAINTEXT://")).split("://", 1)[1]
-    target: Target
-
-    def store(bindings: list[Binding]) -> None:
-        # Kafka has no back door: CreateAcls as the super user, then wait until the broker's authorizer has them.
-        result = run_kafkajs(bootstrap, "admin", [create(bindings)])[0]
-        assert result["ok"], result
-        wanted = {p: {b for b in bindings if b[3] == p} for p in {b[3] for b in bindings}}
-        deadline = time.monotonic() + KAFKA_SETTLE_SECONDS
-        while not all(mine <= set(target.view(p)) for p, mine in wanted.items()):
-            assert time.monotonic() < deadline, f"Kafka did not show {bindings} within {KAFKA_SETTLE_SECONDS} s"
-            time.sleep(0.1)
-
-    target = Target("apache-kafka", bootstrap, store, settle=KAFKA_SETTLE_SECONDS)
-    try:
-        store([ALICE_MAY_DESCRIBE])
-        yield target
-    finally:
-        subprocess.run([sys.executable, str(script), "stop", "--dir", str(directory)], capture_output=True, timeout=120)
-        shutil.rmtree(directory, ignore_errors=True)
+def _create_as_admin(bootstrap: str, bindings: list[Binding]) -> None:
+    result = run_kafkajs(bootstrap, "admin", [create(bindings)])[0]
+    assert result["ok"], result
 
 
 @pytest.fixture(scope="module", params=["kafka-shim", pytest.param("apache-kafka", marks=pytest.mark.oracle)])
 def target(request: pytest.FixtureRequest) -> Iterator[Target]:
-    yield from (_shim_target() if request.param == "kafka-shim" else _real_kafka_target())
+    yield from both_targets(request, _create_as_admin, _list_as_admin, "kafkajs-acls-")
 
 
 @pytest.fixture
