@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import platform
-import selectors
 import shutil
 import signal
 import socket
@@ -27,13 +26,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from collections import deque
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from loadgen import drive, percentile  # noqa: E402
 
 from protocol.framing import decode_response, encode_request  # noqa: E402
 from protocol.messages import MetadataRequest  # noqa: E402
@@ -112,80 +111,11 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
     return data
 
 
-class LoadConnection:
-    __slots__ = ("buf", "sent_at", "sock")
-
-    def __init__(self, address: str) -> None:
-        host, port = address.rsplit(":", 1)
-        self.sock = socket.create_connection((host, int(port)))
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.sock.setblocking(False)
-        self.buf = bytearray()
-        self.sent_at: deque[float] = deque()
-
-
-def drive(address: str, connections: int, in_flight: int, seconds: float, request: bytes, warmup: float) -> tuple[int, float, list[float]]:
-    sel = selectors.DefaultSelector()
-    conns = [LoadConnection(address) for _ in range(connections)]
-    now = time.perf_counter
-    for c in conns:
-        sel.register(c.sock, selectors.EVENT_READ, c)
-        c.sock.sendall(request * in_flight)
-        c.sent_at.extend([now()] * in_flight)
-    latencies: list[float] = []
-    done = 0
-    start = now()
-    measure_from = start + warmup
-    stop_at = measure_from + seconds
-    measuring = False
-    while True:
-        t = now()
-        if not measuring and t >= measure_from:
-            measuring, done, latencies = True, 0, []
-            measure_from = t
-        if t >= stop_at:
-            break
-        for key, _ in sel.select(timeout=1.0):
-            c: LoadConnection = key.data
-            data = c.sock.recv(1 << 20)
-            if not data:
-                raise ConnectionError(f"{address} closed the connection")
-            c.buf += data
-            buf = c.buf
-            pos, answered = 0, 0
-            while len(buf) - pos >= 4:
-                size = int.from_bytes(buf[pos : pos + 4], "big")
-                if len(buf) - pos - 4 < size:
-                    break
-                pos += 4 + size
-                answered += 1
-            if answered:
-                del buf[:pos]
-                t = now()
-                for _ in range(answered):
-                    latencies.append(t - c.sent_at.popleft())
-                c.sock.sendall(request * answered)
-                c.sent_at.extend([t] * answered)
-                done += answered
-    elapsed = now() - measure_from
-    for c in conns:
-        sel.unregister(c.sock)
-        c.sock.close()
-    return done, elapsed, latencies
-
-
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    values = sorted(values)
-    return values[min(len(values) - 1, int(q * len(values)))] * 1000
-
-
 def run(server: str, address: str, shapes: list[tuple[int, int]], seconds: float, request: bytes) -> list[Result]:
     check_answers(address, request)
     results = []
     for connections, in_flight in shapes:
-        done, elapsed, lat = drive(address, connections, in_flight, seconds, request, warmup=min(0.5, seconds / 3))
+        done, elapsed, lat = drive(address, connections, in_flight, seconds, min(0.5, seconds / 3), lambda n: request * n)
         results.append(Result(server, connections, in_flight, done, round(elapsed, 3), done / elapsed,
                               percentile(lat, 0.50), percentile(lat, 0.99)))
     return results
