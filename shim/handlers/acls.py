@@ -27,6 +27,7 @@ from authorizer import (
 )
 from protocol.messages import CreateAclsResponse, DeleteAclsResponse, DescribeAclsResponse
 from shim.context import RequestContext
+from shim.error_responses import error_response
 from shim.errors import CLUSTER_AUTHORIZATION_FAILED, INVALID_REQUEST, SECURITY_DISABLED, UNKNOWN_SERVER_ERROR
 from shim.handlers import CloseConnection, handles
 from shim.handlers.checks import not_authorized_message, refused_whole
@@ -144,7 +145,7 @@ def create_acls(ctx: RequestContext, request: object) -> CreateAclsResponse:
     _refuse_unknown([(c.resource_type, c.resource_pattern_type, c.operation, c.permission_type) for c in creations], "CreateAcls creations")
 
     def everywhere(code: int, message: str | None) -> CreateAclsResponse:
-        return CreateAclsResponse(results=[_Creation(error_code=code, error_message=message) for _ in creations])
+        return error_response(CREATE_ACLS_KEY, request, code, message)
 
     message = _denied(ctx, request)
     if message is not None:
@@ -191,7 +192,7 @@ def delete_acls(ctx: RequestContext, request: object) -> DeleteAclsResponse:
                     "DeleteAcls filters")
 
     def everywhere(code: int, message: str | None) -> DeleteAclsResponse:
-        return DeleteAclsResponse(filter_results=[_FilterResult(error_code=code, error_message=message) for _ in filters])
+        return error_response(DELETE_ACLS_KEY, request, code, message)
 
     message = _denied(ctx, request)
     if message is not None:
