@@ -199,7 +199,8 @@ def parse_message(doc: dict) -> MessageSpec:
             versions=Versions.parse(f.get("versions")),
             nullable_versions=Versions.parse(f.get("nullableVersions")),
             tagged_versions=Versions.parse(f.get("taggedVersions")),
-            tag=f.get("tag"),
+            # One 3.9 schema (BrokerHeartbeatRequest) writes its tag as a string; Kafka's generator reads it as a number.
+            tag=int(f["tag"]) if f.get("tag") is not None else None,
             ignorable=bool(f.get("ignorable", False)),
             default=None if f.get("default") is None else str(f["default"]),
             flexible_versions=None if flex is None else Versions.parse(flex),
