@@ -137,22 +137,26 @@ def _binding(c: object) -> AclBinding:
         AccessControlEntry(c.principal, c.host, AclOperation.from_code(c.operation), AclPermissionType.from_code(c.permission_type)))
 
 
+def _refused_wholesale(ctx: RequestContext, api_key: int, request: object) -> object | None:
+    """CreateAcls/DeleteAcls answered in every slot: 31 without ALTER on the cluster, 54 with no authorizer."""
+    message = _denied(ctx, request)
+    if message is not None:
+        return error_response(api_key, request, CLUSTER_AUTHORIZATION_FAILED, message)
+    if ctx.broker.authorizer is None:
+        return error_response(api_key, request, SECURITY_DISABLED, NO_AUTHORIZER)
+    return None
+
+
 @handles(CREATE_ACLS_KEY, MIN_VERSION, MAX_VERSION)
 def create_acls(ctx: RequestContext, request: object) -> CreateAclsResponse:
     creations = request.creations
     if ctx.api_version == 0 and any(c.resource_pattern_type != _LITERAL for c in creations):
         raise CloseConnection("CreateAcls: version 0 only supports literal resource pattern types")
     _refuse_unknown([(c.resource_type, c.resource_pattern_type, c.operation, c.permission_type) for c in creations], "CreateAcls creations")
-
-    def everywhere(code: int, message: str | None) -> CreateAclsResponse:
-        return error_response(CREATE_ACLS_KEY, request, code, message)
-
-    message = _denied(ctx, request)
-    if message is not None:
-        return everywhere(CLUSTER_AUTHORIZATION_FAILED, message)
+    refused = _refused_wholesale(ctx, CREATE_ACLS_KEY, request)
+    if refused is not None:
+        return refused
     az = ctx.broker.authorizer
-    if az is None:
-        return everywhere(SECURITY_DISABLED, NO_AUTHORIZER)
     try:
         bindings = [_binding(c) for c in creations]
     except ValueError as exc:
@@ -160,7 +164,7 @@ def create_acls(ctx: RequestContext, request: object) -> CreateAclsResponse:
         # throws out of the handler, and the whole request is answered UNKNOWN_SERVER_ERROR without a message.
         log.warning("acl_creation_refused", principal=ctx.principal, reason=str(exc), error_code=UNKNOWN_SERVER_ERROR,
                     hint="ANY and MATCH are filter-only codes; an ACL needs a concrete type, pattern, operation and permission")
-        return everywhere(UNKNOWN_SERVER_ERROR, None)
+        return error_response(CREATE_ACLS_KEY, request, UNKNOWN_SERVER_ERROR, None)
     results: list[_Creation] = []
     for index, (binding, result) in enumerate(zip(bindings, az.create_acls(bindings), strict=True)):
         if result.error is None:
@@ -190,16 +194,10 @@ def delete_acls(ctx: RequestContext, request: object) -> DeleteAclsResponse:
     patterns = [_v0_pattern(ctx.api_version, f.pattern_type_filter, "DeleteAcls") for f in filters]
     _refuse_unknown([(f.resource_type_filter, p, f.operation, f.permission_type) for f, p in zip(filters, patterns, strict=True)],
                     "DeleteAcls filters")
-
-    def everywhere(code: int, message: str | None) -> DeleteAclsResponse:
-        return error_response(DELETE_ACLS_KEY, request, code, message)
-
-    message = _denied(ctx, request)
-    if message is not None:
-        return everywhere(CLUSTER_AUTHORIZATION_FAILED, message)
+    refused = _refused_wholesale(ctx, DELETE_ACLS_KEY, request)
+    if refused is not None:
+        return refused
     az = ctx.broker.authorizer
-    if az is None:
-        return everywhere(SECURITY_DISABLED, NO_AUTHORIZER)
     wanted = [_filter(f.resource_type_filter, f.resource_name_filter, p, f.principal_filter, f.host_filter, f.operation, f.permission_type)
               for f, p in zip(filters, patterns, strict=True)]
     results: list[_FilterResult] = []
