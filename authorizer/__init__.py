@@ -1,8 +1,8 @@
 """The ACL model and Kafka's StandardAuthorizer decisions, indexed and durable. Knows nothing of the wire."""
 
-from authorizer.audit import AuditLog, Decision, format_decision
-from authorizer.engine import AclStoreError, Authorizer, CreateResult, FilterResult, InvalidAclError, parse_super_users
-from authorizer.model import (
+from kafka_shim.authorizer.audit import AuditLog, Decision, format_decision
+from kafka_shim.authorizer.engine import AclStoreError, Authorizer, CreateResult, FilterResult, InvalidAclError, parse_super_users
+from kafka_shim.authorizer.model import (
     CLUSTER_NAME,
     MATCH_ANY,
     SUPPORTED_BITS,
@@ -22,7 +22,7 @@ from authorizer.model import (
     parse_principal,
     validate_new_acl,
 )
-from authorizer.store import AclStore, MemoryStore
+from kafka_shim.authorizer.store import AclStore, MemoryStore
 
 __all__ = [
     "CLUSTER_NAME",

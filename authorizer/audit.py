@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import structlog
-
-from authorizer.model import AclOperation, ResourceType
+from kafka_shim.authorizer.model import AclOperation, ResourceType
 
 LOGGER_NAME = "kafka.authorizer.logger"
 

@@ -17,9 +17,9 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from authorizer.audit import AuditLog, Decision
-from authorizer.index import ALLOW, APPLICABLE, DENY, AclIndex, Grants, Rule, TypeIndex, expand_allow, expand_deny
-from authorizer.model import (
+from kafka_shim.authorizer.audit import AuditLog, Decision
+from kafka_shim.authorizer.index import ALLOW, APPLICABLE, DENY, AclIndex, Grants, Rule, TypeIndex, expand_allow, expand_deny
+from kafka_shim.authorizer.model import (
     SUPPORTED_BITS,
     WILDCARD_HOST,
     WILDCARD_PRINCIPAL,
@@ -31,7 +31,7 @@ from authorizer.model import (
     parse_principal,
     validate_new_acl,
 )
-from authorizer.store import AclStore, MemoryStore
+from kafka_shim.authorizer.store import AclStore, MemoryStore
 
 _ALL = int(AclOperation.ALL)
 _CACHE_LIMIT = 200_000  # memoised answers kept before the memo is dropped and rebuilt

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from authorizer.model import (
+from kafka_shim.authorizer.model import (
     WILDCARD_HOST,
     WILDCARD_PRINCIPAL,
     WILDCARD_RESOURCE,
@@ -32,7 +32,7 @@ from authorizer.model import (
     PatternType,
     ResourceType,
 )
-from authorizer.prefixes import Entry, PrefixList
+from kafka_shim.authorizer.prefixes import Entry, PrefixList
 
 ALLOW = int(AclPermissionType.ALLOW)
 DENY = int(AclPermissionType.DENY)

@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from authorizer.model import (
+from kafka_shim.authorizer.model import (
     AccessControlEntry,
     AclBinding,
     AclOperation,
@@ -32,7 +32,7 @@ from authorizer.model import (
     ResourcePattern,
     ResourceType,
 )
-from authorizer.store import AclStore, MemoryStore
+from kafka_shim.authorizer.store import AclStore, MemoryStore
 
 ACL_DB_NAME = "kafka-shim-acls.db"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from authorizer.model import AclBinding
+from kafka_shim.authorizer.model import AclBinding
 
 
 class AclStore(Protocol):

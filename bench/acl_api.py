@@ -46,10 +46,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from loadgen import drive, percentile  # noqa: E402
-
-from protocol.framing import decode_response, encode_request, encode_response  # noqa: E402
-from protocol.messages import (  # noqa: E402
+from kafka_shim.protocol.framing import decode_response, encode_request, encode_response  # noqa: E402
+from kafka_shim.protocol.messages import (  # noqa: E402
     CreateAclsRequest,
     CreateAclsResponse,
     DeleteAclsRequest,
@@ -58,6 +56,7 @@ from protocol.messages import (  # noqa: E402
     SaslAuthenticateRequest,
     SaslHandshakeRequest,
 )
+from loadgen import drive, percentile  # noqa: E402
 
 DESCRIBE, CREATE, DELETE = 29, 30, 31
 VERSION = 3  # what Kafka 3.9 and kafka-shim both serve at most (the Java admin client's choice)
@@ -258,11 +257,11 @@ def _event_loop_runner() -> tuple[str, Callable]:
 
 
 async def _serve_shim(total: int) -> None:
-    from authorizer import AccessControlEntry, AclBinding, ResourcePattern
-    from authorizer.model import AclOperation, AclPermissionType, PatternType, ResourceType
-    from shim.broker import Broker
-    from shim.config import BrokerConfig
-    from shim.logs import configure_logging
+    from kafka_shim.authorizer import AccessControlEntry, AclBinding, ResourcePattern
+    from kafka_shim.authorizer.model import AclOperation, AclPermissionType, PatternType, ResourceType
+    from kafka_shim.shim.broker import Broker
+    from kafka_shim.shim.config.broker_config import BrokerConfig
+    from kafka_shim.shim.config.logging import configure_logging
 
     configure_logging(level="warning")
     started = time.perf_counter()

@@ -32,10 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from kafka_shim.protocol.framing import decode_response, encode_request  # noqa: E402
+from kafka_shim.protocol.messages import MetadataRequest  # noqa: E402
 from loadgen import drive, percentile  # noqa: E402
-
-from protocol.framing import decode_response, encode_request  # noqa: E402
-from protocol.messages import MetadataRequest  # noqa: E402
 
 MOCK_CHILD = """
 import sys, time
@@ -78,7 +77,7 @@ def stop_real_kafka(directory: Path) -> None:
 
 
 def start_shim(event_loop: str) -> tuple[subprocess.Popen, str]:
-    args = [sys.executable, "-m", "shim.cli", "serve", "--override", "listeners=PLAINTEXT://127.0.0.1:0", "--log-level", "warning",
+    args = [sys.executable, "-m", "kafka_shim.shim.tools.cli", "serve", "--override", "listeners=PLAINTEXT://127.0.0.1:0", "--log-level", "warning",
             "--event-loop", event_loop]
     proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     line = proc.stdout.readline().strip()

@@ -32,7 +32,7 @@ def time_serve() -> float:
     port = free_port()
     started = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "shim.cli", "serve", "--override", f"listeners=PLAINTEXT://127.0.0.1:{port}", "--log-level", "warning"],
+        [sys.executable, "-m", "kafka_shim.shim.tools.cli", "serve", "--override", f"listeners=PLAINTEXT://127.0.0.1:{port}", "--log-level", "warning"],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
     )

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from protocol.primitives import (
+from kafka_shim.protocol.primitives import (
     SMALL_UVARINTS,
     ZERO_UUID,
     ZERO_UUID_BYTES,
@@ -23,7 +23,7 @@ from protocol.primitives import (
     read_uvarint,
     write_uvarint,
 )
-from protocol.schema import FIXED_TYPES, FieldSpec, FieldType, MessageSpec, StructSpec
+from kafka_shim.protocol.schema import FIXED_TYPES, FieldSpec, FieldType, MessageSpec, StructSpec
 
 # Decoded values of a single byte: signed for int8, Java's "!= 0" for bool.
 _BYTE_TABLES = {"int8": tuple(b - 256 if b > 127 else b for b in range(256)), "bool": tuple(b != 0 for b in range(256))}

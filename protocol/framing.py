@@ -12,12 +12,10 @@ import struct
 from dataclasses import dataclass
 from functools import cache
 
-from protocol.errors import DecodeError, FrameTooLarge, ProtocolError
-from protocol.messages import Message, message_class, request_class, response_class
-from protocol.schema import api_index, message_spec
-
-API_VERSIONS_KEY = 18
-CONTROLLED_SHUTDOWN_KEY = 7
+from kafka_shim.protocol.codes import ApiKey
+from kafka_shim.protocol.errors import DecodeError, FrameTooLarge, ProtocolError
+from kafka_shim.protocol.messages import Message, message_class, request_class, response_class
+from kafka_shim.protocol.schema import api_index, message_spec
 
 _SIZE = struct.Struct(">i")
 _KEY_VERSION = struct.Struct(">hh")
@@ -38,14 +36,14 @@ def is_flexible(api_key: int, version: int) -> bool:
 
 def request_header_version(api_key: int, version: int) -> int:
     """Kafka's rule: v2 for flexible versions, v1 otherwise, v0 only for ControlledShutdown v0."""
-    if api_key == CONTROLLED_SHUTDOWN_KEY and version == 0:
+    if api_key == ApiKey.CONTROLLED_SHUTDOWN and version == 0:
         return 0
     return 2 if is_flexible(api_key, version) else 1
 
 
 def response_header_version(api_key: int, version: int) -> int:
     """v1 for flexible versions, except ApiVersions, whose responses always use v0 (KIP-511)."""
-    if api_key == API_VERSIONS_KEY:
+    if api_key == ApiKey.API_VERSIONS:
         return 0
     return 1 if is_flexible(api_key, version) else 0
 
@@ -134,7 +132,7 @@ def encode_response(api_key: int, version: int, correlation_id: int, body: Messa
     out: list[bytes] = [b""]
     body.encode_into(out, version)
     size = sum(map(len, out))
-    if api_key == API_VERSIONS_KEY or not is_flexible(api_key, version):
+    if api_key == ApiKey.API_VERSIONS or not is_flexible(api_key, version):
         out[0] = _SIZE_CORRELATION.pack(size + 4, correlation_id)
     else:
         out[0] = _SIZE_CORRELATION.pack(size + 5, correlation_id) + b"\x00"

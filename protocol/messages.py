@@ -15,10 +15,10 @@ from __future__ import annotations
 import struct
 from typing import Any, ClassVar
 
-from protocol import codegen
-from protocol.errors import DecodeError, EncodeError, UnsupportedVersionError
-from protocol.primitives import Malformed
-from protocol.schema import MessageSpec, StructSpec, api_index, message_spec, schema_files
+from kafka_shim.protocol import codegen
+from kafka_shim.protocol.errors import DecodeError, EncodeError, UnsupportedVersionError
+from kafka_shim.protocol.primitives import Malformed
+from kafka_shim.protocol.schema import MessageSpec, StructSpec, api_index, message_spec, schema_files
 
 _MISSING: Any = object()
 

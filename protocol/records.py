@@ -42,9 +42,8 @@ from types import ModuleType
 from typing import Protocol
 
 import crc32c
-
-from protocol.errors import DecodeError, EncodeError
-from protocol.primitives import Malformed, read_uvarint, read_varint, read_varlong, write_varint, write_varlong
+from kafka_shim.protocol.errors import DecodeError, EncodeError
+from kafka_shim.protocol.primitives import Malformed, read_uvarint, read_varint, read_varlong, write_varint, write_varlong
 
 MAGIC = 2
 DEFAULT_MAX_DECOMPRESSED = 64 * 1024 * 1024

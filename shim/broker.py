@@ -7,14 +7,14 @@ import socket
 from dataclasses import dataclass
 
 import structlog
-
-from authorizer import AclBinding, Authorizer
-from authorizer.sqlite_store import AclStoreCorrupt, AclStoreLocked, AclStoreUnavailable, open_acl_store
-from shim.config import BrokerConfig, ConfigError, Listener
-from shim.connection import KafkaConnection
-from shim.handlers import ApiHandler, load_all
-from shim.listener_security import ListenerSecurity, build_listener_security
-from shim.state import ClusterState, load_cluster_identity
+from kafka_shim.authorizer import AclBinding, Authorizer
+from kafka_shim.authorizer.sqlite_store import AclStoreCorrupt, AclStoreLocked, AclStoreUnavailable, open_acl_store
+from kafka_shim.shim.cluster.identity import load_cluster_identity
+from kafka_shim.shim.cluster.state import ClusterState
+from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError, Listener
+from kafka_shim.shim.handlers import ApiHandler, load_all
+from kafka_shim.shim.net.connection import KafkaConnection
+from kafka_shim.shim.security.listener_security import ListenerSecurity, build_listener_security
 
 log = structlog.get_logger("kafka_shim.broker")
 
@@ -144,11 +144,11 @@ def _handshake_timeout(config: BrokerConfig) -> float:
 
 def _open_scram_store(config: BrokerConfig) -> object | None:
     """The SCRAM credential store, when any listener could use SCRAM (else None)."""
-    from shim.listener_security import SASL_PROTOCOLS
+    from kafka_shim.shim.security.listener_security import SASL_PROTOCOLS
 
     if not any(lst.security_protocol in SASL_PROTOCOLS for lst in config.listeners):
         return None
-    from shim.sasl.credentials import open_scram_store
+    from kafka_shim.shim.security.sasl.credentials import open_scram_store
 
     return open_scram_store(config)
 

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
-from shim.config import BrokerConfig
-from shim.embedded import EmbeddedBroker
+from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.testing.embedded import EmbeddedBroker
 
 
 @pytest.fixture

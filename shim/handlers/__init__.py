@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from shim.context import RequestContext
+    from kafka_shim.shim.requests.context import RequestContext
 
 class CloseConnection(Exception):
     """Raised by a handler to close the connection without replying, as Kafka does when a request fails

@@ -3,7 +3,7 @@
 Order of work, as in Kafka: (1) validation while the request is parsed: a raw code 0 (UNKNOWN) in any enum field,
 or a non-LITERAL pattern at v0, closes the connection without a reply; (2) the ACL check declared in
 authorizer.api_checks (ALTER on the cluster; DESCRIBE for DescribeAcls), refused with 31 in every error slot;
-(3) no authorizer configured: SECURITY_DISABLED (54); (4) the work, against the authorizer.
+(3) no authorizer configured: ErrorCode.SECURITY_DISABLED (54); (4) the work, against the authorizer.
 """
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import structlog
-
-from authorizer import (
+from kafka_shim.authorizer import (
     AccessControlEntry,
     AccessControlEntryFilter,
     AclBinding,
@@ -25,14 +24,13 @@ from authorizer import (
     ResourcePatternFilter,
     ResourceType,
 )
-from protocol.messages import CreateAclsResponse, DeleteAclsResponse, DescribeAclsResponse
-from shim.context import RequestContext
-from shim.error_responses import error_response
-from shim.errors import CLUSTER_AUTHORIZATION_FAILED, INVALID_REQUEST, SECURITY_DISABLED, UNKNOWN_SERVER_ERROR
-from shim.handlers import CloseConnection, handles
-from shim.handlers.checks import not_authorized_message, refused_whole
+from kafka_shim.protocol.codes import ApiKey, ErrorCode
+from kafka_shim.protocol.messages import CreateAclsResponse, DeleteAclsResponse, DescribeAclsResponse
+from kafka_shim.shim.handlers import CloseConnection, handles
+from kafka_shim.shim.requests.checks import not_authorized_message, refused_whole
+from kafka_shim.shim.requests.context import RequestContext
+from kafka_shim.shim.requests.error_responses import error_response
 
-DESCRIBE_ACLS_KEY, CREATE_ACLS_KEY, DELETE_ACLS_KEY = 29, 30, 31
 MIN_VERSION, MAX_VERSION = 0, 3
 _UNKNOWN = 0  # the raw wire code Kafka refuses while parsing; other unknown codes decode to UNKNOWN and are judged later
 _ANY, _LITERAL = int(PatternType.ANY), int(PatternType.LITERAL)
@@ -113,17 +111,17 @@ def _filter(resource_type: int, name: str | None, pattern: int, principal: str |
         AccessControlEntryFilter(principal, host, AclOperation.from_code(operation), AclPermissionType.from_code(permission)))
 
 
-@handles(DESCRIBE_ACLS_KEY, MIN_VERSION, MAX_VERSION)
+@handles(ApiKey.DESCRIBE_ACLS, MIN_VERSION, MAX_VERSION)
 def describe_acls(ctx: RequestContext, request: object) -> DescribeAclsResponse:
     r = request
     pattern = _v0_pattern(ctx.api_version, r.pattern_type_filter, "DescribeAcls")
     _refuse_unknown([(r.resource_type_filter, pattern, r.operation, r.permission_type)], "DescribeAcls filter")
     message = _denied(ctx, request)
     if message is not None:
-        return DescribeAclsResponse(error_code=CLUSTER_AUTHORIZATION_FAILED, error_message=message)
+        return DescribeAclsResponse(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message=message)
     az = ctx.broker.authorizer
     if az is None:
-        return DescribeAclsResponse(error_code=SECURITY_DISABLED, error_message=NO_AUTHORIZER_DESCRIBE)
+        return DescribeAclsResponse(error_code=ErrorCode.SECURITY_DISABLED, error_message=NO_AUTHORIZER_DESCRIBE)
     # A filter with codes Kafka does not know (e.g. 99) matches nothing; the answer is empty, not an error.
     found = az.describe_acls(_filter(r.resource_type_filter, r.resource_name_filter, pattern, r.principal_filter, r.host_filter,
                                      r.operation, r.permission_type))
@@ -141,19 +139,19 @@ def _refused_wholesale(ctx: RequestContext, api_key: int, request: object) -> ob
     """CreateAcls/DeleteAcls answered in every slot: 31 without ALTER on the cluster, 54 with no authorizer."""
     message = _denied(ctx, request)
     if message is not None:
-        return error_response(api_key, request, CLUSTER_AUTHORIZATION_FAILED, message)
+        return error_response(api_key, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, message)
     if ctx.broker.authorizer is None:
-        return error_response(api_key, request, SECURITY_DISABLED, NO_AUTHORIZER)
+        return error_response(api_key, request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
     return None
 
 
-@handles(CREATE_ACLS_KEY, MIN_VERSION, MAX_VERSION)
+@handles(ApiKey.CREATE_ACLS, MIN_VERSION, MAX_VERSION)
 def create_acls(ctx: RequestContext, request: object) -> CreateAclsResponse:
     creations = request.creations
     if ctx.api_version == 0 and any(c.resource_pattern_type != _LITERAL for c in creations):
         raise CloseConnection("CreateAcls: version 0 only supports literal resource pattern types")
     _refuse_unknown([(c.resource_type, c.resource_pattern_type, c.operation, c.permission_type) for c in creations], "CreateAcls creations")
-    refused = _refused_wholesale(ctx, CREATE_ACLS_KEY, request)
+    refused = _refused_wholesale(ctx, ApiKey.CREATE_ACLS, request)
     if refused is not None:
         return refused
     az = ctx.broker.authorizer
@@ -161,21 +159,21 @@ def create_acls(ctx: RequestContext, request: object) -> CreateAclsResponse:
         bindings = [_binding(c) for c in creations]
     except ValueError as exc:
         # Kafka builds every binding before validating any: a filter-only code (ANY, MATCH) in one creation
-        # throws out of the handler, and the whole request is answered UNKNOWN_SERVER_ERROR without a message.
-        log.warning("acl_creation_refused", principal=ctx.principal, reason=str(exc), error_code=UNKNOWN_SERVER_ERROR,
+        # throws out of the handler, and the whole request is answered ErrorCode.UNKNOWN_SERVER_ERROR without a message.
+        log.warning("acl_creation_refused", principal=ctx.principal, reason=str(exc), error_code=ErrorCode.UNKNOWN_SERVER_ERROR,
                     hint="ANY and MATCH are filter-only codes; an ACL needs a concrete type, pattern, operation and permission")
-        return error_response(CREATE_ACLS_KEY, request, UNKNOWN_SERVER_ERROR, None)
+        return error_response(ApiKey.CREATE_ACLS, request, ErrorCode.UNKNOWN_SERVER_ERROR, None)
     results: list[_Creation] = []
     for index, (binding, result) in enumerate(zip(bindings, az.create_acls(bindings), strict=True)):
         if result.error is None:
             results.append(_Creation())
         elif isinstance(result.error, AclStoreError):
             log.error("acl_store_failed", principal=ctx.principal, reason=str(result.error))
-            results.append(_Creation(error_code=UNKNOWN_SERVER_ERROR, error_message=None))
+            results.append(_Creation(error_code=ErrorCode.UNKNOWN_SERVER_ERROR, error_message=None))
         else:
             log.info("acl_creation_invalid", principal=ctx.principal, index=index, acl=str(binding), reason=str(result.error),
-                     error_code=INVALID_REQUEST)
-            results.append(_Creation(error_code=INVALID_REQUEST, error_message=str(result.error)))
+                     error_code=ErrorCode.INVALID_REQUEST)
+            results.append(_Creation(error_code=ErrorCode.INVALID_REQUEST, error_message=str(result.error)))
     created = sum(1 for r in results if r.error_code == 0)
     log.info("acls_created", principal=ctx.principal, client_host=ctx.client_host, requested=len(creations), succeeded=created)
     return CreateAclsResponse(results=results)
@@ -188,13 +186,13 @@ def _matching(b: AclBinding) -> _Matching:
                      permission_type=e.permission_type)
 
 
-@handles(DELETE_ACLS_KEY, MIN_VERSION, MAX_VERSION)
+@handles(ApiKey.DELETE_ACLS, MIN_VERSION, MAX_VERSION)
 def delete_acls(ctx: RequestContext, request: object) -> DeleteAclsResponse:
     filters = request.filters
     patterns = [_v0_pattern(ctx.api_version, f.pattern_type_filter, "DeleteAcls") for f in filters]
     _refuse_unknown([(f.resource_type_filter, p, f.operation, f.permission_type) for f, p in zip(filters, patterns, strict=True)],
                     "DeleteAcls filters")
-    refused = _refused_wholesale(ctx, DELETE_ACLS_KEY, request)
+    refused = _refused_wholesale(ctx, ApiKey.DELETE_ACLS, request)
     if refused is not None:
         return refused
     az = ctx.broker.authorizer
@@ -206,10 +204,10 @@ def delete_acls(ctx: RequestContext, request: object) -> DeleteAclsResponse:
             results.append(_FilterResult(error_code=0, error_message=None, matching_acls=[_matching(b) for b in standard_acl_order(result.deleted)]))
         elif isinstance(result.error, AclStoreError):
             log.error("acl_store_failed", principal=ctx.principal, reason=str(result.error))
-            results.append(_FilterResult(error_code=UNKNOWN_SERVER_ERROR, error_message=None))
+            results.append(_FilterResult(error_code=ErrorCode.UNKNOWN_SERVER_ERROR, error_message=None))
         else:
-            results.append(_FilterResult(error_code=INVALID_REQUEST, error_message=str(result.error)))
+            results.append(_FilterResult(error_code=ErrorCode.INVALID_REQUEST, error_message=str(result.error)))
     deleted = sum(len(r.matching_acls) for r in results)
     log.info("acls_deleted", principal=ctx.principal, client_host=ctx.client_host, filters=len(filters), matched=deleted,
-             invalid_filters=sum(1 for r in results if r.error_code == INVALID_REQUEST))
+             invalid_filters=sum(1 for r in results if r.error_code == ErrorCode.INVALID_REQUEST))
     return DeleteAclsResponse(filter_results=results)

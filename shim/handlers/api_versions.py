@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import re
 
-from protocol.messages import ApiVersionsResponse
-from shim.context import RequestContext
-from shim.errors import INVALID_REQUEST, UNSUPPORTED_VERSION
-from shim.handlers import REGISTRY, handles
+from kafka_shim.protocol.codes import ApiKey, ErrorCode
+from kafka_shim.protocol.messages import ApiVersionsResponse
+from kafka_shim.shim.handlers import REGISTRY, handles
+from kafka_shim.shim.requests.context import RequestContext
 
-API_VERSIONS_KEY = 18
 MIN_VERSION, MAX_VERSION = 0, 4
 
 # Kafka's rule for client_software_name/version (ApiVersionsRequest.isValid, v3+).
@@ -34,12 +33,12 @@ def advertised_apis() -> list:
     return [_Api(api_key=h.api_key, min_version=h.min_version, max_version=h.max_version) for h in sorted(REGISTRY.values(), key=lambda h: h.api_key)]
 
 
-@handles(API_VERSIONS_KEY, MIN_VERSION, MAX_VERSION)
+@handles(ApiKey.API_VERSIONS, MIN_VERSION, MAX_VERSION)
 def api_versions(ctx: RequestContext, request: object) -> ApiVersionsResponse:
     version = ctx.api_version
     if version >= 3 and not (_valid_software(request.client_software_name) and _valid_software(request.client_software_version)):
-        # Kafka answers INVALID_REQUEST with an empty key list, at the request's own version.
-        return ApiVersionsResponse(error_code=INVALID_REQUEST)
+        # Kafka answers ErrorCode.INVALID_REQUEST with an empty key list, at the request's own version.
+        return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST)
     response = ApiVersionsResponse(api_keys=advertised_apis())
     if version >= 3:
         # Kafka 3.9 lists kraft.version ahead of metadata.version (the order its feature map yields).
@@ -59,6 +58,6 @@ def unsupported_version_response() -> ApiVersionsResponse:
     so that a client of any age can read it and retry lower.
     """
     return ApiVersionsResponse(
-        error_code=UNSUPPORTED_VERSION,
-        api_keys=[_Api(api_key=API_VERSIONS_KEY, min_version=MIN_VERSION, max_version=MAX_VERSION)],
+        error_code=ErrorCode.UNSUPPORTED_VERSION,
+        api_keys=[_Api(api_key=ApiKey.API_VERSIONS, min_version=MIN_VERSION, max_version=MAX_VERSION)],
     )

@@ -6,13 +6,12 @@ needs DESCRIBE on the cluster (declared in authorizer.api_checks, key 60): 0 wit
 
 from __future__ import annotations
 
-from protocol.messages import DescribeClusterResponse
-from shim.context import RequestContext
-from shim.errors import INVALID_REQUEST, MISMATCHED_ENDPOINT_TYPE, UNSUPPORTED_ENDPOINT_TYPE
-from shim.handlers import handles
-from shim.handlers.metadata import AUTHORIZED_OPERATIONS_OMITTED, cluster_authorized_operations
+from kafka_shim.protocol.codes import ApiKey, ErrorCode
+from kafka_shim.protocol.messages import DescribeClusterResponse
+from kafka_shim.shim.handlers import handles
+from kafka_shim.shim.handlers.metadata import AUTHORIZED_OPERATIONS_OMITTED, cluster_authorized_operations
+from kafka_shim.shim.requests.context import RequestContext
 
-DESCRIBE_CLUSTER_KEY = 60
 # Kafka's EndpointType ids; a broker serves BROKER.
 ENDPOINT_TYPES = {1: "BROKER", 2: "CONTROLLER"}
 BROKER_ENDPOINT = 1
@@ -26,21 +25,21 @@ def _broker(ctx: RequestContext) -> _Broker:
     return _Broker(broker_id=ctx.broker.state.node_id, host=host, port=port, rack=ctx.broker.config.rack)
 
 
-@handles(DESCRIBE_CLUSTER_KEY, 0, 1)
+@handles(ApiKey.DESCRIBE_CLUSTER, 0, 1)
 def describe_cluster(ctx: RequestContext, request: object) -> DescribeClusterResponse:
     version = ctx.api_version
     wanted = request.endpoint_type if version >= 1 else BROKER_ENDPOINT
     if wanted not in ENDPOINT_TYPES:
-        return DescribeClusterResponse(error_code=INVALID_REQUEST if version == 0 else UNSUPPORTED_ENDPOINT_TYPE,
+        return DescribeClusterResponse(error_code=ErrorCode.INVALID_REQUEST if version == 0 else ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
                                        error_message=f"Unsupported endpoint type {wanted}")
     if wanted != BROKER_ENDPOINT:
         return DescribeClusterResponse(
-            error_code=INVALID_REQUEST if version == 0 else MISMATCHED_ENDPOINT_TYPE,
+            error_code=ErrorCode.INVALID_REQUEST if version == 0 else ErrorCode.MISMATCHED_ENDPOINT_TYPE,
             error_message=f"The request was sent to an endpoint of type {ENDPOINT_TYPES[BROKER_ENDPOINT]}, "
                           f"but we wanted an endpoint of type {ENDPOINT_TYPES[wanted]}")
     operations = AUTHORIZED_OPERATIONS_OMITTED
     if request.include_cluster_authorized_operations:
-        operations = cluster_authorized_operations(ctx, DESCRIBE_CLUSTER_KEY)
+        operations = cluster_authorized_operations(ctx, ApiKey.DESCRIBE_CLUSTER)
     state = ctx.broker.state
     return DescribeClusterResponse(
         endpoint_type=BROKER_ENDPOINT,

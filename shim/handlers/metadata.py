@@ -9,31 +9,22 @@ creation, then topics denied description; each part in the order of Kafka's Scal
 
 from __future__ import annotations
 
-from authorizer import CLUSTER_NAME, ResourceType
-from authorizer.api_checks import metadata_all_topics
-from protocol.messages import MetadataResponse
-from protocol.primitives import ZERO_UUID
-from shim import authz
-from shim.context import RequestContext
-from shim.errors import (
-    INVALID_REQUEST,
-    INVALID_TOPIC_EXCEPTION,
-    NONE,
-    TOPIC_AUTHORIZATION_FAILED,
-    UNKNOWN_SERVER_ERROR,
-    UNKNOWN_TOPIC_ID,
-    UNKNOWN_TOPIC_OR_PARTITION,
-)
-from shim.handlers import handles
-from shim.handlers.checks import allowed, allowed_names, check, shortcut_allowed
-from shim.handlers.scala_sets import ScalaSet, java_string_hash, kafka_uuid_hash, scala_set
-from shim.state import INTERNAL_TOPICS, Topic, topic_name_error
+from kafka_shim.authorizer import CLUSTER_NAME, ResourceType
+from kafka_shim.authorizer.api_checks import metadata_all_topics
+from kafka_shim.protocol.codes import ApiKey, ErrorCode
+from kafka_shim.protocol.messages import MetadataResponse
+from kafka_shim.protocol.primitives import ZERO_UUID
+from kafka_shim.shim.cluster.topics import INTERNAL_TOPICS, Topic, topic_name_error
+from kafka_shim.shim.handlers import handles
+from kafka_shim.shim.javacompat.scala_set import ScalaSet, java_string_hash, kafka_uuid_hash, scala_set
+from kafka_shim.shim.requests import authz
+from kafka_shim.shim.requests.checks import allowed, allowed_names, check, shortcut_allowed
+from kafka_shim.shim.requests.context import RequestContext
 
-METADATA_KEY = 3
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 
 # The checks declared for Metadata in authorizer.api_checks.
-_DESCRIBE, _DESCRIBE_ALL, _CREATE = check(METADATA_KEY, "describe"), check(METADATA_KEY, "describe_all"), check(METADATA_KEY, "create")
+_DESCRIBE, _DESCRIBE_ALL, _CREATE = check(ApiKey.METADATA, "describe"), check(ApiKey.METADATA, "describe_all"), check(ApiKey.METADATA, "create")
 
 _Broker = MetadataResponse.MetadataResponseBroker
 _Topic = MetadataResponse.MetadataResponseTopic
@@ -42,13 +33,13 @@ _Partition = MetadataResponse.MetadataResponsePartition
 
 def _describe(topic: Topic) -> _Topic:
     return _Topic(
-        error_code=NONE,
+        error_code=ErrorCode.NONE,
         name=topic.name,
         topic_id=topic.topic_id,
         is_internal=topic.is_internal,
         partitions=[
             _Partition(
-                error_code=NONE,
+                error_code=ErrorCode.NONE,
                 partition_index=p.index,
                 leader_id=p.leader_id,
                 leader_epoch=p.leader_epoch,
@@ -64,7 +55,7 @@ def _describe(topic: Topic) -> _Topic:
 def _missing(name: str) -> _Topic:
     # A KRaft broker answers 3 for an absent topic whether or not it auto-creates it
     # (creation is asynchronous), and 17 for a name that could never exist.
-    error = INVALID_TOPIC_EXCEPTION if topic_name_error(name) else UNKNOWN_TOPIC_OR_PARTITION
+    error = ErrorCode.INVALID_TOPIC_EXCEPTION if topic_name_error(name) else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     return _Topic(error_code=error, name=name, topic_id=ZERO_UUID, is_internal=name in INTERNAL_TOPICS)
 
 
@@ -94,14 +85,14 @@ def cluster_authorized_operations(ctx: RequestContext, api_key: int) -> int:
     return authz.authorized_operations(ctx, ResourceType.CLUSTER, CLUSTER_NAME)
 
 
-@handles(METADATA_KEY, 0, 12)
+@handles(ApiKey.METADATA, 0, 12)
 def metadata(ctx: RequestContext, request: object) -> MetadataResponse:
     version = ctx.api_version
     broker = ctx.broker
     state = broker.state
     requested = request.topics
     if version < 12 and requested and any(t.name is None or t.topic_id != ZERO_UUID for t in requested):
-        return _error_response(request, INVALID_REQUEST)
+        return _error_response(request, ErrorCode.INVALID_REQUEST)
 
     all_topics = metadata_all_topics(request, version)
     unknown_ids: list[_Topic] = []
@@ -114,11 +105,11 @@ def metadata(ctx: RequestContext, request: object) -> MetadataResponse:
         if ids:
             # With any topic id present, Kafka resolves the ids and ignores the names.
             by_id = True
-            unknown_ids = [_Topic(error_code=UNKNOWN_TOPIC_ID, name=None, topic_id=i) for i in ids.where(lambda i: state.topic_by_id(i) is None)]
+            unknown_ids = [_Topic(error_code=ErrorCode.UNKNOWN_TOPIC_ID, name=None, topic_id=i) for i in ids.where(lambda i: state.topic_by_id(i) is None)]
             names = scala_set((t.name for t in map(state.topic_by_id, ids) if t is not None), java_string_hash, hashed=ids.hashed)
         elif any(t.name is None for t in requested):
-            # v12 lets a topic carry neither a name nor an id; Kafka fails on the null name (UNKNOWN_SERVER_ERROR).
-            return _error_response(request, UNKNOWN_SERVER_ERROR)
+            # v12 lets a topic carry neither a name nor an id; Kafka fails on the null name (ErrorCode.UNKNOWN_SERVER_ERROR).
+            return _error_response(request, ErrorCode.UNKNOWN_SERVER_ERROR)
         else:
             names = scala_set((t.name for t in requested), java_string_hash)
 
@@ -147,11 +138,11 @@ def metadata(ctx: RequestContext, request: object) -> MetadataResponse:
             entry.topic_authorized_operations = authz.authorized_operations(ctx, ResourceType.TOPIC, entry.name)
     topics = unknown_ids + described if unknown_ids else described
     for n in create_denied:
-        topics.append(_Topic(error_code=TOPIC_AUTHORIZATION_FAILED, name=n, topic_id=ZERO_UUID, is_internal=n in INTERNAL_TOPICS))
+        topics.append(_Topic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=n, topic_id=ZERO_UUID, is_internal=n in INTERNAL_TOPICS))
     if not all_topics:
         # Kafka never reveals whether an undescribable topic exists; asked by id, the id is no secret.
         for n in undescribable:
-            topics.append(_Topic(error_code=TOPIC_AUTHORIZATION_FAILED, name=None if by_id else n,
+            topics.append(_Topic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=None if by_id else n,
                                  topic_id=topics_by_name[n].topic_id if by_id else ZERO_UUID, is_internal=False))
 
     response = MetadataResponse(
@@ -162,5 +153,5 @@ def metadata(ctx: RequestContext, request: object) -> MetadataResponse:
         topics=topics,
     )
     if 8 <= version <= 10 and request.include_cluster_authorized_operations:
-        response.cluster_authorized_operations = cluster_authorized_operations(ctx, METADATA_KEY)
+        response.cluster_authorized_operations = cluster_authorized_operations(ctx, ApiKey.METADATA)
     return response

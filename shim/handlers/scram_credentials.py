@@ -9,34 +9,23 @@ HashMaps, so kafka-shim reproduces that order (shim.sasl.java_order). Credential
 from __future__ import annotations
 
 import structlog
-
-from authorizer import AclOperation, ResourceType
-from protocol.messages import (
+from kafka_shim.authorizer import AclOperation, ResourceType
+from kafka_shim.protocol.codes import ApiKey, ErrorCode
+from kafka_shim.protocol.messages import (
     AlterUserScramCredentialsRequest,
     AlterUserScramCredentialsResponse,
     DescribeUserScramCredentialsRequest,
     DescribeUserScramCredentialsResponse,
 )
-from shim.authz import authorize
-from shim.context import RequestContext
-from shim.errors import (
-    CLUSTER_AUTHORIZATION_FAILED,
-    DUPLICATE_RESOURCE,
-    NONE,
-    RESOURCE_NOT_FOUND,
-    UNACCEPTABLE_CREDENTIAL,
-    UNKNOWN_SERVER_ERROR,
-    UNSUPPORTED_SASL_MECHANISM,
-)
-from shim.handlers import CloseConnection, handles
-from shim.sasl.credentials import ScramCredentialStore, ScramStoreError, Upsertion
-from shim.sasl.formatter import BY_TYPE, MAX_ITERATIONS, MECHANISMS
-from shim.sasl.java_order import JavaHashMap, java_order, java_sorted
+from kafka_shim.shim.handlers import CloseConnection, handles
+from kafka_shim.shim.javacompat.java_hash import JavaHashMap, java_order, java_sorted
+from kafka_shim.shim.requests.authz import authorize
+from kafka_shim.shim.requests.context import RequestContext
+from kafka_shim.shim.security.sasl.credentials import ScramCredentialStore, ScramStoreError, Upsertion
+from kafka_shim.shim.security.sasl.scram_math import BY_TYPE, MAX_ITERATIONS, MECHANISMS
 
 log = structlog.get_logger("kafka_shim.scram_credentials")
 
-DESCRIBE_KEY = 50
-ALTER_KEY = 51
 CLUSTER_NAME = "kafka-cluster"
 
 DESCRIBE_DUPLICATE_USER = "Cannot describe SCRAM credentials for the same user twice in a single request: "
@@ -65,7 +54,7 @@ def credential_store(ctx: RequestContext) -> ScramCredentialStore:
     return store
 
 
-@handles(DESCRIBE_KEY, 0, 0)
+@handles(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0)
 def describe_user_scram_credentials(ctx: RequestContext, request: DescribeUserScramCredentialsRequest) -> DescribeUserScramCredentialsResponse:
     if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
         if request.users is None:
@@ -74,8 +63,8 @@ def describe_user_scram_credentials(ctx: RequestContext, request: DescribeUserSc
             raise CloseConnection("DescribeUserScramCredentials with a null user list, not authorized: Kafka never answers it")
         # Kafka's getErrorResponse: one row per requested user, without the user's name, and no message
         # (ApiError drops a message that is the error's default text).
-        rows = [_DescribeResult(user="", error_code=CLUSTER_AUTHORIZATION_FAILED, error_message=None) for _ in request.users]
-        return DescribeUserScramCredentialsResponse(error_code=CLUSTER_AUTHORIZATION_FAILED, error_message=None, results=rows)
+        rows = [_DescribeResult(user="", error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message=None) for _ in request.users]
+        return DescribeUserScramCredentialsResponse(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message=None, results=rows)
     store = credential_store(ctx)
     unique: JavaHashMap[bool] = JavaHashMap()  # user -> asked for more than once
     if not request.users:
@@ -89,24 +78,24 @@ def describe_user_scram_credentials(ctx: RequestContext, request: DescribeUserSc
     results = []
     for user, duplicate in unique.items():
         if duplicate:
-            results.append(_DescribeResult(user=user, error_code=DUPLICATE_RESOURCE, error_message=DESCRIBE_DUPLICATE_USER + user))
+            results.append(_DescribeResult(user=user, error_code=ErrorCode.DUPLICATE_RESOURCE, error_message=DESCRIBE_DUPLICATE_USER + user))
         elif user in described:
             infos = [_CredentialInfo(mechanism=MECHANISMS[m].type, iterations=it) for m, it in described[user].items()]
-            results.append(_DescribeResult(user=user, error_code=NONE, error_message="", credential_infos=infos))
+            results.append(_DescribeResult(user=user, error_code=ErrorCode.NONE, error_message="", credential_infos=infos))
         else:
-            results.append(_DescribeResult(user=user, error_code=RESOURCE_NOT_FOUND,
+            results.append(_DescribeResult(user=user, error_code=ErrorCode.RESOURCE_NOT_FOUND,
                                            error_message=DESCRIBE_USER_THAT_DOES_NOT_EXIST + user))
-    return DescribeUserScramCredentialsResponse(error_code=NONE, error_message="", results=results)
+    return DescribeUserScramCredentialsResponse(error_code=ErrorCode.NONE, error_message="", results=results)
 
 
-@handles(ALTER_KEY, 0, 0)
+@handles(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, 0)
 def alter_user_scram_credentials(ctx: RequestContext, request: AlterUserScramCredentialsRequest) -> AlterUserScramCredentialsResponse:
     if not authorize(ctx, AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
         # Kafka's getErrorResponse: every user named anywhere in the request, once, in String order.
         users = {d.name for d in request.deletions} | {u.name for u in request.upsertions}
         message = not_authorized_message(ctx)
         return AlterUserScramCredentialsResponse(results=[
-            _AlterResult(user=user, error_code=CLUSTER_AUTHORIZATION_FAILED, error_message=message) for user in java_sorted(users)
+            _AlterResult(user=user, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message=message) for user in java_sorted(users)
         ])
     store = credential_store(ctx)
     deletions: JavaHashMap[AlterUserScramCredentialsRequest.ScramCredentialDeletion] = JavaHashMap()
@@ -118,7 +107,7 @@ def alter_user_scram_credentials(ctx: RequestContext, request: AlterUserScramCre
             continue
         if deletion.name in deletions:
             deletions.remove(deletion.name)
-            errors.put(deletion.name, (DUPLICATE_RESOURCE, ALTERED_TWICE))
+            errors.put(deletion.name, (ErrorCode.DUPLICATE_RESOURCE, ALTERED_TWICE))
             continue
         error = _deletion_error(store, deletion)
         if error is not None:
@@ -131,23 +120,23 @@ def alter_user_scram_credentials(ctx: RequestContext, request: AlterUserScramCre
         if upsertion.name in deletions or upsertion.name in upsertions:
             deletions.remove(upsertion.name)
             upsertions.remove(upsertion.name)
-            errors.put(upsertion.name, (DUPLICATE_RESOURCE, ALTERED_TWICE))
+            errors.put(upsertion.name, (ErrorCode.DUPLICATE_RESOURCE, ALTERED_TWICE))
             continue
         error = _upsertion_error(upsertion)
         if error is not None:
             errors.put(upsertion.name, error)
         else:
             upsertions.put(upsertion.name, upsertion)
-    results = [_AlterResult(user=d.name, error_code=NONE, error_message=None) for d in deletions.values()]
+    results = [_AlterResult(user=d.name, error_code=ErrorCode.NONE, error_message=None) for d in deletions.values()]
     changes = []
     for up in upsertions.values():
         if not up.salted_password:
             # Kafka derives the keys with an HMAC keyed by the salted password; Java refuses an empty key, and the
-            # resulting IllegalArgumentException becomes UNKNOWN_SERVER_ERROR without a message.
-            errors.put(up.name, (UNKNOWN_SERVER_ERROR, None))
+            # resulting IllegalArgumentException becomes ErrorCode.UNKNOWN_SERVER_ERROR without a message.
+            errors.put(up.name, (ErrorCode.UNKNOWN_SERVER_ERROR, None))
             continue
         changes.append(Upsertion(up.name, BY_TYPE[up.mechanism].name, bytes(up.salt), bytes(up.salted_password), up.iterations))
-        results.append(_AlterResult(user=up.name, error_code=NONE, error_message=None))
+        results.append(_AlterResult(user=up.name, error_code=ErrorCode.NONE, error_message=None))
     removals = [(d.name, BY_TYPE[d.mechanism].name) for d in deletions.values()]
     if removals or changes:
         try:
@@ -155,7 +144,7 @@ def alter_user_scram_credentials(ctx: RequestContext, request: AlterUserScramCre
         except ScramStoreError as exc:
             # Nothing was applied; like a controller that cannot write its log, answer every change with an error.
             log.error("scram_credentials_not_saved", error=str(exc))
-            results = [_AlterResult(user=r.user, error_code=UNKNOWN_SERVER_ERROR, error_message=None) for r in results]
+            results = [_AlterResult(user=r.user, error_code=ErrorCode.UNKNOWN_SERVER_ERROR, error_message=None) for r in results]
         else:
             log.info("scram_credentials_altered", principal=ctx.principal, deleted=removals,
                      upserted=[(c.user, c.mechanism, c.iterations) for c in changes])
@@ -165,16 +154,16 @@ def alter_user_scram_credentials(ctx: RequestContext, request: AlterUserScramCre
 
 def _name_and_mechanism_error(name: str, mechanism: int) -> Error | None:
     if not name:
-        return UNACCEPTABLE_CREDENTIAL, EMPTY_USERNAME
+        return ErrorCode.UNACCEPTABLE_CREDENTIAL, EMPTY_USERNAME
     if mechanism not in BY_TYPE:
-        return UNSUPPORTED_SASL_MECHANISM, UNKNOWN_MECHANISM
+        return ErrorCode.UNSUPPORTED_SASL_MECHANISM, UNKNOWN_MECHANISM
     return None
 
 
 def _deletion_error(store: ScramCredentialStore, deletion: AlterUserScramCredentialsRequest.ScramCredentialDeletion) -> Error | None:
     error = _name_and_mechanism_error(deletion.name, deletion.mechanism)
     if error is None and store.lookup(deletion.name, BY_TYPE[deletion.mechanism].name) is None:
-        error = RESOURCE_NOT_FOUND, DELETE_MISSING
+        error = ErrorCode.RESOURCE_NOT_FOUND, DELETE_MISSING
     return error
 
 
@@ -183,9 +172,9 @@ def _upsertion_error(upsertion: AlterUserScramCredentialsRequest.ScramCredential
     if error is not None:
         return error
     if upsertion.iterations < BY_TYPE[upsertion.mechanism].min_iterations:
-        return UNACCEPTABLE_CREDENTIAL, TOO_FEW_ITERATIONS
+        return ErrorCode.UNACCEPTABLE_CREDENTIAL, TOO_FEW_ITERATIONS
     if upsertion.iterations > MAX_ITERATIONS:
-        return UNACCEPTABLE_CREDENTIAL, TOO_MANY_ITERATIONS
+        return ErrorCode.UNACCEPTABLE_CREDENTIAL, TOO_MANY_ITERATIONS
     return None
 
 

@@ -7,9 +7,7 @@ import logging
 
 import pytest
 import structlog
-from structlog.testing import capture_logs
-
-from authorizer import (
+from kafka_shim.authorizer import (
     AccessControlEntry,
     AclBinding,
     Authorizer,
@@ -17,10 +15,11 @@ from authorizer import (
     ResourcePattern,
     format_decision,
 )
-from authorizer.model import AclOperation as Op
-from authorizer.model import AclPermissionType as Perm
-from authorizer.model import PatternType as Pat
-from authorizer.model import ResourceType as RT
+from kafka_shim.authorizer.model import AclOperation as Op
+from kafka_shim.authorizer.model import AclPermissionType as Perm
+from kafka_shim.authorizer.model import PatternType as Pat
+from kafka_shim.authorizer.model import ResourceType as RT
+from structlog.testing import capture_logs
 
 LOGGER = "kafka.authorizer.logger"
 ALICE, BOB, ADMIN = "User:alice", "User:bob", "User:admin"

@@ -10,8 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-
-from authorizer import (
+from kafka_shim.authorizer import (
     AccessControlEntry,
     AccessControlEntryFilter,
     AclBinding,
@@ -20,11 +19,11 @@ from authorizer import (
     ResourcePattern,
     ResourcePatternFilter,
 )
-from authorizer.model import AclOperation as Op
-from authorizer.model import AclPermissionType as Perm
-from authorizer.model import PatternType as Pat
-from authorizer.model import ResourceType as RT
-from authorizer.prefixes import Entry, PrefixList
+from kafka_shim.authorizer.model import AclOperation as Op
+from kafka_shim.authorizer.model import AclPermissionType as Perm
+from kafka_shim.authorizer.model import PatternType as Pat
+from kafka_shim.authorizer.model import ResourceType as RT
+from kafka_shim.authorizer.prefixes import Entry, PrefixList
 
 # nested, equal-to-a-prefix, empty, and non-ASCII names (combining marks, CJK, an astral character, one that sorts
 # between ASCII letters and them)

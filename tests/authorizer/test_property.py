@@ -10,9 +10,7 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
-from reference import ReferenceAuthorizer
-
-from authorizer import (
+from kafka_shim.authorizer import (
     AccessControlEntry,
     AccessControlEntryFilter,
     AclBinding,
@@ -22,10 +20,12 @@ from authorizer import (
     ResourcePattern,
     ResourcePatternFilter,
 )
-from authorizer.model import AclOperation as Op
-from authorizer.model import AclPermissionType as Perm
-from authorizer.model import PatternType as Pat
-from authorizer.model import ResourceType as RT
+from kafka_shim.authorizer.model import AclOperation as Op
+from kafka_shim.authorizer.model import AclPermissionType as Perm
+from kafka_shim.authorizer.model import PatternType as Pat
+from kafka_shim.authorizer.model import ResourceType as RT
+
+from tests.support.reference_authorizer import ReferenceAuthorizer
 
 NAMES = ["", "a", "ab", "abc", "b", "*", "*a", "h", "hard", "hardcode", "kafka-cluster", "A"]
 REQUEST_NAMES = [*NAMES, "abcd", "*ab", "hardcoded", "User:alice"]

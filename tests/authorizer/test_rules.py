@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from authorizer import (
+from kafka_shim.authorizer import (
     MATCH_ANY,
     SUPPORTED_BITS,
     SUPPORTED_OPERATIONS,
@@ -20,10 +19,10 @@ from authorizer import (
     parse_super_users,
     validate_new_acl,
 )
-from authorizer.model import AclOperation as Op
-from authorizer.model import AclPermissionType as Perm
-from authorizer.model import PatternType as Pat
-from authorizer.model import ResourceType as RT
+from kafka_shim.authorizer.model import AclOperation as Op
+from kafka_shim.authorizer.model import AclPermissionType as Perm
+from kafka_shim.authorizer.model import PatternType as Pat
+from kafka_shim.authorizer.model import ResourceType as RT
 
 ALICE, BOB, ADMIN = "User:alice", "User:bob", "User:admin"
 HOST, OTHER_HOST = "127.0.0.1", "10.0.0.1"

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.clients.acl_targets import Binding, Target, both_targets
-from tests.sasl_setup import USERS
+from tests.support.acl_targets import Binding, Target, both_targets
+from tests.support.sasl_setup import USERS
 
 pytestmark = pytest.mark.clients
 

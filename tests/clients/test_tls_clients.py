@@ -10,12 +10,20 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
+from kafka_shim.authorizer import (
+    AccessControlEntry,
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourcePattern,
+    ResourceType,
+)
+from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.testing.embedded import EmbeddedBroker
 
-from authorizer import AccessControlEntry, AclBinding, AclOperation, AclPermissionType, PatternType, ResourcePattern, ResourceType
-from shim.config import BrokerConfig
-from shim.embedded import EmbeddedBroker
-from tests.sasl_setup import MECHANISMS, listener_address, sasl_properties
-from tests.tls_material import TlsMaterial, shared_tls_material
+from tests.support.sasl_setup import MECHANISMS, listener_address, sasl_properties
+from tests.support.tls_material import TlsMaterial, shared_tls_material
 
 pytestmark = pytest.mark.clients
 

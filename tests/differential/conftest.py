@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from peers import REPORTED, RealKafka, _address, start_real_kafka, stop_real_kafka
+from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.testing.embedded import EmbeddedBroker
 
-from shim.config import BrokerConfig
-from shim.embedded import EmbeddedBroker
+from tests.support.peers import REPORTED, RealKafka, _address, start_real_kafka, stop_real_kafka
 
 
 @pytest.fixture(scope="session")

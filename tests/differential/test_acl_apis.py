@@ -12,13 +12,9 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from acl_order import canonical, mask_not_authorized
-from compare import assert_same
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from wire import Answer, Wire, exchange_both
-
-from authorizer import (
+from kafka_shim.authorizer import (
     MATCH_ANY,
     AccessControlEntry,
     AclBinding,
@@ -28,10 +24,20 @@ from authorizer import (
     ResourcePattern,
     ResourceType,
 )
-from protocol.framing import encode_request
-from protocol.messages import CreateAclsRequest, DeleteAclsRequest, DescribeAclsRequest, DescribeClusterRequest, MetadataRequest
-from shim.config import BrokerConfig
-from shim.embedded import EmbeddedBroker
+from kafka_shim.protocol.framing import encode_request
+from kafka_shim.protocol.messages import (
+    CreateAclsRequest,
+    DeleteAclsRequest,
+    DescribeAclsRequest,
+    DescribeClusterRequest,
+    MetadataRequest,
+)
+from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.testing.embedded import EmbeddedBroker
+
+from tests.support.acl_order import canonical, mask_not_authorized
+from tests.support.compare import assert_same
+from tests.support.wire import Answer, Wire, exchange_both
 
 DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS, METADATA, DESCRIBE_CLUSTER = 29, 30, 31, 3, 60
 TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID, USER = 2, 3, 4, 5, 7

@@ -6,15 +6,21 @@ order because Kafka's own resource order changes from one broker process to the 
 
 from __future__ import annotations
 
-from acl_order import canonical
-from compare import assert_same
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from wire import Wire
+from kafka_shim.protocol.messages import (
+    CreateAclsRequest,
+    DeleteAclsRequest,
+    DescribeAclsRequest,
+    DescribeClusterRequest,
+    MetadataRequest,
+)
+from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.testing.embedded import EmbeddedBroker
 
-from protocol.messages import CreateAclsRequest, DeleteAclsRequest, DescribeAclsRequest, DescribeClusterRequest, MetadataRequest
-from shim.config import BrokerConfig
-from shim.embedded import EmbeddedBroker
+from tests.support.acl_order import canonical
+from tests.support.compare import assert_same
+from tests.support.wire import Wire
 
 USERS = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret"}
 TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID = 2, 3, 4, 5
@@ -117,7 +123,7 @@ def check_random_acls(kafka_address: tuple[str, int], other_address: tuple[str, 
 
 def test_harness_finds_no_difference_between_two_kafkas(oracle, tmp_path_factory) -> None:
     # The harness itself must not invent differences: two real brokers configured alike always agree.
-    from peers import start_real_kafka, stop_real_kafka
+    from tests.support.peers import start_real_kafka, stop_real_kafka
 
     twin = start_real_kafka(tmp_path_factory.mktemp("kafka-twin"))
     try:

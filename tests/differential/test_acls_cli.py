@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.testing.embedded import EmbeddedBroker
 
-from shim.config import BrokerConfig
-from shim.embedded import EmbeddedBroker
-from tests.cli.helpers import Result, client_config, run_acls
-from tests.differential.peers import REAL_KAFKA, RealKafka
-from tests.sasl_setup import listener_address, sasl_properties
+from tests.support.cli_helpers import Result, client_config, run_acls
+from tests.support.peers import REAL_KAFKA, RealKafka
+from tests.support.sasl_setup import listener_address, sasl_properties
 
 ACL_COMMAND = "kafka.admin.AclCommand"
 

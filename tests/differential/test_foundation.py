@@ -5,12 +5,12 @@ from __future__ import annotations
 import struct
 
 import pytest
-from compare import assert_same, differences
-from peers import REPORTED
-from wire import Wire, exchange_both
+from kafka_shim.protocol.framing import encode_request
+from kafka_shim.protocol.messages import ApiVersionsRequest, MetadataRequest
 
-from protocol.framing import encode_request
-from protocol.messages import ApiVersionsRequest, MetadataRequest
+from tests.support.compare import assert_same, differences
+from tests.support.peers import REPORTED
+from tests.support.wire import Wire, exchange_both
 
 # What legitimately differs in a Metadata answer: who the broker is and where it listens.
 METADATA_IDENTITY = ("brokers.*.host", "brokers.*.port", "cluster_id", "topics.*.topic_id")
@@ -154,8 +154,8 @@ def test_trailing_bytes_after_a_body_are_ignored(oracle_open, shim_address) -> N
 
 @pytest.mark.parametrize("version", [1, 10, 12])
 def test_metadata_as_anonymous_with_authorizer(oracle, version: int) -> None:
-    from shim.config import BrokerConfig
-    from shim.embedded import EmbeddedBroker
+    from kafka_shim.shim.config.broker_config import BrokerConfig
+    from kafka_shim.shim.testing.embedded import EmbeddedBroker
 
     config = BrokerConfig.from_properties({
         "listeners": "PLAINTEXT://127.0.0.1:0", "node.id": "1", "auto.create.topics.enable": "false",

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from peers import REAL_KAFKA
+from tests.support.peers import REAL_KAFKA
 
 
 def run_java(*args: str) -> subprocess.CompletedProcess:

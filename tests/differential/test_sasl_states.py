@@ -10,19 +10,19 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
-from protocol.framing import encode_request
-from protocol.messages import (
+from kafka_shim.protocol.framing import encode_request
+from kafka_shim.protocol.messages import (
     ApiVersionsRequest,
     MetadataRequest,
     SaslAuthenticateRequest,
     SaslHandshakeRequest,
 )
-from shim.config import BrokerConfig
-from shim.embedded import EmbeddedBroker
-from tests.differential.compare import assert_same
-from tests.differential.wire import Answer, Wire
-from tests.sasl_setup import listener_address, sasl_properties
+from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.testing.embedded import EmbeddedBroker
+
+from tests.support.compare import assert_same
+from tests.support.sasl_setup import listener_address, sasl_properties
+from tests.support.wire import Answer, Wire
 
 CID = 7
 

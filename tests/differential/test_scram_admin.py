@@ -17,19 +17,19 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
-from protocol.messages import (
+from kafka_shim.protocol.messages import (
     AlterUserScramCredentialsRequest,
     DescribeUserScramCredentialsRequest,
     SaslAuthenticateRequest,
     SaslHandshakeRequest,
 )
-from shim.config import BrokerConfig
-from shim.embedded import EmbeddedBroker
-from tests.differential.compare import field_diff
-from tests.differential.wire import Answer, Wire
-from tests.sasl.scram_client import ScramClient
-from tests.sasl_setup import USERS, listener_address, sasl_properties
+from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.testing.embedded import EmbeddedBroker
+
+from tests.support.compare import field_diff
+from tests.support.sasl_setup import USERS, listener_address, sasl_properties
+from tests.support.scram_client import ScramClient
+from tests.support.wire import Answer, Wire
 
 A = AlterUserScramCredentialsRequest
 D = DescribeUserScramCredentialsRequest

@@ -1,0 +1,24 @@
+"""Packaging glue that pyproject.toml cannot express: the repository's top-level folders are installed under one
+``kafka_shim`` namespace (``protocol/`` -> ``kafka_shim.protocol``), so the wheel claims no generic top-level
+names. Packages are found by walking the folders, never listed by hand. Everything else is in pyproject.toml.
+"""
+
+from setuptools import find_namespace_packages, find_packages, setup
+
+# The repository's code folders, each a top-level package in the checkout and kafka_shim.<name> once installed.
+CODE = ("protocol", "authorizer", "shim", "traces")
+# Data folders: vendored unchanged, so they carry no __init__.py and are found as namespace packages.
+DATA = ("schemas",)
+ROOTS = CODE + DATA
+
+found = find_packages(include=[*CODE, *(f"{root}.*" for root in CODE)]) + find_namespace_packages(include=list(DATA))
+missing = [root for root in ROOTS if root not in found]
+if missing:
+    raise SystemExit(f"setup.py: {', '.join(missing)} not found; every code folder needs an __init__.py")
+
+setup(
+    packages=[f"kafka_shim.{name}" for name in found],
+    package_dir={f"kafka_shim.{root}": root for root in ROOTS},
+    package_data={"kafka_shim.schemas": ["*.json", "LICENSE", "NOTICE", "README.md"]},
+    include_package_data=False,
+)

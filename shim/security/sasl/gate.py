@@ -1,0 +1,294 @@
+"""The SASL exchange on a SASL_PLAINTEXT or SASL_SSL connection, before any request reaches a handler.
+
+It follows Kafka's SaslServerAuthenticator: before authentication only ApiVersions (once) and SaslHandshake
+are accepted; after the handshake only SaslAuthenticate (or, after a v0 handshake, raw size-prefixed tokens);
+an unsupported mechanism gets 33 with the enabled list, bad credentials 58, and both close the connection.
+The gate decides; the connection does the I/O (see ``GateOwner``).
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from kafka_shim.protocol.codes import ApiKey, ErrorCode
+from kafka_shim.protocol.errors import ProtocolError
+from kafka_shim.protocol.framing import encode_response, parse_request
+from kafka_shim.protocol.messages import SaslAuthenticateResponse, SaslHandshakeResponse
+from kafka_shim.shim.handlers import api_versions
+from kafka_shim.shim.requests.error_responses import error_response, kafka_api_enum_name
+
+HANDSHAKE_VERSIONS = range(0, 2)
+AUTHENTICATE_VERSIONS = range(0, 3)
+
+
+class SaslError(Exception):
+    """A mechanism's refusal; ``str()`` is the message the client is sent (Kafka's wording)."""
+
+
+class Mechanism(Protocol):
+    def evaluate(self, token: bytes) -> bytes: ...
+
+    @property
+    def complete(self) -> bool: ...
+
+    @property
+    def authorization_id(self) -> str: ...
+
+
+class GateOwner(Protocol):
+    """What the gate needs from its connection."""
+
+    def send(self, data: bytes) -> None: ...
+
+    def fail_authentication(self, reason: str, data: bytes | None) -> None: ...
+
+    def refuse(self, reason: str, **fields: Any) -> None: ...
+
+    def authenticated(self, principal: str, mechanism: str, session_lifetime_ms: int) -> None: ...
+
+
+class Phase(enum.Enum):
+    HANDSHAKE_OR_VERSIONS = "handshake_or_versions"
+    HANDSHAKE = "handshake"
+    AUTHENTICATE = "authenticate"
+    COMPLETE = "complete"
+    FAILED = "failed"
+
+
+class SaslGate:
+    """One connection's SASL state. ``feed(payload)`` takes each frame until ``phase`` is COMPLETE."""
+
+    def __init__(
+        self,
+        owner: GateOwner,
+        mechanisms: list[str],
+        new_mechanism: Callable[[str, bool], Mechanism],
+        reauth_ms: int = 0,
+        is_authentication_error: Callable[[BaseException], bool] = lambda exc: isinstance(exc, SaslError),
+    ) -> None:
+        self.owner = owner
+        self.mechanisms = list(mechanisms)
+        self.new_mechanism = new_mechanism
+        self.reauth_ms = reauth_ms
+        self.is_authentication_error = is_authentication_error
+        self.phase = Phase.HANDSHAKE_OR_VERSIONS
+        self.raw_tokens = False  # a v0 handshake: tokens travel bare, without SaslAuthenticate
+        self.mechanism_name: str | None = None
+        self.server: Mechanism | None = None
+        self.supports_reauthentication = False  # the client sent SaslAuthenticate v1+ (KIP-368)
+        self.session_expires_at: float | None = None  # time.monotonic()
+        self.principal: str | None = None
+        self.reauthenticating = False
+        self.last_reauth_start = 0.0
+
+    # -- re-authentication (KIP-368) -------------------------------------------------------
+    def session_expired(self, now: float | None = None) -> bool:
+        return self.session_expires_at is not None and (now or time.monotonic()) >= self.session_expires_at
+
+    def begin_reauthentication(self, payload: bytes) -> bool:
+        """A SaslHandshake on an authenticated connection: start over, if this session may re-authenticate."""
+        if self.session_expires_at is None or self.raw_tokens:
+            return False
+        now = time.monotonic()
+        if self.last_reauth_start and now - self.last_reauth_start < 1.0:
+            return False  # Kafka allows one re-authentication a second; later ones get the normal answer (34)
+        self.last_reauth_start = now
+        self.reauthenticating = True
+        self.phase = Phase.HANDSHAKE
+        self.feed(payload)
+        return True
+
+    # -- frames ------------------------------------------------------------------------------
+    def feed(self, payload: bytes) -> None:
+        if self.phase in (Phase.HANDSHAKE_OR_VERSIONS, Phase.HANDSHAKE):
+            self._handshake_frame(payload)
+        elif self.phase is Phase.AUTHENTICATE:
+            if self.raw_tokens:
+                self._raw_token(payload)
+            else:
+                self._authenticate_frame(payload)
+
+    def _handshake_frame(self, payload: bytes) -> None:
+        try:
+            frame = parse_request(payload)
+        except ProtocolError as exc:
+            self._refuse("not a Kafka request during the SASL handshake; is the client using the right security.protocol?",
+                         error=str(exc))
+            return
+        key, version = frame.api_key, frame.api_version
+        if key not in (ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE):
+            self._refuse(f"Unexpected Kafka request of type {kafka_api_enum_name(key)} during SASL handshake.", api_key=key)
+            return
+        if key == ApiKey.API_VERSIONS:
+            self._api_versions(frame)
+            return
+        if version not in HANDSHAKE_VERSIONS:
+            self._refuse(f"SaslHandshake version {version} is not supported", api_key=key, api_version=version)
+            return
+        request = self._body(frame, "SaslHandshake")
+        if request is None:
+            return
+        mechanism = request.mechanism
+        if self.reauthenticating and mechanism != self.mechanism_name:
+            # Kafka answers the handshake, then fails the first token with this message.
+            self._respond(frame, SaslHandshakeResponse(error_code=ErrorCode.NONE, mechanisms=self.mechanisms))
+            self.phase = Phase.AUTHENTICATE
+            self.raw_tokens = version == 0
+            self.server = _Refusing(
+                f"SASL mechanism '{mechanism}' requested by client is not supported for re-authentication "
+                f"of mechanism '{self.mechanism_name}'"
+            )
+            return
+        if mechanism not in self.mechanisms:
+            data = encode_response(key, version, frame.correlation_id,
+                                   SaslHandshakeResponse(error_code=ErrorCode.UNSUPPORTED_SASL_MECHANISM, mechanisms=self.mechanisms))
+            self._fail(f"Unsupported SASL mechanism {mechanism}", data)
+            return
+        self._respond(frame, SaslHandshakeResponse(error_code=ErrorCode.NONE, mechanisms=self.mechanisms))
+        self.raw_tokens = version == 0
+        self.mechanism_name = mechanism
+        self.server = self.new_mechanism(mechanism, self.reauthenticating)
+        self.phase = Phase.AUTHENTICATE
+
+    def _api_versions(self, frame: Any) -> None:
+        if self.phase is not Phase.HANDSHAKE_OR_VERSIONS:
+            self._refuse("Unexpected ApiVersions request received during SASL authentication state " + self.phase.name,
+                         api_key=ApiKey.API_VERSIONS)
+            return
+        if frame.api_version > api_versions.MAX_VERSION or frame.api_version < 0:
+            # The client may retry at a lower version, so the state stays as it is.
+            self.owner.send(encode_response(ApiKey.API_VERSIONS, 0, frame.correlation_id, api_versions.unsupported_version_response()))
+            return
+        request = self._body(frame, "ApiVersions")
+        if request is None:
+            return
+        response = api_versions.api_versions(_VersionOnly(frame.api_version), request)
+        self._respond(frame, response)
+        if response.error_code == ErrorCode.NONE:
+            self.phase = Phase.HANDSHAKE
+
+    def _authenticate_frame(self, payload: bytes) -> None:
+        try:
+            frame = parse_request(payload)
+        except ProtocolError as exc:
+            self._refuse(f"not a Kafka request during SASL authentication: {exc}")
+            return
+        key, version = frame.api_key, frame.api_version
+        if key != ApiKey.SASL_AUTHENTICATE:
+            request = self._body(frame, "request during SASL authentication")
+            if request is None:
+                return
+            message = f"Unexpected Kafka request of type {kafka_api_enum_name(key)} during SASL authentication."
+            body = error_response(key, request, ErrorCode.ILLEGAL_SASL_STATE, message)
+            data = encode_response(key, version, frame.correlation_id, body) if body is not None else None
+            self._fail(message, data)
+            return
+        if version not in AUTHENTICATE_VERSIONS:
+            self._refuse(f"Version {version} is not supported for apiKey SASL_AUTHENTICATE", api_key=key, api_version=version)
+            return
+        request = self._body(frame, "SaslAuthenticate")
+        if request is None:
+            return
+        if version > 0:
+            self.supports_reauthentication = True
+        try:
+            token = self.server.evaluate(bytes(request.auth_bytes))
+        except Exception as exc:  # any mechanism failure is an authentication failure, never a crash
+            message = self._failure_message(exc)
+            if getattr(exc, "close_without_response", False):
+                # Kafka drops the connection without an answer for some malformed exchanges.
+                self._fail(message, None)
+                return
+            body = SaslAuthenticateResponse(error_code=ErrorCode.SASL_AUTHENTICATION_FAILED, error_message=message, auth_bytes=b"")
+            self._fail(message, encode_response(key, version, frame.correlation_id, body))
+            return
+        lifetime = self._session_lifetime() if self.server.complete else 0
+        body = SaslAuthenticateResponse(error_code=ErrorCode.NONE, auth_bytes=token or b"", session_lifetime_ms=lifetime)
+        if self.server.complete and not self._principal_unchanged():
+            message = self._principal_changed_message()
+            body = SaslAuthenticateResponse(error_code=ErrorCode.SASL_AUTHENTICATION_FAILED, error_message=message, auth_bytes=b"")
+            self._fail(message, encode_response(key, version, frame.correlation_id, body))
+            return
+        self._respond(frame, body)
+        if self.server.complete:
+            self._complete(lifetime)
+
+    def _body(self, frame: Any, what: str) -> Any | None:
+        """The decoded request, or None after refusing it: Kafka closes on a body it cannot parse."""
+        try:
+            return frame.decode_body()
+        except ProtocolError as exc:
+            self._refuse(f"malformed {what}: {exc}", api_key=frame.api_key)
+            return None
+
+    def _raw_token(self, payload: bytes) -> None:
+        try:
+            token = self.server.evaluate(payload)
+        except Exception as exc:
+            # Without SaslAuthenticate framing there is no way to tell the client why: Kafka just closes.
+            self._fail(self._failure_message(exc), None)
+            return
+        self.owner.send(len(token or b"").to_bytes(4, "big") + (token or b""))
+        if self.server.complete:
+            self._complete(self._session_lifetime())
+
+    # -- outcomes ---------------------------------------------------------------------------
+    def _failure_message(self, exc: BaseException) -> str:
+        if self.is_authentication_error(exc):
+            return str(exc)
+        # Kafka keeps the mechanism's own words from the client: they might reveal whether the user exists.
+        stage = "re-authentication" if self.reauthenticating else "authentication"
+        return f"Authentication failed during {stage} due to invalid credentials with SASL mechanism {self.mechanism_name}"
+
+    def _session_lifetime(self) -> int:
+        return self.reauth_ms if self.reauth_ms > 0 else 0
+
+    def _principal_unchanged(self) -> bool:
+        return not self.reauthenticating or self.principal == "User:" + self.server.authorization_id
+
+    def _principal_changed_message(self) -> str:
+        old = self.principal.split(":", 1)
+        return f"Cannot change principals during re-authentication from {old[0]}.{old[1]}: User.{self.server.authorization_id}"
+
+    def _complete(self, lifetime_ms: int) -> None:
+        self.phase = Phase.COMPLETE
+        self.principal = "User:" + self.server.authorization_id
+        self.session_expires_at = time.monotonic() + lifetime_ms / 1000 if lifetime_ms > 0 else None
+        self.reauthenticating = False
+        self.owner.authenticated(self.principal, self.mechanism_name or "", lifetime_ms)
+
+    def _respond(self, frame: Any, body: Any) -> None:
+        self.owner.send(encode_response(frame.api_key, frame.api_version, frame.correlation_id, body))
+
+    def _fail(self, reason: str, data: bytes | None) -> None:
+        self.phase = Phase.FAILED
+        self.owner.fail_authentication(reason, data)
+
+    def _refuse(self, reason: str, **fields: Any) -> None:
+        self.phase = Phase.FAILED
+        self.owner.refuse(reason, **fields)
+
+
+class _VersionOnly:
+    """The little of a request context the ApiVersions handler reads."""
+
+    __slots__ = ("api_version",)
+
+    def __init__(self, api_version: int) -> None:
+        self.api_version = api_version
+
+
+class _Refusing:
+    """Stands in for a mechanism when re-authentication asked for a different one: the first token fails."""
+
+    complete = False
+    authorization_id = ""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    def evaluate(self, token: bytes) -> bytes:
+        raise SaslError(self.message)

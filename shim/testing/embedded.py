@@ -1,0 +1,80 @@
+"""Run a broker on a background thread: for tests and programs that use blocking Kafka clients."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import Future
+
+from kafka_shim.shim.broker import Broker
+from kafka_shim.shim.config.broker_config import BrokerConfig
+
+
+class EmbeddedBroker:
+    """``with EmbeddedBroker(config) as broker: ... broker.bootstrap_servers``.
+
+    The broker's event loop runs on its own thread, so blocking clients
+    (confluent-kafka, kafka-python) can be used from the calling thread.
+    """
+
+    def __init__(self, config: BrokerConfig | None = None, **overrides: str) -> None:
+        props = {"listeners": "PLAINTEXT://127.0.0.1:0"}
+        props.update({k.replace("_", "."): v for k, v in overrides.items()})
+        self.config = config or BrokerConfig.from_properties(props)
+        self.loop = asyncio.new_event_loop()
+        self.broker: Broker | None = None
+        self._thread = threading.Thread(target=self._run, name="kafka-shim-broker", daemon=True)
+        self._started: Future[Broker] = Future()
+        self._stop_event: asyncio.Event | None = None
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_until_complete(self._main())
+        self.loop.close()
+
+    async def _main(self) -> None:
+        self._stop_event = asyncio.Event()
+        try:
+            broker = Broker(self.config)
+            await broker.start()
+        except BaseException as exc:
+            self._started.set_exception(exc)
+            return
+        self.broker = broker
+        self._started.set_result(broker)
+        await self._stop_event.wait()
+        await broker.stop()
+
+    def start(self) -> EmbeddedBroker:
+        self._thread.start()
+        self._started.result(timeout=30)
+        return self
+
+    def stop(self) -> None:
+        if self._thread.is_alive() and self._stop_event is not None:
+            self.loop.call_soon_threadsafe(self._stop_event.set)
+            self._thread.join(timeout=30)
+
+    def call(self, fn, *args):
+        """Run ``fn(*args)`` on the broker's loop thread and return its result (for state changes in tests)."""
+        done: Future = Future()
+
+        def run() -> None:
+            try:
+                done.set_result(fn(*args))
+            except BaseException as exc:
+                done.set_exception(exc)
+
+        self.loop.call_soon_threadsafe(run)
+        return done.result(timeout=30)
+
+    @property
+    def bootstrap_servers(self) -> str:
+        assert self.broker is not None, "start() the broker first"
+        return self.broker.bootstrap_servers
+
+    def __enter__(self) -> EmbeddedBroker:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,114 @@
+"""The ``kafka-shim`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+
+import structlog
+from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError
+from kafka_shim.shim.config.logging import configure_logging
+
+log = structlog.get_logger("kafka_shim.cli")
+
+
+def _override(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"--override takes key=value (a server.properties key), got {text!r}")
+    return key.strip(), value.strip()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kafka-shim", description="A Kafka broker in Python that speaks Kafka's wire protocol.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="run the broker")
+    serve.add_argument("config", nargs="?", help="a Kafka server.properties file (default: PLAINTEXT on 127.0.0.1:9092)")
+    serve.add_argument("--override", action="append", type=_override, default=[], metavar="KEY=VALUE",
+                       help="set a server.properties key, overriding the file (repeatable)")
+    serve.add_argument("--data-dir", metavar="DIR", help="where state is kept (the same as --override log.dirs=DIR)")
+    serve.add_argument("--log-format", choices=["console", "json"], default="console")
+    serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default="info")
+    serve.add_argument("--event-loop", choices=["auto", "asyncio", "uvloop"], default="auto",
+                       help="auto: uvloop when installed (measured faster in bench/server.py), else asyncio")
+    serve.add_argument("--acls", metavar="FILE",
+                       help="ACLs to create at start (YAML or JSON, see examples/acls.yaml); needs authorizer.class.name")
+    # Parsed by shim.acls_cli (kafka-acls.sh's flags); listed here for --help.
+    sub.add_parser("acls", help="add, remove or list ACLs on any Kafka broker (kafka-acls.sh's flags)", add_help=False)
+    return parser
+
+
+async def serve(config: BrokerConfig, preload_acls: list | None = None) -> int:
+    from kafka_shim.shim.broker import Broker
+
+    broker = Broker(config, preload_acls=preload_acls)
+    bound = await broker.start()
+    for b in bound:
+        print(b.url, flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    log.info("shutting_down", connections=len(broker.connections))
+    await broker.stop()
+    return 0
+
+
+def _preload_acls(path: str | None, config: BrokerConfig) -> list | None:
+    """The bindings of ``serve --acls FILE``; ConfigError when they cannot be used."""
+    if path is None:
+        return None
+    from kafka_shim.shim.tools.acl_file import AclFileError, load_acl_file
+
+    if not config.authorizer_enabled:
+        raise ConfigError(f"--acls {path} needs an authorizer: set authorizer.class.name="
+                          "org.apache.kafka.metadata.authorizer.StandardAuthorizer (in the config file or with --override)")
+    try:
+        bindings = load_acl_file(path)
+    except AclFileError as exc:
+        raise ConfigError(f"--acls {exc}") from None
+    log.info("acls_file_loaded", path=path, acls=len(bindings))
+    return bindings
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["acls"]:
+        from kafka_shim.shim.tools import acls as acls_cli
+
+        # Warnings only, and on stderr: stdout carries kafka-acls.sh's output.
+        configure_logging("console", "warning")
+        return acls_cli.main(argv[1:])
+    args = build_parser().parse_args(argv)
+    configure_logging(args.log_format, args.log_level)
+    if args.command == "serve":
+        try:
+            overrides = dict(args.override)
+            if args.data_dir:
+                overrides["log.dirs"] = args.data_dir
+            config = BrokerConfig.load(args.config, overrides)
+            preload = _preload_acls(args.acls, config)
+            if args.event_loop != "asyncio":
+                try:
+                    import uvloop
+                except ImportError:
+                    if args.event_loop == "uvloop":
+                        print("kafka-shim: --event-loop uvloop needs the uvloop package: pip install uvloop", file=sys.stderr)
+                        return 2
+                else:
+                    return uvloop.run(serve(config, preload))
+            return asyncio.run(serve(config, preload))
+        except ConfigError as exc:
+            print(f"kafka-shim: configuration error: {exc}", file=sys.stderr)
+            return 2
+        except OSError as exc:
+            print(f"kafka-shim: {exc}", file=sys.stderr)
+            return 1
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
