@@ -6,6 +6,12 @@ precompiled ``struct.Struct``, and nothing walks the schema at run time.
 
 A second, *traced* variant records the path of the field being processed; it is
 only built when a fast codec has failed, to say which field was at fault.
+
+Each codec is compiled under its own pseudo-file name, such as
+``<kafka-shim codec MetadataResponse v12 decode>``, with its source in :mod:`linecache`,
+so a traceback through it shows the message, version and line. To read one:
+
+    python -m kafka_shim.protocol.codegen MetadataResponse 12 [decode|encode] [--traced]
 """
 
 from __future__ import annotations

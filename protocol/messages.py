@@ -1,7 +1,8 @@
 """Typed message classes generated from the schemas, with their codecs.
 
-``from protocol.messages import MetadataRequest`` builds the class on first use
-(so start-up does not pay for 178 schemas). Fields are snake_case with the
+``from kafka_shim.protocol.messages import MetadataRequest`` builds the class on first use
+(so start-up does not pay for 178 schemas). Type checkers read messages.pyi instead, which
+scripts/gen-message-stubs writes from the same schemas. Fields are snake_case with the
 schema's defaults; nested structs are attributes of their message class, e.g.
 ``MetadataResponse.MetadataResponseTopic``.
 
