@@ -9,12 +9,15 @@ from dataclasses import dataclass
 import structlog
 from kafka_shim.authorizer import AclBinding, Authorizer
 from kafka_shim.authorizer.sqlite_store import AclStoreCorrupt, AclStoreLocked, AclStoreUnavailable, open_acl_store
+from kafka_shim.shim.cluster.endpoints import Endpoints
 from kafka_shim.shim.cluster.identity import load_cluster_identity
 from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError, Listener
 from kafka_shim.shim.handlers import ApiHandler, load_all
 from kafka_shim.shim.net.connection import KafkaConnection
 from kafka_shim.shim.security.listener_security import ListenerSecurity, build_listener_security
+from kafka_shim.shim.security.sasl.credentials import ScramCredentialStore
+from kafka_shim.shim.services import Services
 
 log = structlog.get_logger("kafka_shim.broker")
 
@@ -40,16 +43,16 @@ class Broker:
         # None means no authorizer is configured: every check passes and the ACL APIs answer SECURITY_DISABLED.
         self.authorizer: Authorizer | None = None
         self.preload_acls = list(preload_acls or [])
-        # SCRAM credentials (shim.sasl.credentials), shared by every SASL listener and the SCRAM admin APIs.
-        self.scram_credentials = None
+        # SCRAM credentials, shared by every SASL listener and the SCRAM admin APIs; opened by start().
+        self.scram_credentials: ScramCredentialStore | None = None
         self.security: dict[str, ListenerSecurity] = {}
         self.handlers: dict[int, ApiHandler] = dict(load_all())
         self.connections: set[KafkaConnection] = set()
         self.servers: list[asyncio.base_events.Server] = []
         self.bound: list[BoundListener] = []
-        self._advertised: dict[str, tuple[str, int]] = {}
-        # Response parts that depend only on configuration, built once by the handlers that use them.
-        self.metadata_cache: dict[str, object] = {}
+        self.endpoints = Endpoints(config)
+        # What handlers may use (RequestContext.services); built by start() once the stores are open.
+        self.services: Services | None = None
 
     async def __aenter__(self) -> Broker:
         await self.start()
@@ -66,6 +69,8 @@ class Broker:
             self.security = build_listener_security(self.config, self.scram_credentials)
         if self.config.authorizer_enabled and self.authorizer is None:
             self.authorizer = _open_authorizer(self.config, self.preload_acls)
+        self.services = Services(config=self.config, cluster=self.state, endpoints=self.endpoints, authorizer=self.authorizer,
+                                 scram=self.scram_credentials, api_table=self.handlers)
         if self.config.unknown_keys:
             log.warning("unknown_config_keys", keys=self.config.unknown_keys,
                         hint="these keys were supplied but kafka-shim does not use them")
@@ -87,7 +92,9 @@ class Broker:
                 self.servers.append(server)
                 sock = server.sockets[0]
                 addr = sock.getsockname()
-                self.bound.append(BoundListener(listener, listener.host or _default_host(sock), addr[1]))
+                bound = BoundListener(listener, listener.host or _default_host(sock), addr[1])
+                self.bound.append(bound)
+                self.endpoints.bind(listener.name, bound.host, bound.port)
                 for s in server.sockets:
                     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         except OSError as exc:
@@ -99,20 +106,7 @@ class Broker:
 
     def advertised_address(self, listener_name: str) -> tuple[str, int]:
         """The host and port clients should use for a listener (advertised.listeners, else the bound address)."""
-        cached = self._advertised.get(listener_name)
-        if cached is None:
-            cached = self._resolve_advertised(listener_name)
-            if self.bound:  # before binding, port 0 has not been resolved yet
-                self._advertised[listener_name] = cached
-        return cached
-
-    def _resolve_advertised(self, listener_name: str) -> tuple[str, int]:
-        host, port = self.config.advertised.get(listener_name, ("", 0))
-        bound = next((b for b in self.bound if b.listener.name == listener_name), None)
-        if bound is not None:
-            host = host or bound.host
-            port = port or bound.port
-        return host or socket.getfqdn(), port
+        return self.endpoints.advertised(listener_name)
 
     @property
     def bootstrap_servers(self) -> str:
@@ -142,12 +136,13 @@ def _handshake_timeout(config: BrokerConfig) -> float:
     return 60.0 if idle_ms < 0 else max(min(idle_ms / 1000, 60.0), 0.1)
 
 
-def _open_scram_store(config: BrokerConfig) -> object | None:
-    """The SCRAM credential store, when any listener could use SCRAM (else None)."""
+def _open_scram_store(config: BrokerConfig) -> ScramCredentialStore:
+    """The SCRAM credential store (in the data directory, if there is one). Kafka always has a SCRAM image, so a
+    broker without SASL listeners has one too, for the SCRAM admin APIs, but without JAAS users."""
     from kafka_shim.shim.security.listener_security import SASL_PROTOCOLS
 
     if not any(lst.security_protocol in SASL_PROTOCOLS for lst in config.listeners):
-        return None
+        return ScramCredentialStore.open(config.log_dirs[0] if config.log_dirs else None)
     from kafka_shim.shim.security.sasl.credentials import open_scram_store
 
     return open_scram_store(config)

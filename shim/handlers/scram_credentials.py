@@ -1,15 +1,18 @@
-"""DescribeUserScramCredentials (50) and AlterUserScramCredentials (51), as a Kafka 3.9 KRaft broker answers them.
+"""DescribeUserScramCredentials (50), v0, and AlterUserScramCredentials (51), v0, as a Kafka 3.9 KRaft broker answers.
 
-Describe is answered by the broker from its metadata image (ScramImage.describe); Alter is forwarded to the
-controller (ControllerApis, ScramControlManager.alterCredentials). Both build their results by iterating Java
-HashMaps, so kafka-shim reproduces that order (shim.sasl.java_order). Credentials live in
-``broker.scram_credentials`` (shim.sasl.ScramCredentialStore).
+Behaviour. Describe is answered by the broker from its metadata image (ScramImage.describe); Alter is forwarded
+to the controller (ControllerApis, ScramControlManager.alterCredentials). Each first asks the check declared in
+authorizer.api_checks (DESCRIBE, resp. ALTER, on the cluster) and without it answers Kafka's getErrorResponse
+with 31 for every user. Both build their results by iterating Java HashMaps, so kafka-shim reproduces that
+order (javacompat.java_hash). Credentials live in the broker's SCRAM store (``services.scram``), which the
+Broker always opens, also without SASL listeners, because Kafka always has a SCRAM image.
+
+Version notes. Only v0 exists (KIP-554).
 """
 
 from __future__ import annotations
 
 import structlog
-from kafka_shim.authorizer import AclOperation, ResourceType
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import (
     AlterUserScramCredentialsRequest,
@@ -19,14 +22,12 @@ from kafka_shim.protocol.messages import (
 )
 from kafka_shim.shim.handlers import CloseConnection, handles
 from kafka_shim.shim.javacompat.java_hash import JavaHashMap, java_order, java_sorted
-from kafka_shim.shim.requests.authz import authorize
+from kafka_shim.shim.requests.authz import refused_whole
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.security.sasl.credentials import ScramCredentialStore, ScramStoreError, Upsertion
 from kafka_shim.shim.security.sasl.scram_math import BY_TYPE, MAX_ITERATIONS, MECHANISMS
 
 log = structlog.get_logger("kafka_shim.scram_credentials")
-
-CLUSTER_NAME = "kafka-cluster"
 
 DESCRIBE_DUPLICATE_USER = "Cannot describe SCRAM credentials for the same user twice in a single request: "
 DESCRIBE_USER_THAT_DOES_NOT_EXIST = "Attempt to describe a user credential that does not exist: "
@@ -43,29 +44,38 @@ _AlterResult = AlterUserScramCredentialsResponse.AlterUserScramCredentialsResult
 Error = tuple[int, str | None]
 
 
-def credential_store(ctx: RequestContext) -> ScramCredentialStore:
-    """The broker's store. A broker without SASL listeners starts without one, but Kafka always has a SCRAM
-    image, so the first request opens one (in the data directory, if there is one) with no JAAS users."""
-    store = getattr(ctx.broker, "scram_credentials", None)
-    if store is None:
-        log_dirs = ctx.broker.config.log_dirs
-        store = ScramCredentialStore.open(log_dirs[0] if log_dirs else None)
-        ctx.broker.scram_credentials = store
+def _store(ctx: RequestContext) -> ScramCredentialStore:
+    store = ctx.services.scram
+    if store is None:  # the Broker always opens one; only a context built by hand can lack it
+        raise RuntimeError("this broker's services carry no SCRAM credential store")
     return store
+
+
+def _describe_refused(request: DescribeUserScramCredentialsRequest, code: int) -> DescribeUserScramCredentialsResponse:
+    """Kafka's getErrorResponse: one row per requested user, without the user's name, and no message (ApiError
+    drops a message that is the error's default text)."""
+    if request.users is None:
+        # Kafka's error response walks the request's user list and fails on a null one, so the request is
+        # never answered; closing is the honest equivalent.
+        raise CloseConnection("DescribeUserScramCredentials with a null user list, not authorized: Kafka never answers it")
+    rows = [_DescribeResult(user="", error_code=code, error_message=None) for _ in request.users]
+    return DescribeUserScramCredentialsResponse(error_code=code, error_message=None, results=rows)
+
+
+def _alter_refused(request: AlterUserScramCredentialsRequest, code: int, message: str | None) -> AlterUserScramCredentialsResponse:
+    """Kafka's getErrorResponse: every user named anywhere in the request, once, in String order."""
+    users = {d.name for d in request.deletions} | {u.name for u in request.upsertions}
+    return AlterUserScramCredentialsResponse(results=[
+        _AlterResult(user=user, error_code=code, error_message=message) for user in java_sorted(users)
+    ])
 
 
 @handles(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0)
 def describe_user_scram_credentials(ctx: RequestContext, request: DescribeUserScramCredentialsRequest) -> DescribeUserScramCredentialsResponse:
-    if not authorize(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
-        if request.users is None:
-            # Kafka's error response walks the request's user list and fails on a null one, so the request is
-            # never answered; closing is the honest equivalent.
-            raise CloseConnection("DescribeUserScramCredentials with a null user list, not authorized: Kafka never answers it")
-        # Kafka's getErrorResponse: one row per requested user, without the user's name, and no message
-        # (ApiError drops a message that is the error's default text).
-        rows = [_DescribeResult(user="", error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message=None) for _ in request.users]
-        return DescribeUserScramCredentialsResponse(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message=None, results=rows)
-    store = credential_store(ctx)
+    refused = refused_whole(ctx, request)
+    if refused is not None:
+        return _describe_refused(request, refused.error_code)
+    store = _store(ctx)
     unique: JavaHashMap[bool] = JavaHashMap()  # user -> asked for more than once
     if not request.users:
         for mechanism in MECHANISMS:
@@ -90,14 +100,10 @@ def describe_user_scram_credentials(ctx: RequestContext, request: DescribeUserSc
 
 @handles(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, 0)
 def alter_user_scram_credentials(ctx: RequestContext, request: AlterUserScramCredentialsRequest) -> AlterUserScramCredentialsResponse:
-    if not authorize(ctx, AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
-        # Kafka's getErrorResponse: every user named anywhere in the request, once, in String order.
-        users = {d.name for d in request.deletions} | {u.name for u in request.upsertions}
-        message = not_authorized_message(ctx)
-        return AlterUserScramCredentialsResponse(results=[
-            _AlterResult(user=user, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message=message) for user in java_sorted(users)
-        ])
-    store = credential_store(ctx)
+    refused = refused_whole(ctx, request)
+    if refused is not None:
+        return _alter_refused(request, refused.error_code, controller_not_authorized_message(ctx))
+    store = _store(ctx)
     deletions: JavaHashMap[AlterUserScramCredentialsRequest.ScramCredentialDeletion] = JavaHashMap()
     upsertions: JavaHashMap[AlterUserScramCredentialsRequest.ScramCredentialUpsertion] = JavaHashMap()
     errors: JavaHashMap[Error] = JavaHashMap()
@@ -178,9 +184,10 @@ def _upsertion_error(upsertion: AlterUserScramCredentialsRequest.ScramCredential
     return None
 
 
-def not_authorized_message(ctx: RequestContext) -> str:
-    """Kafka's ClusterAuthorizationException text, "Request <the request, as Scala prints it> is not authorized.",
-    with kafka-shim's connection in place of Kafka's processor and buffer details."""
+def controller_not_authorized_message(ctx: RequestContext) -> str:
+    """Kafka's ClusterAuthorizationException text as the controller words it for a forwarded request, "Request <the
+    request, as Scala prints it> is not authorized.", with kafka-shim's connection in place of Kafka's processor and
+    buffer details (the broker's own wording is requests.authz.not_authorized_message)."""
     listener = ctx.listener
     return (f"Request Request(processor=0, connectionId={ctx.client_host}:{ctx.client_port}, "
             f"session=Session({ctx.principal},/{ctx.client_host}), listenerName=ListenerName({listener.name}), "

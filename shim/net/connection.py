@@ -179,7 +179,7 @@ class KafkaConnection(asyncio.Protocol):
         if self.debug:
             self.log.debug("request", api=api_name(api_key), api_version=version, correlation_id=frame.correlation_id,
                            client_id=frame.header.client_id)
-        ctx = RequestContext(self.broker, self.listener, frame.header, version, self.client_host, self.client_port, self.principal)
+        ctx = RequestContext(self.broker.services, self.listener, frame.header, version, self.client_host, self.client_port, self.principal)
         try:
             result = handler.handle(ctx, body)
         except CloseConnection as exc:

@@ -6,15 +6,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kafka_shim.shim.broker import Broker
     from kafka_shim.shim.config.broker_config import Listener
+    from kafka_shim.shim.services import Services
 
 ANONYMOUS = "User:ANONYMOUS"
 
 
 @dataclass(slots=True)
 class RequestContext:
-    broker: Broker
+    services: Services
     listener: Listener
     header: Any  # protocol.messages.RequestHeader
     api_version: int
