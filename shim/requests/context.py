@@ -7,14 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kafka_shim.shim.config.broker_config import Listener
-    from kafka_shim.shim.services import Services
 
 ANONYMOUS = "User:ANONYMOUS"
 
 
 @dataclass(slots=True)
 class RequestContext:
-    services: Services
+    services: Any  # shim.services.Services, built by the Broker (a layer above requests, so not imported here)
     listener: Listener
     header: Any  # protocol.messages.RequestHeader
     api_version: int

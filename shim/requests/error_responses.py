@@ -1,16 +1,30 @@
 """Kafka's whole-request error answers (each request class's getErrorResponse), for requests refused wholesale.
 
 Used where Kafka answers a request with "that API's error response", e.g. a request sent in the middle of a
-SASL exchange. Each form is registered with its API's handler (``@handles(..., error_response=...)``); APIs
-without one are refused by closing the connection.
+SASL exchange. Each form is written in its API's handler module and registered with the handler
+(``@handles(..., error_response=...)``), which records it here; APIs without one are refused by closing the
+connection. The forms are known once the handlers are loaded (``shim.handlers.load_all``, which the Broker calls).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from kafka_shim.protocol.framing import api_name
+
+# (request, error code, error message or None) -> the API's response with that error in every error slot.
+ErrorResponse = Callable[[Any, int, str | None], Any]
+
+_FORMS: dict[int, ErrorResponse] = {}
+
+
+def register_error_response(api_key: int, form: ErrorResponse) -> None:
+    """Record ``form`` as the whole-request error response of ``api_key`` (called by ``@handles``)."""
+    if api_key in _FORMS:
+        raise RuntimeError(f"api key {api_key}: error response registered twice")
+    _FORMS[api_key] = form
 
 
 def kafka_api_enum_name(api_key: int) -> str:
@@ -20,11 +34,5 @@ def kafka_api_enum_name(api_key: int) -> str:
 
 def error_response(api_key: int, request: Any, code: int, message: str | None) -> Any | None:
     """The response Kafka sends when the whole request fails with ``code``; None when the API has no form here."""
-    # Imported here: the handler registry sits above this module, which the SASL gate also uses before any
-    # handler has been imported.
-    from kafka_shim.shim.handlers import load_all
-
-    handler = load_all().get(api_key)
-    if handler is None or handler.error_response is None:
-        return None
-    return handler.error_response(request, code, message)
+    form = _FORMS.get(api_key)
+    return form(request, code, message) if form is not None else None

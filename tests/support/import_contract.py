@@ -44,8 +44,9 @@ SHIM_LAYERS: tuple[tuple[str, ...], ...] = (
     ("client",),
     ("tools", "testing"),
 )
-# Same-layer imports that are allowed: the coordinators build on the log and the producer state.
-SIBLING_IMPORTS = frozenset({("groups", "log"), ("groups", "producers"), ("txn", "log"), ("txn", "producers")})
+# Same-layer imports that are allowed: the coordinators build on the log and the producer state; the broker builds
+# the services.
+SIBLING_IMPORTS = frozenset({("groups", "log"), ("groups", "producers"), ("txn", "log"), ("txn", "producers"), ("broker", "services")})
 # Lower-layer imports that are still refused: the connection reaches handlers only through requests (dispatch).
 FORBIDDEN_DOWNWARD = frozenset({("net", "handlers")})
 
