@@ -34,6 +34,7 @@ from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import CreateAclsResponse, DeleteAclsResponse, DescribeAclsResponse
 from kafka_shim.shim.handlers import CloseConnection, ErrorResponse, handles
+from kafka_shim.shim.javacompat.utf16 import utf16_key
 from kafka_shim.shim.requests.authz import not_authorized_message, refused_whole
 from kafka_shim.shim.requests.context import RequestContext
 
@@ -79,22 +80,13 @@ def _denied(ctx: RequestContext, request: Any) -> str | None:
     return not_authorized_message(ctx)
 
 
-def _java_order(text: str) -> str:
-    """A key that sorts as Java's String.compareTo (UTF-16 code units): characters beyond U+FFFF become their
-    surrogate pairs, which is where UTF-16 order and code point order part."""
-    if text.isascii() or max(text) < "\U00010000":
-        return text
-    return "".join(c if c < "\U00010000" else chr(0xD800 + ((ord(c) - 0x10000) >> 10)) + chr(0xDC00 + ((ord(c) - 0x10000) & 0x3FF))
-                   for c in text)
-
-
 def standard_acl_order(bindings: Iterable[AclBinding]) -> list[AclBinding]:
     """The order of Kafka's ACL cache (StandardAcl.compareTo): type, name descending, pattern type, operation,
     principal, host, permission type. Kafka's own answers group resources through a Java HashMap whose order
     changes from one broker process to the next; this order is a stable stand-in."""
-    out = sorted(bindings, key=lambda b: (b.pattern.pattern_type, b.entry.operation, _java_order(b.entry.principal),
-                                          _java_order(b.entry.host), b.entry.permission_type))
-    out.sort(key=lambda b: _java_order(b.pattern.name), reverse=True)  # stable, so the passes compose
+    out = sorted(bindings, key=lambda b: (b.pattern.pattern_type, b.entry.operation, utf16_key(b.entry.principal),
+                                          utf16_key(b.entry.host), b.entry.permission_type))
+    out.sort(key=lambda b: utf16_key(b.pattern.name), reverse=True)  # stable, so the passes compose
     out.sort(key=lambda b: b.pattern.resource_type)
     return out
 

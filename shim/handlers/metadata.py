@@ -26,7 +26,8 @@ from kafka_shim.protocol.messages import MetadataResponse
 from kafka_shim.protocol.primitives import ZERO_UUID
 from kafka_shim.shim.cluster.topics import INTERNAL_TOPICS, Topic, topic_name_error
 from kafka_shim.shim.handlers import handles
-from kafka_shim.shim.javacompat.scala_set import ScalaSet, java_string_hash, kafka_uuid_hash, scala_set
+from kafka_shim.shim.javacompat.java_hash import java_string_hash
+from kafka_shim.shim.javacompat.scala_set import ScalaSet, kafka_uuid_hash, scala_set
 from kafka_shim.shim.requests.authz import allowed, allowed_names, authorized_operations, bitfield, check, shortcut_allowed
 from kafka_shim.shim.requests.context import RequestContext
 

@@ -16,7 +16,7 @@ from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import AlterUserScramCredentialsResponse, DescribeUserScramCredentialsResponse
 from kafka_shim.shim.handlers import CloseConnection, handles
-from kafka_shim.shim.javacompat.java_hash import java_sorted
+from kafka_shim.shim.javacompat.utf16 import java_sorted
 from kafka_shim.shim.requests.authz import refused_whole
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.security.sasl import scram_admin
