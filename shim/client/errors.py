@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
+from kafka_shim.protocol.codes import ErrorCode
+
 # Kafka's exception class and default message for the error codes a client of the ACL APIs may see.
 KAFKA_ERRORS: dict[int, tuple[str, str]] = {
-    -1: ("UnknownServerException", "The server experienced an unexpected error when processing the request."),
-    7: ("TimeoutException", "The request timed out."),
-    31: ("ClusterAuthorizationException", "Cluster authorization failed."),
-    33: ("UnsupportedSaslMechanismException", "The broker does not support the requested SASL mechanism."),
-    34: ("IllegalSaslStateException", "Request is not valid given the current SASL state."),
-    35: ("UnsupportedVersionException", "The version of API is not supported."),
-    41: ("NotControllerException", "This is not the correct controller for this cluster."),
-    42: ("InvalidRequestException", "This most likely occurs because of a request being malformed by the client library or "
+    ErrorCode.UNKNOWN_SERVER_ERROR: ("UnknownServerException", "The server experienced an unexpected error when processing the request."),
+    ErrorCode.REQUEST_TIMED_OUT: ("TimeoutException", "The request timed out."),
+    ErrorCode.CLUSTER_AUTHORIZATION_FAILED: ("ClusterAuthorizationException", "Cluster authorization failed."),
+    ErrorCode.UNSUPPORTED_SASL_MECHANISM: ("UnsupportedSaslMechanismException", "The broker does not support the requested SASL mechanism."),
+    ErrorCode.ILLEGAL_SASL_STATE: ("IllegalSaslStateException", "Request is not valid given the current SASL state."),
+    ErrorCode.UNSUPPORTED_VERSION: ("UnsupportedVersionException", "The version of API is not supported."),
+    ErrorCode.NOT_CONTROLLER: ("NotControllerException", "This is not the correct controller for this cluster."),
+    ErrorCode.INVALID_REQUEST: ("InvalidRequestException", "This most likely occurs because of a request being malformed by the client library or "
                                     "the message was sent to an incompatible broker. See the broker logs for more details."),
-    54: ("SecurityDisabledException", "Security features are disabled."),
-    55: ("OperationNotAttemptedException", "The broker did not attempt to execute this operation. This may happen for batched "
+    ErrorCode.SECURITY_DISABLED: ("SecurityDisabledException", "Security features are disabled."),
+    ErrorCode.OPERATION_NOT_ATTEMPTED: ("OperationNotAttemptedException", "The broker did not attempt to execute this operation. This may happen for batched "
                                            "RPCs where some operations in the batch failed, causing the broker to respond "
                                            "without trying the rest."),
-    58: ("SaslAuthenticationException", "SASL Authentication failed."),
+    ErrorCode.SASL_AUTHENTICATION_FAILED: ("SaslAuthenticationException", "SASL Authentication failed."),
 }
 
 
