@@ -147,48 +147,86 @@ def decode_response(api_key: int, version: int, payload: bytes) -> tuple[int, Me
 
 
 class FrameSplitter:
-    """Cuts a byte stream into frames; refuses a size above ``max_size`` before buffering it.
+    """Cuts a byte stream into frames; refuses a size above ``max_size``, or a negative one, before buffering the body.
 
-    Feed it bytes as they arrive; it returns the complete frame payloads. A large
-    frame arriving in many chunks is buffered without re-copying on every chunk.
+    A connection uses it one frame at a time: :meth:`receive` the bytes that arrived, then call :meth:`next_frame`
+    until it returns None. Taking frames one at a time lets the caller stop (back-pressure) and leave the rest as
+    unparsed bytes, and a refused size is reported only when it is reached: every complete frame before it has
+    been returned first, so the caller can answer those requests before it closes (Kafka reads one request at a
+    time and answers it). :meth:`feed` is the all-at-once form. A large frame arriving in many chunks is buffered
+    without re-copying on every chunk.
     """
 
-    __slots__ = ("_buf", "_need", "max_size")
+    __slots__ = ("_buf", "_pos", "max_size")
 
     def __init__(self, max_size: int) -> None:
         self.max_size = max_size
-        self._buf = bytearray()
-        self._need = 0  # bytes needed before the buffered prefix can yield a frame
+        # Received bytes: the chunk itself while nothing was left over (no copy), a bytearray once bytes remain
+        # between chunks (appending to it does not re-copy what is already there).
+        self._buf: bytes | bytearray = b""
+        self._pos = 0  # start of the first frame not yet returned
 
     @property
     def buffered(self) -> int:
-        return len(self._buf)
+        """Bytes received and not yet returned as frames."""
+        return len(self._buf) - self._pos
+
+    def receive(self, data: bytes) -> None:
+        """Append bytes as they arrive; nothing is parsed until :meth:`next_frame`."""
+        buf, pos = self._buf, self._pos
+        if pos == len(buf):
+            self._buf, self._pos = bytes(data), 0
+            return
+        if isinstance(buf, bytes):
+            self._buf = bytearray(memoryview(buf)[pos:])
+        elif pos:
+            del buf[:pos]  # drop the frames already returned before growing the buffer
+        self._pos = 0
+        self._buf += data
+
+    @property
+    def frame_ready(self) -> bool:
+        """True if :meth:`next_frame` would return a frame or raise (a refused size), False if it needs more bytes."""
+        buf, pos = self._buf, self._pos
+        if len(buf) - pos < 4:
+            return False
+        (size,) = _SIZE.unpack_from(buf, pos)
+        return size < 0 or size > self.max_size or len(buf) - pos - 4 >= size
+
+    def next_frame(self) -> bytes | None:
+        """The next complete frame's payload, or None until more bytes arrive.
+
+        Raises FrameTooLarge for a size above ``max_size`` and ProtocolError for a negative size, as soon as the
+        size prefix is complete (its body is never waited for), and again on every later call.
+        """
+        buf, pos = self._buf, self._pos
+        available = len(buf) - pos
+        if available < 4:
+            return None
+        (size,) = _SIZE.unpack_from(buf, pos)
+        if size < 0:
+            raise ProtocolError(f"invalid frame size {size}")
+        if size > self.max_size:
+            raise FrameTooLarge(size, self.max_size)
+        if available - 4 < size:
+            return None
+        end = pos + 4 + size
+        if isinstance(buf, bytes):
+            frame = buf[pos + 4 : end]
+        else:
+            with memoryview(buf) as view:  # one copy into the returned bytes, and no view left to pin the buffer
+                frame = bytes(view[pos + 4 : end])
+        if end == len(buf):
+            self._buf, self._pos = b"", 0
+        else:
+            self._pos = end
+        return frame
 
     def feed(self, data: bytes) -> list[bytes]:
-        if self._buf:
-            self._buf += data
-            if len(self._buf) < self._need:
-                return []
-            data = bytes(self._buf)
-            self._buf = bytearray()
-        return self._split(data)
-
-    def _split(self, data: bytes) -> list[bytes]:
+        """Receive ``data`` and return every complete frame. A refused size raises, and the frames this call had
+        already cut are lost with it: a connection that must answer them uses :meth:`next_frame`."""
+        self.receive(data)
         frames = []
-        pos, end = 0, len(data)
-        while end - pos >= 4:
-            (size,) = _SIZE.unpack_from(data, pos)
-            if size < 0:
-                raise ProtocolError(f"invalid frame size {size}")
-            if size > self.max_size:
-                raise FrameTooLarge(size, self.max_size)
-            if end - pos - 4 < size:
-                self._need = 4 + size
-                break
-            frames.append(data[pos + 4 : pos + 4 + size])
-            pos += 4 + size
-        else:
-            self._need = 4
-        if pos < end:
-            self._buf = bytearray(data[pos:])
+        while (frame := self.next_frame()) is not None:
+            frames.append(frame)
         return frames

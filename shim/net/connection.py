@@ -3,6 +3,23 @@
 Handlers may finish out of order (an awaitable result runs as a task), but Kafka
 clients match responses to requests by order as much as by correlation id, so
 responses are released strictly in the order their requests arrived.
+
+The limits a client can rely on (the I/O half of this module):
+
+* Frames are taken one at a time from what was received (``FrameSplitter.next_frame``). A size prefix above
+  the limit (socket.request.max.bytes; sasl.server.max.receive.size before authentication) or a negative one
+  is refused as soon as its four bytes arrive, but only after every complete request before it has been
+  handled: those are answered, and the connection closes once the answers are written.
+* At most MAX_IN_FLIGHT requests per connection are being handled or have answers not yet handed to the
+  transport; at most FRAMES_PER_TURN frames are handled per event-loop turn (then the loop is yielded with
+  ``call_soon``). While the client does not read (the transport paused writing), no frame is taken. Frames
+  beyond stay unparsed bytes in the splitter and reading from the socket is paused, so a connection holds at
+  most: what it read before pausing, MAX_IN_FLIGHT answers, and the transport's buffer up to its high-water
+  mark plus one turn's answers.
+* connections.max.idle.ms: idle means no bytes received (a partial frame counts), no waiting frame taken and
+  no response bytes handed to the socket, with no request being handled. An idle connection is closed and whatever answers it still
+  held are dropped, as Kafka's Selector closes an expired channel. Any other close sends what is ready first,
+  but a peer that reads none of it for min(connections.max.idle.ms, CLOSE_LINGER_MAX_S) is cut off (abort).
 """
 
 from __future__ import annotations
@@ -29,9 +46,14 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("kafka_shim.connection")
 
-# Stop reading from a client with this many requests still unanswered; Kafka itself
-# reads one request at a time per connection.
+# Requests a connection handles at once: being handled, or answered but not yet handed to the transport.
+# Frames beyond wait, unparsed, with reading paused. Kafka itself reads one request at a time per connection.
 MAX_IN_FLIGHT = 64
+# Frames handled per event-loop turn before yielding, so one pipelining client cannot hold the loop.
+FRAMES_PER_TURN = MAX_IN_FLIGHT
+# The longest a closed connection waits for a peer that reads none of its remaining answers (bounded further
+# by connections.max.idle.ms): nothing waits forever on an unread socket buffer.
+CLOSE_LINGER_MAX_S = 30.0
 # Kafka's sasl.server.max.receive.size default: the largest frame accepted before authentication completes.
 SASL_MAX_RECEIVE_SIZE = 524288
 
@@ -66,6 +88,11 @@ class KafkaConnection(asyncio.Protocol):
         self.last_active = time.monotonic()
         self.idle_timer: asyncio.TimerHandle | None = None
         self.log = log
+        self._pump_handle: asyncio.Handle | None = None  # the next turn of the frame loop, when one is due
+        self._input_refused = False  # a refused size prefix was reached: answer what came before it, then close
+        self._bytes_written = 0  # response bytes given to the transport
+        self._sent_seen = 0  # the most response bytes seen handed to the socket (idle and linger checks)
+        self._linger_timer: asyncio.TimerHandle | None = None
         self.debug = False
 
     # -- asyncio callbacks -----------------------------------------------------------------
@@ -103,8 +130,9 @@ class KafkaConnection(asyncio.Protocol):
             if slot.task is not None:
                 slot.task.cancel()
         self.pending.clear()
-        if self.idle_timer is not None:
-            self.idle_timer.cancel()
+        for timer in (self.idle_timer, self._pump_handle, self._linger_timer):
+            if timer is not None:
+                timer.cancel()
         if self.debug:
             self.log.debug("connection_closed", error=str(exc) if exc else None)
 
@@ -120,23 +148,46 @@ class KafkaConnection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self.closing:
             return
-        self.last_active = time.monotonic()
-        try:
-            frames = self.splitter.feed(data)
-        except FrameTooLarge as exc:
-            self.log.warning("frame_rejected", reason=str(exc), size=exc.size, limit=exc.limit)
-            self.close()
-            return
-        except ProtocolError as exc:
-            self.log.warning("frame_rejected", reason=str(exc))
-            self.close()
-            return
-        for payload in frames:
-            self._handle_frame(payload)
-            if self.closing:
+        self.last_active = time.monotonic()  # any bytes are activity, a partial frame too
+        self.splitter.receive(data)
+        if self._pump_handle is None:  # else a turn of the frame loop is already due and will take them
+            self._pump()
+
+    # -- the frame loop ------------------------------------------------------------------
+    def _pump(self) -> None:
+        """Handle received frames while the connection may take more, at most FRAMES_PER_TURN this turn."""
+        self._pump_handle = None
+        handled = 0
+        while self._may_take_request():
+            if handled == FRAMES_PER_TURN:
+                self._pump_handle = asyncio.get_running_loop().call_soon(self._pump)
                 break
+            try:
+                payload = self.splitter.next_frame()
+            except ProtocolError as exc:  # FrameTooLarge, or a negative size
+                self._refuse_input(exc)
+                break
+            if payload is None:
+                break
+            handled += 1
+            self._handle_frame(payload)
+        if handled:
+            # Taking a frame that waited unparsed is the read Kafka does when it unmutes a channel: activity.
+            self.last_active = time.monotonic()
         self._flush()
         self._update_reading()
+
+    def _may_take_request(self) -> bool:
+        return not (self.closing or self._input_refused or self.auth_failed or self.writing_paused
+                    or len(self.pending) + len(self.out) >= MAX_IN_FLIGHT)
+
+    def _refuse_input(self, exc: ProtocolError) -> None:
+        """A refused size prefix: every request before it was taken; close once they are answered."""
+        if isinstance(exc, FrameTooLarge):
+            self.log.warning("frame_rejected", reason=str(exc), size=exc.size, limit=exc.limit)
+        else:
+            self.log.warning("frame_rejected", reason=str(exc))
+        self._input_refused = True
 
     # -- requests ------------------------------------------------------------------------
     def _handle_frame(self, payload: bytes) -> None:
@@ -287,16 +338,41 @@ class KafkaConnection(asyncio.Protocol):
     # -- output and lifecycle ------------------------------------------------------------
     def _flush(self) -> None:
         if self.out and self.transport is not None and not self.closing:
-            if len(self.out) == 1:
-                self.transport.write(self.out[0])
-            else:
-                self.transport.write(b"".join(self.out))
+            self._write(self.out[0] if len(self.out) == 1 else b"".join(self.out))
         self.out.clear()
 
+    def _write(self, data: bytes) -> None:
+        self._bytes_written += len(data)
+        self.transport.write(data)
+
+    def _wrote_since_last_look(self) -> bool:
+        """True if response bytes reached the socket since the last call (the transport's buffer shrank).
+
+        Under TLS the buffer counts encrypted records and the plaintext not yet encrypted, so the measure is
+        approximate; only an increase over the most ever seen counts, never the dip when plaintext is encrypted.
+        """
+        if self.transport is None:
+            return False
+        sent = self._bytes_written - self.transport.get_write_buffer_size()
+        if sent > self._sent_seen:
+            self._sent_seen = sent
+            return True
+        return False
+
     def _update_reading(self) -> None:
+        """Decide what comes next after anything changed (a frame handled, an answer written, the client's
+        reading): close once a refused input's requests are answered, resume the frame loop when there is room
+        and a frame waits, and read from the socket only when no complete frame waits."""
         if self.transport is None or self.closing:
             return
-        should_pause = self.writing_paused or self.auth_failed or len(self.pending) >= MAX_IN_FLIGHT
+        if self._input_refused and not self.pending:
+            self.close()
+            return
+        may_take = self._may_take_request()
+        frame_waits = self.splitter.frame_ready
+        if may_take and frame_waits and self._pump_handle is None:
+            self._pump_handle = asyncio.get_running_loop().call_soon(self._pump)
+        should_pause = self._input_refused or frame_waits or not may_take
         if should_pause and not self.reading_paused:
             self.transport.pause_reading()
             self.reading_paused = True
@@ -312,27 +388,68 @@ class KafkaConnection(asyncio.Protocol):
         self.idle_timer = loop.call_later(idle_ms / 1000, self._check_idle)
 
     def _check_idle(self) -> None:
-        idle_s = self.broker.config.connections_max_idle_ms / 1000
-        quiet = time.monotonic() - self.last_active
-        if self.closing:
+        """Kafka's rule (Selector refreshes a channel on every ready read or write): idle means nothing received
+        and nothing written for connections.max.idle.ms. A request still being handled keeps it open."""
+        self.idle_timer = None
+        if self.closing or self.transport is None:
             return
+        now = time.monotonic()
+        if self._wrote_since_last_look():
+            self.last_active = now
+        idle_s = self.broker.config.connections_max_idle_ms / 1000
+        quiet = now - self.last_active
         if quiet >= idle_s and not self.pending:
             self.log.info("connection_idle_closed", idle_ms=int(quiet * 1000))
-            self.close()
+            self._close_idle()
             return
-        loop = asyncio.get_running_loop()
-        self.idle_timer = loop.call_later(max(idle_s - quiet, 0.05), self._check_idle)
+        delay = max(idle_s - quiet, 0.05)
+        if self.transport.get_write_buffer_size():
+            # Writes are only seen here, by the buffer shrinking: look often enough that a connection closes
+            # at most a quarter of the idle time late.
+            delay = min(delay, max(idle_s / 4, 0.05))
+        self.idle_timer = asyncio.get_running_loop().call_later(delay, self._check_idle)
+
+    def _close_idle(self) -> None:
+        """Kafka closes an expired channel without sending what is still queued. The peer read nothing for a
+        whole idle period, so waiting for it would only hold the socket and the answers: drop them."""
+        self.close()
+        if self.transport is not None and self.transport.get_write_buffer_size():
+            self.transport.abort()
 
     def close(self) -> None:
-        """Send what is ready, then close."""
+        """Send what is ready, then close; a peer that reads none of it for a while is cut off (``_linger``)."""
         if self.closing:
             return
         self.closing = True
+        if self._pump_handle is not None:
+            self._pump_handle.cancel()
+            self._pump_handle = None
         if self.transport is not None:
             if self.out:
-                self.transport.write(b"".join(self.out))
+                self._write(b"".join(self.out))
                 self.out.clear()
             self.transport.close()
+            if self.transport.get_write_buffer_size():
+                self._wrote_since_last_look()
+                self._linger()
+
+    def _linger(self) -> None:
+        """Wait for the peer to read what a closed connection still holds; abort once it reads nothing for the
+        grace period (the transport would otherwise wait forever, holding the socket and the answers)."""
+        idle_ms = self.broker.config.connections_max_idle_ms
+        grace = min(idle_ms / 1000, CLOSE_LINGER_MAX_S) if idle_ms > 0 else CLOSE_LINGER_MAX_S
+        self._linger_timer = asyncio.get_running_loop().call_later(grace, self._linger_check, grace)
+
+    def _linger_check(self, grace: float) -> None:
+        self._linger_timer = None
+        if self.transport is None or not self.transport.get_write_buffer_size():
+            return  # sent everything: the transport closes the socket itself
+        if self._wrote_since_last_look():
+            self._linger()
+            return
+        self.log.info("connection_aborted", reason="the client read none of its remaining responses after the close",
+                      grace_ms=int(grace * 1000), unsent_bytes=self.transport.get_write_buffer_size())
+        self.transport.abort()
 
     def abort(self) -> None:
         if self.transport is not None:

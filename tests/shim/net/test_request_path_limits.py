@@ -1,0 +1,270 @@
+"""The limits a client can rely on, over real TCP (issue 12, defects 1-3).
+
+* Every complete request before a refused size prefix is answered before the connection closes.
+* A connection has at most MAX_IN_FLIGHT unanswered requests; a client that pipelines thousands and never
+  reads holds the broker to that many answers, other clients keep being served, and the flooder gets every
+  answer, in order, once it reads.
+* connections.max.idle.ms counts any bytes received (a partial frame too) as activity, and a connection
+  closed while its peer reads nothing is released within a bounded time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import struct
+import time
+from collections.abc import Callable
+
+import pytest
+from kafka_shim.protocol.codes import ApiKey
+from kafka_shim.protocol.framing import decode_response, encode_request
+from kafka_shim.protocol.messages import ApiVersionsRequest, MetadataRequest
+from kafka_shim.shim.broker import Broker
+from kafka_shim.shim.client.wire import WireClient
+from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.handlers import ApiHandler
+from kafka_shim.shim.net.connection import MAX_IN_FLIGHT, KafkaConnection
+
+METADATA_V = 12
+
+
+def _config(**props: str) -> BrokerConfig:
+    base = {"listeners": "PLAINTEXT://127.0.0.1:0", "node.id": "3"}
+    base.update({k.replace("_", "."): v for k, v in props.items()})
+    return BrokerConfig.from_properties(base)
+
+
+async def _open(broker: Broker) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    host, port = broker.bootstrap_servers.rsplit(":", 1)
+    return await asyncio.wait_for(asyncio.open_connection(host, int(port)), 10)
+
+
+async def _client(broker: Broker) -> WireClient:
+    host, port = broker.bootstrap_servers.rsplit(":", 1)
+    return await WireClient.connect(host, int(port))
+
+
+async def _eventually(condition: Callable[[], bool], timeout: float = 20.0, interval: float = 0.02) -> bool:
+    """Poll ``condition`` until it holds or ``timeout`` passes; the bound is generous, never the expectation."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(interval)
+    return True
+
+
+def _server_side(broker: Broker, writer: asyncio.StreamWriter) -> KafkaConnection:
+    """The broker's connection object for a client socket, found by the client's local port."""
+    local_port = writer.get_extra_info("sockname")[1]
+    (conn,) = [c for c in broker.connections if c.client_port == local_port]
+    return conn
+
+
+async def _read_payload(reader: asyncio.StreamReader, timeout: float = 10.0) -> bytes:
+    (size,) = struct.unpack(">i", await asyncio.wait_for(reader.readexactly(4), timeout))
+    return await asyncio.wait_for(reader.readexactly(size), timeout)
+
+
+async def _closed(reader: asyncio.StreamReader, timeout: float = 10.0) -> bool:
+    """True if the broker closes the connection (EOF or reset) within ``timeout``, with nothing more to read."""
+    try:
+        return await asyncio.wait_for(reader.read(1), timeout) == b""
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+
+
+def _api_versions(correlation_id: int) -> bytes:
+    return encode_request(ApiKey.API_VERSIONS, 0, correlation_id, ApiVersionsRequest())
+
+
+# -- 1. answers before a refused size ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("bad_size", [b"\xff\xff\xff\xff", struct.pack(">i", 1001)], ids=["negative", "above-limit"])
+async def test_requests_before_a_refused_size_are_answered_then_closed(bad_size: bytes) -> None:
+    async with Broker(_config(socket_request_max_bytes="1000")) as broker:
+        reader, writer = await _open(broker)
+        try:
+            writer.write(_api_versions(7) + bad_size)  # one write: both arrive in the same read
+            correlation_id, body = decode_response(ApiKey.API_VERSIONS, 0, await _read_payload(reader))
+            assert (correlation_id, body.error_code) == (7, 0)
+            assert await _closed(reader)
+        finally:
+            writer.close()
+
+
+async def test_more_than_max_in_flight_before_a_refused_size_are_all_answered_in_order() -> None:
+    async with Broker(_config()) as broker:
+        original = broker.handlers[ApiKey.METADATA]
+
+        async def slow_metadata(ctx, request):  # an answer that is not ready when the bad size is read
+            await asyncio.sleep(0.05)
+            return original.handle(ctx, request)
+
+        broker.handlers[ApiKey.METADATA] = ApiHandler(ApiKey.METADATA, 0, 12, slow_metadata, is_async=True)
+        count = 3 * MAX_IN_FLIGHT
+        frames = [encode_request(ApiKey.METADATA, METADATA_V, cid, MetadataRequest(topics=[])) if cid % 3 == 0 else _api_versions(cid)
+                  for cid in range(count)]
+        reader, writer = await _open(broker)
+        try:
+            writer.write(b"".join(frames) + b"\xff\xff\xff\xff")
+            for cid in range(count):
+                key, version = (ApiKey.METADATA, METADATA_V) if cid % 3 == 0 else (ApiKey.API_VERSIONS, 0)
+                assert decode_response(key, version, await _read_payload(reader))[0] == cid
+            assert await _closed(reader)
+        finally:
+            writer.close()
+
+
+# -- 2. pipelining is held to MAX_IN_FLIGHT ----------------------------------------------------------
+
+
+async def test_a_flood_of_pipelined_requests_is_held_to_max_in_flight() -> None:
+    async with Broker(_config()) as broker:
+        for i in range(40):  # answers of a few KiB each, so 10,000 of them would be tens of MB
+            broker.state.add_topic(f"topic-{i}", 1)
+        requests = 10_000
+        flood = b"".join(encode_request(ApiKey.METADATA, METADATA_V, cid, MetadataRequest(topics=None)) for cid in range(requests))
+        healthy = await _client(broker)
+        answer_size = len(await _metadata_payload(healthy)) + 4
+        reader, writer = await _open(broker)
+        try:
+            writer.write(flood)  # not drained: the broker decides how much of it to take
+            conn = await _wait_for_server_side(broker, writer)
+            high_water = conn.transport.get_write_buffer_limits()[1]
+            worst = {"pending": 0, "write_buffer": 0, "unparsed": 0}
+            sampling = True
+
+            async def sample() -> None:
+                while sampling:
+                    worst["pending"] = max(worst["pending"], len(conn.pending))
+                    worst["write_buffer"] = max(worst["write_buffer"], conn.transport.get_write_buffer_size())
+                    worst["unparsed"] = max(worst["unparsed"], conn.splitter.buffered)
+                    await asyncio.sleep(0.005)
+
+            sampler = asyncio.ensure_future(sample())
+            # Meanwhile another client keeps being answered, promptly, and is not closed.
+            slowest = 0.0
+            for _ in range(40):
+                started = time.monotonic()
+                assert len(await _metadata_payload(healthy)) + 4 == answer_size
+                slowest = max(slowest, time.monotonic() - started)
+                await asyncio.sleep(0.02)
+            assert slowest < 2.0, slowest
+            sampling = False
+            await sampler
+            assert worst["pending"] <= MAX_IN_FLIGHT
+            # Answers the broker built and did not yet hand to the socket: at most one batch above the transport's mark.
+            assert worst["write_buffer"] <= high_water + MAX_IN_FLIGHT * answer_size, worst
+            assert worst["unparsed"] <= len(flood)  # never more than was sent, and reading paused
+            assert conn in broker.connections
+
+            # Once the flooder reads, it gets every answer, in order.
+            for cid in range(requests):
+                got, _ = decode_response(ApiKey.METADATA, METADATA_V, await _read_payload(reader, timeout=30))
+                assert got == cid
+        finally:
+            writer.close()
+            await healthy.close()
+
+
+async def _metadata_payload(client: WireClient) -> bytes:
+    await client.send(ApiKey.METADATA, METADATA_V, MetadataRequest(topics=None))
+    return await client.read_frame()
+
+
+async def _wait_for_server_side(broker: Broker, writer: asyncio.StreamWriter) -> KafkaConnection:
+    local_port = writer.get_extra_info("sockname")[1]
+    assert await _eventually(lambda: any(c.client_port == local_port for c in broker.connections))
+    return _server_side(broker, writer)
+
+
+# -- 3. idleness --------------------------------------------------------------------------------------
+
+
+async def test_a_client_sending_a_partial_frame_slowly_is_not_idle() -> None:
+    async with Broker(_config(connections_max_idle_ms="300")) as broker:
+        reader, writer = await _open(broker)
+        try:
+            frame = encode_request(ApiKey.API_VERSIONS, 3, 5, ApiVersionsRequest(client_software_name="slow", client_software_version="1"))
+            started = time.monotonic()
+            for byte in frame:  # one byte per 100 ms: never 300 ms without activity
+                writer.write(bytes([byte]))
+                await asyncio.sleep(0.1)
+                assert not reader.at_eof()
+            last_sent = time.monotonic() - 0.1
+            assert last_sent - started > 3 * 0.3  # several idle periods went by
+            correlation_id, body = decode_response(ApiKey.API_VERSIONS, 3, await _read_payload(reader))
+            assert (correlation_id, body.error_code) == (5, 0)
+            # Once it stops sending, it is idle, and closed.
+            assert await _closed(reader, timeout=20)
+            assert time.monotonic() - last_sent >= 0.25
+        finally:
+            writer.close()
+
+
+async def test_a_client_reading_a_long_stream_of_answers_is_not_idle() -> None:
+    """It sends everything at once, then only reads, for several idle periods: its reads are activity.
+
+    The broker sees reads as its answers leaving for the socket. Loopback's kernel buffers grow to megabytes, which
+    a reader can drain for longer than the idle time with nothing visible to the broker; so the sockets get the
+    buffer sizes Kafka's defaults give them (socket.send.buffer.bytes 102400, a client's receive.buffer.bytes 65536).
+    """
+    idle_s = 1.0
+    async with Broker(_config(connections_max_idle_ms=str(int(idle_s * 1000)))) as broker:
+        for i in range(40):
+            broker.state.add_topic(f"topic-{i}", 1)
+        host, port = broker.bootstrap_servers.rsplit(":", 1)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        sock.setblocking(False)
+        await asyncio.wait_for(asyncio.get_running_loop().sock_connect(sock, (host, int(port))), 10)
+        reader, writer = await asyncio.open_connection(sock=sock)
+        try:
+            conn = await _wait_for_server_side(broker, writer)
+            conn.transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 102400)
+            requests = 10_000
+            writer.write(b"".join(encode_request(ApiKey.METADATA, METADATA_V, cid, MetadataRequest(topics=None)) for cid in range(requests)))
+            started = time.monotonic()
+            for cid in range(requests):
+                payload = await _read_payload(reader)
+                assert struct.unpack_from(">i", payload)[0] == cid  # the response header's correlation id
+                if cid % 100 == 0:
+                    await asyncio.sleep(0.04)  # a steady reader, not a fast one: 100 pauses, 4 s at least
+            assert time.monotonic() - started > 3 * idle_s  # several idle periods went by
+            writer.write(_api_versions(requests))
+            assert decode_response(ApiKey.API_VERSIONS, 0, await _read_payload(reader))[0] == requests
+        finally:
+            writer.close()
+
+
+async def test_a_partial_frame_left_unfinished_is_closed_as_idle() -> None:
+    async with Broker(_config(connections_max_idle_ms="300")) as broker:
+        reader, writer = await _open(broker)
+        try:
+            writer.write(_api_versions(1)[:7])
+            assert await _closed(reader, timeout=20)
+            assert await _eventually(lambda: not broker.connections)
+        finally:
+            writer.close()
+
+
+async def test_a_client_that_never_reads_is_released_when_closed_as_idle() -> None:
+    async with Broker(_config(connections_max_idle_ms="300")) as broker:
+        for i in range(40):
+            broker.state.add_topic(f"topic-{i}", 1)
+        _reader, writer = await _open(broker)
+        try:
+            # Far more answers than the socket buffers between us hold, and never a byte read.
+            writer.write(b"".join(encode_request(ApiKey.METADATA, METADATA_V, cid, MetadataRequest(topics=None)) for cid in range(10_000)))
+            conn = await _wait_for_server_side(broker, writer)
+            assert await _eventually(lambda: conn not in broker.connections, timeout=30)
+            sock = conn.transport.get_extra_info("socket")
+            assert await _eventually(lambda: sock.fileno() == -1, timeout=10)
+            assert conn.transport.is_closing()
+        finally:
+            writer.transport.abort()
