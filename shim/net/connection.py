@@ -8,18 +8,19 @@ The limits a client can rely on (the I/O half of this module):
 
 * Frames are taken one at a time from what was received (``FrameSplitter.next_frame``). A size prefix above
   the limit (socket.request.max.bytes; sasl.server.max.receive.size before authentication) or a negative one
-  is refused as soon as its four bytes arrive, but only after every complete request before it has been
-  handled: those are answered, and the connection closes once the answers are written.
+  is refused without waiting for its body, but only once every complete request before it has been taken:
+  those are answered, and the connection closes after the answers are written.
 * At most MAX_IN_FLIGHT requests per connection are being handled or have answers not yet handed to the
   transport; at most FRAMES_PER_TURN frames are handled per event-loop turn (then the loop is yielded with
   ``call_soon``). While the client does not read (the transport paused writing), no frame is taken. Frames
   beyond stay unparsed bytes in the splitter and reading from the socket is paused, so a connection holds at
   most: what it read before pausing, MAX_IN_FLIGHT answers, and the transport's buffer up to its high-water
   mark plus one turn's answers.
-* connections.max.idle.ms: idle means no bytes received (a partial frame counts), no waiting frame taken and
-  no response bytes handed to the socket, with no request being handled. An idle connection is closed and whatever answers it still
-  held are dropped, as Kafka's Selector closes an expired channel. Any other close sends what is ready first,
-  but a peer that reads none of it for min(connections.max.idle.ms, CLOSE_LINGER_MAX_S) is cut off (abort).
+* connections.max.idle.ms: idle means no bytes received (a partial frame counts), no waiting frame taken
+  and no response bytes handed to the socket, with no request being handled. An idle connection is closed
+  and whatever answers it still held are dropped, as Kafka's Selector closes an expired channel. Any other
+  close sends what is ready first, but a peer that reads none of it for min(connections.max.idle.ms,
+  CLOSE_LINGER_MAX_S) is cut off (abort).
 """
 
 from __future__ import annotations
@@ -399,7 +400,8 @@ class KafkaConnection(asyncio.Protocol):
         idle_s = self.broker.config.connections_max_idle_ms / 1000
         quiet = now - self.last_active
         if quiet >= idle_s and not self.pending:
-            self.log.info("connection_idle_closed", idle_ms=int(quiet * 1000))
+            self.log.info("connection_idle_closed", idle_ms=int(quiet * 1000),
+                          unsent_bytes=self.transport.get_write_buffer_size() + sum(map(len, self.out)))
             self._close_idle()
             return
         delay = max(idle_s - quiet, 0.05)

@@ -142,6 +142,24 @@ async def test_more_than_max_in_flight_before_a_refused_size_are_all_answered_in
             writer.close()
 
 
+async def test_a_connection_closed_with_answers_its_client_never_reads_is_released() -> None:
+    """The answer before a refused size is far larger than the sockets between us hold, and never read: the
+    broker waits a bounded time for the client to read it (here connections.max.idle.ms, 500 ms), then aborts."""
+    async with Broker(_config(connections_max_idle_ms="500")) as broker:
+        for i in range(20_000):  # a Metadata answer of about a megabyte
+            broker.state.add_topic(f"topic-{i}", 1)
+        _reader, writer, conn = await _open_kafka_sized(broker)
+        try:
+            writer.write(encode_request(ApiKey.METADATA, METADATA_V, 1, MetadataRequest(topics=None)) + b"\xff\xff\xff\xff")
+            assert await _eventually(lambda: conn.closing)
+            assert conn.transport.get_write_buffer_size() > 0  # the answer is still waiting for the client
+            assert await _eventually(lambda: conn not in broker.connections)
+            sock = conn.transport.get_extra_info("socket")
+            assert await _eventually(lambda: sock.fileno() == -1, timeout=10)
+        finally:
+            writer.transport.abort()
+
+
 # -- 2. pipelining is held to MAX_IN_FLIGHT ----------------------------------------------------------
 
 
