@@ -230,9 +230,9 @@ async def test_slow_reader_does_not_block_other_clients(broker: Broker) -> None:
     except TimeoutError:
         pass  # the broker stopped reading from it: that is the point
     try:
-        started = time.monotonic()
-        await _still_serves(broker)
-        assert time.monotonic() - started < 2
+        # Served at all, not served fast: how fast depends on the machine (the flood's bounds are asserted in
+        # test_request_path_limits.py); the bound here only keeps a hang from stalling the suite.
+        await asyncio.wait_for(_still_serves(broker), timeout=60)
     finally:
         hog.writer.transport.abort()
 
