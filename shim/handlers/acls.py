@@ -119,7 +119,7 @@ def describe_acls(ctx: RequestContext, request: object) -> DescribeAclsResponse:
     message = _denied(ctx, request)
     if message is not None:
         return DescribeAclsResponse(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message=message)
-    az = ctx.broker.authorizer
+    az = ctx.services.authorizer
     if az is None:
         return DescribeAclsResponse(error_code=ErrorCode.SECURITY_DISABLED, error_message=NO_AUTHORIZER_DESCRIBE)
     # A filter with codes Kafka does not know (e.g. 99) matches nothing; the answer is empty, not an error.
@@ -140,7 +140,7 @@ def _refused_wholesale(ctx: RequestContext, api_key: int, request: object) -> ob
     message = _denied(ctx, request)
     if message is not None:
         return error_response(api_key, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, message)
-    if ctx.broker.authorizer is None:
+    if ctx.services.authorizer is None:
         return error_response(api_key, request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
     return None
 
@@ -154,7 +154,7 @@ def create_acls(ctx: RequestContext, request: object) -> CreateAclsResponse:
     refused = _refused_wholesale(ctx, ApiKey.CREATE_ACLS, request)
     if refused is not None:
         return refused
-    az = ctx.broker.authorizer
+    az = ctx.services.authorizer
     try:
         bindings = [_binding(c) for c in creations]
     except ValueError as exc:
@@ -195,7 +195,7 @@ def delete_acls(ctx: RequestContext, request: object) -> DeleteAclsResponse:
     refused = _refused_wholesale(ctx, ApiKey.DELETE_ACLS, request)
     if refused is not None:
         return refused
-    az = ctx.broker.authorizer
+    az = ctx.services.authorizer
     wanted = [_filter(f.resource_type_filter, f.resource_name_filter, p, f.principal_filter, f.host_filter, f.operation, f.permission_type)
               for f, p in zip(filters, patterns, strict=True)]
     results: list[_FilterResult] = []

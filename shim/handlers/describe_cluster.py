@@ -21,8 +21,8 @@ _Broker = DescribeClusterResponse.DescribeClusterBroker
 
 def _broker(ctx: RequestContext) -> _Broker:
     """This broker as the listener the request came in on advertises it."""
-    host, port = ctx.broker.advertised_address(ctx.listener.name)
-    return _Broker(broker_id=ctx.broker.state.node_id, host=host, port=port, rack=ctx.broker.config.rack)
+    host, port = ctx.services.endpoints.advertised(ctx.listener.name)
+    return _Broker(broker_id=ctx.services.cluster.node_id, host=host, port=port, rack=ctx.services.config.rack)
 
 
 @handles(ApiKey.DESCRIBE_CLUSTER, 0, 1)
@@ -40,7 +40,7 @@ def describe_cluster(ctx: RequestContext, request: object) -> DescribeClusterRes
     operations = AUTHORIZED_OPERATIONS_OMITTED
     if request.include_cluster_authorized_operations:
         operations = cluster_authorized_operations(ctx, ApiKey.DESCRIBE_CLUSTER)
-    state = ctx.broker.state
+    state = ctx.services.cluster
     return DescribeClusterResponse(
         endpoint_type=BROKER_ENDPOINT,
         cluster_id=state.cluster_id,

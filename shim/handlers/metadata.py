@@ -69,13 +69,9 @@ def _error_response(request: object, error_code: int) -> MetadataResponse:
 
 
 def _broker_entry(ctx: RequestContext) -> _Broker:
-    """This broker as the listener the request came in on advertises it (built once per listener)."""
-    entries = ctx.broker.metadata_cache.setdefault("broker_entries", {})
-    entry = entries.get(ctx.listener.name)
-    if entry is None:
-        host, port = ctx.broker.advertised_address(ctx.listener.name)
-        entry = entries[ctx.listener.name] = _Broker(node_id=ctx.broker.state.node_id, host=host, port=port, rack=ctx.broker.config.rack)
-    return entry
+    """This broker as the listener the request came in on advertises it."""
+    host, port = ctx.services.endpoints.advertised(ctx.listener.name)
+    return _Broker(node_id=ctx.services.cluster.node_id, host=host, port=port, rack=ctx.services.config.rack)
 
 
 def cluster_authorized_operations(ctx: RequestContext, api_key: int) -> int:
@@ -88,8 +84,8 @@ def cluster_authorized_operations(ctx: RequestContext, api_key: int) -> int:
 @handles(ApiKey.METADATA, 0, 12)
 def metadata(ctx: RequestContext, request: object) -> MetadataResponse:
     version = ctx.api_version
-    broker = ctx.broker
-    state = broker.state
+    services = ctx.services
+    state = services.cluster
     requested = request.topics
     if version < 12 and requested and any(t.name is None or t.topic_id != ZERO_UUID for t in requested):
         return _error_response(request, ErrorCode.INVALID_REQUEST)
@@ -114,13 +110,13 @@ def metadata(ctx: RequestContext, request: object) -> MetadataResponse:
             names = scala_set((t.name for t in requested), java_string_hash)
 
     authorized, undescribable = names, ()
-    if broker.authorizer is not None and names:
+    if services.authorizer is not None and names:
         describable = allowed_names(ctx, _DESCRIBE_ALL if all_topics else _DESCRIBE, names)
         if len(describable) < len(names):
             authorized = names.where(describable.__contains__)
             undescribable = names.where(lambda n: n not in describable)
     create_denied: tuple[str, ...] | ScalaSet[str] = ()
-    if broker.authorizer is not None and broker.config.auto_create_topics and _CREATE.applies_to(request, version):
+    if services.authorizer is not None and services.config.auto_create_topics and _CREATE.applies_to(request, version):
         missing = authorized.where(lambda n: n not in state.topics)
         if missing and not shortcut_allowed(ctx, _CREATE):
             creatable = {n for n in missing if allowed(ctx, _CREATE, n)}

@@ -3,7 +3,7 @@
 Describe is answered by the broker from its metadata image (ScramImage.describe); Alter is forwarded to the
 controller (ControllerApis, ScramControlManager.alterCredentials). Both build their results by iterating Java
 HashMaps, so kafka-shim reproduces that order (shim.sasl.java_order). Credentials live in
-``broker.scram_credentials`` (shim.sasl.ScramCredentialStore).
+``ctx.services.scram`` (shim.security.sasl.credentials.ScramCredentialStore).
 """
 
 from __future__ import annotations
@@ -44,13 +44,9 @@ Error = tuple[int, str | None]
 
 
 def credential_store(ctx: RequestContext) -> ScramCredentialStore:
-    """The broker's store. A broker without SASL listeners starts without one, but Kafka always has a SCRAM
-    image, so the first request opens one (in the data directory, if there is one) with no JAAS users."""
-    store = getattr(ctx.broker, "scram_credentials", None)
-    if store is None:
-        log_dirs = ctx.broker.config.log_dirs
-        store = ScramCredentialStore.open(log_dirs[0] if log_dirs else None)
-        ctx.broker.scram_credentials = store
+    """The broker's store (the broker opens one at start, also without SASL listeners)."""
+    store = ctx.services.scram
+    assert store is not None, "the broker opens the SCRAM store when it starts"
     return store
 
 

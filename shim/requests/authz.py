@@ -25,7 +25,7 @@ def authorize(
     log_if_denied: bool = True,
 ) -> bool:
     """Kafka's allow/deny for one action by the request's principal (audit-logged as Kafka logs it)."""
-    az = ctx.broker.authorizer
+    az = ctx.services.authorizer
     if az is None:
         return True
     return az.authorize(
@@ -43,7 +43,7 @@ def authorize(
 
 def authorized_operations(ctx: RequestContext, resource_type: ResourceType | int, name: str) -> int:
     """The KIP-430 bitfield for the request's principal; every supported bit when no authorizer is configured."""
-    az = ctx.broker.authorizer
+    az = ctx.services.authorizer
     if az is None:
         return SUPPORTED_BITS.get(int(resource_type), 0)
     return az.authorized_operations(ctx.principal, ctx.client_host, resource_type, name)
@@ -51,7 +51,7 @@ def authorized_operations(ctx: RequestContext, resource_type: ResourceType | int
 
 def authorize_by_resource_type(ctx: RequestContext, operation: AclOperation | int, resource_type: ResourceType | int) -> bool:
     """KIP-679: may the principal perform the operation on at least one resource of the type?"""
-    az = ctx.broker.authorizer
+    az = ctx.services.authorizer
     if az is None:
         return True
     return az.authorize_by_resource_type(ctx.principal, ctx.client_host, operation, resource_type, request=api_name(ctx.api_key))

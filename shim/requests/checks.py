@@ -55,7 +55,7 @@ def refused_whole(ctx: RequestContext, request: object) -> Check | None:
 
 def not_authorized_message(ctx: RequestContext) -> str:
     """Kafka's ClusterAuthorizationException text, which quotes the request's connection as Kafka renders it."""
-    host, port = ctx.broker.advertised_address(ctx.listener.name)
+    host, port = ctx.services.endpoints.advertised(ctx.listener.name)
     client = f"{ctx.client_host}:{ctx.client_port}"
     return (f"Request Request(processor=0, connectionId={host}:{port}-{client}-0, session=Session({ctx.principal},/{ctx.client_host}), "
             f"listenerName=ListenerName({ctx.listener.name}), securityProtocol={ctx.listener.security_protocol}, "

@@ -1,24 +1,29 @@
-"""What a handler knows about the request it is answering."""
+"""What a handler knows about the request it is answering, and the services it may use to answer it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from kafka_shim.shim.broker import Broker
-    from kafka_shim.shim.config.broker_config import Listener
+from kafka_shim.authorizer.model import ANONYMOUS
 
-ANONYMOUS = "User:ANONYMOUS"
+if TYPE_CHECKING:
+    from kafka_shim.shim.config.broker_config import Listener
+    from kafka_shim.shim.services import Services
+
+
+class CloseConnection(Exception):
+    """Raised by a handler to close the connection without replying, as Kafka does when a request fails
+    validation while it is parsed. The message says why, for the log line."""
 
 
 @dataclass(slots=True)
 class RequestContext:
-    broker: Broker
+    services: Services
     listener: Listener
     header: Any  # protocol.messages.RequestHeader
     api_version: int
-    client_host: str  # as a Java broker renders it (see shim.addresses)
+    client_host: str  # as a Java broker renders it (see shim.net.addresses)
     client_port: int
     principal: str = ANONYMOUS
 

@@ -100,4 +100,4 @@ def handler_context(broker: Broker, api_key: int, version: int) -> Any:
     from kafka_shim.shim.requests.context import RequestContext
 
     header = RequestHeader(request_api_key=api_key, request_api_version=version, correlation_id=1, client_id="test")
-    return RequestContext(broker, broker.config.listeners[0], header, version, "127.0.0.1", 1)
+    return RequestContext(broker.services, broker.config.listeners[0], header, version, "127.0.0.1", 1)

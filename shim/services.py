@@ -1,0 +1,27 @@
+"""What handlers may use to answer requests, built once by the Broker (the composition root).
+
+Handlers reach these through ``ctx.services`` and never see the Broker. Later: logs, groups, transactions, quotas.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kafka_shim.authorizer import Authorizer
+from kafka_shim.shim.cluster.endpoints import Endpoints
+from kafka_shim.shim.cluster.state import ClusterState
+from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.requests.api_table import ApiTable
+from kafka_shim.shim.security.sasl.credentials import ScramCredentialStore
+
+
+@dataclass
+class Services:
+    config: BrokerConfig
+    cluster: ClusterState
+    endpoints: Endpoints
+    # None when no authorizer is configured: every check passes and the ACL APIs answer SECURITY_DISABLED.
+    authorizer: Authorizer | None
+    # SCRAM credentials, shared by every SASL listener and the SCRAM admin APIs (None only before the broker starts).
+    scram: ScramCredentialStore | None
+    api_table: ApiTable
