@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import structlog
@@ -58,8 +57,7 @@ class Broker:
         self.connections: set[KafkaConnection] = set()
         self.servers: list[asyncio.base_events.Server] = []
         self.bound: list[BoundListener] = []
-        self._executor: ThreadPoolExecutor | None = None
-        self.dispatcher: Dispatcher | None = None
+        self.dispatcher = Dispatcher(self.services)
 
     # The cluster state and the authorizer, for tests and embedding code (handlers use ``ctx.services``).
     @property
@@ -86,10 +84,6 @@ class Broker:
             self.security = build_listener_security(self.config, services.scram)
         if self.config.authorizer_enabled and services.authorizer is None:
             services.authorizer = _open_authorizer(self.config, self.preload_acls)
-        if self.dispatcher is None:
-            # One worker thread decodes and encodes the large requests, so they do not hold the event loop.
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kafka-shim-codec")
-            self.dispatcher = Dispatcher(services, self._executor)
         dispatcher = self.dispatcher
         if self.config.unknown_keys:
             log.warning("unknown_config_keys", keys=self.config.unknown_keys,
@@ -145,10 +139,6 @@ class Broker:
         if self.services.authorizer is not None:
             self.services.authorizer.store.close()
             self.services.authorizer = None
-        if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
-            self._executor = None
-            self.dispatcher = None
 
 
 def _handshake_timeout(config: BrokerConfig) -> float:

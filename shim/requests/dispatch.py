@@ -17,26 +17,26 @@ Kafka handles one request per connection at a time. Requests whose work is not d
 handler only after the earlier one has been answered, so a pipelined DescribeAcls still sees a CreateAcls sent
 before it.
 
-Large requests (above ``Dispatcher.off_loop_bytes``) are decoded and their answers encoded in the broker's worker
-thread, so one request at ``socket.request.max.bytes`` does not hold the event loop while every other client
-waits; the handler itself runs on the loop (it reads and changes broker state), and a handler that loops over a
-request-sized collection gives the loop back every few thousand items (see ``sliced``).
+Large requests (above ``Dispatcher.off_loop_bytes``) are decoded and their answers encoded in the worker thread
+(shim.requests.work), so one request at ``socket.request.max.bytes`` does not hold the event loop while every other
+client waits. The handler itself runs on the loop (it reads and changes broker state); a handler that loops over a
+request-sized collection returns an awaitable for large inputs and works in slices (``work.run_sliced``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Iterable
-from concurrent.futures import Executor
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.authorizer.model import ANONYMOUS
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.errors import ProtocolError
 from kafka_shim.protocol.framing import RequestFrame, api_name, encode_response, parse_request
 from kafka_shim.shim.requests.context import CloseConnection, RequestContext
+from kafka_shim.shim.requests.work import off_loop
 from kafka_shim.shim.security.sasl.gate import Phase, SaslGate
 
 if TYPE_CHECKING:
@@ -45,13 +45,9 @@ if TYPE_CHECKING:
     from kafka_shim.shim.security.listener_security import ListenerSecurity
     from kafka_shim.shim.services import Services
 
-T = TypeVar("T")
-
 # Frames larger than this are decoded, and their answers encoded, off the event loop. Below it the thread hop
 # costs more than the work (a 64 KiB Metadata request decodes in a few milliseconds).
 OFF_LOOP_BYTES = 64 * 1024
-# How many items a handler works through before it lets the event loop serve other clients.
-SLICE = 2000
 
 
 # -- outcomes --------------------------------------------------------------------------------------
@@ -100,33 +96,18 @@ def rejected(reason: str, **fields: Any) -> Close:
     return Close("request_rejected", {"reason": reason, **fields})
 
 
-# -- slicing -----------------------------------------------------------------------------------------
-async def sliced(items: Iterable[T], work: Callable[[T], Any], size: int = SLICE) -> list[Any]:
-    """``[work(item) for item in items]``, giving the event loop back after every ``size`` items."""
-    out: list[Any] = []
-    for i, item in enumerate(items, 1):
-        out.append(work(item))
-        if i % size == 0:
-            await asyncio.sleep(0)
-    return out
-
-
 # -- the pipeline ------------------------------------------------------------------------------------
 class Dispatcher:
-    """One per broker: the services handlers use, and the worker thread for large requests."""
+    """One per broker: the services handlers use, and the size above which a request is worked off the loop."""
 
-    def __init__(self, services: Services, executor: Executor | None = None, off_loop_bytes: int = OFF_LOOP_BYTES) -> None:
+    def __init__(self, services: Services, off_loop_bytes: int = OFF_LOOP_BYTES) -> None:
         self.services = services
-        self.executor = executor
         self.off_loop_bytes = off_loop_bytes
 
     def session(self, listener: Listener, security: ListenerSecurity | None, client_host: str, client_port: int,
                 principal: str = ANONYMOUS, log: Any = None) -> RequestSession:
         """The pipeline for one new connection (``principal``: from its TLS certificate, if any)."""
         return RequestSession(self, listener, security, client_host, client_port, principal, log)
-
-    def off_loop(self, fn: Callable[..., T], *args: Any) -> Awaitable[T]:
-        return asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
 
 
 class RequestSession:
@@ -218,23 +199,29 @@ class RequestSession:
 
     async def _large(self, frame: RequestFrame, handler: ApiHandler) -> Respond | Close:
         """A request above the off-loop size: decoded and encoded in the worker thread, handled on the loop."""
-        off_loop = self.dispatcher.off_loop
         try:
             body = await off_loop(frame.decode_body)
         except ProtocolError as exc:
             return _undecodable(frame, exc)
         ctx = self._context(frame)
+        # Freeing hundreds of thousands of objects takes as long as making them: the last references to the
+        # decoded request and to the answer are dropped in the worker thread too.
+        request = [body]
+        del body
         try:
-            result = handler.handle(ctx, body)
-            del body  # the decoded request can be large: let it go before the answer is encoded
+            result = handler.handle(ctx, request[0])
             if handler.is_async or inspect.isawaitable(result):
                 result = await result
         except CloseConnection as exc:
             return _refused(ctx, exc)
         except Exception as exc:
             return _failed(ctx, exc)
+        finally:
+            off_loop(request.clear)
+        answer = [result]
+        del result
         try:
-            return Respond(await off_loop(encode_response, ctx.api_key, ctx.api_version, ctx.correlation_id, result))
+            return Respond(await off_loop(_encode_and_drop, ctx.api_key, ctx.api_version, ctx.correlation_id, answer))
         except ProtocolError as exc:
             return _failed(ctx, exc)
 
@@ -335,6 +322,14 @@ def _encode(ctx: RequestContext, body: Any) -> Respond | Close:
         return Respond(encode_response(ctx.api_key, ctx.api_version, ctx.correlation_id, body))
     except ProtocolError as exc:
         return _failed(ctx, exc)
+
+
+def _encode_and_drop(api_key: int, version: int, correlation_id: int, holder: list[Any]) -> bytes:
+    """Encode the one body in ``holder``, then drop it here (in the worker thread) rather than on the loop."""
+    try:
+        return encode_response(api_key, version, correlation_id, holder[0])
+    finally:
+        holder.clear()
 
 
 def _undecodable(frame: RequestFrame, exc: ProtocolError) -> Close:
