@@ -180,7 +180,14 @@ class KafkaConnection(asyncio.Protocol):
             self.out.append(data)
 
     async def _finish(self, slot: _Slot, awaitable: Any) -> None:
-        outcome = await awaitable
+        try:
+            outcome = await awaitable
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # dispatch turns handler failures into Close; anything else is a bug here
+            self.log.exception("request_failed")
+            self.close()
+            return
         if type(outcome) is Close:
             outcome.log_to(self.log)
             self.close()

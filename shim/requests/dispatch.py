@@ -222,7 +222,7 @@ class RequestSession:
         del result
         try:
             return Respond(await off_loop(_encode_and_drop, ctx.api_key, ctx.api_version, ctx.correlation_id, answer))
-        except ProtocolError as exc:
+        except Exception as exc:  # a body the handler filled wrongly
             return _failed(ctx, exc)
 
     def _context(self, frame: RequestFrame) -> RequestContext:
@@ -320,7 +320,7 @@ class RequestSession:
 def _encode(ctx: RequestContext, body: Any) -> Respond | Close:
     try:
         return Respond(encode_response(ctx.api_key, ctx.api_version, ctx.correlation_id, body))
-    except ProtocolError as exc:
+    except Exception as exc:  # a body the handler filled wrongly
         return _failed(ctx, exc)
 
 
