@@ -19,6 +19,7 @@ if missing:
 setup(
     packages=[f"kafka_shim.{name}" for name in found],
     package_dir={f"kafka_shim.{root}": root for root in ROOTS},
-    package_data={"kafka_shim.schemas": ["*.json", "LICENSE", "NOTICE", "README.md"]},
+    # The generated typing stub of the message classes ships beside messages.py, for users' type checkers.
+    package_data={"kafka_shim.schemas": ["*.json", "LICENSE", "NOTICE", "README.md"], "kafka_shim.protocol": ["messages.pyi"]},
     include_package_data=False,
 )

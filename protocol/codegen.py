@@ -6,10 +6,17 @@ precompiled ``struct.Struct``, and nothing walks the schema at run time.
 
 A second, *traced* variant records the path of the field being processed; it is
 only built when a fast codec has failed, to say which field was at fault.
+
+Each codec is compiled under its own pseudo-file name, such as
+``<kafka-shim codec MetadataResponse v12 decode>``, with its source in :mod:`linecache`,
+so a traceback through it shows the message, version and line. To read one:
+
+    python -m kafka_shim.protocol.codegen MetadataResponse 12 [decode|encode] [--traced]
 """
 
 from __future__ import annotations
 
+import linecache
 import struct
 import uuid
 from collections.abc import Callable
@@ -23,7 +30,7 @@ from kafka_shim.protocol.primitives import (
     read_uvarint,
     write_uvarint,
 )
-from kafka_shim.protocol.schema import FIXED_TYPES, FieldSpec, FieldType, MessageSpec, StructSpec
+from kafka_shim.protocol.schema import FIXED_TYPES, FieldSpec, FieldType, MessageSpec, StructSpec, message_spec
 
 # Decoded values of a single byte: signed for int8, Java's "!= 0" for bool.
 _BYTE_TABLES = {"int8": tuple(b - 256 if b > 127 else b for b in range(256)), "bool": tuple(b != 0 for b in range(256))}
@@ -523,11 +530,45 @@ def write_tagged_fields(ap: Callable[[bytes], Any], fields: list[tuple[int, byte
         ap(data)
 
 
-def _compile(em: _Emitter, header: str, name: str) -> tuple[Callable, list]:
-    source = header + "\n" + "\n".join(em.lines) + "\n"
-    code = compile(source, f"<kafka-shim codec {name}>", "exec")
-    exec(code, em.ns)  # the source is generated from the vendored schemas
-    return em.ns[name.split()[0]], em.ns["_tr"]
+def codec_filename(spec: MessageSpec, version: int, kind: str, variant: str = "") -> str:
+    """The pseudo-file a codec is compiled under: tracebacks show it, and linecache holds its source."""
+    suffix = f", {variant}" if variant else ""
+    return f"<kafka-shim codec {spec.name} v{version} {kind}{suffix}>"
+
+
+def compile_generated(source: str, filename: str, namespace: dict[str, Any]) -> None:
+    """Compile and run generated ``source`` in ``namespace``, keeping the source for tracebacks.
+
+    The text is registered in :mod:`linecache` under ``filename``: a traceback through the
+    generated code then shows the failing line, as it would for a file. The modification time
+    of ``None`` tells ``linecache.checkcache`` not to look for the pseudo-file on disk.
+    """
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    exec(compile(source, filename, "exec"), namespace)  # the source is generated from the vendored schemas
+
+
+def _variant(trace: bool, lenient_utf8: bool) -> str:
+    # The fast, traced and lenient codecs of one version differ in source, so each gets its own name.
+    if trace:
+        return "traced"
+    return "lenient utf-8" if lenient_utf8 else ""
+
+
+def _decoder_source(em: _Emitter) -> str:
+    obj = em.decode_struct(em.spec.struct, 1, "")
+    em.emit(1, "if pos > blen: raise _Mal('the message runs past the end of the data')")
+    em.emit(1, f"return {obj}, pos")
+    return "def decode(buf, pos):\n    blen = len(buf)\n" + "\n".join(em.lines) + "\n"
+
+
+def _encoder_source(em: _Emitter) -> str:
+    em.encode_struct(em.spec.struct, "o", 1, "ap", "")
+    return "def encode(o, out):\n    ap = out.append\n" + "\n".join(em.lines) + "\n"
+
+
+def _compile(em: _Emitter, source: str, kind: str, variant: str) -> tuple[Callable, list]:
+    compile_generated(source, codec_filename(em.spec, em.version, kind, variant), em.ns)
+    return em.ns[kind], em.ns["_tr"]
 
 
 def build_decoder(
@@ -535,14 +576,52 @@ def build_decoder(
 ) -> tuple[Callable, list]:
     """``decode(buf: bytes, pos: int) -> (message, new_pos)`` for one version."""
     em = _Emitter(spec, version, classes, trace, lenient_utf8)
-    obj = em.decode_struct(spec.struct, 1, "")
-    em.emit(1, "if pos > blen: raise _Mal('the message runs past the end of the data')")
-    em.emit(1, f"return {obj}, pos")
-    return _compile(em, "def decode(buf, pos):\n    blen = len(buf)", "decode")
+    return _compile(em, _decoder_source(em), "decode", _variant(trace, lenient_utf8))
 
 
 def build_encoder(spec: MessageSpec, version: int, classes: dict[str, type], trace: bool = False) -> tuple[Callable, list]:
     """``encode(message, out: list[bytes])`` appending the body's chunks for one version."""
     em = _Emitter(spec, version, classes, trace)
-    em.encode_struct(spec.struct, "o", 1, "ap", "")
-    return _compile(em, "def encode(o, out):\n    ap = out.append", "encode")
+    return _compile(em, _encoder_source(em), "encode", _variant(trace, False))
+
+
+def codec_source(spec: MessageSpec, version: int, kind: str, *, trace: bool = False, lenient_utf8: bool = False) -> str:
+    """The Python source of one codec, as :func:`build_decoder` / :func:`build_encoder` compile it.
+
+    The source names classes and constants only through the generated names it binds in its
+    namespace (``_C3``), so stand-in classes give the very text the real ones do.
+    """
+    if kind not in ("decode", "encode"):
+        raise ValueError(f"kind must be 'decode' or 'encode', not {kind!r}")
+    stand_ins: dict[str, type] = {s.name: type(s.name, (), {}) for s in spec.struct_specs()}
+    if kind == "decode":
+        return _decoder_source(_Emitter(spec, version, stand_ins, trace, lenient_utf8))
+    return _encoder_source(_Emitter(spec, version, stand_ins, trace))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m kafka_shim.protocol.codegen MetadataResponse 12 [decode|encode]``: print a codec's source."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m kafka_shim.protocol.codegen",
+        description="Print the generated Python source of one message codec; its line numbers are the ones tracebacks show.",
+    )
+    parser.add_argument("message", help="schema name, e.g. MetadataResponse or RequestHeader")
+    parser.add_argument("version", type=int)
+    parser.add_argument("kind", nargs="?", choices=("decode", "encode"), default="decode")
+    parser.add_argument("--traced", action="store_true", help="the variant that records the field being processed")
+    args = parser.parse_args(argv)
+    try:
+        spec = message_spec(args.message)
+    except KeyError as exc:
+        parser.error(exc.args[0])
+    if args.version not in spec.valid_versions:
+        parser.error(f"{spec.name} has versions {spec.valid_versions}, not {args.version}")
+    # Nothing but the source on stdout, so that its line numbers are the traceback's.
+    print(codec_source(spec, args.version, args.kind, trace=args.traced), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,7 +1,8 @@
 """Typed message classes generated from the schemas, with their codecs.
 
-``from protocol.messages import MetadataRequest`` builds the class on first use
-(so start-up does not pay for 178 schemas). Fields are snake_case with the
+``from kafka_shim.protocol.messages import MetadataRequest`` builds the class on first use
+(so start-up does not pay for 178 schemas). Type checkers read messages.pyi instead, which
+scripts/gen-message-stubs writes from the same schemas. Fields are snake_case with the
 schema's defaults; nested structs are attributes of their message class, e.g.
 ``MetadataResponse.MetadataResponseTopic``.
 
@@ -186,7 +187,7 @@ def _classes_of(cls: type[Message]) -> dict[str, type]:
     return _struct_classes[cls]
 
 
-def _make_init(cls: type, spec: StructSpec, classes: dict[str, type]) -> None:
+def _make_init(cls: type, spec: StructSpec, classes: dict[str, type], owner: str) -> None:
     ns: dict[str, Any] = {"_M": _MISSING}
     params, body = [], []
     for i, f in enumerate(spec.fields):
@@ -202,7 +203,9 @@ def _make_init(cls: type, spec: StructSpec, classes: dict[str, type]) -> None:
     params.append("unknown_tagged_fields=None")
     body.append("    self.unknown_tagged_fields = unknown_tagged_fields")
     source = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body) + "\n"
-    exec(compile(source, f"<kafka-shim class {spec.name}>", "exec"), ns)  # generated from the vendored schemas
+    # Struct names repeat across messages (TopicData...), so the pseudo-file names the owning message too.
+    qualname = spec.name if spec.name == owner else f"{owner}.{spec.name}"
+    codegen.compile_generated(source, f"<kafka-shim class {qualname} __init__>", ns)
     cls.__init__ = ns["__init__"]
 
 
@@ -226,7 +229,7 @@ def message_class(name: str) -> type[Message]:
             attrs.update(message_spec=spec, api_key=spec.api_key, _decoders={}, _encoders={}, _lenient_decoders={}, _traced_codecs={})
         classes[s.name] = type(s.name, (Message if s is top else Struct,), attrs)
     for s in structs:
-        _make_init(classes[s.name], s, classes)
+        _make_init(classes[s.name], s, classes, top.name)
     cls = classes[top.name]
     for s in structs[1:]:
         setattr(cls, s.name, classes[s.name])

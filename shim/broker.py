@@ -108,7 +108,7 @@ class Broker:
                 addr = sock.getsockname()
                 bound = BoundListener(listener, listener.host or _default_host(sock), addr[1])
                 self.bound.append(bound)
-                services.endpoints.bound(listener.name, bound.host, bound.port)
+                services.endpoints.bind(listener.name, bound.host, bound.port)
                 for s in server.sockets:
                     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         except OSError as exc:

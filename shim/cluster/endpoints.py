@@ -18,7 +18,7 @@ class Endpoints:
         self._bound: dict[str, tuple[str, int]] = {}
         self._cache: dict[str, tuple[str, int]] = {}
 
-    def bound(self, listener_name: str, host: str, port: int) -> None:
+    def bind(self, listener_name: str, host: str, port: int) -> None:
         """The address a listener's socket is bound to (called by the broker after binding)."""
         self._bound[listener_name] = (host, port)
         self._cache.pop(listener_name, None)

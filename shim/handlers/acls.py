@@ -1,14 +1,20 @@
-"""DescribeAcls (29), CreateAcls (30) and DeleteAcls (31), every version, as Kafka 3.9's AclApis answers them.
+"""DescribeAcls (29), CreateAcls (30) and DeleteAcls (31), v0-3, as Kafka 3.9's AclApis answers them.
 
-Order of work, as in Kafka: (1) validation while the request is parsed: a raw code 0 (UNKNOWN) in any enum field,
-or a non-LITERAL pattern at v0, closes the connection without a reply; (2) the ACL check declared in
+Behaviour, in Kafka's order of work: (1) validation while the request is parsed: a raw code 0 (UNKNOWN) in any
+enum field, or a non-LITERAL pattern at v0, closes the connection without a reply; (2) the ACL check declared in
 authorizer.api_checks (ALTER on the cluster; DESCRIBE for DescribeAcls), refused with 31 in every error slot;
-(3) no authorizer configured: ErrorCode.SECURITY_DISABLED (54); (4) the work, against the authorizer.
+(3) no authorizer configured: ErrorCode.SECURITY_DISABLED (54); (4) the work, against the authorizer. Each API
+registers Kafka's whole-request error form (getErrorResponse), used for (2) and (3) and by the SASL gate.
+
+Version notes. v0 predates pattern types: DescribeAcls/DeleteAcls read ANY as LITERAL and refuse other
+patterns, CreateAcls accepts only LITERAL. v1 adds pattern types (KIP-290); v2 is the flexible encoding; v3
+adds the USER resource type (the shapes here do not change).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import structlog
 from kafka_shim.authorizer import (
@@ -24,12 +30,13 @@ from kafka_shim.authorizer import (
     ResourcePatternFilter,
     ResourceType,
 )
+from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import CreateAclsResponse, DeleteAclsResponse, DescribeAclsResponse
-from kafka_shim.shim.handlers import CloseConnection, handles
-from kafka_shim.shim.requests.checks import not_authorized_message, refused_whole
+from kafka_shim.shim.handlers import CloseConnection, ErrorResponse, handles
+from kafka_shim.shim.javacompat.utf16 import utf16_key
+from kafka_shim.shim.requests.authz import not_authorized_message, refused_whole
 from kafka_shim.shim.requests.context import RequestContext
-from kafka_shim.shim.requests.error_responses import error_response
 
 MIN_VERSION, MAX_VERSION = 0, 3
 _UNKNOWN = 0  # the raw wire code Kafka refuses while parsing; other unknown codes decode to UNKNOWN and are judged later
@@ -63,7 +70,7 @@ def _v0_pattern(version: int, pattern: int, what: str) -> int:
                           f"(only LITERAL and ANY are supported)")
 
 
-def _denied(ctx: RequestContext, request: object) -> str | None:
+def _denied(ctx: RequestContext, request: Any) -> str | None:
     """The ClusterAuthorizationException message if the request fails its declared check, else None."""
     refused = refused_whole(ctx, request)
     if refused is None:
@@ -73,22 +80,13 @@ def _denied(ctx: RequestContext, request: object) -> str | None:
     return not_authorized_message(ctx)
 
 
-def _java_order(text: str) -> str:
-    """A key that sorts as Java's String.compareTo (UTF-16 code units): characters beyond U+FFFF become their
-    surrogate pairs, which is where UTF-16 order and code point order part."""
-    if text.isascii() or max(text) < "\U00010000":
-        return text
-    return "".join(c if c < "\U00010000" else chr(0xD800 + ((ord(c) - 0x10000) >> 10)) + chr(0xDC00 + ((ord(c) - 0x10000) & 0x3FF))
-                   for c in text)
-
-
 def standard_acl_order(bindings: Iterable[AclBinding]) -> list[AclBinding]:
     """The order of Kafka's ACL cache (StandardAcl.compareTo): type, name descending, pattern type, operation,
     principal, host, permission type. Kafka's own answers group resources through a Java HashMap whose order
     changes from one broker process to the next; this order is a stable stand-in."""
-    out = sorted(bindings, key=lambda b: (b.pattern.pattern_type, b.entry.operation, _java_order(b.entry.principal),
-                                          _java_order(b.entry.host), b.entry.permission_type))
-    out.sort(key=lambda b: _java_order(b.pattern.name), reverse=True)  # stable, so the passes compose
+    out = sorted(bindings, key=lambda b: (b.pattern.pattern_type, b.entry.operation, utf16_key(b.entry.principal),
+                                          utf16_key(b.entry.host), b.entry.permission_type))
+    out.sort(key=lambda b: utf16_key(b.pattern.name), reverse=True)  # stable, so the passes compose
     out.sort(key=lambda b: b.pattern.resource_type)
     return out
 
@@ -104,6 +102,22 @@ def describe_resources(bindings: Iterable[AclBinding]) -> list[_Resource]:
             for p, acls in grouped.items()]
 
 
+def describe_acls_error_response(request: messages.DescribeAclsRequest, code: int, message: str | None) -> DescribeAclsResponse:
+    """Kafka's DescribeAclsRequest.getErrorResponse: the code and message, no resources."""
+    return DescribeAclsResponse(error_code=code, error_message=message, resources=[])
+
+
+def create_acls_error_response(request: messages.CreateAclsRequest, code: int, message: str | None) -> CreateAclsResponse:
+    """Kafka's CreateAclsRequest.getErrorResponse: one failed result per creation."""
+    return CreateAclsResponse(results=[_Creation(error_code=code, error_message=message) for _ in request.creations])
+
+
+def delete_acls_error_response(request: messages.DeleteAclsRequest, code: int, message: str | None) -> DeleteAclsResponse:
+    """Kafka's DeleteAclsRequest.getErrorResponse: one failed result per filter, nothing matched."""
+    return DeleteAclsResponse(filter_results=[_FilterResult(error_code=code, error_message=message, matching_acls=[])
+                                              for _ in request.filters])
+
+
 def _filter(resource_type: int, name: str | None, pattern: int, principal: str | None, host: str | None,
             operation: int, permission: int) -> AclBindingFilter:
     return AclBindingFilter(
@@ -111,47 +125,47 @@ def _filter(resource_type: int, name: str | None, pattern: int, principal: str |
         AccessControlEntryFilter(principal, host, AclOperation.from_code(operation), AclPermissionType.from_code(permission)))
 
 
-@handles(ApiKey.DESCRIBE_ACLS, MIN_VERSION, MAX_VERSION)
-def describe_acls(ctx: RequestContext, request: object) -> DescribeAclsResponse:
+@handles(ApiKey.DESCRIBE_ACLS, MIN_VERSION, MAX_VERSION, error_response=describe_acls_error_response)
+def describe_acls(ctx: RequestContext, request: messages.DescribeAclsRequest) -> DescribeAclsResponse:
     r = request
     pattern = _v0_pattern(ctx.api_version, r.pattern_type_filter, "DescribeAcls")
     _refuse_unknown([(r.resource_type_filter, pattern, r.operation, r.permission_type)], "DescribeAcls filter")
     message = _denied(ctx, request)
     if message is not None:
-        return DescribeAclsResponse(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message=message)
+        return describe_acls_error_response(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, message)
     az = ctx.services.authorizer
     if az is None:
-        return DescribeAclsResponse(error_code=ErrorCode.SECURITY_DISABLED, error_message=NO_AUTHORIZER_DESCRIBE)
+        return describe_acls_error_response(request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER_DESCRIBE)
     # A filter with codes Kafka does not know (e.g. 99) matches nothing; the answer is empty, not an error.
     found = az.describe_acls(_filter(r.resource_type_filter, r.resource_name_filter, pattern, r.principal_filter, r.host_filter,
                                      r.operation, r.permission_type))
     return DescribeAclsResponse(resources=describe_resources(found))
 
 
-def _binding(c: object) -> AclBinding:
+def _binding(c: messages.CreateAclsRequest.AclCreation) -> AclBinding:
     """Kafka's CreateAclsRequest.aclBinding: the constructors refuse the filter-only codes with ValueError."""
     return AclBinding(
         ResourcePattern(ResourceType.from_code(c.resource_type), c.resource_name, PatternType.from_code(c.resource_pattern_type)),
         AccessControlEntry(c.principal, c.host, AclOperation.from_code(c.operation), AclPermissionType.from_code(c.permission_type)))
 
 
-def _refused_wholesale(ctx: RequestContext, api_key: int, request: object) -> object | None:
+def _refused_wholesale(ctx: RequestContext, request: Any, error_response: ErrorResponse) -> Any | None:
     """CreateAcls/DeleteAcls answered in every slot: 31 without ALTER on the cluster, 54 with no authorizer."""
     message = _denied(ctx, request)
     if message is not None:
-        return error_response(api_key, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, message)
+        return error_response(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, message)
     if ctx.services.authorizer is None:
-        return error_response(api_key, request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
+        return error_response(request, ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
     return None
 
 
-@handles(ApiKey.CREATE_ACLS, MIN_VERSION, MAX_VERSION)
-def create_acls(ctx: RequestContext, request: object) -> CreateAclsResponse:
+@handles(ApiKey.CREATE_ACLS, MIN_VERSION, MAX_VERSION, error_response=create_acls_error_response)
+def create_acls(ctx: RequestContext, request: messages.CreateAclsRequest) -> CreateAclsResponse:
     creations = request.creations
     if ctx.api_version == 0 and any(c.resource_pattern_type != _LITERAL for c in creations):
         raise CloseConnection("CreateAcls: version 0 only supports literal resource pattern types")
     _refuse_unknown([(c.resource_type, c.resource_pattern_type, c.operation, c.permission_type) for c in creations], "CreateAcls creations")
-    refused = _refused_wholesale(ctx, ApiKey.CREATE_ACLS, request)
+    refused = _refused_wholesale(ctx, request, create_acls_error_response)
     if refused is not None:
         return refused
     az = ctx.services.authorizer
@@ -162,7 +176,7 @@ def create_acls(ctx: RequestContext, request: object) -> CreateAclsResponse:
         # throws out of the handler, and the whole request is answered ErrorCode.UNKNOWN_SERVER_ERROR without a message.
         log.warning("acl_creation_refused", principal=ctx.principal, reason=str(exc), error_code=ErrorCode.UNKNOWN_SERVER_ERROR,
                     hint="ANY and MATCH are filter-only codes; an ACL needs a concrete type, pattern, operation and permission")
-        return error_response(ApiKey.CREATE_ACLS, request, ErrorCode.UNKNOWN_SERVER_ERROR, None)
+        return create_acls_error_response(request, ErrorCode.UNKNOWN_SERVER_ERROR, None)
     results: list[_Creation] = []
     for index, (binding, result) in enumerate(zip(bindings, az.create_acls(bindings), strict=True)):
         if result.error is None:
@@ -186,13 +200,13 @@ def _matching(b: AclBinding) -> _Matching:
                      permission_type=e.permission_type)
 
 
-@handles(ApiKey.DELETE_ACLS, MIN_VERSION, MAX_VERSION)
-def delete_acls(ctx: RequestContext, request: object) -> DeleteAclsResponse:
+@handles(ApiKey.DELETE_ACLS, MIN_VERSION, MAX_VERSION, error_response=delete_acls_error_response)
+def delete_acls(ctx: RequestContext, request: messages.DeleteAclsRequest) -> DeleteAclsResponse:
     filters = request.filters
     patterns = [_v0_pattern(ctx.api_version, f.pattern_type_filter, "DeleteAcls") for f in filters]
     _refuse_unknown([(f.resource_type_filter, p, f.operation, f.permission_type) for f, p in zip(filters, patterns, strict=True)],
                     "DeleteAcls filters")
-    refused = _refused_wholesale(ctx, ApiKey.DELETE_ACLS, request)
+    refused = _refused_wholesale(ctx, request, delete_acls_error_response)
     if refused is not None:
         return refused
     az = ctx.services.authorizer

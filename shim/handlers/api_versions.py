@@ -32,7 +32,12 @@ def _valid_software(value: str) -> bool:
     return _SOFTWARE.fullmatch(value) is not None
 
 
-@handles(ApiKey.API_VERSIONS, MIN_VERSION, MAX_VERSION)
+def api_versions_error_response(request: object, code: int, message: str | None) -> ApiVersionsResponse:
+    """Kafka's ApiVersionsRequest.getErrorResponse: the code and no API list (the message is not carried)."""
+    return ApiVersionsResponse(error_code=code)
+
+
+@handles(ApiKey.API_VERSIONS, MIN_VERSION, MAX_VERSION, error_response=api_versions_error_response)
 def api_versions(ctx: RequestContext, request: object) -> ApiVersionsResponse:
     version = ctx.api_version
     if version >= 3 and not (_valid_software(request.client_software_name) and _valid_software(request.client_software_version)):

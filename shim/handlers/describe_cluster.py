@@ -1,11 +1,16 @@
-"""DescribeCluster (key 60): this broker, the cluster id and the controller, as a KRaft broker answers.
+"""DescribeCluster (key 60), v0-1: this broker, the cluster id and the controller, as a KRaft broker answers.
 
-A broker makes no ACL check for it (anyone gets the broker list). ClusterAuthorizedOperations, when asked for,
-needs DESCRIBE on the cluster (declared in authorizer.api_checks, key 60): 0 without it, else the bitfield.
+Behaviour. A broker makes no ACL check for it (anyone gets the broker list). ClusterAuthorizedOperations, when
+asked for, needs DESCRIBE on the cluster (declared in authorizer.api_checks, key 60): 0 without it, else the
+bitfield. Kafka's whole-request error form (getErrorResponse; the SASL gate uses it) is registered with the handler.
+
+Version notes. v1 adds endpoint_type: a broker serves BROKER (1); CONTROLLER (2) gets 114 (MISMATCHED_ENDPOINT_TYPE)
+and an unknown type 115 (UNSUPPORTED_ENDPOINT_TYPE). v0 has no such field: it always asks for brokers.
 """
 
 from __future__ import annotations
 
+from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import DescribeClusterResponse
 from kafka_shim.shim.handlers import handles
@@ -25,8 +30,13 @@ def _broker(ctx: RequestContext) -> _Broker:
     return _Broker(broker_id=ctx.services.cluster.node_id, host=host, port=port, rack=ctx.services.config.rack)
 
 
-@handles(ApiKey.DESCRIBE_CLUSTER, 0, 1)
-def describe_cluster(ctx: RequestContext, request: object) -> DescribeClusterResponse:
+def describe_cluster_error_response(request: messages.DescribeClusterRequest, code: int, message: str | None) -> DescribeClusterResponse:
+    """Kafka's DescribeClusterRequest.getErrorResponse: the code and message, no brokers."""
+    return DescribeClusterResponse(error_code=code, error_message=message, cluster_id="", controller_id=-1, brokers=[])
+
+
+@handles(ApiKey.DESCRIBE_CLUSTER, 0, 1, error_response=describe_cluster_error_response)
+def describe_cluster(ctx: RequestContext, request: messages.DescribeClusterRequest) -> DescribeClusterResponse:
     version = ctx.api_version
     wanted = request.endpoint_type if version >= 1 else BROKER_ENDPOINT
     if wanted not in ENDPOINT_TYPES:

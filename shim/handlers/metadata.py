@@ -1,24 +1,34 @@
-"""Metadata (key 3): brokers, cluster id, controller and topics, as a KRaft broker answers, with Kafka's ACL rules.
+"""Metadata (key 3), v0-12: brokers, cluster id, controller and topics, as a KRaft broker answers, with Kafka's ACL rules.
 
-What it asks the authorizer is declared in authorizer.api_checks (key 3): DESCRIBE on each requested topic
-(explicit list: denied topics get 29; all topics: they are left out, their denials not logged at INFO), CREATE
-for topics it would auto-create, and the authorized-operations bitfields. The answer lists, as Kafka does:
-unknown topic ids, then the described topics (existing ones before missing ones), then topics denied
-creation, then topics denied description; each part in the order of Kafka's Scala Set for it (scala_sets.py).
+Behaviour. What it asks the authorizer is declared in authorizer.api_checks (key 3): DESCRIBE on each requested
+topic (explicit list: denied topics get 29; all topics: they are left out, their denials not logged at INFO),
+CREATE for topics it would auto-create, and the authorized-operations bitfields. The answer lists, as Kafka does:
+unknown topic ids, then the described topics (existing ones before missing ones), then topics denied creation,
+then topics denied description; each part in the order of Kafka's Scala Set for it (javacompat.scala_set).
+Whole-request errors use Kafka's getErrorResponse (``metadata_error_response``): every requested topic carries
+the code, no brokers.
+
+Version notes. v0: an empty topic list means all topics (later: null does). v4+: allow_auto_topic_creation.
+v8-10: cluster authorized operations (v11 dropped them); v8+: topic authorized operations. Below v12 a topic id
+or a null name fails the request with 42 (INVALID_REQUEST); v12 resolves ids (unknown ones get 100) and answers a
+topic with neither name nor id with -1, as Kafka's null-name failure does.
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from kafka_shim.authorizer import CLUSTER_NAME, ResourceType
 from kafka_shim.authorizer.api_checks import metadata_all_topics
+from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import MetadataResponse
 from kafka_shim.protocol.primitives import ZERO_UUID
 from kafka_shim.shim.cluster.topics import INTERNAL_TOPICS, Topic, topic_name_error
 from kafka_shim.shim.handlers import handles
-from kafka_shim.shim.javacompat.scala_set import ScalaSet, java_string_hash, kafka_uuid_hash, scala_set
-from kafka_shim.shim.requests import authz
-from kafka_shim.shim.requests.checks import allowed, allowed_names, check, shortcut_allowed
+from kafka_shim.shim.javacompat.java_hash import java_string_hash
+from kafka_shim.shim.javacompat.scala_set import ScalaSet, kafka_uuid_hash, scala_set
+from kafka_shim.shim.requests.authz import allowed, allowed_names, authorized_operations, bitfield, check, shortcut_allowed
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.requests.work import Each, Pure, Steps, run_inline, run_sliced
 
@@ -29,6 +39,7 @@ LARGE_REQUEST = 1000
 
 # The checks declared for Metadata in authorizer.api_checks.
 _DESCRIBE, _DESCRIBE_ALL, _CREATE = check(ApiKey.METADATA, "describe"), check(ApiKey.METADATA, "describe_all"), check(ApiKey.METADATA, "create")
+_TOPIC_BITS = bitfield(ApiKey.METADATA, ResourceType.TOPIC)
 
 _Broker = MetadataResponse.MetadataResponseBroker
 _Topic = MetadataResponse.MetadataResponseTopic
@@ -63,30 +74,36 @@ def _missing(name: str) -> _Topic:
     return _Topic(error_code=error, name=name, topic_id=ZERO_UUID, is_internal=name in INTERNAL_TOPICS)
 
 
-def _error_response(request: object, error_code: int) -> MetadataResponse:
-    """Kafka's generic Metadata error response: every requested topic carries the error."""
+def metadata_error_response(request: messages.MetadataRequest, code: int, message: str | None) -> MetadataResponse:
+    """Kafka's MetadataRequest.getErrorResponse: every requested topic carries the error, and no brokers."""
     topics = [
-        _Topic(error_code=error_code, name=t.name if t.name is not None else "", topic_id=t.topic_id, is_internal=False)
+        _Topic(error_code=code, name=t.name if t.name is not None else "", topic_id=getattr(t, "topic_id", ZERO_UUID), is_internal=False)
         for t in request.topics or []
     ]
     return MetadataResponse(topics=topics, cluster_id=None, controller_id=-1)
 
 
-def _broker_entry(ctx: RequestContext) -> _Broker:
+@lru_cache(maxsize=64)
+def _broker_entry(node_id: int, host: str, port: int, rack: str | None) -> _Broker:
+    """This broker's entry, built once per advertised address (it depends on nothing else)."""
+    return _Broker(node_id=node_id, host=host, port=port, rack=rack)
+
+
+def _this_broker(ctx: RequestContext) -> _Broker:
     """This broker as the listener the request came in on advertises it."""
     host, port = ctx.services.endpoints.advertised(ctx.listener.name)
-    return _Broker(node_id=ctx.services.cluster.node_id, host=host, port=port, rack=ctx.services.config.rack)
+    return _broker_entry(ctx.services.cluster.node_id, host, port, ctx.services.config.rack)
 
 
 def cluster_authorized_operations(ctx: RequestContext, api_key: int) -> int:
     """Kafka's ClusterAuthorizedOperations when asked for: 0 without DESCRIBE on the cluster, else the bitfield."""
     if not allowed(ctx, check(api_key, "cluster_operations"), CLUSTER_NAME):
         return 0
-    return authz.authorized_operations(ctx, ResourceType.CLUSTER, CLUSTER_NAME)
+    return authorized_operations(ctx, bitfield(api_key, ResourceType.CLUSTER), CLUSTER_NAME)
 
 
-@handles(ApiKey.METADATA, 0, 12)
-def metadata(ctx: RequestContext, request: object) -> MetadataResponse:
+@handles(ApiKey.METADATA, 0, 12, error_response=metadata_error_response)
+def metadata(ctx: RequestContext, request: messages.MetadataRequest) -> MetadataResponse:
     steps = _answer(ctx, request)
     if request.topics is not None and len(request.topics) > LARGE_REQUEST:
         return run_sliced(steps)  # an awaitable: dispatch answers when it is done, other clients are served meanwhile
@@ -110,14 +127,14 @@ def _all_missing(names: ScalaSet[str]) -> list[_Topic]:
     return [_missing(n) for n in names]
 
 
-def _answer(ctx: RequestContext, request: object) -> Steps[MetadataResponse]:
+def _answer(ctx: RequestContext, request: messages.MetadataRequest) -> Steps[MetadataResponse]:
     """The answer; its request-sized steps are yielded (shim.requests.work): pure ones as ``Pure``, state lookups as ``Each``."""
     version = ctx.api_version
     services = ctx.services
     state = services.cluster
     requested = request.topics
     if version < 12 and requested and (yield Pure(_unnamed_or_by_id, requested)):
-        return _error_response(request, ErrorCode.INVALID_REQUEST)
+        return metadata_error_response(request, ErrorCode.INVALID_REQUEST, None)
 
     all_topics = metadata_all_topics(request, version)
     unknown_ids: list[_Topic] = []
@@ -134,7 +151,7 @@ def _answer(ctx: RequestContext, request: object) -> Steps[MetadataResponse]:
             names = scala_set((t.name for t in map(state.topic_by_id, ids) if t is not None), java_string_hash, hashed=ids.hashed)
         elif (yield Pure(_unnamed, requested)):
             # v12 lets a topic carry neither a name nor an id; Kafka fails on the null name (ErrorCode.UNKNOWN_SERVER_ERROR).
-            return _error_response(request, ErrorCode.UNKNOWN_SERVER_ERROR)
+            return metadata_error_response(request, ErrorCode.UNKNOWN_SERVER_ERROR, None)
         else:
             names = yield Pure(scala_set, (t.name for t in requested), java_string_hash)
 
@@ -161,7 +178,7 @@ def _answer(ctx: RequestContext, request: object) -> Steps[MetadataResponse]:
         described += yield Pure(_all_missing, absent)
     if version >= 8 and request.include_topic_authorized_operations:
         for entry in described:
-            entry.topic_authorized_operations = authz.authorized_operations(ctx, ResourceType.TOPIC, entry.name)
+            entry.topic_authorized_operations = authorized_operations(ctx, _TOPIC_BITS, entry.name)
     topics = unknown_ids + described if unknown_ids else described
     for n in create_denied:
         topics.append(_Topic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=n, topic_id=ZERO_UUID, is_internal=n in INTERNAL_TOPICS))
@@ -172,7 +189,7 @@ def _answer(ctx: RequestContext, request: object) -> Steps[MetadataResponse]:
                                  topic_id=topics_by_name[n].topic_id if by_id else ZERO_UUID, is_internal=False))
 
     response = MetadataResponse(
-        brokers=[_broker_entry(ctx)],
+        brokers=[_this_broker(ctx)],
         cluster_id=state.cluster_id,
         # A KRaft broker names a random live broker as "controller"; with one broker, itself.
         controller_id=state.node_id,

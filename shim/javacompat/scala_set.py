@@ -6,6 +6,9 @@ of each element's improved hash: at each trie level the elements alone in their 
 then the sub-tries (by slot), depth first. A subset taken from a HashSet (partition, diff, filter) is a HashSet
 again, even when small, and its order is its own trie's: an element that shared a slot in the whole set may be
 alone in the subset's, and move ahead. Subsets of a small Set keep insertion order.
+
+Elements are hashed by the ``hash_code`` given: java_hash.java_string_hash for topic names, kafka_uuid_hash
+(below) for topic ids.
 """
 
 from __future__ import annotations
@@ -13,7 +16,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Generic, TypeVar
 
 T = TypeVar("T", bound=Hashable)
@@ -21,16 +23,6 @@ _MASK = 0xFFFFFFFF
 _SMALL = 4  # Set1..Set4
 _BITS = 5
 _HASH_LENGTH = 32
-
-
-@lru_cache(maxsize=65536)
-def java_string_hash(text: str) -> int:
-    """java.lang.String.hashCode over UTF-16 code units, as an unsigned 32-bit value."""
-    h = 0
-    data = text.encode("utf-16-be", "surrogatepass")
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & _MASK
-    return h
 
 
 def kafka_uuid_hash(value: uuid.UUID) -> int:

@@ -70,10 +70,7 @@ class ApiTable:
 
     def error_response(self, api_key: int, request: Any, code: int, message: str | None) -> Any | None:
         """The API's whole-request error answer (its getErrorResponse), or None when it has no such form."""
-        handler = self._handlers.get(api_key)
-        form = getattr(handler, "error_response", None)
-        if form is not None:
-            return form(request, code, message)
+        # The forms are registered with @handles (requests.error_responses keeps them for requests/).
         return error_responses.error_response(api_key, request, code, message)
 
     # -- ApiVersions ---------------------------------------------------------------------------

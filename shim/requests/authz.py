@@ -1,57 +1,104 @@
-"""The broker's questions to the authorizer, asked with the request's principal, client address and API name.
+"""The one route from a handler to the authorizer: it asks only what authorizer.api_checks declares.
 
-With no authorizer configured every check passes and bitfields are the full supported set, as in Kafka.
+A handler names a declared check (``check(ApiKey.METADATA, "describe")``) and asks it here, so the broker and a
+trace auditor reading ``api_checks.requirements()`` see the same questions: the same operation, resource type,
+shortcut and logging flags. Each question carries the request's principal, client address and API name, as
+Kafka's AuthHelper asks it. With no authorizer configured every check passes and bitfields are the full
+supported set, as in Kafka.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
 
 from kafka_shim.authorizer import SUPPORTED_BITS, AclOperation, ResourceType
+from kafka_shim.authorizer.api_checks import Bitfield, Check, Mode, declaration, distinct_names
 from kafka_shim.protocol.framing import api_name
-
-if TYPE_CHECKING:
-    from kafka_shim.shim.requests.context import RequestContext
+from kafka_shim.shim.requests.context import RequestContext
 
 
-def authorize(
-    ctx: RequestContext,
-    operation: AclOperation | int,
-    resource_type: ResourceType | int,
-    name: str,
-    *,
-    ref_count: int = 1,
-    log_if_allowed: bool = True,
-    log_if_denied: bool = True,
-) -> bool:
+def check(api_key: int, key: str) -> Check:
+    """The declared check ``key`` of an API (KeyError names the declared ones)."""
+    decl = declaration(api_key)
+    if decl is None:
+        raise KeyError(f"api key {api_key} declares no ACL checks")
+    return decl.check(key)
+
+
+def allowed(ctx: RequestContext, c: Check, name: str, ref_count: int = 1) -> bool:
+    """One declared action, asked with the check's logging flags (always allowed without an authorizer)."""
+    return _authorize(ctx, c.operation, c.resource_type, name, ref_count=ref_count,
+                      log_if_allowed=c.log_if_allowed, log_if_denied=c.log_if_denied)
+
+
+def shortcut_allowed(ctx: RequestContext, c: Check) -> bool:
+    """Whether the check's shortcut (e.g. CREATE on CLUSTER) grants it whole; False when it has none."""
+    s = c.shortcut
+    if s is None:
+        return False
+    return _authorize(ctx, s.operation, s.resource_type, s.name, log_if_allowed=c.log_if_allowed, log_if_denied=s.log_if_denied)
+
+
+def allowed_names(ctx: RequestContext, c: Check, names: Iterable[str]) -> set[str]:
+    """The distinct names the check allows, each asked once with its number of occurrences as ref count."""
+    if shortcut_allowed(ctx, c):
+        return set(names)
+    return {name for name, count in distinct_names(names) if allowed(ctx, c, name, count)}
+
+
+def allowed_on_any(ctx: RequestContext, c: Check) -> bool:
+    """KIP-679, for a check declared ``any_resource``: may the principal do it on at least one resource of the type?"""
+    if not c.any_resource:
+        raise ValueError(f"check {c.key!r} is not declared any_resource")
+    az = ctx.services.authorizer
+    if az is None:
+        return True
+    return az.authorize_by_resource_type(ctx.principal, ctx.client_host, c.operation, c.resource_type, request=api_name(ctx.api_key))
+
+
+def refused_whole(ctx: RequestContext, request: object) -> Check | None:
+    """The first AUTHORIZE_OR_THROW check of the request's API that it fails, or None when all pass."""
+    decl = declaration(ctx.api_key)
+    for c in decl.checks if decl is not None else ():
+        if c.mode is not Mode.AUTHORIZE_OR_THROW or not c.applies_to(request, ctx.api_version) or shortcut_allowed(ctx, c):
+            continue
+        for name, count in distinct_names(c.names(request, ctx.api_version) or []):
+            if not allowed(ctx, c, name, count):
+                return c
+    return None
+
+
+def authorized_operations(ctx: RequestContext, bits: Bitfield, name: str) -> int:
+    """A declared KIP-430 bitfield for the request's principal; every supported bit when no authorizer is configured."""
+    az = ctx.services.authorizer
+    if az is None:
+        return SUPPORTED_BITS.get(int(bits.resource_type), 0)
+    return az.authorized_operations(ctx.principal, ctx.client_host, bits.resource_type, name)
+
+
+def bitfield(api_key: int, resource_type: ResourceType) -> Bitfield:
+    """The bitfield an API declares for a resource type (KeyError when it declares none)."""
+    decl = declaration(api_key)
+    for bits in decl.bitfields if decl is not None else ():
+        if bits.resource_type == resource_type:
+            return bits
+    raise KeyError(f"api key {api_key} declares no {resource_type.name} bitfield")
+
+
+def not_authorized_message(ctx: RequestContext) -> str:
+    """Kafka's ClusterAuthorizationException text, which quotes the request's connection as Kafka renders it."""
+    host, port = ctx.services.endpoints.advertised(ctx.listener.name)
+    client = f"{ctx.client_host}:{ctx.client_port}"
+    return (f"Request Request(processor=0, connectionId={host}:{port}-{client}-0, session=Session({ctx.principal},/{ctx.client_host}), "
+            f"listenerName=ListenerName({ctx.listener.name}), securityProtocol={ctx.listener.security_protocol}, "
+            f"buffer=null, envelope=None) is not authorized.")
+
+
+def _authorize(ctx: RequestContext, operation: AclOperation, resource_type: ResourceType, name: str, *, ref_count: int = 1,
+               log_if_allowed: bool = True, log_if_denied: bool = True) -> bool:
     """Kafka's allow/deny for one action by the request's principal (audit-logged as Kafka logs it)."""
     az = ctx.services.authorizer
     if az is None:
         return True
-    return az.authorize(
-        ctx.principal,
-        ctx.client_host,
-        operation,
-        resource_type,
-        name,
-        request=api_name(ctx.api_key),
-        resource_ref_count=ref_count,
-        log_if_allowed=log_if_allowed,
-        log_if_denied=log_if_denied,
-    )
-
-
-def authorized_operations(ctx: RequestContext, resource_type: ResourceType | int, name: str) -> int:
-    """The KIP-430 bitfield for the request's principal; every supported bit when no authorizer is configured."""
-    az = ctx.services.authorizer
-    if az is None:
-        return SUPPORTED_BITS.get(int(resource_type), 0)
-    return az.authorized_operations(ctx.principal, ctx.client_host, resource_type, name)
-
-
-def authorize_by_resource_type(ctx: RequestContext, operation: AclOperation | int, resource_type: ResourceType | int) -> bool:
-    """KIP-679: may the principal perform the operation on at least one resource of the type?"""
-    az = ctx.services.authorizer
-    if az is None:
-        return True
-    return az.authorize_by_resource_type(ctx.principal, ctx.client_host, operation, resource_type, request=api_name(ctx.api_key))
+    return az.authorize(ctx.principal, ctx.client_host, operation, resource_type, name, request=api_name(ctx.api_key),
+                        resource_ref_count=ref_count, log_if_allowed=log_if_allowed, log_if_denied=log_if_denied)

@@ -9,7 +9,6 @@ from kafka_shim.authorizer.model import ANONYMOUS
 
 if TYPE_CHECKING:
     from kafka_shim.shim.config.broker_config import Listener
-    from kafka_shim.shim.services import Services
 
 
 class CloseConnection(Exception):
@@ -19,7 +18,7 @@ class CloseConnection(Exception):
 
 @dataclass(slots=True)
 class RequestContext:
-    services: Services
+    services: Any  # shim.services.Services, built by the Broker (a layer above requests, so not imported here)
     listener: Listener
     header: Any  # protocol.messages.RequestHeader
     api_version: int

@@ -43,7 +43,6 @@ if TYPE_CHECKING:
     from kafka_shim.shim.config.broker_config import Listener
     from kafka_shim.shim.requests.api_table import ApiHandler
     from kafka_shim.shim.security.listener_security import ListenerSecurity
-    from kafka_shim.shim.services import Services
 
 # Frames larger than this are decoded, and their answers encoded, off the event loop. Below it the thread hop
 # costs more than the work (a 64 KiB Metadata request decodes in a few milliseconds).
@@ -100,7 +99,8 @@ def rejected(reason: str, **fields: Any) -> Close:
 class Dispatcher:
     """One per broker: the services handlers use, and the size above which a request is worked off the loop."""
 
-    def __init__(self, services: Services, off_loop_bytes: int = OFF_LOOP_BYTES) -> None:
+    def __init__(self, services: Any, off_loop_bytes: int = OFF_LOOP_BYTES) -> None:
+        # services: shim.services.Services, built by the Broker (a layer above requests, so not imported here)
         self.services = services
         self.off_loop_bytes = off_loop_bytes
 

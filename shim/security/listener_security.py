@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 from kafka_shim.authorizer.model import ANONYMOUS
+from kafka_shim.shim.javacompat.java_hash import hash_set_order
 
 if TYPE_CHECKING:
     from kafka_shim.shim.config.broker_config import BrokerConfig, Listener
@@ -76,7 +77,9 @@ def build_listener_security(config: BrokerConfig, scram_store: Any) -> dict[str,
             from kafka_shim.shim.security.sasl import SaslAuthenticationError, create_server
 
             assert sasl_settings is not None
-            security.sasl_mechanisms = java_hash_set_order(list(sasl_settings.enabled_mechanisms(listener.name)))
+            # Kafka lists the mechanisms in SaslHandshake answers from new ArrayList<>(new HashSet<>(list)): clients
+            # see them in hash-bucket order, not configuration order; reproduced so the bytes match.
+            security.sasl_mechanisms = hash_set_order(sasl_settings.enabled_mechanisms(listener.name))
             security.reauth_ms = sasl_settings.reauth_ms(listener.name)
             security.authentication_error = SaslAuthenticationError
             security.mechanism_factory = (
@@ -86,28 +89,3 @@ def build_listener_security(config: BrokerConfig, scram_store: Any) -> dict[str,
             )
         result[listener.name] = security
     return result
-
-
-def java_hash_set_order(names: list[str]) -> list[str]:
-    """The order a Java HashSet built from ``names`` iterates in.
-
-    Kafka lists the enabled mechanisms in SaslHandshake responses from ``new ArrayList<>(new HashSet<>(list))``,
-    so clients see them in hash-bucket order, not configuration order; reproduced so the bytes match.
-    """
-    unique = list(dict.fromkeys(names))
-    # HashSet(Collection) sizes its table to the next power of two of max(n / 0.75 + 1, 16): no resize follows.
-    wanted = max(int(len(unique) / 0.75) + 1, 16)
-    capacity = 1 << (wanted - 1).bit_length()
-
-    def bucket(name: str) -> int:
-        h = 0
-        for unit in _utf16_units(name):
-            h = (31 * h + unit) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & (capacity - 1)
-
-    return sorted(unique, key=lambda name: (bucket(name), unique.index(name)))
-
-
-def _utf16_units(text: str) -> list[int]:
-    data = text.encode("utf-16-be", "surrogatepass")
-    return [int.from_bytes(data[i : i + 2], "big") for i in range(0, len(data), 2)]

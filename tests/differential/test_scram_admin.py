@@ -28,7 +28,7 @@ from kafka_shim.shim.testing.embedded import EmbeddedBroker
 
 from tests.support.compare import field_diff
 from tests.support.sasl_setup import USERS, listener_address, sasl_properties
-from tests.support.scram_client import ScramClient
+from tests.support.scram_probe import ScramProbe
 from tests.support.wire import Answer, Wire
 
 A = AlterUserScramCredentialsRequest
@@ -179,7 +179,7 @@ def test_a_credential_set_over_the_wire_logs_in_on_both(brokers) -> None:
         assert_same(*on_both(brokers, "admin", 50, names(user)), what="DescribeUserScramCredentials of the new user")
         for mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
             for attempt in (password, "wrong"):
-                kafka, shim = (scram_exchange(brokers[side]["SASL_PLAINTEXT"], ScramClient(user, password, mechanism), attempt)
+                kafka, shim = (scram_exchange(brokers[side]["SASL_PLAINTEXT"], ScramProbe(mechanism, user, attempt))
                                for side in ("kafka", "shim"))
                 assert kafka == shim, f"{mechanism} with {'the right' if attempt == password else 'a wrong'} password"
     finally:
@@ -189,27 +189,27 @@ def test_a_credential_set_over_the_wire_logs_in_on_both(brokers) -> None:
 
 # -- the exchanges themselves -----------------------------------------------------------------------------------
 
-def scram_exchange(address: tuple[str, int], client: ScramClient, password: str | None = None, *,
-                   first: bytes | None = None, final_kwargs: dict | None = None) -> list[tuple]:
+def scram_exchange(address: tuple[str, int], client: ScramProbe, *, first: bytes | None = None,
+                   final_kwargs: dict | None = None) -> list[tuple]:
     """The SaslAuthenticate answers of one SCRAM exchange, with the random parts of server messages replaced by
     their shape, and whether the server signature checked out."""
     outcome: list[tuple] = []
     with Wire(address) as wire:
         hs = wire.request(17, 1, SaslHandshakeRequest(mechanism=client.mechanism))
         assert hs.body.error_code == 0, hs
-        answer = wire.request(36, 2, SaslAuthenticateRequest(auth_bytes=first if first is not None else client.first()))
+        answer = wire.request(36, 2, SaslAuthenticateRequest(auth_bytes=first if first is not None else client.first_message()))
         outcome.append(_shape(answer, client))
         if answer.closed or answer.body.error_code:
             return outcome
-        final = client.final(answer.body.auth_bytes, password=password, **(final_kwargs or {}))
+        final = client.final_message(answer.body.auth_bytes, **(final_kwargs or {}))
         answer = wire.request(36, 2, SaslAuthenticateRequest(auth_bytes=final))
         outcome.append(_shape(answer, client))
         if not answer.closed and answer.body.error_code == 0:
-            outcome.append(("server signature verified", client.server_signature_ok(answer.body.auth_bytes)))
+            outcome.append(("server signature verified", client.signature_verifies(answer.body.auth_bytes)))
     return outcome
 
 
-def _shape(answer: Answer, client: ScramClient) -> tuple:
+def _shape(answer: Answer, client: ScramProbe) -> tuple:
     if answer.closed:
         return ("closed",)
     body = answer.body
@@ -243,20 +243,20 @@ SCRAM_CASES = {
 @pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
 @pytest.mark.parametrize("case", list(SCRAM_CASES.values()), ids=list(SCRAM_CASES))
 def test_scram_exchange(brokers, mechanism: str, case: dict) -> None:
-    def client() -> ScramClient:
-        c = ScramClient(*case["client"], mechanism=mechanism, first_extra=case.get("first_extra", ""))
-        c.gs2_header = case.get("gs2", c.gs2_header)
-        return c
+    def client() -> ScramProbe:
+        user, password = case["client"]
+        return ScramProbe(mechanism, user, case.get("password", password), gs2_header=case.get("gs2", "n,,"),
+                          first_extra=case.get("first_extra", ""))
 
-    kafka, shim = (scram_exchange(brokers[side]["SASL_PLAINTEXT"], client(), case.get("password"), first=case.get("first"),
+    kafka, shim = (scram_exchange(brokers[side]["SASL_PLAINTEXT"], client(), first=case.get("first"),
                                   final_kwargs=case.get("final_kwargs")) for side in ("kafka", "shim"))
     assert kafka == shim
 
 
 def test_scram_proof_of_the_wrong_length(brokers) -> None:
     """Kafka closes the connection without answering (a runtime exception in its SCRAM server)."""
-    kafka, shim = (scram_exchange(brokers[side]["SASL_PLAINTEXT"], ScramClient("alice", "alice-secret"),
-                                  final_kwargs={"proof_bytes": b"short"}) for side in ("kafka", "shim"))
+    kafka, shim = (scram_exchange(brokers[side]["SASL_PLAINTEXT"], ScramProbe("SCRAM-SHA-256", "alice", "alice-secret"),
+                                  final_kwargs={"proof": b"short"}) for side in ("kafka", "shim"))
     assert kafka[-1] == ("closed",)
     assert kafka == shim
 

@@ -414,11 +414,11 @@ def test_unknown_codec(codec_bits: int) -> None:
 @pytest.mark.parametrize("codec", [Compression.SNAPPY, Compression.LZ4, Compression.ZSTD])
 def test_missing_optional_codec_is_explained(codec: Compression, monkeypatch: pytest.MonkeyPatch) -> None:
     # Behave as on a machine without the optional packages, installed or not here.
-    from kafka_shim.protocol import records
+    from kafka_shim.protocol.records import compression
 
-    monkeypatch.setattr(records, "_optional_module", lambda name: None)
-    records._codec.cache_clear()
-    monkeypatch.setattr(records, "_codec", records._codec.__wrapped__)
+    monkeypatch.setattr(compression, "_optional_module", lambda name: None)
+    compression._codec.cache_clear()
+    monkeypatch.setattr(compression, "_codec", compression._codec.__wrapped__)
     assert codec not in supported_compressions()
     package = {Compression.SNAPPY: "cramjam", Compression.LZ4: "lz4", Compression.ZSTD: "zstandard"}[codec]
     with pytest.raises(UnsupportedCompressionError, match=package) as info:

@@ -19,7 +19,6 @@ Kafka never sends ``e=`` server-final messages: every failure is a SaslAuthentic
 from __future__ import annotations
 
 import base64
-import hmac
 import re
 from collections.abc import Callable
 
@@ -30,7 +29,7 @@ from kafka_shim.shim.security.sasl.errors import (
     SaslAuthenticationError,
     SaslProtocolViolation,
 )
-from kafka_shim.shim.security.sasl.scram_math import ScramCredential, ScramMechanism, secure_random_string
+from kafka_shim.shim.security.sasl.scram_math import ScramCredential, ScramMechanism, auth_message, secure_random_string
 
 # Kafka's ScramMessages patterns (Java's [\x01-\x7F&&[^=,]] written out as ranges). The quantifiers are possessive:
 # no part can end inside a run of its own characters, so giving characters back could never find a match, and
@@ -151,16 +150,13 @@ class ScramServer:
         credential = self._credential
         assert credential is not None
         without_proof = f"c={base64.b64encode(channel).decode('ascii')},r={self._full_nonce}"
-        auth_message = f"{self._client_first_bare},{self._server_first},{without_proof}".encode("ascii")
-        client_signature = self._scram.hmac(credential.stored_key, auth_message)
-        if len(proof) != len(client_signature):
+        signed = auth_message(self._client_first_bare, self._server_first, without_proof)
+        if len(proof) != self._scram.digest_size:
             raise SaslProtocolViolation(self.mechanism, "the client proof has the wrong length",
                                         reauthentication=self._reauthentication)
-        client_key = bytes(a ^ b for a, b in zip(client_signature, proof, strict=True))
-        if not hmac.compare_digest(self._scram.hash(client_key), credential.stored_key):
+        if not self._scram.proof_matches(credential.stored_key, signed, proof):
             raise self._invalid("Invalid client credentials")
-        signature = self._scram.hmac(credential.server_key, auth_message)
-        return b"v=" + base64.b64encode(signature)
+        return b"v=" + base64.b64encode(self._scram.server_signature(credential.server_key, signed))
 
     def _invalid(self, reason: str) -> InvalidCredentialsError:
         return InvalidCredentialsError(self.mechanism, reason, reauthentication=self._reauthentication)

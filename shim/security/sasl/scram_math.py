@@ -1,4 +1,11 @@
-"""SCRAM arithmetic (RFC 5802 section 3) and Kafka's SCRAM mechanisms.
+"""SCRAM arithmetic (RFC 5802 section 3, RFC 7677) and Kafka's SCRAM mechanisms: the one implementation, used by
+the broker's ScramServer (security.sasl.scram) and by kafka-shim's client (client.scram).
+
+    SaltedPassword  := Hi(password, salt, i)              ClientKey := HMAC(SaltedPassword, "Client Key")
+    StoredKey       := H(ClientKey)                       ServerKey := HMAC(SaltedPassword, "Server Key")
+    AuthMessage     := client-first-message-bare + "," + server-first-message + "," + client-final-message-without-proof
+    ClientSignature := HMAC(StoredKey, AuthMessage)       ClientProof := ClientKey XOR ClientSignature
+    ServerSignature := HMAC(ServerKey, AuthMessage)
 
 Kafka's ScramFormatter conventions are kept: passwords are UTF-8 without SASLprep, salts and server nonces
 are the UTF-8 bytes of a random base-36 number of 130 bits, and the mechanisms carry Kafka's type codes.
@@ -41,6 +48,35 @@ class ScramMechanism:
 
     def server_key(self, salted_password: bytes) -> bytes:
         return self.hmac(salted_password, b"Server Key")
+
+    @property
+    def digest_size(self) -> int:
+        """The length of every key, signature and proof of this mechanism."""
+        return hashlib.new(self.hash_name).digest_size
+
+    def client_proof(self, salted_password: bytes, auth_message: bytes) -> bytes:
+        """ClientProof: what the client sends to show it knows the password, without sending it."""
+        client_key = self.client_key(salted_password)
+        return _xor(client_key, self.hmac(self.hash(client_key), auth_message))
+
+    def proof_matches(self, stored_key: bytes, auth_message: bytes, proof: bytes) -> bool:
+        """Whether ``proof`` (of ``digest_size`` bytes) is the ClientProof for this StoredKey: the server recovers
+        ClientKey from it and compares H(ClientKey) with StoredKey in constant time."""
+        client_key = _xor(self.hmac(stored_key, auth_message), proof)
+        return hmac.compare_digest(self.hash(client_key), stored_key)
+
+    def server_signature(self, server_key: bytes, auth_message: bytes) -> bytes:
+        """ServerSignature: what the server sends back to show it holds the credential too."""
+        return self.hmac(server_key, auth_message)
+
+
+def auth_message(client_first_bare: str, server_first: str, client_final_without_proof: str) -> bytes:
+    """AuthMessage, which both proofs sign."""
+    return f"{client_first_bare},{server_first},{client_final_without_proof}".encode()
+
+
+def _xor(a: bytes, b: bytes) -> bytes:
+    return bytes(x ^ y for x, y in zip(a, b, strict=True))
 
 
 SCRAM_SHA_256 = ScramMechanism("SCRAM-SHA-256", 1, "sha256")

@@ -19,11 +19,11 @@ from kafka_shim.protocol.messages import (
     SaslHandshakeRequest,
 )
 from kafka_shim.shim.broker import Broker
+from kafka_shim.shim.client.scram import ScramClient
 from kafka_shim.shim.client.wire import ConnectionClosed, WireClient
 from kafka_shim.shim.config.broker_config import BrokerConfig
 
 from tests.support.sasl_setup import USERS, listener_address, sasl_properties
-from tests.support.scram_client import ScramClient
 
 A = AlterUserScramCredentialsRequest
 D = DescribeUserScramCredentialsRequest
@@ -72,13 +72,13 @@ async def scram_login(b: Broker, user: str, password: str, mechanism: str = "SCR
     host, port = listener_address(b, "SASL_PLAINTEXT")
     async with await WireClient.connect(host, port) as client:
         assert (await client.request(17, 1, SaslHandshakeRequest(mechanism=mechanism))).error_code == 0
-        scram = ScramClient(user, password, mechanism)
-        first = await client.request(36, 2, SaslAuthenticateRequest(auth_bytes=scram.first()))
+        scram = ScramClient(mechanism, user, password)
+        first = await client.request(36, 2, SaslAuthenticateRequest(auth_bytes=scram.first_message()))
         if first.error_code:
             return first.error_code, first.error_message
-        final = await client.request(36, 2, SaslAuthenticateRequest(auth_bytes=scram.final(first.auth_bytes)))
+        final = await client.request(36, 2, SaslAuthenticateRequest(auth_bytes=scram.final_message(first.auth_bytes)))
         if final.error_code == 0:
-            assert scram.server_signature_ok(final.auth_bytes)
+            scram.verify_server_final(final.auth_bytes)
         return final.error_code, final.error_message
 
 

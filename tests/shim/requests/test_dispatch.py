@@ -20,7 +20,7 @@ from kafka_shim.shim.services import Services
 def _services(table: ApiTable | None = None) -> Services:
     config = BrokerConfig.from_properties({"listeners": "PLAINTEXT://127.0.0.1:0", "node.id": "5"})
     endpoints = Endpoints(config)
-    endpoints.bound("PLAINTEXT", "127.0.0.1", 9092)
+    endpoints.bind("PLAINTEXT", "127.0.0.1", 9092)
     return Services(config=config, cluster=ClusterState(cluster_id="c1", node_id=5), endpoints=endpoints,
                     authorizer=None, scram=None, api_table=table or ApiTable(load_all()))
 

@@ -1,4 +1,4 @@
-"""SCRAM server: the RFC 5802 and RFC 7677 example exchanges, Kafka's refusals, and garbage."""
+"""SCRAM, server and client: the RFC 5802 and RFC 7677 example exchanges, Kafka's refusals, and garbage."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import base64
 import time
 
 import pytest
+from kafka_shim.shim.client.scram import ScramClient, ScramError
 from kafka_shim.shim.security.sasl import (
     IllegalSaslStateError,
     InvalidCredentialsError,
@@ -18,11 +19,13 @@ from kafka_shim.shim.security.sasl.scram_math import (
     SCRAM_SHA_512,
     ScramCredential,
     ScramMechanism,
+    auth_message,
     secure_random_string,
 )
 
-from tests.support.scram_client import ScramClient
+from tests.support.scram_probe import RFC_NONCE, ScramProbe
 
+SHA256 = SCRAM_SHA_256.name
 GENERIC = "Authentication failed during authentication due to invalid credentials with SASL mechanism {}"
 SCRAM_SHA_1 = ScramMechanism("SCRAM-SHA-1", 0, "sha1")  # only for RFC 5802's example; Kafka has no SHA-1
 
@@ -56,22 +59,59 @@ def test_rfc7677_example_exchange() -> None:
     assert s.authorization_id == "user"
 
 
+def test_rfc5802_example_arithmetic() -> None:
+    # The client's side of RFC 5802 section 5: the values behind its proof and the signature it expects.
+    salted = SCRAM_SHA_1.salted_password("pencil", base64.b64decode("QSXCR+Q6sek8bf92"), 4096)
+    signed = auth_message("n=user,r=fyko+d2lbbFgONRv9qkxdawL",
+                          "r=fyko+d2lbbFgONRv9qkxdawL3rfcNHYJY1ZVvWVs7j,s=QSXCR+Q6sek8bf92,i=4096",
+                          "c=biws,r=fyko+d2lbbFgONRv9qkxdawL3rfcNHYJY1ZVvWVs7j")
+    proof = SCRAM_SHA_1.client_proof(salted, signed)
+    assert base64.b64encode(proof) == b"v0X8v3Bz2T0CJGbJQyF0X+HI4Ts="
+    assert base64.b64encode(SCRAM_SHA_1.server_signature(SCRAM_SHA_1.server_key(salted), signed)) == b"rmF9pqV8S7suAoZWja4dJRkFsKQ="
+    assert SCRAM_SHA_1.proof_matches(SCRAM_SHA_1.stored_key(salted), signed, proof)
+    assert not SCRAM_SHA_1.proof_matches(SCRAM_SHA_1.stored_key(salted), signed, bytes(len(proof)))
+
+
+def test_rfc7677_example_exchange_from_kafka_shims_client() -> None:
+    # RFC 7677 section 3 again, the client's messages byte for byte, answered by the server of the same example.
+    credential = ScramCredential.derive(SCRAM_SHA_256, "pencil", 4096, base64.b64decode("W22ZaJ0SNY7soEsUEjb6gQ=="))
+    s = ScramServer(SCRAM_SHA_256, {"user": credential}.get, nonce=lambda: "%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0")
+    client = ScramClient("SCRAM-SHA-256", "user", "pencil", nonce="rOprNGfwEbeRWgbNEkqO")
+    assert client.first_message() == b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO"
+    final = client.final_message(s.evaluate(client.first_message()))
+    assert final == (b"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,"
+                     b"p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=")
+    server_final = s.evaluate(final)
+    assert server_final == b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="
+    client.verify_server_final(server_final)
+
+
 @pytest.mark.parametrize("mechanism", [SCRAM_SHA_256, SCRAM_SHA_512], ids=lambda m: m.name)
 def test_full_exchange_and_server_signature(mechanism: ScramMechanism) -> None:
     s = server(mechanism)
-    client = ScramClient("alice", "alice-secret", mechanism.name)
-    server_first = s.evaluate(client.first())
+    client = ScramClient(mechanism.name, "alice", "alice-secret")
+    server_first = s.evaluate(client.first_message())
     assert server_first.startswith(b"r=" + client.nonce.encode()) and b",i=4096" in server_first
-    assert client.server_signature_ok(s.evaluate(client.final(server_first)))
+    client.verify_server_final(s.evaluate(client.final_message(server_first)))
     assert s.complete and s.authorization_id == "alice"
+
+
+def test_the_client_trusts_only_the_servers_own_signature() -> None:
+    s = server()
+    client = ScramClient("SCRAM-SHA-256", "alice", "alice-secret")
+    server_final = s.evaluate(client.final_message(s.evaluate(client.first_message())))
+    for wrong in (b"v=" + base64.b64encode(bytes(SCRAM_SHA_256.digest_size)), b"v=", b"e=other-error", server_final[:-4]):
+        with pytest.raises(ScramError):
+            client.verify_server_final(wrong)
+    client.verify_server_final(server_final)
 
 
 def test_escaped_user_names() -> None:
     s = server()
-    client = ScramClient("al,ice=", "odd-name")
-    assert client.first() == b"n,,n=al=2Cice=3D,r=fyko+d2lbbFgONRv9qkxdawL"
-    server_first = s.evaluate(client.first())
-    s.evaluate(client.final(server_first))
+    client = ScramProbe(SHA256, "al,ice=", "odd-name")
+    assert client.first_message() == b"n,,n=al=2Cice=3D,r=fyko+d2lbbFgONRv9qkxdawL"
+    server_first = s.evaluate(client.first_message())
+    s.evaluate(client.final_message(server_first))
     assert s.authorization_id == "al,ice="
 
 
@@ -83,8 +123,8 @@ def test_server_nonce_is_a_base36_number_of_130_bits_like_kafkas() -> None:
 
 def test_authorization_id_equal_to_the_user_is_accepted() -> None:
     s = server()
-    client = ScramClient("alice", "alice-secret", gs2_header="n,a=alice,")
-    s.evaluate(client.final(s.evaluate(client.first())))
+    client = ScramProbe(SHA256, "alice", "alice-secret", gs2_header="n,a=alice,")
+    s.evaluate(client.final_message(s.evaluate(client.first_message())))
     assert s.authorization_id == "alice"
 
 
@@ -99,14 +139,14 @@ def first_fails(token: bytes, mechanism: ScramMechanism = SCRAM_SHA_256) -> Sasl
     return fails(server(mechanism), token)
 
 
-def final_fails(client: ScramClient, **final_kwargs) -> SaslAuthenticationError:
+def final_fails(client: ScramProbe, **final_kwargs) -> SaslAuthenticationError:
     s = server()
-    server_first = s.evaluate(client.first())
-    return fails(s, client.final(server_first, **final_kwargs))
+    server_first = s.evaluate(client.first_message())
+    return fails(s, client.final_message(server_first, **final_kwargs))
 
 
 def test_wrong_password_gets_the_generic_text() -> None:
-    error = final_fails(ScramClient("alice", "not-her-password"))
+    error = final_fails(ScramProbe(SHA256, "alice", "not-her-password"))
     assert isinstance(error, InvalidCredentialsError)
     assert str(error) == GENERIC.format("SCRAM-SHA-256")
     assert "not-her-password" not in error.reason
@@ -115,28 +155,28 @@ def test_wrong_password_gets_the_generic_text() -> None:
 def test_unknown_user_fails_at_the_first_message_with_the_same_text_as_a_wrong_password() -> None:
     # Kafka 3.9 refuses an unknown user at once (no made-up salt), but with the same words as a wrong proof,
     # so the message never says whether the user exists.
-    error = first_fails(ScramClient("mallory", "x").first())
-    assert str(error) == str(final_fails(ScramClient("alice", "wrong")))
+    error = first_fails(ScramProbe(SHA256, "mallory", "x").first_message())
+    assert str(error) == str(final_fails(ScramProbe(SHA256, "alice", "wrong")))
 
 
 def test_wrong_nonce_in_the_final_message() -> None:
-    error = final_fails(ScramClient("alice", "alice-secret"), nonce="fyko+d2lbbFgONRv9qkxdawLforged")
+    error = final_fails(ScramProbe(SHA256, "alice", "alice-secret"), nonce=RFC_NONCE + "forged")
     assert str(error) == GENERIC.format("SCRAM-SHA-256") and "nonce" in error.reason
 
 
 def test_only_the_client_nonce_echoed_back_is_refused() -> None:
-    error = final_fails(ScramClient("alice", "alice-secret"), nonce="fyko+d2lbbFgONRv9qkxdawL")
+    error = final_fails(ScramProbe(SHA256, "alice", "alice-secret"), nonce=RFC_NONCE)
     assert isinstance(error, InvalidCredentialsError)
 
 
 def test_channel_binding_that_is_not_base64_is_refused() -> None:
-    assert isinstance(final_fails(ScramClient("alice", "alice-secret"), channel="b!ws"), InvalidCredentialsError)
+    assert isinstance(final_fails(ScramProbe(SHA256, "alice", "alice-secret"), channel="b!ws"), InvalidCredentialsError)
 
 
 def test_channel_binding_changed_after_the_proof_was_made_fails_the_proof() -> None:
     s = server()
-    client = ScramClient("alice", "alice-secret")
-    final = client.final(s.evaluate(client.first()))
+    client = ScramProbe(SHA256, "alice", "alice-secret")
+    final = client.final_message(s.evaluate(client.first_message()))
     error = fails(s, final.replace(b"c=biws", b"c=eSws"))  # "y,," instead of "n,,"
     assert "Invalid client credentials" in error.reason
 
@@ -144,58 +184,58 @@ def test_channel_binding_changed_after_the_proof_was_made_fails_the_proof() -> N
 def test_channel_binding_is_covered_by_the_proof_but_not_compared_as_in_kafka() -> None:
     # Measured: Kafka 3.9 accepts c=eSws ("y,,") after "n,," when the proof was computed over it.
     s = server()
-    client = ScramClient("alice", "alice-secret")
-    s.evaluate(client.final(s.evaluate(client.first()), channel="eSws"))
+    client = ScramProbe(SHA256, "alice", "alice-secret")
+    s.evaluate(client.final_message(s.evaluate(client.first_message()), channel="eSws"))
     assert s.complete
 
 
 def test_reserved_m_extension_is_accepted_and_left_out_of_the_auth_message_as_in_kafka() -> None:
     # Measured: Kafka 3.9 answers "n,,m=ext,n=alice,..." and verifies a proof made without the m= part.
     s = server()
-    client = ScramClient("alice", "alice-secret", gs2_header="n,,m=ext,")
-    final = client.final(s.evaluate(client.first()), channel="biws")
+    client = ScramProbe(SHA256, "alice", "alice-secret", gs2_header="n,,m=ext,")
+    final = client.final_message(s.evaluate(client.first_message()), channel="biws")
     s.evaluate(final)
     assert s.complete
 
 
 def test_unknown_extensions_are_ignored_but_kept_in_the_auth_message() -> None:
     s = server()
-    client = ScramClient("alice", "alice-secret", first_extra=",foo=bar")
-    assert client.server_signature_ok(s.evaluate(client.final(s.evaluate(client.first()))))
+    client = ScramProbe(SHA256, "alice", "alice-secret", first_extra=",foo=bar")
+    client.verify_server_final(s.evaluate(client.final_message(s.evaluate(client.first_message()))))
 
 
 @pytest.mark.parametrize("value", ["true", "TRUE", "True"])
 def test_delegation_tokens_are_refused(value: str) -> None:
-    error = first_fails(ScramClient("alice", "alice-secret", first_extra=f",tokenauth={value}").first())
+    error = first_fails(ScramProbe(SHA256, "alice", "alice-secret", first_extra=f",tokenauth={value}").first_message())
     assert isinstance(error, InvalidCredentialsError) and "tokenauth" in error.reason
 
 
 def test_tokenauth_false_is_an_ordinary_login() -> None:
     s = server()
-    client = ScramClient("alice", "alice-secret", first_extra=",tokenauth=false")
-    s.evaluate(client.final(s.evaluate(client.first())))
+    client = ScramProbe(SHA256, "alice", "alice-secret", first_extra=",tokenauth=false")
+    s.evaluate(client.final_message(s.evaluate(client.first_message())))
     assert s.complete
 
 
 def test_authorization_id_other_than_the_user_gets_kafkas_own_text() -> None:
-    error = first_fails(ScramClient("alice", "alice-secret", gs2_header="n,a=bob,").first())
+    error = first_fails(ScramProbe(SHA256, "alice", "alice-secret", gs2_header="n,a=bob,").first_message())
     assert not isinstance(error, InvalidCredentialsError)
     assert str(error) == "Authentication failed: Client requested an authorization id that is different from username"
 
 
 def test_a_proof_of_the_wrong_length_closes_without_an_answer_as_in_kafka() -> None:
-    error = final_fails(ScramClient("alice", "alice-secret"), proof_bytes=b"short")
+    error = final_fails(ScramProbe(SHA256, "alice", "alice-secret"), proof=b"short")
     assert isinstance(error, SaslProtocolViolation) and error.close_without_response
 
 
 def test_a_credential_below_the_minimum_iterations_is_refused() -> None:
     s = server(iterations=4095)
-    assert isinstance(fails(s, ScramClient("alice", "alice-secret").first()), InvalidCredentialsError)
+    assert isinstance(fails(s, ScramProbe(SHA256, "alice", "alice-secret").first_message()), InvalidCredentialsError)
 
 
 def test_reauthentication_changes_only_the_generic_text() -> None:
     s = server(reauthentication=True)
-    error = fails(s, ScramClient("mallory", "x").first())
+    error = fails(s, ScramProbe(SHA256, "mallory", "x").first_message())
     assert str(error) == "Authentication failed during re-authentication due to invalid credentials with SASL mechanism SCRAM-SHA-256"
 
 
@@ -237,8 +277,8 @@ def test_garbage_client_first_messages_are_authentication_errors(token: bytes) -
 ])
 def test_garbage_client_final_messages_are_authentication_errors(final: bytes) -> None:
     s = server()
-    client = ScramClient("alice", "alice-secret")
-    server_first = s.evaluate(client.first())
+    client = ScramProbe(SHA256, "alice", "alice-secret")
+    server_first = s.evaluate(client.first_message())
     nonce = server_first.split(b",")[0][2:]
     started = time.perf_counter()
     fails(s, final.replace(b"{nonce}", nonce))
@@ -247,18 +287,18 @@ def test_garbage_client_final_messages_are_authentication_errors(final: bytes) -
 
 def test_no_token_after_the_exchange_ends() -> None:
     s = server()
-    client = ScramClient("alice", "alice-secret")
-    s.evaluate(client.final(s.evaluate(client.first())))
+    client = ScramProbe(SHA256, "alice", "alice-secret")
+    s.evaluate(client.final_message(s.evaluate(client.first_message())))
     with pytest.raises(IllegalSaslStateError, match="Unexpected challenge in Sasl server state COMPLETE"):
         s.evaluate(b"again")
     s = server()
     fails(s, b"junk")
     with pytest.raises(IllegalSaslStateError, match="FAILED"):
-        s.evaluate(ScramClient("alice", "alice-secret").first())
+        s.evaluate(ScramProbe(SHA256, "alice", "alice-secret").first_message())
 
 
 def test_no_authorization_id_before_completion() -> None:
     s = server()
-    s.evaluate(ScramClient("alice", "alice-secret").first())
+    s.evaluate(ScramProbe(SHA256, "alice", "alice-secret").first_message())
     with pytest.raises(RuntimeError):
         _ = s.authorization_id

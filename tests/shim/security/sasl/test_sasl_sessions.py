@@ -107,7 +107,7 @@ async def test_an_oversized_frame_before_authentication_closes_only_that_connect
 
 
 async def test_no_password_or_proof_reaches_the_log() -> None:
-    from kafka_shim.shim.client.auth import ScramClient
+    from kafka_shim.shim.client.scram import ScramClient
 
     with structlog.testing.capture_logs() as logs:
         async with Broker(_config(**{"connection.failed.authentication.delay.ms": "0"})) as broker:

@@ -25,25 +25,27 @@ returns such a tail separately; :func:`decode_batches` rejects it unless
 ``allow_partial_tail=True``, in which case it is dropped, since a Produce request
 with a cut batch is corrupt, not merely short.
 
-gzip is always available; snappy, lz4 and zstd work when their optional
-packages are installed (see :func:`supported_compressions`).
+The codecs themselves live in :mod:`kafka_shim.protocol.records.compression`.
 """
 
 from __future__ import annotations
 
 import struct
-import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from functools import cache
-from importlib import import_module
-from types import ModuleType
-from typing import Protocol
 
 import crc32c
 from kafka_shim.protocol.errors import DecodeError, EncodeError
-from kafka_shim.protocol.primitives import Malformed, read_uvarint, read_varint, read_varlong, write_varint, write_varlong
+from kafka_shim.protocol.primitives import Malformed, read_varint, read_varlong, write_varint, write_varlong
+from kafka_shim.protocol.records.compression import (
+    RECORD_BATCH,
+    Compression,
+    UnsupportedCompressionError,
+    codec_for_encoding,
+    compress,
+    decompress,
+)
 
 MAGIC = 2
 DEFAULT_MAX_DECOMPRESSED = 64 * 1024 * 1024
@@ -52,28 +54,10 @@ NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1
 
-_MESSAGE = "RecordBatch"
-
-
-class Compression(IntEnum):
-    NONE = 0
-    GZIP = 1
-    SNAPPY = 2
-    LZ4 = 3
-    ZSTD = 4
-
 
 class TimestampType(IntEnum):
     CREATE_TIME = 0
     LOG_APPEND_TIME = 1
-
-
-class UnsupportedCompressionError(DecodeError):
-    """A batch uses a codec whose optional package is not installed (Kafka's UNSUPPORTED_COMPRESSION_TYPE)."""
-
-    def __init__(self, compression: Compression) -> None:
-        self.compression = compression
-        super().__init__(_unsupported_reason(compression), message=_MESSAGE, field="attributes")
 
 
 _COMPRESSION_MASK = 0x07
@@ -250,26 +234,26 @@ def encode_batch(batch: RecordBatch, compression: Compression | int | None = Non
     """
     attributes = batch.attributes
     if compression is not None:
-        attributes = (attributes & ~_COMPRESSION_MASK) | _codec_for_encoding(compression)
+        attributes = (attributes & ~_COMPRESSION_MASK) | codec_for_encoding(compression)
     if batch.magic != MAGIC:
         raise EncodeError(
-            f"only magic v{MAGIC} record batches can be written, not magic {batch.magic}", message=_MESSAGE, field="magic"
+            f"only magic v{MAGIC} record batches can be written, not magic {batch.magic}", message=RECORD_BATCH, field="magic"
         )
     _check_header_ranges(batch, attributes)
-    codec = _codec_for_encoding(attributes & _COMPRESSION_MASK)
+    codec = codec_for_encoding(attributes & _COMPRESSION_MASK)
 
     section = bytearray()
     for index, record in enumerate(batch.records):
         try:
             _encode_record(record, section)
         except ValueError as exc:  # includes UnicodeEncodeError from a header key
-            raise EncodeError(str(exc), message=_MESSAGE, field=f"records[{index}]") from None
-    payload = bytes(section) if codec is Compression.NONE else _compress(codec, bytes(section))
+            raise EncodeError(str(exc), message=RECORD_BATCH, field=f"records[{index}]") from None
+    payload = bytes(section) if codec is Compression.NONE else compress(codec, bytes(section))
 
     batch_length = _HEADER_SIZE - _LOG_OVERHEAD + len(payload)
     if batch_length > _INT32_RANGE[1] or len(batch.records) > _INT32_RANGE[1]:
         raise EncodeError(
-            f"batch of {batch_length} bytes does not fit an int32 batchLength", message=_MESSAGE, field="batchLength"
+            f"batch of {batch_length} bytes does not fit an int32 batchLength", message=RECORD_BATCH, field="batchLength"
         )
     after_crc = _AFTER_CRC.pack(
         attributes,
@@ -306,7 +290,7 @@ def _check_header_ranges(batch: RecordBatch, attributes: int) -> None:
         ("base_sequence", batch.base_sequence, _INT32_RANGE),
     ):
         if not low <= value <= high:
-            raise EncodeError(f"{value} is outside [{low}, {high}]", message=_MESSAGE, field=name)
+            raise EncodeError(f"{value} is outside [{low}, {high}]", message=RECORD_BATCH, field=name)
 
 
 def _encode_record(record: Record, out: bytearray) -> None:
@@ -361,7 +345,7 @@ def decode_batches_with_tail(
             if batch_length < _MIN_BATCH_LENGTH:
                 raise DecodeError(
                     f"batchLength {batch_length} is shorter than the {_MIN_BATCH_LENGTH}-byte batch header",
-                    message=_MESSAGE,
+                    message=RECORD_BATCH,
                     field="batchLength",
                 )
             batch_end = pos + _LOG_OVERHEAD + batch_length
@@ -386,7 +370,7 @@ def decode_batches(
     """All batches in ``data``; a trailing partial batch is an error unless ``allow_partial_tail`` (then it is dropped)."""
     batches, tail = decode_batches_with_tail(data, max_decompressed=max_decompressed)
     if tail and not allow_partial_tail:
-        raise DecodeError(f"{len(tail)} trailing bytes are not a complete record batch", message=_MESSAGE)
+        raise DecodeError(f"{len(tail)} trailing bytes are not a complete record batch", message=RECORD_BATCH)
     return batches
 
 
@@ -394,7 +378,7 @@ def decode_batch(data: bytes | bytearray | memoryview, *, max_decompressed: int 
     """Exactly one batch, with nothing after it."""
     batches = decode_batches(data, max_decompressed=max_decompressed)
     if len(batches) != 1:
-        raise DecodeError(f"expected exactly one record batch, found {len(batches)}", message=_MESSAGE)
+        raise DecodeError(f"expected exactly one record batch, found {len(batches)}", message=RECORD_BATCH)
     return batches[0]
 
 
@@ -402,7 +386,7 @@ def _check_magic(magic: int) -> None:
     if magic != MAGIC:
         signed = magic - 256 if magic > 127 else magic
         raise DecodeError(
-            f"only magic v{MAGIC} record batches are supported, found magic {signed}", message=_MESSAGE, field="magic"
+            f"only magic v{MAGIC} record batches are supported, found magic {signed}", message=RECORD_BATCH, field="magic"
         )
 
 
@@ -413,7 +397,7 @@ def _decode_batch(view: memoryview, max_decompressed: int) -> RecordBatch:
     computed_crc = crc32c.crc32c(view[_ATTRIBUTES_START:])
     if stored_crc != computed_crc:
         raise DecodeError(
-            f"CRC-32C mismatch: stored {stored_crc:#010x}, computed {computed_crc:#010x}", message=_MESSAGE, field="crc"
+            f"CRC-32C mismatch: stored {stored_crc:#010x}, computed {computed_crc:#010x}", message=RECORD_BATCH, field="crc"
         )
     (
         attributes,
@@ -428,10 +412,10 @@ def _decode_batch(view: memoryview, max_decompressed: int) -> RecordBatch:
 
     codec_bits = attributes & _COMPRESSION_MASK
     if codec_bits > max(Compression):
-        raise DecodeError(f"unknown compression codec {codec_bits}", message=_MESSAGE, field="attributes")
+        raise DecodeError(f"unknown compression codec {codec_bits}", message=RECORD_BATCH, field="attributes")
     codec = Compression(codec_bits)
     if count < 0:
-        raise DecodeError(f"negative recordsCount {count}", message=_MESSAGE, field="recordsCount")
+        raise DecodeError(f"negative recordsCount {count}", message=RECORD_BATCH, field="recordsCount")
 
     payload = view[_HEADER_SIZE:]
     if codec is Compression.NONE:
@@ -441,13 +425,13 @@ def _decode_batch(view: memoryview, max_decompressed: int) -> RecordBatch:
         if count > max_decompressed // _MIN_RECORD_SIZE:
             raise DecodeError(
                 f"recordsCount {count} cannot fit in the {max_decompressed}-byte decompression limit",
-                message=_MESSAGE,
+                message=RECORD_BATCH,
                 field="recordsCount",
             )
-        section = _decompress(codec, payload, max_decompressed)
+        section = decompress(codec, payload, max_decompressed)
     if count > len(section) // _MIN_RECORD_SIZE:
         raise DecodeError(
-            f"recordsCount {count} cannot fit in {len(section)} bytes of records", message=_MESSAGE, field="recordsCount"
+            f"recordsCount {count} cannot fit in {len(section)} bytes of records", message=RECORD_BATCH, field="recordsCount"
         )
 
     return RecordBatch(
@@ -473,7 +457,7 @@ def _decode_records(buf: bytes, count: int) -> list[Record]:
 
     def fail(reason: str) -> DecodeError:
         # The record being read is always the next one to be appended.
-        return DecodeError(reason, message=_MESSAGE, field=f"records[{len(records)}].{part}")
+        return DecodeError(reason, message=RECORD_BATCH, field=f"records[{len(records)}].{part}")
 
     try:
         for _ in range(count):
@@ -531,7 +515,7 @@ def _decode_records(buf: bytes, count: int) -> list[Record]:
         detail = str(exc) if isinstance(exc, Malformed) else "truncated varint"
         raise fail(detail) from None
     if pos != end:
-        raise DecodeError(f"{end - pos} bytes left over after {count} records", message=_MESSAGE, field="records")
+        raise DecodeError(f"{end - pos} bytes left over after {count} records", message=RECORD_BATCH, field="records")
     return records
 
 
@@ -542,221 +526,3 @@ def _read_nullable_bytes(buf: bytes, pos: int, limit: int, fail: Callable[[str],
     if not 0 <= length <= limit - pos:
         raise fail(f"length {length} is not between -1 and the {max(limit - pos, 0)} bytes left in the record")
     return buf[pos : pos + length], pos + length
-
-
-# ---------------------------------------------------------------------------
-# Compression
-
-
-class _Codec(Protocol):
-    def compress(self, data: bytes) -> bytes: ...
-
-    def decompress(self, data: bytes, limit: int) -> bytes: ...
-
-
-_OPTIONAL_PACKAGES = {
-    Compression.SNAPPY: "cramjam or python-snappy",
-    Compression.LZ4: "lz4",
-    Compression.ZSTD: "zstandard",
-}
-
-
-def supported_compressions() -> frozenset[Compression]:
-    """Codecs this process can both read and write."""
-    return frozenset(codec for codec in Compression if codec is Compression.NONE or _codec(codec) is not None)
-
-
-def _unsupported_reason(codec: Compression) -> str:
-    return f"{codec.name.lower()} compression is not supported here; install {_OPTIONAL_PACKAGES[codec]} to enable it"
-
-
-def _codec_for_encoding(compression: Compression | int) -> Compression:
-    try:
-        codec = Compression(compression)
-    except ValueError:
-        raise EncodeError(f"unknown compression codec {compression}", message=_MESSAGE, field="attributes") from None
-    if codec is not Compression.NONE and _codec(codec) is None:
-        raise EncodeError(_unsupported_reason(codec), message=_MESSAGE, field="attributes")
-    return codec
-
-
-def _compress(codec: Compression, data: bytes) -> bytes:
-    backend = _codec(codec)
-    assert backend is not None, "checked by _codec_for_encoding"
-    return backend.compress(data)
-
-
-def _decompress(codec: Compression, data: memoryview, limit: int) -> bytes:
-    backend = _codec(codec)
-    if backend is None:
-        raise UnsupportedCompressionError(codec)
-    if not data:
-        # Every codec's framing has at least a header, and Java's readers reject empty input too.
-        raise _codec_error(codec, "compressed records are empty")
-    return backend.decompress(bytes(data), limit)
-
-
-def _codec_error(codec: Compression, reason: str) -> DecodeError:
-    return DecodeError(f"{codec.name.lower()}: {reason}", message=_MESSAGE, field="records")
-
-
-def _too_big(codec: Compression, limit: int) -> DecodeError:
-    return _codec_error(codec, f"decompressed records exceed the {limit}-byte limit")
-
-
-@cache
-def _codec(codec: Compression) -> _Codec | None:
-    if codec is Compression.GZIP:
-        return _Gzip()
-    if codec is Compression.SNAPPY:
-        cramjam = _optional_module("cramjam")
-        if cramjam is not None:
-            return _Snappy(cramjam.snappy.compress_raw, cramjam.snappy.decompress_raw)
-        snappy = _optional_module("snappy")
-        if snappy is not None and hasattr(snappy, "compress"):
-            return _Snappy(snappy.compress, snappy.decompress)
-        return None
-    if codec is Compression.LZ4:
-        lz4_frame = _optional_module("lz4.frame")
-        return None if lz4_frame is None else _Lz4(lz4_frame)
-    if codec is Compression.ZSTD:
-        zstandard = _optional_module("zstandard")
-        return None if zstandard is None else _Zstd(zstandard)
-    return None
-
-
-def _optional_module(name: str) -> ModuleType | None:
-    try:
-        return import_module(name)
-    except ImportError:
-        return None
-
-
-class _Gzip:
-    # Level 6 (zlib's default, as Java's) and wbits 31 (gzip framing, mtime 0): the same input always gives the same bytes.
-    def compress(self, data: bytes) -> bytes:
-        compressor = zlib.compressobj(6, zlib.DEFLATED, 31)
-        return compressor.compress(data) + compressor.flush()
-
-    def decompress(self, data: bytes, limit: int) -> bytes:
-        out = bytearray()
-        pending = data
-        try:
-            # Several gzip members back to back are one stream (RFC 1952), and Java's GZIPInputStream reads them so.
-            while pending:
-                inflater = zlib.decompressobj(31)
-                while not inflater.eof:
-                    chunk = inflater.decompress(pending, limit + 1 - len(out))
-                    out += chunk
-                    if len(out) > limit:
-                        raise _too_big(Compression.GZIP, limit)
-                    pending = inflater.unconsumed_tail
-                    if not chunk and not pending and not inflater.eof:
-                        raise _codec_error(Compression.GZIP, "stream ends before its end marker")
-                pending = inflater.unused_data
-        except zlib.error as exc:
-            raise _codec_error(Compression.GZIP, str(exc)) from None
-        return bytes(out)
-
-
-# Java clients wrap snappy in xerial's framing: this header, then blocks of int32 length + raw snappy.
-_XERIAL_MAGIC = b"\x82SNAPPY\x00"
-_XERIAL_HEADER = struct.Struct(">8sii")  # magic, version, compatible version
-_XERIAL_VERSION = 1
-_XERIAL_BLOCK_SIZE = 32 * 1024
-
-
-class _Snappy:
-    def __init__(self, compress_raw: Callable[[bytes], object], decompress_raw: Callable[[bytes], object]) -> None:
-        self._compress_raw = compress_raw
-        self._decompress_raw = decompress_raw
-
-    def compress(self, data: bytes) -> bytes:
-        # Written with xerial framing, as the Java producer does: every Kafka reader accepts it.
-        parts = [_XERIAL_HEADER.pack(_XERIAL_MAGIC, _XERIAL_VERSION, _XERIAL_VERSION)]
-        for start in range(0, len(data), _XERIAL_BLOCK_SIZE):
-            block = bytes(self._compress_raw(data[start : start + _XERIAL_BLOCK_SIZE]))
-            parts += (_INT32.pack(len(block)), block)
-        return b"".join(parts)
-
-    def decompress(self, data: bytes, limit: int) -> bytes:
-        if not data.startswith(_XERIAL_MAGIC):
-            return self._decompress_block(data, limit)
-        if len(data) < _XERIAL_HEADER.size:
-            raise _codec_error(Compression.SNAPPY, "xerial header is truncated")
-        out = bytearray()
-        pos = _XERIAL_HEADER.size
-        while pos < len(data):
-            if len(data) - pos < _INT32.size:
-                raise _codec_error(Compression.SNAPPY, "xerial block length is truncated")
-            (block_length,) = _INT32.unpack_from(data, pos)
-            pos += _INT32.size
-            if not 0 <= block_length <= len(data) - pos:
-                raise _codec_error(
-                    Compression.SNAPPY, f"xerial block length {block_length} exceeds the {len(data) - pos} bytes left"
-                )
-            out += self._decompress_block(data[pos : pos + block_length], limit - len(out))
-            pos += block_length
-        return bytes(out)
-
-    def _decompress_block(self, block: bytes, limit: int) -> bytes:
-        # A raw snappy block starts with its uncompressed length, so the cap is checked before any output exists.
-        try:
-            declared, _ = read_uvarint(block, 0)
-        except (IndexError, Malformed):
-            raise _codec_error(Compression.SNAPPY, "block has no valid length preamble") from None
-        if declared > limit:
-            raise _too_big(Compression.SNAPPY, limit)
-        try:
-            out = bytes(self._decompress_raw(block))
-        except Exception as exc:  # each snappy package has its own error type, with no shared base
-            raise _codec_error(Compression.SNAPPY, str(exc)) from None
-        if len(out) != declared:
-            raise _codec_error(Compression.SNAPPY, f"block says {declared} bytes but holds {len(out)}")
-        return out
-
-
-class _Lz4:
-    def __init__(self, lz4_frame: ModuleType) -> None:
-        self._frame = lz4_frame
-
-    def compress(self, data: bytes) -> bytes:
-        # Independent 64 KiB blocks and no content size: what Kafka's Java LZ4 reader expects.
-        frame = self._frame
-        return frame.compress(
-            data, block_size=frame.BLOCKSIZE_MAX64KB, block_linked=False, content_checksum=False, store_size=False
-        )
-
-    def decompress(self, data: bytes, limit: int) -> bytes:
-        decompressor = self._frame.LZ4FrameDecompressor()
-        try:
-            out = decompressor.decompress(data, max_length=limit + 1)
-        except RuntimeError as exc:
-            raise _codec_error(Compression.LZ4, str(exc)) from None
-        if len(out) > limit:
-            raise _too_big(Compression.LZ4, limit)
-        if not decompressor.eof:
-            raise _codec_error(Compression.LZ4, "frame ends before its end marker")
-        if decompressor.unused_data:
-            raise _codec_error(Compression.LZ4, f"{len(decompressor.unused_data)} bytes after the frame")
-        return out
-
-
-class _Zstd:
-    def __init__(self, zstandard: ModuleType) -> None:
-        self._zstd = zstandard
-
-    def compress(self, data: bytes) -> bytes:
-        return self._zstd.ZstdCompressor(level=3).compress(data)
-
-    def decompress(self, data: bytes, limit: int) -> bytes:
-        zstd = self._zstd
-        try:
-            # zstandard allocates a frame's declared content size up front, so check it before decompressing.
-            if zstd.frame_content_size(data) > limit:
-                raise _too_big(Compression.ZSTD, limit)
-            # max_output_size bounds frames that declare no size (zstd-jni's streaming writer omits it).
-            return zstd.ZstdDecompressor().decompress(data, max_output_size=limit)
-        except zstd.ZstdError as exc:
-            # zstandard reports a cut frame and one that outgrew max_output_size with the same error.
-            raise _codec_error(Compression.ZSTD, f"{exc} (truncated, or larger than the {limit}-byte limit)") from None

@@ -5,7 +5,8 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from kafka_shim.shim.javacompat.scala_set import java_string_hash, kafka_uuid_hash, scala_set_order
+from kafka_shim.shim.javacompat.java_hash import java_string_hash
+from kafka_shim.shim.javacompat.scala_set import kafka_uuid_hash, scala_set_order
 
 # (request order, Kafka 3.9's answer order), recorded from Metadata v9 against a real broker.
 RECORDED = [
@@ -32,13 +33,6 @@ def test_topic_id_order() -> None:
              "244caf9c-4dab-b481-7253-edc618187993", "309d6b79-965e-da32-dae4-45508201e2bd", "79cb9e86-830c-71c2-cdcc-69292f45e678",
              "2fa91425-cb00-8853-9d2c-67eda13ffe79"]
     assert [str(i) for i in scala_set_order([uuid.UUID(i) for i in ids], kafka_uuid_hash)] == kafka
-
-
-def test_java_string_hash() -> None:
-    assert java_string_hash("") == 0
-    assert java_string_hash("a") == 97
-    assert java_string_hash("hello") == 99162322
-    assert java_string_hash("\U0001f600") == (0xD83D * 31 + 0xDE00)  # UTF-16 code units, as Java counts them
 
 
 def test_equal_hashes_keep_insertion_order() -> None:

@@ -1,0 +1,259 @@
+"""Record-batch compression: the four codecs Kafka allows, behind one small interface.
+
+gzip is always available (zlib); snappy, lz4 and zstd work when their optional packages are
+installed (see :func:`supported_compressions`). Each adapter writes what Kafka's Java producer
+writes and reads what any Kafka client writes, and every decompression is capped so that a
+hostile batch cannot claim more memory than the caller allows. Failures are :class:`DecodeError`
+or :class:`EncodeError` naming the ``RecordBatch``.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Callable
+from enum import IntEnum
+from functools import cache
+from importlib import import_module
+from types import ModuleType
+from typing import Protocol
+
+from kafka_shim.protocol.errors import DecodeError, EncodeError
+from kafka_shim.protocol.primitives import Malformed, read_uvarint
+
+# What errors name as the message: a batch is not a schema message, but it is the unit that failed.
+RECORD_BATCH = "RecordBatch"
+_INT32 = struct.Struct(">i")
+
+
+class Compression(IntEnum):
+    NONE = 0
+    GZIP = 1
+    SNAPPY = 2
+    LZ4 = 3
+    ZSTD = 4
+
+
+class UnsupportedCompressionError(DecodeError):
+    """A batch uses a codec whose optional package is not installed (Kafka's UNSUPPORTED_COMPRESSION_TYPE)."""
+
+    def __init__(self, compression: Compression) -> None:
+        self.compression = compression
+        super().__init__(_unsupported_reason(compression), message=RECORD_BATCH, field="attributes")
+
+
+class _Codec(Protocol):
+    def compress(self, data: bytes) -> bytes: ...
+
+    def decompress(self, data: bytes, limit: int) -> bytes: ...
+
+
+_OPTIONAL_PACKAGES = {
+    Compression.SNAPPY: "cramjam or python-snappy",
+    Compression.LZ4: "lz4",
+    Compression.ZSTD: "zstandard",
+}
+
+
+def supported_compressions() -> frozenset[Compression]:
+    """Codecs this process can both read and write."""
+    return frozenset(codec for codec in Compression if codec is Compression.NONE or _codec(codec) is not None)
+
+
+def _unsupported_reason(codec: Compression) -> str:
+    return f"{codec.name.lower()} compression is not supported here; install {_OPTIONAL_PACKAGES[codec]} to enable it"
+
+
+def codec_for_encoding(compression: Compression | int) -> Compression:
+    """The codec selected by ``compression``, refused up front when it is unknown or its package is missing."""
+    try:
+        codec = Compression(compression)
+    except ValueError:
+        raise EncodeError(f"unknown compression codec {compression}", message=RECORD_BATCH, field="attributes") from None
+    if codec is not Compression.NONE and _codec(codec) is None:
+        raise EncodeError(_unsupported_reason(codec), message=RECORD_BATCH, field="attributes")
+    return codec
+
+
+def compress(codec: Compression, data: bytes) -> bytes:
+    """``data`` compressed with ``codec``, which :func:`codec_for_encoding` has accepted."""
+    backend = _codec(codec)
+    assert backend is not None, "checked by codec_for_encoding"
+    return backend.compress(data)
+
+
+def decompress(codec: Compression, data: memoryview, limit: int) -> bytes:
+    """The records section in ``data``, at most ``limit`` bytes of it (more is a DecodeError)."""
+    backend = _codec(codec)
+    if backend is None:
+        raise UnsupportedCompressionError(codec)
+    if not data:
+        # Every codec's framing has at least a header, and Java's readers reject empty input too.
+        raise _codec_error(codec, "compressed records are empty")
+    return backend.decompress(bytes(data), limit)
+
+
+def _codec_error(codec: Compression, reason: str) -> DecodeError:
+    return DecodeError(f"{codec.name.lower()}: {reason}", message=RECORD_BATCH, field="records")
+
+
+def _too_big(codec: Compression, limit: int) -> DecodeError:
+    return _codec_error(codec, f"decompressed records exceed the {limit}-byte limit")
+
+
+@cache
+def _codec(codec: Compression) -> _Codec | None:
+    if codec is Compression.GZIP:
+        return _Gzip()
+    if codec is Compression.SNAPPY:
+        cramjam = _optional_module("cramjam")
+        if cramjam is not None:
+            return _Snappy(cramjam.snappy.compress_raw, cramjam.snappy.decompress_raw)
+        snappy = _optional_module("snappy")
+        if snappy is not None and hasattr(snappy, "compress"):
+            return _Snappy(snappy.compress, snappy.decompress)
+        return None
+    if codec is Compression.LZ4:
+        lz4_frame = _optional_module("lz4.frame")
+        return None if lz4_frame is None else _Lz4(lz4_frame)
+    if codec is Compression.ZSTD:
+        zstandard = _optional_module("zstandard")
+        return None if zstandard is None else _Zstd(zstandard)
+    return None
+
+
+def _optional_module(name: str) -> ModuleType | None:
+    try:
+        return import_module(name)
+    except ImportError:
+        return None
+
+
+class _Gzip:
+    # Level 6 (zlib's default, as Java's) and wbits 31 (gzip framing, mtime 0): the same input always gives the same bytes.
+    def compress(self, data: bytes) -> bytes:
+        compressor = zlib.compressobj(6, zlib.DEFLATED, 31)
+        return compressor.compress(data) + compressor.flush()
+
+    def decompress(self, data: bytes, limit: int) -> bytes:
+        out = bytearray()
+        pending = data
+        try:
+            # Several gzip members back to back are one stream (RFC 1952), and Java's GZIPInputStream reads them so.
+            while pending:
+                inflater = zlib.decompressobj(31)
+                while not inflater.eof:
+                    chunk = inflater.decompress(pending, limit + 1 - len(out))
+                    out += chunk
+                    if len(out) > limit:
+                        raise _too_big(Compression.GZIP, limit)
+                    pending = inflater.unconsumed_tail
+                    if not chunk and not pending and not inflater.eof:
+                        raise _codec_error(Compression.GZIP, "stream ends before its end marker")
+                pending = inflater.unused_data
+        except zlib.error as exc:
+            raise _codec_error(Compression.GZIP, str(exc)) from None
+        return bytes(out)
+
+
+# Java clients wrap snappy in xerial's framing: this header, then blocks of int32 length + raw snappy.
+_XERIAL_MAGIC = b"\x82SNAPPY\x00"
+_XERIAL_HEADER = struct.Struct(">8sii")  # magic, version, compatible version
+_XERIAL_VERSION = 1
+_XERIAL_BLOCK_SIZE = 32 * 1024
+
+
+class _Snappy:
+    def __init__(self, compress_raw: Callable[[bytes], object], decompress_raw: Callable[[bytes], object]) -> None:
+        self._compress_raw = compress_raw
+        self._decompress_raw = decompress_raw
+
+    def compress(self, data: bytes) -> bytes:
+        # Written with xerial framing, as the Java producer does: every Kafka reader accepts it.
+        parts = [_XERIAL_HEADER.pack(_XERIAL_MAGIC, _XERIAL_VERSION, _XERIAL_VERSION)]
+        for start in range(0, len(data), _XERIAL_BLOCK_SIZE):
+            block = bytes(self._compress_raw(data[start : start + _XERIAL_BLOCK_SIZE]))
+            parts += (_INT32.pack(len(block)), block)
+        return b"".join(parts)
+
+    def decompress(self, data: bytes, limit: int) -> bytes:
+        if not data.startswith(_XERIAL_MAGIC):
+            return self._decompress_block(data, limit)
+        if len(data) < _XERIAL_HEADER.size:
+            raise _codec_error(Compression.SNAPPY, "xerial header is truncated")
+        out = bytearray()
+        pos = _XERIAL_HEADER.size
+        while pos < len(data):
+            if len(data) - pos < _INT32.size:
+                raise _codec_error(Compression.SNAPPY, "xerial block length is truncated")
+            (block_length,) = _INT32.unpack_from(data, pos)
+            pos += _INT32.size
+            if not 0 <= block_length <= len(data) - pos:
+                raise _codec_error(
+                    Compression.SNAPPY, f"xerial block length {block_length} exceeds the {len(data) - pos} bytes left"
+                )
+            out += self._decompress_block(data[pos : pos + block_length], limit - len(out))
+            pos += block_length
+        return bytes(out)
+
+    def _decompress_block(self, block: bytes, limit: int) -> bytes:
+        # A raw snappy block starts with its uncompressed length, so the cap is checked before any output exists.
+        try:
+            declared, _ = read_uvarint(block, 0)
+        except (IndexError, Malformed):
+            raise _codec_error(Compression.SNAPPY, "block has no valid length preamble") from None
+        if declared > limit:
+            raise _too_big(Compression.SNAPPY, limit)
+        try:
+            out = bytes(self._decompress_raw(block))
+        except Exception as exc:  # each snappy package has its own error type, with no shared base
+            raise _codec_error(Compression.SNAPPY, str(exc)) from None
+        if len(out) != declared:
+            raise _codec_error(Compression.SNAPPY, f"block says {declared} bytes but holds {len(out)}")
+        return out
+
+
+class _Lz4:
+    def __init__(self, lz4_frame: ModuleType) -> None:
+        self._frame = lz4_frame
+
+    def compress(self, data: bytes) -> bytes:
+        # Independent 64 KiB blocks and no content size: what Kafka's Java LZ4 reader expects.
+        frame = self._frame
+        return frame.compress(
+            data, block_size=frame.BLOCKSIZE_MAX64KB, block_linked=False, content_checksum=False, store_size=False
+        )
+
+    def decompress(self, data: bytes, limit: int) -> bytes:
+        decompressor = self._frame.LZ4FrameDecompressor()
+        try:
+            out = decompressor.decompress(data, max_length=limit + 1)
+        except RuntimeError as exc:
+            raise _codec_error(Compression.LZ4, str(exc)) from None
+        if len(out) > limit:
+            raise _too_big(Compression.LZ4, limit)
+        if not decompressor.eof:
+            raise _codec_error(Compression.LZ4, "frame ends before its end marker")
+        if decompressor.unused_data:
+            raise _codec_error(Compression.LZ4, f"{len(decompressor.unused_data)} bytes after the frame")
+        return out
+
+
+class _Zstd:
+    def __init__(self, zstandard: ModuleType) -> None:
+        self._zstd = zstandard
+
+    def compress(self, data: bytes) -> bytes:
+        return self._zstd.ZstdCompressor(level=3).compress(data)
+
+    def decompress(self, data: bytes, limit: int) -> bytes:
+        zstd = self._zstd
+        try:
+            # zstandard allocates a frame's declared content size up front, so check it before decompressing.
+            if zstd.frame_content_size(data) > limit:
+                raise _too_big(Compression.ZSTD, limit)
+            # max_output_size bounds frames that declare no size (zstd-jni's streaming writer omits it).
+            return zstd.ZstdDecompressor().decompress(data, max_output_size=limit)
+        except zstd.ZstdError as exc:
+            # zstandard reports a cut frame and one that outgrew max_output_size with the same error.
+            raise _codec_error(Compression.ZSTD, f"{exc} (truncated, or larger than the {limit}-byte limit)") from None

@@ -1,0 +1,113 @@
+"""The handler registry (shim.handlers): what each @handles registration promises, checked against Kafka's schemas."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+import pytest
+from kafka_shim.protocol import messages
+from kafka_shim.protocol.codes import ApiKey, ErrorCode
+from kafka_shim.protocol.framing import decode_response, encode_response
+from kafka_shim.protocol.schema import api_index, message_spec
+from kafka_shim.shim import handlers
+from kafka_shim.shim.handlers import ApiHandler, load_all
+from kafka_shim.shim.requests.error_responses import error_response
+
+REGISTRY = load_all()
+ENTRIES = sorted(REGISTRY.values(), key=lambda h: h.api_key)
+# handlers/api_versions.py is being rewritten in another branch (the api table answers ApiVersions); it keeps
+# its untyped request and short docstring until then.
+NOT_YET_CONVERTED = {"api_versions"}
+
+
+def _id(h: ApiHandler) -> str:
+    return f"{h.api_key}-{ApiKey(h.api_key).name}"
+
+
+def _module(h: ApiHandler) -> str:
+    return h.handle.__module__.rsplit(".", 1)[-1]
+
+
+@pytest.mark.parametrize("handler", ENTRIES, ids=_id)
+def test_every_registered_range_lies_within_the_schemas_valid_versions(handler: ApiHandler) -> None:
+    request_name, response_name = api_index()[handler.api_key]
+    assert handler.min_version <= handler.max_version
+    for name in (request_name, response_name):
+        valid = message_spec(name).valid_versions
+        assert handler.min_version in valid and handler.max_version in valid, (
+            f"{name} is valid for {valid}, but @handles registers {handler.min_version}-{handler.max_version}")
+
+
+def test_the_registry_is_keyed_by_each_handlers_own_api_key() -> None:
+    assert all(key == h.api_key for key, h in REGISTRY.items())
+
+
+def test_load_all_imports_only_modules_that_register_handlers() -> None:
+    package = {m.name for m in pkgutil.iter_modules(handlers.__path__)}
+    registering = {_module(h) for h in ENTRIES}
+    assert package == registering, f"modules that register nothing: {sorted(package - registering)}"
+
+
+# The APIs whose whole-request error answer kafka-shim can build; the SASL gate closes the connection for the rest.
+WITH_ERROR_FORM = {ApiKey.METADATA, ApiKey.SASL_HANDSHAKE, ApiKey.API_VERSIONS, ApiKey.DESCRIBE_ACLS, ApiKey.CREATE_ACLS,
+                   ApiKey.DELETE_ACLS, ApiKey.SASL_AUTHENTICATE, ApiKey.DESCRIBE_CLUSTER}
+
+
+def test_the_error_forms_are_registered_with_their_handlers() -> None:
+    assert {h.api_key for h in ENTRIES if h.error_response is not None} == WITH_ERROR_FORM
+
+
+def _request(api_key: int) -> object:
+    request_name, _ = api_index()[api_key]
+    cls = getattr(messages, request_name)
+    if api_key == ApiKey.METADATA:
+        return cls(topics=[cls.MetadataRequestTopic(name="t")])
+    if api_key == ApiKey.CREATE_ACLS:
+        return cls(creations=[cls.AclCreation(), cls.AclCreation()])
+    if api_key == ApiKey.DELETE_ACLS:
+        return cls(filters=[cls.DeleteAclsFilter()])
+    return cls()
+
+
+@pytest.mark.parametrize("handler", [h for h in ENTRIES if h.error_response is not None], ids=_id)
+def test_each_error_form_encodes_at_every_registered_version(handler: ApiHandler) -> None:
+    request = _request(handler.api_key)
+    body = error_response(handler.api_key, request, ErrorCode.ILLEGAL_SASL_STATE, "why")
+    assert body is not None
+    for version in range(handler.min_version, handler.max_version + 1):
+        frame = encode_response(handler.api_key, version, 7, body)
+        correlation_id, decoded = decode_response(handler.api_key, version, frame[4:])
+        assert correlation_id == 7
+        codes = [decoded.error_code] if hasattr(decoded, "error_code") else []
+        for rows in ("topics", "results", "filter_results"):
+            codes += [r.error_code for r in getattr(decoded, rows, None) or []]
+        assert codes and set(codes) == {ErrorCode.ILLEGAL_SASL_STATE}, (version, decoded)
+
+
+def test_an_api_without_an_error_form_has_no_error_response() -> None:
+    request = messages.DescribeUserScramCredentialsRequest(users=[])
+    assert error_response(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, request, ErrorCode.ILLEGAL_SASL_STATE, "why") is None
+    assert error_response(ApiKey.PRODUCE, messages.ProduceRequest(), ErrorCode.ILLEGAL_SASL_STATE, "why") is None  # not served
+
+
+@pytest.mark.parametrize("handler", [h for h in ENTRIES if _module(h) not in NOT_YET_CONVERTED], ids=_id)
+def test_each_handler_types_its_request_and_response_with_the_message_classes(handler: ApiHandler) -> None:
+    request_name, response_name = api_index()[handler.api_key]
+    params = inspect.signature(handler.handle).parameters
+    request_annotation = list(params.values())[1].annotation
+    response_annotation = inspect.signature(handler.handle).return_annotation
+    assert request_annotation.rsplit(".", 1)[-1] == request_name
+    assert response_annotation.rsplit(".", 1)[-1] == response_name
+
+
+@pytest.mark.parametrize("module", sorted({_module(h) for h in ENTRIES} - NOT_YET_CONVERTED))
+def test_each_handler_module_opens_with_its_apis_and_versions(module: str) -> None:
+    doc = importlib.import_module(f"{handlers.__name__}.{module}").__doc__ or ""
+    head = doc.split("\n\n", 1)[0]
+    for h in (h for h in ENTRIES if _module(h) == module):
+        versions = f"v{h.min_version}" if h.min_version == h.max_version else f"v{h.min_version}-{h.max_version}"
+        assert f"({h.api_key}" in head or f"(key {h.api_key}" in head, f"{module}: the docstring does not name key {h.api_key}"
+        assert versions in head, f"{module}: the docstring does not state {versions} for key {h.api_key}"
+    assert "Behaviour" in doc and "Version notes" in doc
