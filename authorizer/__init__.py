@@ -3,6 +3,7 @@
 from kafka_shim.authorizer.audit import AuditLog, Decision, format_decision
 from kafka_shim.authorizer.engine import AclStoreError, Authorizer, CreateResult, FilterResult, InvalidAclError, parse_super_users
 from kafka_shim.authorizer.model import (
+    ANONYMOUS,
     CLUSTER_NAME,
     MATCH_ANY,
     SUPPORTED_BITS,
@@ -25,6 +26,7 @@ from kafka_shim.authorizer.model import (
 from kafka_shim.authorizer.store import AclStore, MemoryStore
 
 __all__ = [
+    "ANONYMOUS",
     "CLUSTER_NAME",
     "MATCH_ANY",
     "SUPPORTED_BITS",

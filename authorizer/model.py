@@ -12,6 +12,8 @@ from enum import IntEnum
 CLUSTER_NAME = "kafka-cluster"
 WILDCARD_RESOURCE = "*"
 WILDCARD_PRINCIPAL = "User:*"
+# The principal of a client that has not authenticated (PLAINTEXT, TLS without a certificate, SASL before it completes).
+ANONYMOUS = "User:ANONYMOUS"
 WILDCARD_HOST = "*"
 
 

@@ -1,4 +1,5 @@
-"""The broker: listeners, connections, handlers and cluster state, on one asyncio loop."""
+"""The broker, the composition root: builds the services and the dispatcher once, binds the listeners, starts
+and stops. Nothing else in kafka-shim imports it (only the command line and the test harness)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ from kafka_shim.shim.cluster.endpoints import Endpoints
 from kafka_shim.shim.cluster.identity import load_cluster_identity
 from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError, Listener
-from kafka_shim.shim.handlers import ApiHandler, load_all
+from kafka_shim.shim.handlers import load_all
 from kafka_shim.shim.net.connection import KafkaConnection
-from kafka_shim.shim.security.listener_security import ListenerSecurity, build_listener_security
-from kafka_shim.shim.security.sasl.credentials import ScramCredentialStore
+from kafka_shim.shim.requests.api_table import ApiTable, ReleaseProfile
+from kafka_shim.shim.requests.dispatch import Dispatcher
+from kafka_shim.shim.security.listener_security import SASL_PROTOCOLS, ListenerSecurity, build_listener_security
+from kafka_shim.shim.security.sasl.credentials import ScramCredentialStore, open_scram_store
 from kafka_shim.shim.services import Services
 
 log = structlog.get_logger("kafka_shim.broker")
@@ -37,22 +40,33 @@ class BoundListener:
 class Broker:
     """Start with ``await broker.start()``; ``bound`` then lists the real addresses."""
 
-    def __init__(self, config: BrokerConfig, state: ClusterState | None = None, *, preload_acls: list[AclBinding] | None = None) -> None:
+    def __init__(self, config: BrokerConfig, state: ClusterState | None = None, *, preload_acls: list[AclBinding] | None = None,
+                 release: ReleaseProfile | None = None) -> None:
         self.config = config
-        self.state = state or ClusterState(cluster_id=load_cluster_identity(config), node_id=config.node_id)
-        # None means no authorizer is configured: every check passes and the ACL APIs answer SECURITY_DISABLED.
-        self.authorizer: Authorizer | None = None
         self.preload_acls = list(preload_acls or [])
-        # SCRAM credentials, shared by every SASL listener and the SCRAM admin APIs; opened by start().
-        self.scram_credentials: ScramCredentialStore | None = None
+        # What handlers use, built once at start (the authorizer and the SCRAM store open files).
+        self.services = Services(
+            config=config,
+            cluster=state or ClusterState(cluster_id=load_cluster_identity(config), node_id=config.node_id),
+            endpoints=Endpoints(config),
+            authorizer=None,
+            scram=None,
+            api_table=ApiTable(load_all(), release),
+        )
         self.security: dict[str, ListenerSecurity] = {}
-        self.handlers: dict[int, ApiHandler] = dict(load_all())
         self.connections: set[KafkaConnection] = set()
         self.servers: list[asyncio.base_events.Server] = []
         self.bound: list[BoundListener] = []
-        self.endpoints = Endpoints(config)
-        # What handlers may use (RequestContext.services); built by start() once the stores are open.
-        self.services: Services | None = None
+        self.dispatcher = Dispatcher(self.services)
+
+    # The cluster state and the authorizer, for tests and embedding code (handlers use ``ctx.services``).
+    @property
+    def state(self) -> ClusterState:
+        return self.services.cluster
+
+    @property
+    def authorizer(self) -> Authorizer | None:
+        return self.services.authorizer
 
     async def __aenter__(self) -> Broker:
         await self.start()
@@ -63,14 +77,14 @@ class Broker:
 
     async def start(self) -> list[BoundListener]:
         loop = asyncio.get_running_loop()
-        if self.scram_credentials is None:
-            self.scram_credentials = _open_scram_store(self.config)
+        services = self.services
+        if services.scram is None:
+            services.scram = _open_scram_store(self.config)
         if not self.security:
-            self.security = build_listener_security(self.config, self.scram_credentials)
-        if self.config.authorizer_enabled and self.authorizer is None:
-            self.authorizer = _open_authorizer(self.config, self.preload_acls)
-        self.services = Services(config=self.config, cluster=self.state, endpoints=self.endpoints, authorizer=self.authorizer,
-                                 scram=self.scram_credentials, api_table=self.handlers)
+            self.security = build_listener_security(self.config, services.scram)
+        if self.config.authorizer_enabled and services.authorizer is None:
+            services.authorizer = _open_authorizer(self.config, self.preload_acls)
+        dispatcher = self.dispatcher
         if self.config.unknown_keys:
             log.warning("unknown_config_keys", keys=self.config.unknown_keys,
                         hint="these keys were supplied but kafka-shim does not use them")
@@ -80,7 +94,7 @@ class Broker:
                 security = self.security.get(listener.name)
                 tls = security.ssl_context if security is not None else None
                 server = await loop.create_server(
-                    lambda listener=listener, security=security: KafkaConnection(self, listener, security),
+                    lambda listener=listener, security=security: KafkaConnection(dispatcher, listener, security, self.connections),
                     host=host,
                     port=listener.port,
                     reuse_address=True,
@@ -94,7 +108,7 @@ class Broker:
                 addr = sock.getsockname()
                 bound = BoundListener(listener, listener.host or _default_host(sock), addr[1])
                 self.bound.append(bound)
-                self.endpoints.bind(listener.name, bound.host, bound.port)
+                services.endpoints.bind(listener.name, bound.host, bound.port)
                 for s in server.sockets:
                     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         except OSError as exc:
@@ -104,14 +118,10 @@ class Broker:
             log.info("listening", listener=b.url, cluster_id=self.state.cluster_id, node_id=self.state.node_id)
         return self.bound
 
-    def advertised_address(self, listener_name: str) -> tuple[str, int]:
-        """The host and port clients should use for a listener (advertised.listeners, else the bound address)."""
-        return self.endpoints.advertised(listener_name)
-
     @property
     def bootstrap_servers(self) -> str:
         """``host:port`` of the first listener, for clients in tests and embedding code."""
-        host, port = self.advertised_address(self.bound[0].listener.name)
+        host, port = self.services.endpoints.advertised(self.bound[0].listener.name)
         return f"{host}:{port}"
 
     async def stop(self) -> None:
@@ -126,9 +136,9 @@ class Broker:
                 for conn in list(self.connections):
                     conn.abort()
         self.servers.clear()
-        if self.authorizer is not None:
-            self.authorizer.store.close()
-            self.authorizer = None
+        if self.services.authorizer is not None:
+            self.services.authorizer.store.close()
+            self.services.authorizer = None
 
 
 def _handshake_timeout(config: BrokerConfig) -> float:
@@ -137,15 +147,11 @@ def _handshake_timeout(config: BrokerConfig) -> float:
 
 
 def _open_scram_store(config: BrokerConfig) -> ScramCredentialStore:
-    """The SCRAM credential store (in the data directory, if there is one). Kafka always has a SCRAM image, so a
-    broker without SASL listeners has one too, for the SCRAM admin APIs, but without JAAS users."""
-    from kafka_shim.shim.security.listener_security import SASL_PROTOCOLS
-
-    if not any(lst.security_protocol in SASL_PROTOCOLS for lst in config.listeners):
-        return ScramCredentialStore.open(config.log_dirs[0] if config.log_dirs else None)
-    from kafka_shim.shim.security.sasl.credentials import open_scram_store
-
-    return open_scram_store(config)
+    """The SCRAM credential store, with the JAAS users of the SASL listeners. A broker without SASL listeners has
+    one too, as Kafka always has a SCRAM image: the SCRAM admin APIs answer from it (no JAAS users then)."""
+    if any(lst.security_protocol in SASL_PROTOCOLS for lst in config.listeners):
+        return open_scram_store(config)
+    return ScramCredentialStore.open(config.log_dirs[0] if config.log_dirs else None)
 
 
 def _open_authorizer(config: BrokerConfig, preload: list[AclBinding]) -> Authorizer:

@@ -14,15 +14,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kafka_shim.shim.requests.context import CloseConnection  # re-exported: handlers raise it, dispatch catches it
 from kafka_shim.shim.requests.error_responses import ErrorResponse, register_error_response
 
 if TYPE_CHECKING:
     from kafka_shim.shim.requests.context import RequestContext
 
 
-class CloseConnection(Exception):
-    """Raised by a handler to close the connection without replying, as Kafka does when a request fails
-    validation while it is parsed. The message says why, for the log line."""
+__all__ = ["ApiHandler", "CloseConnection", "handles", "load_all"]
 
 
 Handler = Callable[["RequestContext", Any], Any | Awaitable[Any]]

@@ -30,8 +30,12 @@ from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.javacompat.scala_set import ScalaSet, kafka_uuid_hash, scala_set
 from kafka_shim.shim.requests.authz import allowed, allowed_names, authorized_operations, bitfield, check, shortcut_allowed
 from kafka_shim.shim.requests.context import RequestContext
+from kafka_shim.shim.requests.work import Each, Pure, Steps, run_inline, run_sliced
 
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
+# Above this many requested topics the answer is built in slices and in the worker thread (shim.requests.work),
+# so that a request at socket.request.max.bytes (419,410 names in 4 MiB) does not stall every other client.
+LARGE_REQUEST = 1000
 
 # The checks declared for Metadata in authorizer.api_checks.
 _DESCRIBE, _DESCRIBE_ALL, _CREATE = check(ApiKey.METADATA, "describe"), check(ApiKey.METADATA, "describe_all"), check(ApiKey.METADATA, "create")
@@ -100,11 +104,36 @@ def cluster_authorized_operations(ctx: RequestContext, api_key: int) -> int:
 
 @handles(ApiKey.METADATA, 0, 12, error_response=metadata_error_response)
 def metadata(ctx: RequestContext, request: messages.MetadataRequest) -> MetadataResponse:
+    steps = _answer(ctx, request)
+    if request.topics is not None and len(request.topics) > LARGE_REQUEST:
+        return run_sliced(steps)  # an awaitable: dispatch answers when it is done, other clients are served meanwhile
+    return run_inline(steps)
+
+
+def _unnamed_or_by_id(requested: list) -> bool:
+    return any(t.name is None or t.topic_id != ZERO_UUID for t in requested)
+
+
+def _unnamed(requested: list) -> bool:
+    return any(t.name is None for t in requested)
+
+
+def _absent(names: ScalaSet[str], found: list[Topic | None]) -> ScalaSet[str]:
+    missing = {n for n, topic in zip(names, found, strict=True) if topic is None}
+    return names.where(missing.__contains__)
+
+
+def _all_missing(names: ScalaSet[str]) -> list[_Topic]:
+    return [_missing(n) for n in names]
+
+
+def _answer(ctx: RequestContext, request: messages.MetadataRequest) -> Steps[MetadataResponse]:
+    """The answer; its request-sized steps are yielded (shim.requests.work): pure ones as ``Pure``, state lookups as ``Each``."""
     version = ctx.api_version
     services = ctx.services
     state = services.cluster
     requested = request.topics
-    if version < 12 and requested and any(t.name is None or t.topic_id != ZERO_UUID for t in requested):
+    if version < 12 and requested and (yield Pure(_unnamed_or_by_id, requested)):
         return metadata_error_response(request, ErrorCode.INVALID_REQUEST, None)
 
     all_topics = metadata_all_topics(request, version)
@@ -120,11 +149,11 @@ def metadata(ctx: RequestContext, request: messages.MetadataRequest) -> Metadata
             by_id = True
             unknown_ids = [_Topic(error_code=ErrorCode.UNKNOWN_TOPIC_ID, name=None, topic_id=i) for i in ids.where(lambda i: state.topic_by_id(i) is None)]
             names = scala_set((t.name for t in map(state.topic_by_id, ids) if t is not None), java_string_hash, hashed=ids.hashed)
-        elif any(t.name is None for t in requested):
+        elif (yield Pure(_unnamed, requested)):
             # v12 lets a topic carry neither a name nor an id; Kafka fails on the null name (ErrorCode.UNKNOWN_SERVER_ERROR).
             return metadata_error_response(request, ErrorCode.UNKNOWN_SERVER_ERROR, None)
         else:
-            names = scala_set((t.name for t in requested), java_string_hash)
+            names = yield Pure(scala_set, (t.name for t in requested), java_string_hash)
 
     authorized, undescribable = names, ()
     if services.authorizer is not None and names:
@@ -142,10 +171,11 @@ def metadata(ctx: RequestContext, request: messages.MetadataRequest) -> Metadata
                 authorized = authorized.where(lambda n: n not in create_denied)
 
     topics_by_name = state.topics
-    described = [_describe(topics_by_name[n]) for n in authorized if n in topics_by_name]
+    found = yield Each(topics_by_name.get, authorized)
+    described = [_describe(topic) for topic in found if topic is not None]
     if len(described) < len(authorized):
-        absent = authorized.where(lambda n: n not in topics_by_name) if described else authorized
-        described += [_missing(n) for n in absent]
+        absent = (yield Pure(_absent, authorized, found)) if described else authorized
+        described += yield Pure(_all_missing, absent)
     if version >= 8 and request.include_topic_authorized_operations:
         for entry in described:
             entry.topic_authorized_operations = authorized_operations(ctx, _TOPIC_BITS, entry.name)

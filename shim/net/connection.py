@@ -1,8 +1,10 @@
-"""One client connection: frames in, handlers, responses out in request order.
+"""One client connection: frames in, responses out in request order; the only asyncio protocol.
 
-Handlers may finish out of order (an awaitable result runs as a task), but Kafka
-clients match responses to requests by order as much as by correlation id, so
-responses are released strictly in the order their requests arrived.
+The connection owns the transport, timers and back-pressure. What each frame means is decided by its
+``RequestSession`` (shim.requests.dispatch), which returns an outcome for the connection to carry out.
+Answers may be ready out of order (a pending outcome runs as a task), but Kafka clients match responses
+to requests by order as much as by correlation id, so responses are released strictly in the order their
+requests arrived.
 
 The limits a client can rely on (the I/O half of this module):
 
@@ -32,16 +34,22 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 import structlog
-from kafka_shim.protocol.codes import ApiKey
+from kafka_shim.authorizer.model import ANONYMOUS
 from kafka_shim.protocol.errors import FrameTooLarge, ProtocolError
-from kafka_shim.protocol.framing import FrameSplitter, api_name, encode_response, parse_request
-from kafka_shim.shim.handlers import CloseConnection, api_versions
+from kafka_shim.protocol.framing import FrameSplitter
 from kafka_shim.shim.net.addresses import java_host_address
-from kafka_shim.shim.requests.context import ANONYMOUS, RequestContext
-from kafka_shim.shim.security.sasl.gate import Phase, SaslGate
+from kafka_shim.shim.requests.dispatch import (
+    Authenticated,
+    Close,
+    Dispatcher,
+    FailAuthentication,
+    Outcome,
+    Pending,
+    RequestSession,
+    Respond,
+)
 
 if TYPE_CHECKING:
-    from kafka_shim.shim.broker import Broker
     from kafka_shim.shim.config.broker_config import Listener
     from kafka_shim.shim.security.listener_security import ListenerSecurity
 
@@ -70,14 +78,16 @@ class _Slot:
 
 
 class KafkaConnection(asyncio.Protocol):
-    def __init__(self, broker: Broker, listener: Listener, security: ListenerSecurity | None = None) -> None:
-        self.broker = broker
+    def __init__(self, dispatcher: Dispatcher, listener: Listener, security: ListenerSecurity | None = None,
+                 connections: set[KafkaConnection] | None = None) -> None:
+        self.dispatcher = dispatcher
+        self.config = dispatcher.services.config
+        self.connections = connections if connections is not None else set()  # the broker's open connections
         self.listener = listener
         self.security = security
-        self.principal = ANONYMOUS
-        self.gate: SaslGate | None = None
+        self.session: RequestSession | None = None
         self.auth_failed = False
-        self.splitter = FrameSplitter(broker.config.socket_request_max_bytes)
+        self.splitter = FrameSplitter(self.config.socket_request_max_bytes)
         self.transport: asyncio.Transport | None = None
         self.pending: deque[_Slot] = deque()
         self.out: list[bytes] = []
@@ -104,29 +114,27 @@ class KafkaConnection(asyncio.Protocol):
         self.client_port = int(peer[1]) if len(peer) > 1 else 0
         self.log = log.bind(client=f"{self.client_host}:{self.client_port}", listener=self.listener.name)
         self.debug = self.log.is_enabled_for(logging.DEBUG)
-        self.broker.connections.add(self)
+        self.connections.add(self)
         security = self.security
-        if security is not None:
-            if security.ssl_context is not None:
-                # After the TLS handshake: the client certificate (if any) names the principal, as in Kafka.
-                try:
-                    self.principal = security.tls_principal(transport.get_extra_info("ssl_object"))
-                except Exception as exc:  # a certificate no mapping rule accepts fails authentication
-                    self.log.info("authentication_failed", reason=str(exc), mechanism="SSL")
-                    self.close()
-                    return
-            if security.sasl_mechanisms:
-                self.principal = ANONYMOUS
-                self.gate = SaslGate(self, security.sasl_mechanisms, security.new_mechanism, security.reauth_ms,
-                                     security.is_authentication_error)
-                self.splitter.max_size = min(self.splitter.max_size, SASL_MAX_RECEIVE_SIZE)
+        principal = ANONYMOUS
+        if security is not None and security.ssl_context is not None:
+            # After the TLS handshake: the client certificate (if any) names the principal, as in Kafka.
+            try:
+                principal = security.tls_principal(transport.get_extra_info("ssl_object"))
+            except Exception as exc:  # a certificate no mapping rule accepts fails authentication
+                self.log.info("authentication_failed", reason=str(exc), mechanism="SSL")
+                self.close()
+                return
+        self.session = self.dispatcher.session(self.listener, security, self.client_host, self.client_port, principal, self.log)
+        if self.session.authenticating:
+            self.splitter.max_size = min(self.splitter.max_size, SASL_MAX_RECEIVE_SIZE)
         if self.debug:
-            self.log.debug("connection_opened", principal=self.principal)
+            self.log.debug("connection_opened", principal=self.session.principal)
         self._arm_idle_timer()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closing = True
-        self.broker.connections.discard(self)
+        self.connections.discard(self)
         for slot in self.pending:
             if slot.task is not None:
                 slot.task.cancel()
@@ -192,68 +200,28 @@ class KafkaConnection(asyncio.Protocol):
 
     # -- requests ------------------------------------------------------------------------
     def _handle_frame(self, payload: bytes) -> None:
-        gate = self.gate
-        if gate is not None:
-            if gate.phase is not Phase.COMPLETE:
-                if not self.auth_failed:
-                    gate.feed(payload)
-                return
-            if gate.session_expires_at is not None and self._session_frame(gate, payload):
-                return
-        try:
-            frame = parse_request(payload)
-        except ProtocolError as exc:
-            # Kafka closes the connection when it cannot parse a request header.
-            self.log.warning("request_rejected", reason=str(exc), api_key=exc.api_key, api_version=exc.version)
-            self.close()
-            return
-        api_key, version = frame.api_key, frame.api_version
-        handler = self.broker.handlers.get(api_key)
-        if handler is None or not handler.serves(version):
-            if api_key == ApiKey.API_VERSIONS:
-                self._respond_now(encode_response(ApiKey.API_VERSIONS, 0, frame.correlation_id, api_versions.unsupported_version_response()))
-                return
-            self.log.warning(
-                "request_rejected",
-                reason=f"api key {api_key} ({api_name(api_key)}) version {version} is not enabled on this broker",
-                api_key=api_key,
-                api_version=version,
-                correlation_id=frame.correlation_id,
-            )
-            self.close()
-            return
-        try:
-            body = frame.decode_body()
-        except ProtocolError as exc:
-            self.log.warning("request_rejected", reason=str(exc), api_key=api_key, api_version=version, field=exc.field)
-            self.close()
-            return
-        if self.debug:
-            self.log.debug("request", api=api_name(api_key), api_version=version, correlation_id=frame.correlation_id,
-                           client_id=frame.header.client_id)
-        ctx = RequestContext(self.broker.services, self.listener, frame.header, version, self.client_host, self.client_port, self.principal)
-        try:
-            result = handler.handle(ctx, body)
-        except CloseConnection as exc:
-            self._refused(ctx, exc)
-            return
-        except Exception:
-            self._handler_failed(ctx)
-            return
-        if handler.is_async:
+        if self.session is None:
+            return  # refused before the session began (a TLS certificate no rule maps)
+        outcome = self.session.receive(payload)
+        if outcome is not None:
+            self._carry_out(outcome)
+
+    def _carry_out(self, outcome: Outcome) -> None:
+        kind = type(outcome)
+        if kind is Respond:
+            self._respond_now(outcome.data)
+        elif kind is Pending:
             slot = _Slot()
             self.pending.append(slot)
-            slot.task = asyncio.ensure_future(self._finish(ctx, slot, result))
-        else:
-            self._respond(ctx, result)
-
-    def _respond(self, ctx: RequestContext, body: Any) -> None:
-        try:
-            data = encode_response(ctx.api_key, ctx.api_version, ctx.correlation_id, body)
-        except ProtocolError:
-            self._handler_failed(ctx)
-            return
-        self._respond_now(data)
+            slot.task = asyncio.ensure_future(self._finish(slot, outcome.outcome))
+        elif kind is Close:
+            outcome.log_to(self.log)
+            self.close()
+        elif kind is Authenticated:
+            self._respond_now(outcome.data)
+            self._authenticated(outcome)
+        elif kind is FailAuthentication:
+            self._fail_authentication(outcome)
 
     def _respond_now(self, data: bytes) -> None:
         if self.pending:
@@ -263,54 +231,44 @@ class KafkaConnection(asyncio.Protocol):
         else:
             self.out.append(data)
 
-    async def _finish(self, ctx: RequestContext, slot: _Slot, awaitable: Any) -> None:
+    async def _finish(self, slot: _Slot, awaitable: Any) -> None:
         try:
-            body = await awaitable
-            slot.data = encode_response(ctx.api_key, ctx.api_version, ctx.correlation_id, body)
+            outcome = await awaitable
         except asyncio.CancelledError:
             raise
-        except CloseConnection as exc:
-            self._refused(ctx, exc)
+        except Exception:  # dispatch turns handler failures into Close; anything else is a bug here
+            self.log.exception("request_failed")
+            self.close()
             return
-        except Exception:
-            self._handler_failed(ctx)
+        if type(outcome) is Close:
+            outcome.log_to(self.log)
+            self.close()
             return
+        slot.data = outcome.data
         while self.pending and self.pending[0].data is not None:
             self.out.append(self.pending.popleft().data)
         self._flush()
         self._update_reading()
 
-    def _refused(self, ctx: RequestContext, exc: CloseConnection) -> None:
-        self.log.warning("request_rejected", reason=str(exc), api=api_name(ctx.api_key), api_version=ctx.api_version,
-                         correlation_id=ctx.correlation_id)
-        self.close()
+    # -- authentication outcomes -------------------------------------------------------------
+    def _authenticated(self, outcome: Authenticated) -> None:
+        self.splitter.max_size = self.config.socket_request_max_bytes
+        self.log = self.log.bind(principal=outcome.principal)
+        if self.session is not None:
+            self.session.log = self.log
+        self.log.info("authenticated", mechanism=outcome.mechanism, session_lifetime_ms=outcome.session_lifetime_ms)
 
-    def _handler_failed(self, ctx: RequestContext) -> None:
-        # A bug in a handler must not take the broker down; the client is disconnected
-        # (as Kafka does when it cannot build a response) and the traceback logged.
-        self.log.exception("handler_failed", api=api_name(ctx.api_key), api_version=ctx.api_version, correlation_id=ctx.correlation_id)
-        self.close()
-
-    # -- authentication (called by the SASL gate) ---------------------------------------------
-    def send(self, data: bytes) -> None:
-        self._respond_now(data)
-
-    def authenticated(self, principal: str, mechanism: str, session_lifetime_ms: int) -> None:
-        self.principal = principal
-        self.splitter.max_size = self.broker.config.socket_request_max_bytes
-        self.log = self.log.bind(principal=principal)
-        self.log.info("authenticated", mechanism=mechanism, session_lifetime_ms=session_lifetime_ms)
-
-    def fail_authentication(self, reason: str, data: bytes | None) -> None:
+    def _fail_authentication(self, outcome: FailAuthentication) -> None:
         """Kafka waits connection.failed.authentication.delay.ms before it answers a failed authentication and
         closes, to slow down password guessing; nothing more is read meanwhile."""
         self.auth_failed = True
-        self.log.info("authentication_failed", reason=reason)
+        self.log.info("authentication_failed", reason=outcome.reason)
         self._flush()
         if self.transport is not None:
             self.transport.pause_reading()
             self.reading_paused = True
-        delay = self.broker.config.failed_authentication_delay_ms / 1000
+        delay = self.config.failed_authentication_delay_ms / 1000
+        data = outcome.data
 
         def finish() -> None:
             if data is not None:
@@ -321,20 +279,6 @@ class KafkaConnection(asyncio.Protocol):
             asyncio.get_running_loop().call_later(delay, finish)
         else:
             finish()
-
-    def refuse(self, reason: str, **fields: Any) -> None:
-        self.log.warning("request_rejected", reason=reason, **fields)
-        self.close()
-
-    def _session_frame(self, gate: SaslGate, payload: bytes) -> bool:
-        """KIP-368: a SaslHandshake may start re-authentication; any other request after expiry closes."""
-        if len(payload) >= 2 and int.from_bytes(payload[:2], "big") == ApiKey.SASL_HANDSHAKE and gate.begin_reauthentication(payload):
-            return True
-        if gate.session_expired():
-            self.log.info("session_expired_closed", reason="the SASL session expired (connections.max.reauth.ms) and the client did not re-authenticate")
-            self.close()
-            return True
-        return False
 
     # -- output and lifecycle ------------------------------------------------------------
     def _flush(self) -> None:
@@ -382,7 +326,7 @@ class KafkaConnection(asyncio.Protocol):
             self.reading_paused = False
 
     def _arm_idle_timer(self) -> None:
-        idle_ms = self.broker.config.connections_max_idle_ms
+        idle_ms = self.config.connections_max_idle_ms
         if idle_ms < 0:
             return
         loop = asyncio.get_running_loop()
@@ -397,7 +341,7 @@ class KafkaConnection(asyncio.Protocol):
         now = time.monotonic()
         if self._wrote_since_last_look():
             self.last_active = now
-        idle_s = self.broker.config.connections_max_idle_ms / 1000
+        idle_s = self.config.connections_max_idle_ms / 1000
         quiet = now - self.last_active
         if quiet >= idle_s and not self.pending:
             self.log.info("connection_idle_closed", idle_ms=int(quiet * 1000),
@@ -438,7 +382,7 @@ class KafkaConnection(asyncio.Protocol):
     def _linger(self) -> None:
         """Wait for the peer to read what a closed connection still holds; abort once it reads nothing for the
         grace period (the transport would otherwise wait forever, holding the socket and the answers)."""
-        idle_ms = self.broker.config.connections_max_idle_ms
+        idle_ms = self.config.connections_max_idle_ms
         grace = min(idle_ms / 1000, CLOSE_LINGER_MAX_S) if idle_ms > 0 else CLOSE_LINGER_MAX_S
         self._linger_timer = asyncio.get_running_loop().call_later(grace, self._linger_check, grace)
 

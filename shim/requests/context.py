@@ -1,14 +1,19 @@
-"""What a handler knows about the request it is answering."""
+"""What a handler knows about the request it is answering, and the services it may use to answer it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kafka_shim.authorizer.model import ANONYMOUS
+
 if TYPE_CHECKING:
     from kafka_shim.shim.config.broker_config import Listener
 
-ANONYMOUS = "User:ANONYMOUS"
+
+class CloseConnection(Exception):
+    """Raised by a handler to close the connection without replying, as Kafka does when a request fails
+    validation while it is parsed. The message says why, for the log line."""
 
 
 @dataclass(slots=True)
@@ -17,7 +22,7 @@ class RequestContext:
     listener: Listener
     header: Any  # protocol.messages.RequestHeader
     api_version: int
-    client_host: str  # as a Java broker renders it (see shim.addresses)
+    client_host: str  # as a Java broker renders it (see shim.net.addresses)
     client_port: int
     principal: str = ANONYMOUS
 

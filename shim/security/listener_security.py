@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import structlog
+from kafka_shim.authorizer.model import ANONYMOUS
 from kafka_shim.shim.javacompat.java_hash import hash_set_order
-from kafka_shim.shim.requests.context import ANONYMOUS
 
 if TYPE_CHECKING:
     from kafka_shim.shim.config.broker_config import BrokerConfig, Listener
-    from kafka_shim.shim.security.sasl.gate import Mechanism
+    from kafka_shim.shim.security.sasl.mechanism import Mechanism
 
 log = structlog.get_logger("kafka_shim.listeners")
 

@@ -15,10 +15,9 @@ from typing import Any, Protocol
 
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.errors import ProtocolError
-from kafka_shim.protocol.framing import encode_response, parse_request
+from kafka_shim.protocol.framing import RequestFrame, encode_response, parse_request
 from kafka_shim.protocol.messages import SaslAuthenticateResponse, SaslHandshakeResponse
-from kafka_shim.shim.handlers import api_versions
-from kafka_shim.shim.requests.error_responses import error_response, kafka_api_enum_name
+from kafka_shim.shim.security.sasl.mechanism import Mechanism
 
 HANDSHAKE_VERSIONS = range(0, 2)
 AUTHENTICATE_VERSIONS = range(0, 3)
@@ -26,16 +25,6 @@ AUTHENTICATE_VERSIONS = range(0, 3)
 
 class SaslError(Exception):
     """A mechanism's refusal; ``str()`` is the message the client is sent (Kafka's wording)."""
-
-
-class Mechanism(Protocol):
-    def evaluate(self, token: bytes) -> bytes: ...
-
-    @property
-    def complete(self) -> bool: ...
-
-    @property
-    def authorization_id(self) -> str: ...
 
 
 class GateOwner(Protocol):
@@ -48,6 +37,20 @@ class GateOwner(Protocol):
     def refuse(self, reason: str, **fields: Any) -> None: ...
 
     def authenticated(self, principal: str, mechanism: str, session_lifetime_ms: int) -> None: ...
+
+
+class Responder(Protocol):
+    """The answers the gate sends but does not build: they come from the broker's API table (via dispatch),
+    so the gate never imports handlers."""
+
+    def api_versions(self, frame: RequestFrame) -> tuple[bytes, bool]:
+        """The encoded ApiVersions answer and whether it succeeded (error 0). A version the broker does not serve
+        gets Kafka's error-35 answer; a body that cannot be decoded raises ProtocolError."""
+        ...
+
+    def error_response(self, api_key: int, request: Any, code: int, message: str | None) -> Any | None:
+        """The API's whole-request error body (Kafka's getErrorResponse), or None when it has none."""
+        ...
 
 
 class Phase(enum.Enum):
@@ -64,12 +67,14 @@ class SaslGate:
     def __init__(
         self,
         owner: GateOwner,
+        responder: Responder,
         mechanisms: list[str],
         new_mechanism: Callable[[str, bool], Mechanism],
         reauth_ms: int = 0,
         is_authentication_error: Callable[[BaseException], bool] = lambda exc: isinstance(exc, SaslError),
     ) -> None:
         self.owner = owner
+        self.responder = responder
         self.mechanisms = list(mechanisms)
         self.new_mechanism = new_mechanism
         self.reauth_ms = reauth_ms
@@ -120,7 +125,7 @@ class SaslGate:
             return
         key, version = frame.api_key, frame.api_version
         if key not in (ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE):
-            self._refuse(f"Unexpected Kafka request of type {kafka_api_enum_name(key)} during SASL handshake.", api_key=key)
+            self._refuse(f"Unexpected Kafka request of type {ApiKey(key).name} during SASL handshake.", api_key=key)
             return
         if key == ApiKey.API_VERSIONS:
             self._api_versions(frame)
@@ -158,16 +163,14 @@ class SaslGate:
             self._refuse("Unexpected ApiVersions request received during SASL authentication state " + self.phase.name,
                          api_key=ApiKey.API_VERSIONS)
             return
-        if frame.api_version > api_versions.MAX_VERSION or frame.api_version < 0:
-            # The client may retry at a lower version, so the state stays as it is.
-            self.owner.send(encode_response(ApiKey.API_VERSIONS, 0, frame.correlation_id, api_versions.unsupported_version_response()))
+        try:
+            data, succeeded = self.responder.api_versions(frame)
+        except ProtocolError as exc:
+            self._refuse(f"malformed ApiVersions: {exc}", api_key=frame.api_key)
             return
-        request = self._body(frame, "ApiVersions")
-        if request is None:
-            return
-        response = api_versions.api_versions(_VersionOnly(frame.api_version), request)
-        self._respond(frame, response)
-        if response.error_code == ErrorCode.NONE:
+        self.owner.send(data)
+        # After an unsupported version or an invalid request the client may retry, so the state stays as it is.
+        if succeeded:
             self.phase = Phase.HANDSHAKE
 
     def _authenticate_frame(self, payload: bytes) -> None:
@@ -181,8 +184,8 @@ class SaslGate:
             request = self._body(frame, "request during SASL authentication")
             if request is None:
                 return
-            message = f"Unexpected Kafka request of type {kafka_api_enum_name(key)} during SASL authentication."
-            body = error_response(key, request, ErrorCode.ILLEGAL_SASL_STATE, message)
+            message = f"Unexpected Kafka request of type {ApiKey(key).name} during SASL authentication."
+            body = self.responder.error_response(key, request, ErrorCode.ILLEGAL_SASL_STATE, message)
             data = encode_response(key, version, frame.correlation_id, body) if body is not None else None
             self._fail(message, data)
             return
@@ -270,15 +273,6 @@ class SaslGate:
     def _refuse(self, reason: str, **fields: Any) -> None:
         self.phase = Phase.FAILED
         self.owner.refuse(reason, **fields)
-
-
-class _VersionOnly:
-    """The little of a request context the ApiVersions handler reads."""
-
-    __slots__ = ("api_version",)
-
-    def __init__(self, api_version: int) -> None:
-        self.api_version = api_version
 
 
 class _Refusing:

@@ -13,6 +13,8 @@ from kafka_shim.protocol.messages import ApiVersionsRequest, ApiVersionsResponse
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.client.wire import ConnectionClosed, WireClient
 from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.handlers import ApiHandler, load_all
+from kafka_shim.shim.requests.api_table import ApiTable
 
 
 def _config(**props: str) -> BrokerConfig:
@@ -95,7 +97,8 @@ async def test_api_versions_lists_only_what_is_served(broker: Broker) -> None:
             response = await client.request(18, version, body)
             assert response.error_code == 0
             ranges = {a.api_key: (a.min_version, a.max_version) for a in response.api_keys}
-            assert ranges == {h.api_key: (h.min_version, h.max_version) for h in broker.handlers.values()}
+            assert ranges == {a.api_key: (a.min_version, a.max_version) for a in broker.services.api_table.served}
+            assert ranges == {h.api_key: (h.min_version, h.max_version) for h in load_all().values()}  # no release profile
             assert {3: (0, 12), 17: (0, 1), 18: (0, 4), 36: (0, 2)}.items() <= ranges.items()
             assert not ({69, 71, 72} & set(ranges))
 
@@ -154,15 +157,15 @@ async def test_responses_keep_request_order_when_pipelined(broker: Broker) -> No
 
 
 async def test_async_handlers_do_not_overtake_earlier_requests(broker: Broker) -> None:
-    from kafka_shim.shim.handlers import ApiHandler
-
-    original = broker.handlers[3]
+    table = broker.services.api_table
+    original = table.handler(3, 12)
 
     async def slow_metadata(ctx, request):
         await asyncio.sleep(0.05 if ctx.correlation_id == 1 else 0)
         return original.handle(ctx, request)
 
-    broker.handlers[3] = ApiHandler(3, 0, 12, slow_metadata, is_async=True)
+    handlers = {a.api_key: table.handler(a.api_key, a.max_version) for a in table.served}
+    broker.services.api_table = ApiTable({**handlers, 3: ApiHandler(3, 0, 12, slow_metadata, is_async=True)})
     async with await _client(broker) as client:
         await client.send_raw(encode_request(3, 12, 1, MetadataRequest(topics=[])) + encode_request(18, 0, 2, ApiVersionsRequest())
                               + encode_request(3, 12, 3, MetadataRequest(topics=[])))
@@ -252,7 +255,6 @@ async def test_closed_connection_raises(broker: Broker) -> None:
 
 
 def test_unsupported_version_body_is_v0_shape() -> None:
-    from kafka_shim.shim.handlers.api_versions import unsupported_version_response
-
+    unsupported_version_response = ApiTable(load_all()).unsupported_api_versions
     assert unsupported_version_response().encode(0) == bytes.fromhex("0023" "00000001" "0012" "0000" "0004")
     assert ApiVersionsResponse.decode(unsupported_version_response().encode(0), 0).error_code == 35

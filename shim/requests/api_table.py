@@ -1,0 +1,93 @@
+"""Which APIs this broker serves, at which versions: one table per broker, read by dispatch and by ApiVersions.
+
+The table is the handler registry (``@handles``) narrowed by an optional release profile: a mapping
+``api_key -> (min, max)`` of what an emulated Kafka release offers. A key the profile leaves out is not served;
+a key the profile names is served at the versions both the handler and the release know. The same table decides
+which handler a request reaches and what the ApiVersions answer lists, so the two can never disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from kafka_shim.protocol.codes import ApiKey, ErrorCode
+from kafka_shim.protocol.framing import encode_response
+from kafka_shim.protocol.messages import ApiVersionsResponse
+from kafka_shim.shim.requests import error_responses
+
+# What an emulated release serves: api_key -> (min_version, max_version).
+ReleaseProfile = Mapping[int, tuple[int, int]]
+
+
+class ApiHandler(Protocol):
+    """A registered handler as the table and dispatch see it (``shim.handlers.ApiHandler``; requests/ sits below
+    handlers/ and does not import it)."""
+
+    api_key: int
+    min_version: int
+    max_version: int
+    handle: Callable[..., Any]
+    is_async: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ServedApi:
+    api_key: int
+    min_version: int
+    max_version: int
+
+
+class ApiTable:
+    def __init__(self, handlers: Mapping[int, ApiHandler], release: ReleaseProfile | None = None) -> None:
+        self._handlers: dict[int, ApiHandler] = {}
+        served: list[ServedApi] = []
+        for key in sorted(handlers):
+            handler = handlers[key]
+            low, high = handler.min_version, handler.max_version
+            if release is not None:
+                if key not in release:
+                    continue
+                low, high = max(low, release[key][0]), min(high, release[key][1])
+                if low > high:
+                    continue
+            self._handlers[key] = handler
+            served.append(ServedApi(key, low, high))
+        self.served: tuple[ServedApi, ...] = tuple(served)
+        self._ranges = {api.api_key: (api.min_version, api.max_version) for api in served}
+
+    def handler(self, api_key: int, version: int) -> ApiHandler | None:
+        """The handler for this key at this version, or None when the broker does not serve it."""
+        served = self._ranges.get(api_key)
+        if served is None or not served[0] <= version <= served[1]:
+            return None
+        return self._handlers[api_key]
+
+    def versions(self, api_key: int) -> tuple[int, int] | None:
+        """(min, max) served for a key, or None."""
+        return self._ranges.get(api_key)
+
+    def error_response(self, api_key: int, request: Any, code: int, message: str | None) -> Any | None:
+        """The API's whole-request error answer (its getErrorResponse), or None when it has no such form."""
+        # The forms are registered with @handles (requests.error_responses keeps them for requests/).
+        return error_responses.error_response(api_key, request, code, message)
+
+    # -- ApiVersions ---------------------------------------------------------------------------
+    def api_versions_list(self) -> list[Any]:
+        """The api_keys list of a successful ApiVersions answer."""
+        return [ApiVersionsResponse.ApiVersion(api_key=a.api_key, min_version=a.min_version, max_version=a.max_version)
+                for a in self.served]
+
+    def unsupported_api_versions(self) -> ApiVersionsResponse:
+        """Kafka's answer to an ApiVersions version it does not serve: error 35 and ApiVersions' own range only.
+
+        It is written as a v0 body (with response header v0) whatever version was asked,
+        so that a client of any age can read it and retry lower.
+        """
+        low, high = self._ranges.get(ApiKey.API_VERSIONS, (0, 0))
+        own = ApiVersionsResponse.ApiVersion(api_key=ApiKey.API_VERSIONS, min_version=low, max_version=high)
+        return ApiVersionsResponse(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=[own])
+
+    def unsupported_api_versions_frame(self, correlation_id: int) -> bytes:
+        return encode_response(ApiKey.API_VERSIONS, 0, correlation_id, self.unsupported_api_versions())

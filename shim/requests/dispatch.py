@@ -1,0 +1,347 @@
+"""The request pipeline, without I/O: a request frame in, an outcome out.
+
+    parse_request → SASL gate (SASL listeners) → API table (key, version) → decode → handler → encode
+
+``RequestSession.receive(payload)`` takes one frame (size prefix removed) and returns what the connection must do:
+
+- ``Respond(data)``: queue these response bytes, in request order;
+- ``Pending(outcome)``: an awaitable that yields ``Respond`` or ``Close`` later; its answer keeps its place in order;
+- ``Close``: log ``event`` with ``fields`` and close the connection (Kafka closes on what it cannot parse or serve);
+- ``FailAuthentication``: authentication failed: answer with ``data`` (if any) after the failed-authentication
+  delay, then close; read nothing more meanwhile;
+- ``Authenticated``: queue ``data``, then the connection belongs to ``principal``;
+- ``None``: nothing to do (a frame after a failed authentication).
+
+Kafka handles one request per connection at a time. Requests whose work is not done when ``receive`` returns
+(an awaiting handler, a large frame) are therefore chained: a later request on the same connection reaches its
+handler only after the earlier one has been answered, so a pipelined DescribeAcls still sees a CreateAcls sent
+before it.
+
+Large requests (above ``Dispatcher.off_loop_bytes``) are decoded and their answers encoded in the worker thread
+(shim.requests.work), so one request at ``socket.request.max.bytes`` does not hold the event loop while every other
+client waits. The handler itself runs on the loop (it reads and changes broker state); a handler that loops over a
+request-sized collection returns an awaitable for large inputs and works in slices (``work.run_sliced``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kafka_shim.authorizer.model import ANONYMOUS
+from kafka_shim.protocol.codes import ApiKey, ErrorCode
+from kafka_shim.protocol.errors import ProtocolError
+from kafka_shim.protocol.framing import RequestFrame, api_name, encode_response, parse_request
+from kafka_shim.shim.requests.context import CloseConnection, RequestContext
+from kafka_shim.shim.requests.work import off_loop
+from kafka_shim.shim.security.sasl.gate import Phase, SaslGate
+
+if TYPE_CHECKING:
+    from kafka_shim.shim.config.broker_config import Listener
+    from kafka_shim.shim.requests.api_table import ApiHandler
+    from kafka_shim.shim.security.listener_security import ListenerSecurity
+
+# Frames larger than this are decoded, and their answers encoded, off the event loop. Below it the thread hop
+# costs more than the work (a 64 KiB Metadata request decodes in a few milliseconds).
+OFF_LOOP_BYTES = 64 * 1024
+
+
+# -- outcomes --------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Respond:
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    outcome: Awaitable[Respond | Close]
+
+
+@dataclass(frozen=True, slots=True)
+class Close:
+    event: str
+    fields: dict[str, Any] = field(default_factory=dict)
+    level: str = "warning"  # the log level of ``event``: warning, info, or error (with ``error``'s traceback)
+    error: BaseException | None = None
+
+    def log_to(self, logger: Any) -> None:
+        if self.error is not None:
+            logger.error(self.event, exc_info=self.error, **self.fields)
+        else:
+            getattr(logger, self.level)(self.event, **self.fields)
+
+
+@dataclass(frozen=True, slots=True)
+class FailAuthentication:
+    reason: str
+    data: bytes | None
+
+
+@dataclass(frozen=True, slots=True)
+class Authenticated:
+    data: bytes
+    principal: str
+    mechanism: str
+    session_lifetime_ms: int
+
+
+Outcome = Respond | Pending | Close | FailAuthentication | Authenticated
+
+
+def rejected(reason: str, **fields: Any) -> Close:
+    return Close("request_rejected", {"reason": reason, **fields})
+
+
+# -- the pipeline ------------------------------------------------------------------------------------
+class Dispatcher:
+    """One per broker: the services handlers use, and the size above which a request is worked off the loop."""
+
+    def __init__(self, services: Any, off_loop_bytes: int = OFF_LOOP_BYTES) -> None:
+        # services: shim.services.Services, built by the Broker (a layer above requests, so not imported here)
+        self.services = services
+        self.off_loop_bytes = off_loop_bytes
+
+    def session(self, listener: Listener, security: ListenerSecurity | None, client_host: str, client_port: int,
+                principal: str = ANONYMOUS, log: Any = None) -> RequestSession:
+        """The pipeline for one new connection (``principal``: from its TLS certificate, if any)."""
+        return RequestSession(self, listener, security, client_host, client_port, principal, log)
+
+
+class RequestSession:
+    """One connection's requests: its principal, its SASL gate, and the order in which its requests are handled.
+
+    It is the gate's owner (it turns the gate's calls into outcomes) and its responder (ApiVersions answers and
+    whole-request error forms come from the API table)."""
+
+    def __init__(self, dispatcher: Dispatcher, listener: Listener, security: ListenerSecurity | None, client_host: str,
+                 client_port: int, principal: str = ANONYMOUS, log: Any = None) -> None:
+        self.dispatcher = dispatcher
+        self.services = dispatcher.services
+        self.listener = listener
+        self.client_host = client_host
+        self.client_port = client_port
+        self.principal = principal
+        self.log = log
+        self.gate: SaslGate | None = None
+        if security is not None and security.sasl_mechanisms:
+            self.principal = ANONYMOUS
+            self.gate = SaslGate(self, self, security.sasl_mechanisms, security.new_mechanism, security.reauth_ms,
+                                 security.is_authentication_error)
+        self._gate_outcome: Outcome | None = None
+        # Done when the last request still in the works has been answered; later requests wait for it.
+        self._turn: asyncio.Future[None] | None = None
+
+    @property
+    def authenticating(self) -> bool:
+        """Still in the SASL exchange (Kafka accepts smaller frames until it completes)."""
+        return self.gate is not None and self.gate.phase is not Phase.COMPLETE
+
+    def receive(self, payload: bytes) -> Outcome | None:
+        gate = self.gate
+        if gate is not None:
+            if gate.phase is not Phase.COMPLETE:
+                gate.feed(payload)
+                return self._take_gate_outcome()
+            if gate.session_expires_at is not None:
+                outcome = self._session_frame(gate, payload)
+                if outcome is not None:
+                    return outcome
+        if self._turn is not None:
+            return self._after_turn(payload)
+        outcome = self._request(payload)
+        if type(outcome) is Pending:
+            return self._take_turn(outcome.outcome)
+        return outcome
+
+    # -- one request ---------------------------------------------------------------------------------
+    def _request(self, payload: bytes) -> Outcome:
+        try:
+            frame = parse_request(payload)
+        except ProtocolError as exc:
+            # Kafka closes the connection when it cannot parse a request header.
+            return rejected(str(exc), api_key=exc.api_key, api_version=exc.version)
+        api_key, version = frame.api_key, frame.api_version
+        table = self.services.api_table
+        handler = table.handler(api_key, version)
+        if handler is None:
+            if api_key == ApiKey.API_VERSIONS:
+                return Respond(table.unsupported_api_versions_frame(frame.correlation_id))
+            return rejected(f"api key {api_key} ({api_name(api_key)}) version {version} is not enabled on this broker",
+                            api_key=api_key, api_version=version, correlation_id=frame.correlation_id)
+        if len(payload) > self.dispatcher.off_loop_bytes:
+            return Pending(self._large(frame, handler))
+        try:
+            body = frame.decode_body()
+        except ProtocolError as exc:
+            return _undecodable(frame, exc)
+        ctx = self._context(frame)
+        try:
+            result = handler.handle(ctx, body)
+        except CloseConnection as exc:
+            return _refused(ctx, exc)
+        except Exception as exc:
+            return _failed(ctx, exc)
+        if handler.is_async or inspect.isawaitable(result):
+            return Pending(self._finish(ctx, result))
+        return _encode(ctx, result)
+
+    async def _finish(self, ctx: RequestContext, awaitable: Awaitable[Any]) -> Respond | Close:
+        try:
+            body = await awaitable
+        except CloseConnection as exc:
+            return _refused(ctx, exc)
+        except Exception as exc:
+            return _failed(ctx, exc)
+        return _encode(ctx, body)
+
+    async def _large(self, frame: RequestFrame, handler: ApiHandler) -> Respond | Close:
+        """A request above the off-loop size: decoded and encoded in the worker thread, handled on the loop."""
+        try:
+            body = await off_loop(frame.decode_body)
+        except ProtocolError as exc:
+            return _undecodable(frame, exc)
+        ctx = self._context(frame)
+        # Freeing hundreds of thousands of objects takes as long as making them: the last references to the
+        # decoded request and to the answer are dropped in the worker thread too.
+        request = [body]
+        del body
+        try:
+            result = handler.handle(ctx, request[0])
+            if handler.is_async or inspect.isawaitable(result):
+                result = await result
+        except CloseConnection as exc:
+            return _refused(ctx, exc)
+        except Exception as exc:
+            return _failed(ctx, exc)
+        finally:
+            off_loop(request.clear)
+        answer = [result]
+        del result
+        try:
+            return Respond(await off_loop(_encode_and_drop, ctx.api_key, ctx.api_version, ctx.correlation_id, answer))
+        except Exception as exc:  # a body the handler filled wrongly
+            return _failed(ctx, exc)
+
+    def _context(self, frame: RequestFrame) -> RequestContext:
+        if self.log is not None and self.log.is_enabled_for(10):  # logging.DEBUG
+            self.log.debug("request", api=api_name(frame.api_key), api_version=frame.api_version,
+                           correlation_id=frame.correlation_id, client_id=frame.header.client_id)
+        return RequestContext(self.services, self.listener, frame.header, frame.api_version, self.client_host,
+                              self.client_port, self.principal)
+
+    # -- one request at a time -------------------------------------------------------------------------
+    def _take_turn(self, work: Awaitable[Respond | Close]) -> Pending:
+        done = self._new_turn()
+
+        async def run() -> Respond | Close:
+            try:
+                return await work
+            finally:
+                self._end_turn(done)
+
+        return Pending(run())
+
+    def _after_turn(self, payload: bytes) -> Pending:
+        previous = self._turn
+        done = self._new_turn()
+
+        async def run() -> Respond | Close:
+            try:
+                await previous
+                outcome = self._request(payload)
+                if type(outcome) is Pending:
+                    outcome = await outcome.outcome
+                return outcome  # type: ignore[return-value]  # a request outside the gate: Respond or Close
+            finally:
+                self._end_turn(done)
+
+        return Pending(run())
+
+    def _new_turn(self) -> asyncio.Future[None]:
+        self._turn = asyncio.get_running_loop().create_future()
+        return self._turn
+
+    def _end_turn(self, done: asyncio.Future[None]) -> None:
+        if self._turn is done:
+            self._turn = None
+        if not done.done():
+            done.set_result(None)
+
+    # -- SASL ------------------------------------------------------------------------------------------
+    def _session_frame(self, gate: SaslGate, payload: bytes) -> Outcome | None:
+        """KIP-368: a SaslHandshake may start re-authentication; any other request after expiry closes."""
+        if len(payload) >= 2 and int.from_bytes(payload[:2], "big") == ApiKey.SASL_HANDSHAKE and gate.begin_reauthentication(payload):
+            return self._take_gate_outcome()
+        if gate.session_expired():
+            return Close("session_expired_closed", {
+                "reason": "the SASL session expired (connections.max.reauth.ms) and the client did not re-authenticate"
+            }, level="info")
+        return None
+
+    def _take_gate_outcome(self) -> Outcome | None:
+        outcome, self._gate_outcome = self._gate_outcome, None
+        return outcome
+
+    # GateOwner: the gate's decisions, kept as this frame's outcome.
+    def send(self, data: bytes) -> None:
+        previous = self._gate_outcome
+        self._gate_outcome = Respond(previous.data + data if isinstance(previous, Respond) else data)
+
+    def fail_authentication(self, reason: str, data: bytes | None) -> None:
+        self._gate_outcome = FailAuthentication(reason, data)
+
+    def refuse(self, reason: str, **fields: Any) -> None:
+        self._gate_outcome = rejected(reason, **fields)
+
+    def authenticated(self, principal: str, mechanism: str, session_lifetime_ms: int) -> None:
+        self.principal = principal
+        sent = self._gate_outcome
+        self._gate_outcome = Authenticated(sent.data if isinstance(sent, Respond) else b"", principal, mechanism, session_lifetime_ms)
+
+    # Responder: what the gate answers from the API table.
+    def api_versions(self, frame: RequestFrame) -> tuple[bytes, bool]:
+        table = self.services.api_table
+        handler = table.handler(ApiKey.API_VERSIONS, frame.api_version)
+        if handler is None:
+            return table.unsupported_api_versions_frame(frame.correlation_id), False
+        request = frame.decode_body()
+        response = handler.handle(self._context(frame), request)
+        data = encode_response(frame.api_key, frame.api_version, frame.correlation_id, response)
+        return data, response.error_code == ErrorCode.NONE
+
+    def error_response(self, api_key: int, request: Any, code: int, message: str | None) -> Any | None:
+        return self.services.api_table.error_response(api_key, request, code, message)
+
+
+# -- outcomes of one request -------------------------------------------------------------------------
+def _encode(ctx: RequestContext, body: Any) -> Respond | Close:
+    try:
+        return Respond(encode_response(ctx.api_key, ctx.api_version, ctx.correlation_id, body))
+    except Exception as exc:  # a body the handler filled wrongly
+        return _failed(ctx, exc)
+
+
+def _encode_and_drop(api_key: int, version: int, correlation_id: int, holder: list[Any]) -> bytes:
+    """Encode the one body in ``holder``, then drop it here (in the worker thread) rather than on the loop."""
+    try:
+        return encode_response(api_key, version, correlation_id, holder[0])
+    finally:
+        holder.clear()
+
+
+def _undecodable(frame: RequestFrame, exc: ProtocolError) -> Close:
+    return rejected(str(exc), api_key=frame.api_key, api_version=frame.api_version, field=exc.field)
+
+
+def _refused(ctx: RequestContext, exc: CloseConnection) -> Close:
+    return rejected(str(exc), api=api_name(ctx.api_key), api_version=ctx.api_version, correlation_id=ctx.correlation_id)
+
+
+def _failed(ctx: RequestContext, exc: BaseException) -> Close:
+    # A bug in a handler must not take the broker down; the client is disconnected
+    # (as Kafka does when it cannot build a response) and the traceback logged.
+    return Close("handler_failed", {"api": api_name(ctx.api_key), "api_version": ctx.api_version,
+                                    "correlation_id": ctx.correlation_id}, level="error", error=exc)
