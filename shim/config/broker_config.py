@@ -61,7 +61,7 @@ KNOWN_IGNORED = {
 }
 
 
-# Read by the listener security modules (shim/tls.py, shim/sasl/), per listener or globally.
+# Read by the listener security modules (shim/security/tls/, shim/security/sasl/), per listener or globally.
 SECURITY_KEY_PREFIXES = ("listener.name.", "ssl.", "sasl.", "connections.max.reauth.ms")
 
 

@@ -45,7 +45,7 @@ _ANY, _LITERAL = int(PatternType.ANY), int(PatternType.LITERAL)
 NO_AUTHORIZER_DESCRIBE = "No Authorizer is configured on the broker"
 NO_AUTHORIZER = "No Authorizer is configured."
 
-log = structlog.get_logger("kafka-shim.acls")
+log = structlog.get_logger("kafka_shim.acls")
 
 _Creation = CreateAclsResponse.AclCreationResult
 _Resource = DescribeAclsResponse.DescribeAclsResource

@@ -2,7 +2,7 @@
 certificates, and PEM files in the forms Kafka's keys take.
 
 ``generate_tls_material(directory)`` writes everything into ``directory``; ``shared_tls_material()`` generates once per
-process into a temporary directory, for tests anywhere in the suite (tests/tls/conftest.py has a ``tls_material``
+process into a temporary directory, for tests anywhere in the suite (tests/shim/security/tls/conftest.py has a ``tls_material``
 fixture). Keys are EC P-256: fast to make, and read by Java, OpenSSL (librdkafka) and Python alike.
 """
 

@@ -22,7 +22,7 @@ from kafka_shim.shim.config.broker_config import ConfigError
 from kafka_shim.shim.security.tls.ciphers import apply_cipher_suites
 from kafka_shim.shim.security.tls.pem import check_key_matches, load_certificates, load_private_key, looks_like_pem
 
-log = structlog.get_logger("shim.tls")
+log = structlog.get_logger("kafka_shim.tls")
 
 PEM = "PEM"
 CLIENT_AUTH_VALUES = ("required", "requested", "none")
