@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import structlog
+
 from kafka_shim.authorizer.model import AclOperation, ResourceType
 
 LOGGER_NAME = "kafka.authorizer.logger"

@@ -46,6 +46,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from loadgen import drive, percentile  # noqa: E402
+
 from kafka_shim.protocol.framing import decode_response, encode_request, encode_response  # noqa: E402
 from kafka_shim.protocol.messages import (  # noqa: E402
     CreateAclsRequest,
@@ -56,7 +58,6 @@ from kafka_shim.protocol.messages import (  # noqa: E402
     SaslAuthenticateRequest,
     SaslHandshakeRequest,
 )
-from loadgen import drive, percentile  # noqa: E402
 
 DESCRIBE, CREATE, DELETE = 29, 30, 31
 VERSION = 3  # what Kafka 3.9 and kafka-shim both serve at most (the Java admin client's choice)

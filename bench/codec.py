@@ -87,11 +87,12 @@ if str(ROOT) not in sys.path:
 
 from kafka.protocol.admin import DescribeAclsResponse as KpDescribeAcls  # noqa: E402
 from kafka.protocol.metadata import MetadataResponse as KpMetadata  # noqa: E402
-from kafka_shim.protocol.messages import DescribeAclsResponse, MetadataResponse  # noqa: E402
 from kio.schema.describe_acls.v3 import response as kio_acls  # noqa: E402
 from kio.schema.errors import ErrorCode  # noqa: E402
 from kio.schema.metadata.v12 import response as kio_md  # noqa: E402
 from kio.serial import entity_reader, entity_writer  # noqa: E402
+
+from kafka_shim.protocol.messages import DescribeAclsResponse, MetadataResponse  # noqa: E402
 
 INT32_MIN = -(2**31)
 LIBS = ("ours", "kio", "kafka-python")

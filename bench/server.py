@@ -32,9 +32,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from loadgen import drive, percentile  # noqa: E402
+
 from kafka_shim.protocol.framing import decode_response, encode_request  # noqa: E402
 from kafka_shim.protocol.messages import MetadataRequest  # noqa: E402
-from loadgen import drive, percentile  # noqa: E402
 
 MOCK_CHILD = """
 import sys, time

@@ -8,6 +8,7 @@ import socket
 from dataclasses import dataclass
 
 import structlog
+
 from kafka_shim.authorizer import AclBinding, Authorizer
 from kafka_shim.authorizer.sqlite_store import AclStoreCorrupt, AclStoreLocked, AclStoreUnavailable, open_acl_store
 from kafka_shim.shim.cluster.endpoints import Endpoints

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 

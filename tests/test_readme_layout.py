@@ -8,7 +8,6 @@ import re
 from pathlib import Path
 
 from kafka_shim.protocol.codes import ApiKey
-
 from tests.support.import_contract import SHIM_LAYERS
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 import crc32c
+
 from kafka_shim.protocol.errors import DecodeError, EncodeError
 from kafka_shim.protocol.primitives import Malformed, read_varint, read_varlong, write_varint, write_varlong
 from kafka_shim.protocol.records.compression import (

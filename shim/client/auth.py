@@ -13,6 +13,7 @@ import ssl
 from dataclasses import dataclass
 
 import structlog
+
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.errors import DecodeError
 from kafka_shim.protocol.framing import decode_response

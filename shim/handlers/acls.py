@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import structlog
+
 from kafka_shim.authorizer import (
     AccessControlEntry,
     AccessControlEntryFilter,

@@ -34,6 +34,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 import structlog
+
 from kafka_shim.authorizer.model import ANONYMOUS
 from kafka_shim.protocol.errors import FrameTooLarge, ProtocolError
 from kafka_shim.protocol.framing import FrameSplitter

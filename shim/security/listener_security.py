@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import structlog
+
 from kafka_shim.authorizer.model import ANONYMOUS
 from kafka_shim.shim.javacompat.java_hash import hash_set_order
 

@@ -8,6 +8,7 @@ import signal
 import sys
 
 import structlog
+
 from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError
 from kafka_shim.shim.config.logging import configure_logging
 

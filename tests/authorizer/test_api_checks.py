@@ -9,6 +9,7 @@ import uuid
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from kafka_shim.authorizer import AclOperation, ResourceType
 from kafka_shim.authorizer.api_checks import DECLARATIONS, Mode, Requirement, declaration, requirements
 from kafka_shim.protocol.messages import (
@@ -23,7 +24,6 @@ from kafka_shim.protocol.messages import (
 )
 from kafka_shim.protocol.schema import api_index, message_spec
 from kafka_shim.shim.handlers import load_all
-
 from tests.support.schema_strategies import message_strategy
 
 T = MetadataRequest.MetadataRequestTopic

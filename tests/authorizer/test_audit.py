@@ -7,6 +7,8 @@ import logging
 
 import pytest
 import structlog
+from structlog.testing import capture_logs
+
 from kafka_shim.authorizer import (
     AccessControlEntry,
     AclBinding,
@@ -19,7 +21,6 @@ from kafka_shim.authorizer.model import AclOperation as Op
 from kafka_shim.authorizer.model import AclPermissionType as Perm
 from kafka_shim.authorizer.model import PatternType as Pat
 from kafka_shim.authorizer.model import ResourceType as RT
-from structlog.testing import capture_logs
 
 LOGGER = "kafka.authorizer.logger"
 ALICE, BOB, ADMIN = "User:alice", "User:bob", "User:admin"

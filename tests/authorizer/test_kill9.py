@@ -14,6 +14,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+
 from kafka_shim.authorizer import AclBinding
 from kafka_shim.authorizer.sqlite_store import SqliteAclStore
 

@@ -10,6 +10,7 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
 from kafka_shim.authorizer import (
     AccessControlEntry,
     AccessControlEntryFilter,
@@ -24,7 +25,6 @@ from kafka_shim.authorizer.model import AclOperation as Op
 from kafka_shim.authorizer.model import AclPermissionType as Perm
 from kafka_shim.authorizer.model import PatternType as Pat
 from kafka_shim.authorizer.model import ResourceType as RT
-
 from tests.support.reference_authorizer import ReferenceAuthorizer
 
 NAMES = ["", "a", "ab", "abc", "b", "*", "*a", "h", "hard", "hardcode", "kafka-cluster", "A"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from kafka_shim.authorizer import (
     MATCH_ANY,
     SUPPORTED_BITS,

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from kafka_shim.authorizer import (
     MATCH_ANY,
     AccessControlEntry,

@@ -7,8 +7,8 @@ variants come with SASL listeners.
 from __future__ import annotations
 
 import pytest
-from kafka_shim.shim.testing.embedded import EmbeddedBroker
 
+from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from tests.support.acl_helpers import ANONYMOUS, config
 
 pytestmark = pytest.mark.clients

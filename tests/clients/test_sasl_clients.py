@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
+
 from kafka_shim.authorizer import (
     AccessControlEntry,
     AclBinding,
@@ -21,7 +22,6 @@ from kafka_shim.authorizer import (
 )
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
-
 from tests.support.sasl_setup import MECHANISMS, listener_address, sasl_properties
 
 pytestmark = pytest.mark.clients

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from kafka_shim.authorizer import (
     MATCH_ANY,
     AccessControlEntry,
@@ -34,7 +35,6 @@ from kafka_shim.protocol.messages import (
 )
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
-
 from tests.support.acl_order import canonical, mask_not_authorized
 from tests.support.compare import assert_same
 from tests.support.wire import Answer, Wire, exchange_both

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from kafka_shim.protocol.messages import (
     CreateAclsRequest,
     DeleteAclsRequest,
@@ -17,7 +18,6 @@ from kafka_shim.protocol.messages import (
 )
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
-
 from tests.support.acl_order import canonical
 from tests.support.compare import assert_same
 from tests.support.wire import Wire

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
-
 from tests.support.cli_helpers import Result, client_config, run_acls
 from tests.support.peers import REAL_KAFKA, RealKafka
 from tests.support.sasl_setup import listener_address, sasl_properties

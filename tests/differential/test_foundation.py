@@ -5,9 +5,9 @@ from __future__ import annotations
 import struct
 
 import pytest
+
 from kafka_shim.protocol.framing import encode_request
 from kafka_shim.protocol.messages import ApiVersionsRequest, MetadataRequest
-
 from tests.support.compare import assert_same, differences
 from tests.support.peers import REPORTED
 from tests.support.wire import Wire, exchange_both

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
 from kafka_shim.protocol.framing import encode_request
 from kafka_shim.protocol.messages import (
     ApiVersionsRequest,
@@ -19,7 +20,6 @@ from kafka_shim.protocol.messages import (
 )
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
-
 from tests.support.compare import assert_same
 from tests.support.sasl_setup import listener_address, sasl_properties
 from tests.support.wire import Answer, Wire

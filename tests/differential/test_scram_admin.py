@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
 from kafka_shim.protocol.messages import (
     AlterUserScramCredentialsRequest,
     DescribeUserScramCredentialsRequest,
@@ -25,7 +26,6 @@ from kafka_shim.protocol.messages import (
 )
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
-
 from tests.support.compare import field_diff
 from tests.support.sasl_setup import USERS, listener_address, sasl_properties
 from tests.support.scram_probe import ScramProbe

@@ -21,11 +21,11 @@ import time
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+
 from kafka_shim.protocol.errors import DecodeError, EncodeError, FrameTooLarge, ProtocolError
 from kafka_shim.protocol.framing import FrameSplitter, decode_response, parse_request
 from kafka_shim.protocol.messages import Struct, message_class
 from kafka_shim.protocol.schema import api_index
-
 from tests.support.schema_strategies import all_message_versions, message_strategy, pair_id, sort_unknown_tags
 
 PAIRS = all_message_versions()

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from kafka_shim.protocol.errors import EncodeError, UnsupportedVersionError
 from kafka_shim.protocol.messages import message_class
 from kafka_shim.protocol.schema import FieldSpec, StructSpec, message_spec, schema_files
-
 from tests.support.schema_strategies import (
     all_message_versions,
     default_of,

@@ -8,6 +8,7 @@ import sys
 import traceback
 
 import pytest
+
 from kafka_shim.protocol import codegen
 from kafka_shim.protocol.errors import DecodeError, EncodeError
 from kafka_shim.protocol.messages import message_class

@@ -22,6 +22,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
+
 from kafka_shim.protocol.errors import DecodeError
 from kafka_shim.protocol.framing import (
     decode_response,

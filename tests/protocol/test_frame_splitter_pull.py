@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from kafka_shim.protocol.errors import FrameTooLarge, ProtocolError
 from kafka_shim.protocol.framing import FrameSplitter
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.messages import message_class
 from kafka_shim.protocol.schema import schema_files

@@ -10,6 +10,7 @@ import crc32c
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from kafka_shim.protocol.errors import DecodeError, EncodeError
 from kafka_shim.protocol.records import (
     Compression,

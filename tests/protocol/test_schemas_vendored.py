@@ -6,6 +6,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+
 from kafka_shim.protocol.schema import SCHEMA_DIR, api_index, schema_files
 
 ROOT = Path(__file__).resolve().parents[2]

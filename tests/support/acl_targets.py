@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 from kafka_shim.authorizer import (
     AccessControlEntry,
     AclBinding,
@@ -27,7 +28,6 @@ from kafka_shim.authorizer import (
 )
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
-
 from tests.support.sasl_setup import listener_address, sasl_properties
 
 ROOT = Path(__file__).resolve().parents[2]

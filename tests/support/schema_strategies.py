@@ -19,6 +19,7 @@ from functools import cache
 from typing import Any
 
 from hypothesis import strategies as st
+
 from kafka_shim.protocol import codegen
 from kafka_shim.protocol.messages import Message, Struct, message_class
 from kafka_shim.protocol.primitives import ZERO_UUID

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import structlog
+
 from kafka_shim.shim.config.broker_config import ConfigError
 from kafka_shim.shim.security.sasl.scram_math import MECHANISMS, ScramCredential
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import structlog
+
 from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.shim.javacompat.java_hash import JavaHashMap, java_order
 from kafka_shim.shim.security.sasl.credentials import ScramCredentialStore, ScramStoreError, Upsertion

@@ -11,6 +11,7 @@ import re
 import ssl
 
 import structlog
+
 from kafka_shim.shim.config.broker_config import ConfigError
 
 log = structlog.get_logger("kafka_shim.tls")

@@ -18,6 +18,7 @@ import structlog
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
+
 from kafka_shim.shim.config.broker_config import ConfigError
 from kafka_shim.shim.security.tls.ciphers import apply_cipher_suites
 from kafka_shim.shim.security.tls.pem import check_key_matches, load_certificates, load_private_key, looks_like_pem

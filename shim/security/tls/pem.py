@@ -16,6 +16,7 @@ from cryptography import x509
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
+
 from kafka_shim.shim.config.broker_config import ConfigError
 
 _LABEL = r"[A-Z0-9]+(?:\s+[A-Z0-9]+)*"

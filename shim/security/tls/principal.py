@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 import structlog
 from cryptography import x509
+
 from kafka_shim.authorizer.model import ANONYMOUS
 from kafka_shim.shim.config.broker_config import ConfigError
 from kafka_shim.shim.javacompat.java_regex import JavaRegexError, compile_java_regex, expand_java_replacement

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 import structlog
+
 from kafka_shim.authorizer import (
     AccessControlEntry,
     AccessControlEntryFilter,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError
 from kafka_shim.shim.config.properties import parse_properties
 from kafka_shim.shim.net.addresses import java_host_address

@@ -10,9 +10,9 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
+
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.client.wire import WireClient
-
 from tests.support.acl_helpers import ANONYMOUS, config, connect, running
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 import structlog
-from kafka_shim.protocol.messages import CreateAclsRequest, DeleteAclsRequest
 
+from kafka_shim.protocol.messages import CreateAclsRequest, DeleteAclsRequest
 from tests.support.acl_helpers import (
     ALTER,
     ANONYMOUS,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from kafka_shim.protocol.messages import CreateAclsRequest, DeleteAclsRequest
-
 from tests.support.acl_helpers import (
     ALTER,
     ANONYMOUS,

@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 import structlog
-from kafka_shim.protocol.messages import DescribeClusterRequest, MetadataRequest
 
+from kafka_shim.protocol.messages import DescribeClusterRequest, MetadataRequest
 from tests.support.acl_helpers import (
     ALLOW,
     ALTER,

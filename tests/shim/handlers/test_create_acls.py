@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 import structlog
+
 from kafka_shim.authorizer import AclPermissionType, PatternType
 from kafka_shim.protocol.messages import ApiVersionsRequest, CreateAclsRequest
 from kafka_shim.shim.handlers import CloseConnection
 from kafka_shim.shim.handlers.acls import create_acls
-
 from tests.support.acl_helpers import (
     ALLOW,
     ALTER,

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 import structlog
+
 from kafka_shim.protocol.messages import DeleteAclsRequest, DescribeAclsRequest
 from kafka_shim.shim.handlers import CloseConnection
 from kafka_shim.shim.handlers.acls import delete_acls, describe_acls, standard_acl_order
-
 from tests.support.acl_helpers import (
     ALLOW,
     ANY,

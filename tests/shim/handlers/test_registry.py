@@ -7,6 +7,7 @@ import inspect
 import pkgutil
 
 import pytest
+
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.framing import decode_response, encode_response

@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+
 from kafka_shim.protocol.messages import (
     AlterUserScramCredentialsRequest,
     ApiVersionsRequest,
@@ -22,7 +23,6 @@ from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.client.scram import ScramClient
 from kafka_shim.shim.client.wire import ConnectionClosed, WireClient
 from kafka_shim.shim.config.broker_config import BrokerConfig
-
 from tests.support.sasl_setup import USERS, listener_address, sasl_properties
 
 A = AlterUserScramCredentialsRequest

@@ -4,6 +4,7 @@ printed (OpenJDK 17) and orders a real Kafka 3.9 answered with."""
 from __future__ import annotations
 
 import pytest
+
 from kafka_shim.shim.javacompat.java_hash import JavaHashMap, hash_set_order, java_order, java_string_hash
 
 

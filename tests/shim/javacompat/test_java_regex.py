@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from kafka_shim.shim.javacompat.java_regex import JavaRegexError, compile_java_regex, expand_java_replacement
 
 # (pattern, input, Matcher.matches() as the JVM answered)

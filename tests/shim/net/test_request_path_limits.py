@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 
 import pytest
+
 from kafka_shim.protocol.codes import ApiKey
 from kafka_shim.protocol.framing import decode_response, encode_request
 from kafka_shim.protocol.messages import ApiVersionsRequest, MetadataRequest

@@ -8,6 +8,7 @@ import time
 import uuid
 
 import pytest
+
 from kafka_shim.protocol.framing import decode_response, encode_request
 from kafka_shim.protocol.messages import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest
 from kafka_shim.shim.broker import Broker

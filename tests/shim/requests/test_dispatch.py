@@ -6,6 +6,7 @@ import asyncio
 import struct
 
 import pytest
+
 from kafka_shim.protocol.framing import decode_response, encode_request
 from kafka_shim.protocol.messages import ApiVersionsRequest, DescribeClusterRequest, MetadataRequest
 from kafka_shim.shim.cluster.endpoints import Endpoints

@@ -7,7 +7,6 @@ from kafka_shim.shim.handlers import load_all
 from kafka_shim.shim.handlers.metadata import LARGE_REQUEST, _answer, metadata
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.requests.work import run_inline, run_sliced
-
 from tests.shim.requests.test_dispatch import _services
 
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from kafka_shim.authorizer import (
     AccessControlEntry,
     AclBinding,
@@ -20,7 +21,6 @@ from kafka_shim.authorizer import (
     ResourceType,
 )
 from kafka_shim.shim.tools.acl_file import AclFileError, load_acl_file
-
 from tests.support.cli_helpers import blocks, run_acls
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from kafka_shim.authorizer import AccessControlEntry, AclOperation, AclPermissionType, PatternType, ResourceType
 from kafka_shim.shim.client.auth import ScramClient
 from kafka_shim.shim.config.broker_config import BrokerConfig
@@ -23,7 +24,6 @@ from kafka_shim.shim.tools.acls import (
     resource_filters,
     resource_to_acls,
 )
-
 from tests.support.cli_helpers import client_config, run_acls
 from tests.support.sasl_setup import listener_address, sasl_properties
 

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from kafka_shim.protocol.framing import decode_response, encode_request
 from kafka_shim.protocol.messages import MetadataRequest
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from kafka_shim.shim.security.sasl import (
     IllegalSaslStateError,
     SaslAuthenticationError,

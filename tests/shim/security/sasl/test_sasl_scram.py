@@ -6,6 +6,7 @@ import base64
 import time
 
 import pytest
+
 from kafka_shim.shim.client.scram import ScramClient, ScramError
 from kafka_shim.shim.security.sasl import (
     IllegalSaslStateError,
@@ -22,7 +23,6 @@ from kafka_shim.shim.security.sasl.scram_math import (
     auth_message,
     secure_random_string,
 )
-
 from tests.support.scram_probe import RFC_NONCE, ScramProbe
 
 SHA256 = SCRAM_SHA_256.name

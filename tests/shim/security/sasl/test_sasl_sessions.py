@@ -8,11 +8,11 @@ import struct
 
 import pytest
 import structlog
+
 from kafka_shim.protocol.messages import MetadataRequest, SaslAuthenticateRequest, SaslHandshakeRequest
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.client.wire import ConnectionClosed, WireClient
 from kafka_shim.shim.config.broker_config import BrokerConfig
-
 from tests.support.sasl_setup import listener_address, sasl_properties
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from kafka_shim.shim.config.broker_config import ConfigError
 from kafka_shim.shim.security.sasl.settings import SaslSettings
 

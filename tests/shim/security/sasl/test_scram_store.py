@@ -8,6 +8,7 @@ import stat
 from pathlib import Path
 
 import pytest
+
 from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError
 from kafka_shim.shim.security.sasl import SaslSettings, ScramCredentialStore, ScramStoreError, Upsertion
 from kafka_shim.shim.security.sasl.credentials import FILE_NAME, open_scram_store

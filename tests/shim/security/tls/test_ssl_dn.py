@@ -14,6 +14,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.name import _ASN1Type
 from cryptography.x509.oid import NameOID, ObjectIdentifier
+
 from kafka_shim.shim.security.tls.principal import certificate_dn, name_dn
 
 A = x509.NameAttribute

@@ -4,6 +4,7 @@ expected results were produced by Kafka 3.9's SslPrincipalMapper itself)."""
 from __future__ import annotations
 
 import pytest
+
 from kafka_shim.shim.config.broker_config import ConfigError
 from kafka_shim.shim.security.tls.principal import (
     ANONYMOUS,

@@ -10,12 +10,12 @@ import subprocess
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs12
+
 from kafka_shim.shim.config.broker_config import ConfigError
 from kafka_shim.shim.config.properties import parse_properties
 from kafka_shim.shim.security.tls.ciphers import openssl_cipher_name
 from kafka_shim.shim.security.tls.context import client_ssl_context, listener_ssl_context, ssl_client_auth
 from kafka_shim.shim.security.tls.principal import certificate_dn
-
 from tests.support.tls_loopback import exchange
 from tests.support.tls_material import TlsMaterial
 

@@ -11,9 +11,9 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+
 from kafka_shim.shim.security.tls.context import client_ssl_context, listener_ssl_context
 from kafka_shim.shim.security.tls.principal import SslPrincipalMapper, certificate_dn
-
 from tests.support.tls_loopback import MAPPING_FAILED, exchange
 from tests.support.tls_material import TlsMaterial
 
