@@ -44,7 +44,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 from loadgen import drive, percentile  # noqa: E402
 

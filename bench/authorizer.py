@@ -104,9 +104,8 @@ from typing import Any
 import structlog
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from kafka_shim.authorizer import (  # noqa: E402  (after the sys.path line, so the bench runs from any directory)
+from kafka_shim.authorizer import (  # noqa: E402
     SUPPORTED_OPERATIONS,
     AccessControlEntry,
     AccessControlEntryFilter,

@@ -81,9 +81,6 @@ from pathlib import Path
 from typing import Any
 
 _STARTED = time.perf_counter()  # before the libraries are imported
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 from kafka.protocol.admin import DescribeAclsResponse as KpDescribeAcls  # noqa: E402
 from kafka.protocol.metadata import MetadataResponse as KpMetadata  # noqa: E402
