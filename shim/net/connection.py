@@ -291,6 +291,14 @@ class KafkaConnection(asyncio.Protocol):
         self._bytes_written += len(data)
         self.transport.write(data)
 
+    def _unsent(self) -> int:
+        """Response bytes the transport still holds; 0 once it can no longer say (an SSL transport whose
+        connection is already gone has dropped its protocol and raises instead)."""
+        try:
+            return self.transport.get_write_buffer_size() if self.transport is not None else 0
+        except AttributeError:
+            return 0
+
     def _wrote_since_last_look(self) -> bool:
         """True if response bytes reached the socket since the last call (the transport's buffer shrank).
 
@@ -299,7 +307,7 @@ class KafkaConnection(asyncio.Protocol):
         """
         if self.transport is None:
             return False
-        sent = self._bytes_written - self.transport.get_write_buffer_size()
+        sent = self._bytes_written - self._unsent()
         if sent > self._sent_seen:
             self._sent_seen = sent
             return True
@@ -346,11 +354,11 @@ class KafkaConnection(asyncio.Protocol):
         quiet = now - self.last_active
         if quiet >= idle_s and not self.pending:
             self.log.info("connection_idle_closed", idle_ms=int(quiet * 1000),
-                          unsent_bytes=self.transport.get_write_buffer_size() + sum(map(len, self.out)))
+                          unsent_bytes=self._unsent() + sum(map(len, self.out)))
             self._close_idle()
             return
         delay = max(idle_s - quiet, 0.05)
-        if self.transport.get_write_buffer_size():
+        if self._unsent():
             # Writes are only seen here, by the buffer shrinking: look often enough that a connection closes
             # at most a quarter of the idle time late.
             delay = min(delay, max(idle_s / 4, 0.05))
@@ -360,7 +368,7 @@ class KafkaConnection(asyncio.Protocol):
         """Kafka closes an expired channel without sending what is still queued. The peer read nothing for a
         whole idle period, so waiting for it would only hold the socket and the answers: drop them."""
         self.close()
-        if self.transport is not None and self.transport.get_write_buffer_size():
+        if self.transport is not None and self._unsent():
             self.transport.abort()
 
     def close(self) -> None:
@@ -376,7 +384,7 @@ class KafkaConnection(asyncio.Protocol):
                 self._write(b"".join(self.out))
                 self.out.clear()
             self.transport.close()
-            if self.transport.get_write_buffer_size():
+            if self._unsent():
                 self._wrote_since_last_look()
                 self._linger()
 
@@ -389,13 +397,13 @@ class KafkaConnection(asyncio.Protocol):
 
     def _linger_check(self, grace: float) -> None:
         self._linger_timer = None
-        if self.transport is None or not self.transport.get_write_buffer_size():
+        if self.transport is None or not self._unsent():
             return  # sent everything: the transport closes the socket itself
         if self._wrote_since_last_look():
             self._linger()
             return
         self.log.info("connection_aborted", reason="the client read none of its remaining responses after the close",
-                      grace_ms=int(grace * 1000), unsent_bytes=self.transport.get_write_buffer_size())
+                      grace_ms=int(grace * 1000), unsent_bytes=self._unsent())
         self.transport.abort()
 
     def abort(self) -> None:

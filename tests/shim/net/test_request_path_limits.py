@@ -26,6 +26,7 @@ from kafka_shim.shim.client.wire import WireClient
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.handlers import ApiHandler
 from kafka_shim.shim.net.connection import MAX_IN_FLIGHT, KafkaConnection
+from kafka_shim.shim.requests.api_table import ApiTable
 
 METADATA_V = 12
 TOPICS = 10  # Metadata answers of ~700 bytes: 10,000 of them are megabytes, more than the sockets between us hold
@@ -122,13 +123,16 @@ async def test_requests_before_a_refused_size_are_answered_then_closed(bad_size:
 
 async def test_more_than_max_in_flight_before_a_refused_size_are_all_answered_in_order() -> None:
     async with Broker(_config()) as broker:
-        original = broker.handlers[ApiKey.METADATA]
+        table = broker.services.api_table
+        original = table.handler(ApiKey.METADATA, METADATA_V)
 
         async def slow_metadata(ctx, request):  # an answer that is not ready when the bad size is read
             await asyncio.sleep(0.05)
             return original.handle(ctx, request)
 
-        broker.handlers[ApiKey.METADATA] = ApiHandler(ApiKey.METADATA, 0, 12, slow_metadata, is_async=True)
+        handlers = {a.api_key: table.handler(a.api_key, a.max_version) for a in table.served}
+        slow = ApiHandler(ApiKey.METADATA, original.min_version, original.max_version, slow_metadata, is_async=True)
+        broker.services.api_table = ApiTable({**handlers, ApiKey.METADATA: slow})
         count = 3 * MAX_IN_FLIGHT
         frames = [encode_request(ApiKey.METADATA, METADATA_V, cid, MetadataRequest(topics=[])) if cid % 3 == 0 else _api_versions(cid)
                   for cid in range(count)]
