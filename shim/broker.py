@@ -19,9 +19,9 @@ from kafka_shim.shim.handlers import load_all
 from kafka_shim.shim.net.connection import KafkaConnection
 from kafka_shim.shim.requests.api_table import ApiTable, ReleaseProfile
 from kafka_shim.shim.requests.dispatch import Dispatcher
+from kafka_shim.shim.requests.services import Services
 from kafka_shim.shim.security.listener_security import SASL_PROTOCOLS, ListenerSecurity, build_listener_security
 from kafka_shim.shim.security.sasl.credentials import ScramCredentialStore, open_scram_store
-from kafka_shim.shim.services import Services
 
 log = structlog.get_logger("kafka_shim.broker")
 

@@ -9,6 +9,7 @@ from kafka_shim.authorizer.model import ANONYMOUS
 
 if TYPE_CHECKING:
     from kafka_shim.shim.config.broker_config import Listener
+    from kafka_shim.shim.requests.services import Services
 
 
 class CloseConnection(Exception):
@@ -18,7 +19,7 @@ class CloseConnection(Exception):
 
 @dataclass(slots=True)
 class RequestContext:
-    services: Any  # shim.services.Services, built by the Broker (a layer above requests, so not imported here)
+    services: Services  # built once by the Broker
     listener: Listener
     header: Any  # protocol.messages.RequestHeader
     api_version: int

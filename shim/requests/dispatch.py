@@ -42,6 +42,7 @@ from kafka_shim.shim.security.sasl.gate import Phase, SaslGate
 if TYPE_CHECKING:
     from kafka_shim.shim.config.broker_config import Listener
     from kafka_shim.shim.requests.api_table import ApiHandler
+    from kafka_shim.shim.requests.services import Services
     from kafka_shim.shim.security.listener_security import ListenerSecurity
 
 # Frames larger than this are decoded, and their answers encoded, off the event loop. Below it the thread hop
@@ -99,8 +100,7 @@ def rejected(reason: str, **fields: Any) -> Close:
 class Dispatcher:
     """One per broker: the services handlers use, and the size above which a request is worked off the loop."""
 
-    def __init__(self, services: Any, off_loop_bytes: int = OFF_LOOP_BYTES) -> None:
-        # services: shim.services.Services, built by the Broker (a layer above requests, so not imported here)
+    def __init__(self, services: Services, off_loop_bytes: int = OFF_LOOP_BYTES) -> None:
         self.services = services
         self.off_loop_bytes = off_loop_bytes
 

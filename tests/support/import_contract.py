@@ -40,13 +40,12 @@ SHIM_LAYERS: tuple[tuple[str, ...], ...] = (
     ("requests", "faults", "tap"),
     ("handlers",),
     ("net",),
-    ("services", "broker"),
+    ("broker",),
     ("client",),
     ("tools", "testing"),
 )
-# Same-layer imports that are allowed: the coordinators build on the log and the producer state; the broker builds
-# the services.
-SIBLING_IMPORTS = frozenset({("groups", "log"), ("groups", "producers"), ("txn", "log"), ("txn", "producers"), ("broker", "services")})
+# Same-layer imports that are allowed: the coordinators build on the log and the producer state.
+SIBLING_IMPORTS = frozenset({("groups", "log"), ("groups", "producers"), ("txn", "log"), ("txn", "producers")})
 # Lower-layer imports that are still refused: the connection reaches handlers only through requests (dispatch).
 FORBIDDEN_DOWNWARD = frozenset({("net", "handlers")})
 

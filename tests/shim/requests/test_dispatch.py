@@ -15,7 +15,7 @@ from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.handlers import ApiHandler, CloseConnection, load_all
 from kafka_shim.shim.requests.api_table import ApiTable
 from kafka_shim.shim.requests.dispatch import Close, Dispatcher, Pending, RequestSession, Respond
-from kafka_shim.shim.services import Services
+from kafka_shim.shim.requests.services import Services
 
 
 def _services(table: ApiTable | None = None) -> Services:

@@ -1,6 +1,8 @@
 """What handlers may use to answer requests, built once by the Broker (the composition root).
 
 Handlers reach these through ``ctx.services`` and never see the Broker. Later: logs, groups, transactions, quotas.
+It lives in requests/ because it only gathers parts of lower layers (and the API table): the Broker above builds it,
+and RequestContext and dispatch can name its type.
 """
 
 from __future__ import annotations
