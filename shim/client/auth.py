@@ -116,7 +116,7 @@ async def _api_versions(client: WireClient, timeout: float, shown: str) -> dict[
             known = {k.api_key: k.max_version for k in response.api_keys}
             version = min(known.get(ApiKey.API_VERSIONS, 0), version - 1)
             continue
-        if response.error_code != 0:
+        if response.error_code != ErrorCode.NONE:
             raise BrokerError(response.error_code, None)
         return {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
     raise ClientError(f"the broker at {shown} refused every ApiVersions version kafka-shim acls tried")
@@ -184,7 +184,7 @@ async def _authenticate(session: Session, security: ClientSecurity, timeout: flo
         offered = ", ".join(hs.mechanisms) or "none"
         raise ClientError(f"{kafka_error_text(ErrorCode.UNSUPPORTED_SASL_MECHANISM, None)} The listener at {session.address} does not enable {mechanism}; "
                           f"it offers: {offered}. Set sasl.mechanism (and sasl.jaas.config) in --command-config to one of them")
-    if hs.error_code != 0:
+    if hs.error_code != ErrorCode.NONE:
         raise BrokerError(hs.error_code, None)
     auth_version = session.version(ApiKey.SASL_AUTHENTICATE, (0, 2), "SaslAuthenticate")
     if mechanism == "PLAIN":
@@ -202,6 +202,6 @@ async def _authenticate(session: Session, security: ClientSecurity, timeout: flo
 async def _sasl_step(session: Session, version: int, token: bytes, timeout: float) -> bytes:
     response = await request(session, ApiKey.SASL_AUTHENTICATE, version, SaslAuthenticateRequest(auth_bytes=token), timeout,
                              "SaslAuthenticate")
-    if response.error_code != 0:
+    if response.error_code != ErrorCode.NONE:
         raise BrokerError(response.error_code, response.error_message)
     return response.auth_bytes

@@ -189,14 +189,14 @@ def create_acls(ctx: RequestContext, request: messages.CreateAclsRequest) -> Cre
             log.info("acl_creation_invalid", principal=ctx.principal, index=index, acl=str(binding), reason=str(result.error),
                      error_code=ErrorCode.INVALID_REQUEST)
             results.append(_Creation(error_code=ErrorCode.INVALID_REQUEST, error_message=str(result.error)))
-    created = sum(1 for r in results if r.error_code == 0)
+    created = sum(1 for r in results if r.error_code == ErrorCode.NONE)
     log.info("acls_created", principal=ctx.principal, client_host=ctx.client_host, requested=len(creations), succeeded=created)
     return CreateAclsResponse(results=results)
 
 
 def _matching(b: AclBinding) -> _Matching:
     p, e = b.pattern, b.entry
-    return _Matching(error_code=0, error_message=None, resource_type=p.resource_type, resource_name=p.name,
+    return _Matching(error_code=ErrorCode.NONE, error_message=None, resource_type=p.resource_type, resource_name=p.name,
                      pattern_type=p.pattern_type, principal=e.principal, host=e.host, operation=e.operation,
                      permission_type=e.permission_type)
 
@@ -216,7 +216,7 @@ def delete_acls(ctx: RequestContext, request: messages.DeleteAclsRequest) -> Del
     results: list[_FilterResult] = []
     for result in az.delete_acls(wanted):
         if result.error is None:
-            results.append(_FilterResult(error_code=0, error_message=None, matching_acls=[_matching(b) for b in standard_acl_order(result.deleted)]))
+            results.append(_FilterResult(error_code=ErrorCode.NONE, error_message=None, matching_acls=[_matching(b) for b in standard_acl_order(result.deleted)]))
         elif isinstance(result.error, AclStoreError):
             log.error("acl_store_failed", principal=ctx.principal, reason=str(result.error))
             results.append(_FilterResult(error_code=ErrorCode.UNKNOWN_SERVER_ERROR, error_message=None))
