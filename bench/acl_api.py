@@ -32,12 +32,10 @@ import asyncio
 import json
 import os
 import platform
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -46,6 +44,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 from loadgen import drive, percentile  # noqa: E402
+from real_kafka import STOCK_JVM_OPTS, start_real_kafka  # noqa: E402
 
 from kafka_shim.protocol.framing import decode_response, encode_request, encode_response  # noqa: E402
 from kafka_shim.protocol.messages import (  # noqa: E402
@@ -326,22 +325,12 @@ def stop_child(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
-# Kafka's own start-up defaults (kafka-server-start.sh, kafka-run-class.sh), not scripts/real-kafka's small test heap.
-KAFKA_JVM_OPTS = ("-Xms1g -Xmx1g -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 "
-                  "-XX:+ExplicitGCInvokesConcurrent -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true")
+class KafkaPeer:
+    """Kafka 3.9 with its stock JVM options, and the ACLs loaded into it so far."""
 
-
-class RealKafka:
     def __init__(self) -> None:
-        self.dir = Path(tempfile.mkdtemp(prefix="bench-acl-kafka-"))
-        env = dict(os.environ, REAL_KAFKA_JVM_OPTS=os.environ.get("REAL_KAFKA_JVM_OPTS", KAFKA_JVM_OPTS))
-        proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "real-kafka"), "start", "--dir", str(self.dir)],
-                              capture_output=True, text=True, timeout=900, env=env)
-        if proc.returncode != 0:
-            shutil.rmtree(self.dir, ignore_errors=True)
-            raise SystemExit(f"real Kafka did not start (use --without-kafka to leave it out):\n{proc.stderr[-3000:]}")
-        urls = dict(line.split("://", 1) for line in proc.stdout.split() if "://" in line)
-        self.plaintext, self.sasl = urls["PLAINTEXT"], urls["SASL_PLAINTEXT"]
+        self.kafka = start_real_kafka(jvm_opts=STOCK_JVM_OPTS, skip_flag="--without-kafka")
+        self.plaintext, self.sasl = self.kafka.plaintext, self.kafka.sasl
         self.loaded = 0
 
     def load_to(self, total: int) -> float:
@@ -363,8 +352,7 @@ class RealKafka:
         return time.perf_counter() - started
 
     def stop(self) -> None:
-        subprocess.run([sys.executable, str(ROOT / "scripts" / "real-kafka"), "stop", "--dir", str(self.dir)], capture_output=True)
-        shutil.rmtree(self.dir, ignore_errors=True)
+        self.kafka.stop()
 
 
 # -- the load generator --------------------------------------------------------------------------
@@ -520,9 +508,9 @@ def main() -> int:
             stop_child(proc)
 
     if not args.without_kafka:
-        kafka = RealKafka()
+        kafka = KafkaPeer()
         try:
-            print(f"apache-kafka on {kafka.plaintext} (JVM options: {os.environ.get('REAL_KAFKA_JVM_OPTS', KAFKA_JVM_OPTS)})")
+            print(f"apache-kafka on {kafka.plaintext} (JVM options: {os.environ.get('REAL_KAFKA_JVM_OPTS', STOCK_JVM_OPTS)})")
             for size in sizes:
                 if args.kafka_max_acls is not None and size > args.kafka_max_acls:
                     if kafka.loaded >= args.kafka_max_acls:

@@ -19,13 +19,11 @@ import argparse
 import json
 import os
 import platform
-import shutil
 import signal
 import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -33,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from loadgen import drive, percentile  # noqa: E402
+from real_kafka import start_real_kafka  # noqa: E402
 
 from kafka_shim.protocol.framing import decode_response, encode_request  # noqa: E402
 from kafka_shim.protocol.messages import MetadataRequest  # noqa: E402
@@ -59,22 +58,6 @@ class Result:
     per_second: float
     p50_ms: float
     p99_ms: float
-
-
-def start_real_kafka() -> tuple[subprocess.Popen | None, str, Path]:
-    """Apache Kafka 3.9 via scripts/real-kafka, with no authorizer (what kafka-shim serves today)."""
-    directory = Path(tempfile.mkdtemp(prefix="bench-kafka-"))
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "real-kafka"), "start", "--dir", str(directory),
-                           "--override", "authorizer.class.name="], capture_output=True, text=True, timeout=900)
-    if proc.returncode != 0:
-        raise SystemExit(f"real Kafka did not start (use --without-kafka to skip it):\n{proc.stderr[-3000:]}")
-    plaintext = next(line for line in proc.stdout.split() if line.startswith("PLAINTEXT://"))
-    return None, plaintext.split("://", 1)[1], directory
-
-
-def stop_real_kafka(directory: Path) -> None:
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "real-kafka"), "stop", "--dir", str(directory)], capture_output=True)
-    shutil.rmtree(directory, ignore_errors=True)
 
 
 def start_shim(event_loop: str) -> tuple[subprocess.Popen, str]:
@@ -146,11 +129,12 @@ def main() -> int:
             except subprocess.TimeoutExpired:
                 proc.kill()
     if not args.without_kafka:
-        _, address, directory = start_real_kafka()
+        # With no authorizer: what kafka-shim serves in this bench.
+        kafka = start_real_kafka("authorizer.class.name=")
         try:
-            results += run("apache-kafka", address, shapes, seconds, request)
+            results += run("apache-kafka", kafka.plaintext, shapes, seconds, request)
         finally:
-            stop_real_kafka(directory)
+            kafka.stop()
     print()
     print(f"{'server':<16} {'conns':>5} {'in-flight':>9} {'req/s':>10} {'p50 ms':>8} {'p99 ms':>8}")
     for r in results:
