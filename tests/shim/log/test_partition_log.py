@@ -101,7 +101,7 @@ def test_reads_at_and_outside_the_log(storage: Storage, clock: FakeClock) -> Non
 def test_segments_roll_by_size_and_reads_continue_across_them(storage: Storage, clock: FakeClock) -> None:
     one = len(batch_bytes([b"v" * 50]))
     log = open_log(storage, clock, segment_bytes=3 * one)
-    for n in range(10):
+    for _ in range(10):
         log.append(batch_bytes([b"v" * 50]))
 
     assert [s.base_offset for s in log.segments] == [0, 3, 6, 9]
