@@ -8,5 +8,5 @@ The pytest plugin (``testing``) and ``kafka-shim serve``'s control interface set
 May import (README, Layout; tests/test_layering.py checks it): layer 3 of shim. The stdlib, ``kafka_shim.protocol``,
 ``kafka_shim.authorizer``, and the shim layers below it (``javacompat``, ``config``, and layer 2: ``cluster``,
 ``log``, ``producers``, ``groups``, ``txn``, ``quotas``, ``releases``, ``security``); never ``requests`` (its
-sibling, which calls it), ``handlers``, ``net``, ``services`` or ``broker``.
+sibling, which calls it), ``handlers``, ``net`` or ``broker``.
 """

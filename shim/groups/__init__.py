@@ -8,5 +8,5 @@ the rebalance), never touch a transport or a RequestContext.
 
 May import (README, Layout; tests/test_layering.py checks it): layer 2 of shim. The stdlib, ``kafka_shim.protocol``,
 ``kafka_shim.authorizer``, the shim layers below it (``javacompat``, ``config``), and of its own layer only ``log``
-and ``producers``; never ``requests``, ``handlers``, ``net``, ``services`` or ``broker``.
+and ``producers``; never ``requests``, ``handlers``, ``net`` or ``broker``.
 """

@@ -8,5 +8,5 @@ socket, as ``authorizer/`` is. Record batches come from ``kafka_shim.protocol.re
 
 May import (README, Layout; tests/test_layering.py checks it): layer 2 of shim. The stdlib, ``kafka_shim.protocol``,
 ``kafka_shim.authorizer``, and the shim layers below it (``javacompat``, ``config``); never ``requests``,
-``handlers``, ``net``, ``services`` or ``broker``. ``groups`` and ``txn`` may import it.
+``handlers``, ``net`` or ``broker``. ``groups`` and ``txn`` may import it.
 """

@@ -6,5 +6,5 @@ request rates into ``throttle_time_ms``. Plain state and numbers: no asyncio tra
 
 May import (README, Layout; tests/test_layering.py checks it): layer 2 of shim. The stdlib, ``kafka_shim.protocol``,
 ``kafka_shim.authorizer``, and the shim layers below it (``javacompat``, ``config``); never its layer-2 siblings,
-``requests``, ``handlers``, ``net``, ``services`` or ``broker``.
+``requests``, ``handlers``, ``net`` or ``broker``.
 """

@@ -8,5 +8,5 @@ lookups only.
 
 May import (README, Layout; tests/test_layering.py checks it): layer 2 of shim. The stdlib, ``kafka_shim.protocol``
 (``codes`` for the API keys), ``kafka_shim.authorizer``, and the shim layers below it (``javacompat``, ``config``);
-never its layer-2 siblings, ``requests``, ``handlers``, ``net``, ``services`` or ``broker``.
+never its layer-2 siblings, ``requests``, ``handlers``, ``net`` or ``broker``.
 """
