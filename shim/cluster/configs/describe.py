@@ -1,0 +1,75 @@
+"""A topic's configs as DescribeConfigs reports them: effective value, source, synonyms, sensitivity.
+
+Mirrors Kafka 3.9's ``ConfigHelper.createTopicConfigEntry``: the value is the topic's effective one (override, else
+the broker's, else Kafka's default). The synonyms are the topic override (TOPIC_CONFIG), then the broker keys behind
+it as server.properties sets them (STATIC_BROKER_CONFIG), then as KafkaConfig defaults them (DEFAULT_CONFIG, only
+keys with a non-null default); like Kafka, the broker part is dropped up to the first entry named after the topic
+key's primary broker synonym, so e.g. ``retention.ms`` with only ``log.retention.hours`` set reports DEFAULT_CONFIG
+and no broker synonyms. The source is the first synonym's, DEFAULT_CONFIG when there is none.
+Dynamic broker configs (sources 2 and 3) do not exist in kafka-shim yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from kafka_shim.shim.cluster.configs.definition import ConfigSource, ConfigType, to_config_string
+from kafka_shim.shim.cluster.configs.topic_configs import (
+    BROKER_LOG_CONFIGS,
+    TOPIC_CONFIGS,
+    broker_log_defaults,
+    parse_topic_configs,
+)
+
+
+@dataclass(frozen=True)
+class ConfigSynonym:
+    name: str
+    value: str | None
+    source: ConfigSource
+
+
+@dataclass(frozen=True)
+class DescribedConfig:
+    name: str
+    value: str | None  # None for a sensitive key
+    source: ConfigSource
+    config_type: ConfigType
+    is_sensitive: bool
+    read_only: bool = False  # no topic key is read-only
+    synonyms: list[ConfigSynonym] = field(default_factory=list)
+
+
+def describe_topic_configs(overrides: Mapping[str, str], broker_properties: Mapping[str, str]) -> list[DescribedConfig]:
+    """Every topic key in LogConfig's order. ``overrides`` are the topic's stored (already validated) configs."""
+    values = parse_topic_configs(overrides, broker_log_defaults(broker_properties))
+    described = []
+    for name, key in TOPIC_CONFIGS.items():
+        sensitive = key.type.sensitive
+        shown = None if sensitive else to_config_string(values[name], key.type)
+        synonyms = _broker_synonyms(name, broker_properties, sensitive)
+        if name in overrides:
+            synonyms.insert(0, ConfigSynonym(name, shown, ConfigSource.TOPIC_CONFIG))
+        source = synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG
+        described.append(DescribedConfig(name, shown, source, key.type, sensitive, synonyms=synonyms))
+    return described
+
+
+def _broker_synonyms(topic_key: str, broker_properties: Mapping[str, str], sensitive: bool) -> list[ConfigSynonym]:
+    names = [synonym.name for synonym in TOPIC_CONFIGS[topic_key].synonyms]
+    if not names:
+        return []
+    found = [
+        ConfigSynonym(name, None if sensitive else broker_properties[name], ConfigSource.STATIC_BROKER_CONFIG)
+        for name in names
+        if name in broker_properties
+    ]
+    for name in names:
+        key = BROKER_LOG_CONFIGS[name]
+        if key.default is not None:
+            found.append(ConfigSynonym(name, None if sensitive else to_config_string(key.default, key.type), ConfigSource.DEFAULT_CONFIG))
+    primary = names[0]
+    while found and found[0].name != primary:  # Kafka's dropWhile(_.name != name)
+        found.pop(0)
+    return found
