@@ -4,7 +4,8 @@ A handler takes the request context and the decoded request body and returns the
 of it when it must wait for something. Its registration says everything kafka-shim knows about the API in one
 place: the versions it serves and, when Kafka has one, the whole-request error form (the request class's
 getErrorResponse), which the handler uses to refuse a request wholesale and which the SASL gate uses to answer a
-request sent in the middle of an authentication (requests.error_responses keeps the forms for it). Only modules that register handlers live in this package.
+request sent in the middle of an authentication (through the API table). Only modules that register handlers
+live in this package.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kafka_shim.shim.requests.api_table import ErrorResponse
 from kafka_shim.shim.requests.context import CloseConnection  # re-exported: handlers raise it, dispatch catches it
-from kafka_shim.shim.requests.error_responses import ErrorResponse, register_error_response
 
 if TYPE_CHECKING:
     from kafka_shim.shim.requests.context import RequestContext
@@ -51,8 +52,6 @@ def handles(api_key: int, min_version: int, max_version: int, *,
         if api_key in REGISTRY:
             raise RuntimeError(f"api key {api_key} registered twice")
         REGISTRY[api_key] = ApiHandler(api_key, min_version, max_version, fn, inspect.iscoroutinefunction(fn), error_response)
-        if error_response is not None:
-            register_error_response(api_key, error_response)
         return fn
 
     return register

@@ -15,10 +15,12 @@ from typing import Any, Protocol
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.framing import encode_response
 from kafka_shim.protocol.messages import ApiVersionsResponse
-from kafka_shim.shim.requests import error_responses
 
 # What an emulated release serves: api_key -> (min_version, max_version).
 ReleaseProfile = Mapping[int, tuple[int, int]]
+# An API's whole-request error answer (the request class's getErrorResponse): (request, error code, message or None)
+# -> the API's response with that error in every error slot. Registered with the handler (``@handles``).
+ErrorResponse = Callable[[Any, int, str | None], Any]
 
 
 class ApiHandler(Protocol):
@@ -30,6 +32,7 @@ class ApiHandler(Protocol):
     max_version: int
     handle: Callable[..., Any]
     is_async: bool
+    error_response: ErrorResponse | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +45,8 @@ class ServedApi:
 class ApiTable:
     def __init__(self, handlers: Mapping[int, ApiHandler], release: ReleaseProfile | None = None) -> None:
         self._handlers: dict[int, ApiHandler] = {}
+        # Error forms of every registered API, served or not: the SASL gate answers any request sent mid-exchange.
+        self._error_forms = {key: h.error_response for key, h in handlers.items() if h.error_response is not None}
         served: list[ServedApi] = []
         for key in sorted(handlers):
             handler = handlers[key]
@@ -70,8 +75,8 @@ class ApiTable:
 
     def error_response(self, api_key: int, request: Any, code: int, message: str | None) -> Any | None:
         """The API's whole-request error answer (its getErrorResponse), or None when it has no such form."""
-        # The forms are registered with @handles (requests.error_responses keeps them for requests/).
-        return error_responses.error_response(api_key, request, code, message)
+        form = self._error_forms.get(api_key)
+        return form(request, code, message) if form is not None else None
 
     # -- ApiVersions ---------------------------------------------------------------------------
     def api_versions_list(self) -> list[Any]:

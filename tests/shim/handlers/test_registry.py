@@ -14,7 +14,7 @@ from kafka_shim.protocol.framing import decode_response, encode_response
 from kafka_shim.protocol.schema import api_index, message_spec
 from kafka_shim.shim import handlers
 from kafka_shim.shim.handlers import ApiHandler, load_all
-from kafka_shim.shim.requests.error_responses import error_response
+from kafka_shim.shim.requests.api_table import ApiTable
 
 REGISTRY = load_all()
 ENTRIES = sorted(REGISTRY.values(), key=lambda h: h.api_key)
@@ -75,7 +75,7 @@ def _request(api_key: int) -> object:
 @pytest.mark.parametrize("handler", [h for h in ENTRIES if h.error_response is not None], ids=_id)
 def test_each_error_form_encodes_at_every_registered_version(handler: ApiHandler) -> None:
     request = _request(handler.api_key)
-    body = error_response(handler.api_key, request, ErrorCode.ILLEGAL_SASL_STATE, "why")
+    body = ApiTable(load_all()).error_response(handler.api_key, request, ErrorCode.ILLEGAL_SASL_STATE, "why")
     assert body is not None
     for version in range(handler.min_version, handler.max_version + 1):
         frame = encode_response(handler.api_key, version, 7, body)
@@ -89,8 +89,8 @@ def test_each_error_form_encodes_at_every_registered_version(handler: ApiHandler
 
 def test_an_api_without_an_error_form_has_no_error_response() -> None:
     request = messages.DescribeUserScramCredentialsRequest(users=[])
-    assert error_response(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, request, ErrorCode.ILLEGAL_SASL_STATE, "why") is None
-    assert error_response(ApiKey.PRODUCE, messages.ProduceRequest(), ErrorCode.ILLEGAL_SASL_STATE, "why") is None  # not served
+    assert ApiTable(load_all()).error_response(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, request, ErrorCode.ILLEGAL_SASL_STATE, "why") is None
+    assert ApiTable(load_all()).error_response(ApiKey.PRODUCE, messages.ProduceRequest(), ErrorCode.ILLEGAL_SASL_STATE, "why") is None  # not served
 
 
 @pytest.mark.parametrize("handler", [h for h in ENTRIES if _module(h) not in NOT_YET_CONVERTED], ids=_id)
