@@ -16,7 +16,11 @@ from kafka_shim.shim.cluster.identity import load_cluster_identity
 from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError, Listener
 from kafka_shim.shim.handlers import load_all
+from kafka_shim.shim.log.errors import LogError
+from kafka_shim.shim.log.log_manager import LogManager
+from kafka_shim.shim.log.storage import FileStorage
 from kafka_shim.shim.net.connection import KafkaConnection
+from kafka_shim.shim.partitions.manager import Partitions
 from kafka_shim.shim.requests.api_table import ApiTable, ReleaseProfile
 from kafka_shim.shim.requests.dispatch import Dispatcher
 from kafka_shim.shim.requests.services import Services
@@ -46,13 +50,15 @@ class Broker:
         self.config = config
         self.preload_acls = list(preload_acls or [])
         # What handlers use, built once at start (the authorizer and the SCRAM store open files).
+        cluster = state or ClusterState(cluster_id=load_cluster_identity(config), node_id=config.node_id)
         self.services = Services(
             config=config,
-            cluster=state or ClusterState(cluster_id=load_cluster_identity(config), node_id=config.node_id),
+            cluster=cluster,
             endpoints=Endpoints(config),
             authorizer=None,
             scram=None,
             api_table=ApiTable(load_all(), release),
+            partitions=_open_partitions(config, cluster),
         )
         self.security: dict[str, ListenerSecurity] = {}
         self.connections: set[KafkaConnection] = set()
@@ -137,9 +143,22 @@ class Broker:
                 for conn in list(self.connections):
                     conn.abort()
         self.servers.clear()
+        if self.services.partitions is not None:
+            self.services.partitions.close()
         if self.services.authorizer is not None:
             self.services.authorizer.store.close()
             self.services.authorizer = None
+
+
+def _open_partitions(config: BrokerConfig, cluster: ClusterState) -> Partitions:
+    """The topics' partitions: in memory, or in the first of log.dirs in Kafka's layout (loaded from an earlier run)."""
+    data_dir = config.log_dirs[0] if config.log_dirs else None
+    try:
+        partitions = Partitions(cluster, LogManager(FileStorage(data_dir) if data_dir else None), config.raw, data_dir)
+        partitions.load()
+    except (OSError, ValueError, LogError) as exc:
+        raise ConfigError(f"cannot open the partition logs in {data_dir}: {exc}") from None
+    return partitions
 
 
 def _handshake_timeout(config: BrokerConfig) -> float:

@@ -38,6 +38,7 @@ class Topic:
     name: str
     topic_id: uuid.UUID
     partitions: list[Partition]
+    configs: dict[str, str] = field(default_factory=dict)  # the topic's config overrides (validated when set)
 
     @property
     def is_internal(self) -> bool:

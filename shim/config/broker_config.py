@@ -27,6 +27,9 @@ DEFAULTS: dict[str, str] = {
     "log.dirs": "",
     "log.dir": "",
     "auto.create.topics.enable": "true",
+    "num.partitions": "1",
+    "default.replication.factor": "1",
+    "delete.topic.enable": "true",
     "process.roles": "broker,controller",
     "authorizer.class.name": "",
     "super.users": "",
@@ -49,7 +52,6 @@ KNOWN_IGNORED = {
     "num.io.threads",
     "socket.send.buffer.bytes",
     "socket.receive.buffer.bytes",
-    "num.partitions",
     "num.recovery.threads.per.data.dir",
     "offsets.topic.replication.factor",
     "transaction.state.log.replication.factor",
@@ -87,6 +89,9 @@ class BrokerConfig:
     connections_max_idle_ms: int
     log_dirs: list[Path]
     auto_create_topics: bool
+    num_partitions: int = 1
+    default_replication_factor: int = 1
+    delete_topic_enable: bool = True
     failed_authentication_delay_ms: int = 100
     authorizer_enabled: bool = False
     super_users: str = ""
@@ -124,6 +129,9 @@ class BrokerConfig:
             failed_authentication_delay_ms=_int(get, "connection.failed.authentication.delay.ms", minimum=0),
             log_dirs=[Path(p) for p in _split_list(get("log.dirs") or get("log.dir"))],
             auto_create_topics=get("auto.create.topics.enable").lower() == "true",
+            num_partitions=_int(get, "num.partitions", minimum=1),
+            default_replication_factor=_int(get, "default.replication.factor", minimum=1),
+            delete_topic_enable=get("delete.topic.enable").lower() == "true",
             authorizer_enabled=_authorizer_enabled(get("authorizer.class.name")),
             super_users=_super_users(get("super.users")),
             allow_everyone_if_no_acl_found=get("allow.everyone.if.no.acl.found"),

@@ -1,6 +1,6 @@
 """What handlers may use to answer requests, built once by the Broker (the composition root).
 
-Handlers reach these through ``ctx.services`` and never see the Broker. Later: logs, groups, transactions, quotas.
+Handlers reach these through ``ctx.services`` and never see the Broker. Later: groups, transactions, quotas.
 It lives in requests/ because it only gathers parts of lower layers (and the API table): the Broker above builds it,
 and RequestContext and dispatch can name its type.
 """
@@ -13,6 +13,7 @@ from kafka_shim.authorizer import Authorizer
 from kafka_shim.shim.cluster.endpoints import Endpoints
 from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.partitions.manager import Partitions
 from kafka_shim.shim.requests.api_table import ApiTable
 from kafka_shim.shim.security.sasl.credentials import ScramCredentialStore
 
@@ -27,3 +28,5 @@ class Services:
     # SCRAM credentials, shared by every SASL listener and the SCRAM admin APIs (None only before the broker starts).
     scram: ScramCredentialStore | None
     api_table: ApiTable
+    # The topics' partitions: logs and producer state (None only in tests that build Services by hand).
+    partitions: Partitions | None = None

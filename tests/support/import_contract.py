@@ -36,7 +36,7 @@ AUTHORIZER_MAY_IMPORT = frozenset({f"{PACKAGE}.protocol.codes"})
 # Lowest first. A shim module may import its own subpackage (or top-level module) and anything in a lower layer.
 SHIM_LAYERS: tuple[tuple[str, ...], ...] = (
     ("javacompat", "config"),
-    ("cluster", "log", "producers", "groups", "txn", "quotas", "releases", "security"),
+    ("cluster", "log", "producers", "partitions", "groups", "txn", "quotas", "releases", "security"),
     ("requests", "faults", "tap"),
     ("handlers",),
     ("net",),
@@ -45,7 +45,7 @@ SHIM_LAYERS: tuple[tuple[str, ...], ...] = (
     ("tools", "testing"),
 )
 # Same-layer imports that are allowed: the coordinators build on the log and the producer state.
-SIBLING_IMPORTS = frozenset({("groups", "log"), ("groups", "producers"), ("txn", "log"), ("txn", "producers")})
+SIBLING_IMPORTS = frozenset({("partitions", "cluster"), ("partitions", "log"), ("partitions", "producers"), ("groups", "log"), ("groups", "producers"), ("txn", "log"), ("txn", "producers")})
 # Lower-layer imports that are still refused: the connection reaches handlers only through requests (dispatch).
 FORBIDDEN_DOWNWARD = frozenset({("net", "handlers")})
 

@@ -1,0 +1,185 @@
+"""Every partition this broker leads: its log and producer state, created and deleted with its topic.
+
+Kafka's counterparts: ``ReplicaManager`` (the partitions a broker holds) and, on a single node, the part of the
+KRaft controller that records topics (``ReplicationControlManager``): a topic exists once ``create_topic`` returns.
+Topic checks that need Kafka's messages (names, replication factor, configs) are the caller's; this module keeps
+the state consistent. With a data directory the topics (names, ids, partition counts, config overrides) are kept
+in ``kafka-shim-topics.json`` at the root of ``log.dirs`` and each partition's log in Kafka's own layout, so a
+restart finds everything acknowledged before it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import structlog
+
+from kafka_shim.shim.cluster.state import ClusterState
+from kafka_shim.shim.cluster.topics import Partition, Topic
+from kafka_shim.shim.log.log_manager import LogManager
+from kafka_shim.shim.log.partition_log import PartitionLog
+from kafka_shim.shim.partitions.log_configs import effective_topic_values, log_config_of
+from kafka_shim.shim.producers.state import PartitionProducers
+
+log = structlog.get_logger(__name__)
+
+TOPICS_FILE = "kafka-shim-topics.json"
+_TOPICS_FILE_VERSION = 1
+
+AppendListener = Callable[[str, int], None]
+
+
+@dataclass(eq=False)
+class PartitionState:
+    """One partition of a topic on this broker."""
+
+    topic: str
+    index: int
+    log: PartitionLog
+    producers: PartitionProducers
+
+
+class Partitions:
+    """The topics' partitions. Changed only on the event loop; nothing here awaits."""
+
+    def __init__(self, cluster: ClusterState, logs: LogManager, broker_properties: Mapping[str, str],
+                 data_dir: Path | None = None) -> None:
+        self.cluster = cluster
+        self.logs = logs
+        self.broker_properties = dict(broker_properties)
+        self._topics_file = data_dir / TOPICS_FILE if data_dir is not None else None
+        self._states: dict[tuple[str, int], PartitionState] = {}
+        self._listeners: list[AppendListener] = []
+
+    # -- lookup -------------------------------------------------------------------------------------------------------
+
+    def get(self, topic: str, partition: int) -> PartitionState | None:
+        """The partition, or None when the topic or the partition does not exist."""
+        state = self._states.get((topic, partition))
+        if state is not None:
+            return state
+        known = self.cluster.topics.get(topic)
+        if known is None or not 0 <= partition < len(known.partitions):
+            return None
+        return self._open(known, partition)  # a topic recorded without its logs (ClusterState.add_topic)
+
+    def __iter__(self) -> Iterator[PartitionState]:
+        return iter(list(self._states.values()))
+
+    def topic_values(self, topic: str) -> dict[str, object]:
+        """The topic's effective config values (override, else broker key, else Kafka's default)."""
+        known = self.cluster.topics[topic]
+        return effective_topic_values(known.configs, self.broker_properties)
+
+    # -- topics -------------------------------------------------------------------------------------------------------
+
+    def create_topic(self, name: str, num_partitions: int, configs: Mapping[str, str] | None = None, *,
+                     topic_id: uuid.UUID | None = None) -> Topic:
+        """Record a topic and open its partitions' logs. The caller has validated name, count and configs."""
+        node = self.cluster.node_id
+        topic = Topic(name, topic_id or uuid.uuid4(), [Partition(i, node, 0, [node], [node]) for i in range(num_partitions)],
+                      dict(configs or {}))
+        self.cluster.topics[name] = topic
+        for index in range(num_partitions):
+            self._open(topic, index)
+        self._save()
+        log.info("topic_created", topic=name, topic_id=str(topic.topic_id), partitions=num_partitions, configs=sorted(topic.configs))
+        return topic
+
+    def add_partitions(self, name: str, total: int) -> None:
+        """Grow a topic to ``total`` partitions (CreatePartitions; the caller checked that it grows)."""
+        topic = self.cluster.topics[name]
+        node = self.cluster.node_id
+        for index in range(len(topic.partitions), total):
+            topic.partitions.append(Partition(index, node, 0, [node], [node]))
+            self._open(topic, index)
+        self._save()
+
+    def set_topic_configs(self, name: str, overrides: Mapping[str, str]) -> None:
+        """Replace a topic's config overrides (validated by the caller); its logs obey them from now on."""
+        topic = self.cluster.topics[name]
+        topic.configs = dict(overrides)
+        self.logs.update_config(name, log_config_of(self.topic_values(name)))
+        self._save()
+
+    def delete_topic(self, name: str) -> None:
+        """Forget a topic and delete its logs."""
+        self.cluster.topics.pop(name, None)
+        for key in [key for key in self._states if key[0] == name]:
+            del self._states[key]
+        self.logs.delete_topic(name)
+        self._save()
+        log.info("topic_deleted", topic=name)
+
+    # -- appends ------------------------------------------------------------------------------------------------------
+
+    def add_append_listener(self, listener: AppendListener) -> None:
+        """Call ``listener(topic, partition)`` after each append (what wakes waiting fetches)."""
+        self._listeners.append(listener)
+
+    def appended(self, topic: str, partition: int) -> None:
+        """Tell the listeners that a partition's log grew (the append path calls it)."""
+        for listener in self._listeners:
+            listener(topic, partition)
+
+    # -- start and stop -----------------------------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """At start: the topics recorded in the data directory, with their logs opened (and recovered)."""
+        for entry in self._read_topics_file():
+            node = self.cluster.node_id
+            topic = Topic(entry["name"], uuid.UUID(entry["id"]),
+                          [Partition(i, node, 0, [node], [node]) for i in range(entry["partitions"])], dict(entry["configs"]))
+            self.cluster.topics[topic.name] = topic
+            for index in range(len(topic.partitions)):
+                self._open(topic, index)
+        stray = [tp for tp in self.logs.stored_partitions() if self.get(*tp) is None]
+        if stray:
+            log.warning("unknown_partition_directories", partitions=[f"{t}-{p}" for t, p in stray],
+                        hint=f"{TOPICS_FILE} does not list these topics; they are not served")
+
+    def close(self) -> None:
+        self._states.clear()
+        self.logs.close()
+
+    # -- inside -------------------------------------------------------------------------------------------------------
+
+    def _open(self, topic: Topic, index: int) -> PartitionState:
+        partition_log = self.logs.create(topic.name, index, topic_id=topic.topic_id,
+                                         config=log_config_of(effective_topic_values(topic.configs, self.broker_properties)))
+        state = PartitionState(topic.name, index, partition_log, PartitionProducers(f"{topic.name}-{index}"))
+        self._states[(topic.name, index)] = state
+        return state
+
+    def _save(self) -> None:
+        if self._topics_file is None:
+            return
+        document = {
+            "version": _TOPICS_FILE_VERSION,
+            "topics": [
+                {"name": t.name, "id": str(t.topic_id), "partitions": len(t.partitions), "configs": t.configs}
+                for t in self.cluster.topics.values()
+            ],
+        }
+        tmp = self._topics_file.with_suffix(".tmp")
+        with open(tmp, "w", encoding="utf-8") as out:
+            json.dump(document, out, indent=1)
+            out.flush()
+            os.fsync(out.fileno())
+        tmp.replace(self._topics_file)
+
+    def _read_topics_file(self) -> list[dict]:
+        if self._topics_file is None or not self._topics_file.exists():
+            return []
+        try:
+            document = json.loads(self._topics_file.read_text(encoding="utf-8"))
+            if document.get("version") != _TOPICS_FILE_VERSION:
+                raise ValueError(f"version {document.get('version')!r}, expected {_TOPICS_FILE_VERSION}")
+            return list(document["topics"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"cannot read {self._topics_file}: {exc}; fix or remove the file") from None
