@@ -6,7 +6,9 @@ it as server.properties sets them (STATIC_BROKER_CONFIG), then as KafkaConfig de
 keys with a non-null default); like Kafka, the broker part is dropped up to the first entry named after the topic
 key's primary broker synonym, so e.g. ``retention.ms`` with only ``log.retention.hours`` set reports DEFAULT_CONFIG
 and no broker synonyms. The source is the first synonym's, DEFAULT_CONFIG when there is none.
-Dynamic broker configs (sources 2 and 3) do not exist in kafka-shim yet.
+With dynamic broker configs (KIP-226), the broker part lists this broker's dynamic keys (DYNAMIC_BROKER_CONFIG),
+then the cluster-wide ones (DYNAMIC_DEFAULT_BROKER_CONFIG), then the static and default ones, as Kafka's
+ConfigHelper.configSynonyms does; the value is computed from all of them.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from kafka_shim.shim.cluster.configs.broker_configs import override_properties
 from kafka_shim.shim.cluster.configs.definition import ConfigSource, ConfigType, to_config_string
 from kafka_shim.shim.cluster.configs.topic_configs import (
     BROKER_LOG_CONFIGS,
@@ -41,14 +44,20 @@ class DescribedConfig:
     synonyms: list[ConfigSynonym] = field(default_factory=list)
 
 
-def describe_topic_configs(overrides: Mapping[str, str], broker_properties: Mapping[str, str]) -> list[DescribedConfig]:
-    """Every topic key in LogConfig's order. ``overrides`` are the topic's stored (already validated) configs."""
-    values = parse_topic_configs(overrides, broker_log_defaults(broker_properties))
+def describe_topic_configs(overrides: Mapping[str, str], broker_properties: Mapping[str, str], *,
+                           dynamic_broker: Mapping[str, str] | None = None,
+                           dynamic_default: Mapping[str, str] | None = None) -> list[DescribedConfig]:
+    """Every topic key in LogConfig's order. ``overrides`` are the topic's stored (already validated) configs;
+    ``broker_properties`` are server.properties, ``dynamic_*`` the broker's dynamic configs (KIP-226)."""
+    dynamic = [(dynamic_broker or {}, ConfigSource.DYNAMIC_BROKER_CONFIG),
+               (dynamic_default or {}, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)]
+    effective = override_properties(broker_properties, dynamic_default or {}, dynamic_broker or {})
+    values = parse_topic_configs(overrides, broker_log_defaults(effective))
     described = []
     for name, key in TOPIC_CONFIGS.items():
         sensitive = key.type.sensitive
         shown = None if sensitive else to_config_string(values[name], key.type)
-        synonyms = _broker_synonyms(name, broker_properties, sensitive)
+        synonyms = _broker_synonyms(name, [*dynamic, (broker_properties, ConfigSource.STATIC_BROKER_CONFIG)], sensitive)
         if name in overrides:
             synonyms.insert(0, ConfigSynonym(name, shown, ConfigSource.TOPIC_CONFIG))
         source = synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG
@@ -56,14 +65,16 @@ def describe_topic_configs(overrides: Mapping[str, str], broker_properties: Mapp
     return described
 
 
-def _broker_synonyms(topic_key: str, broker_properties: Mapping[str, str], sensitive: bool) -> list[ConfigSynonym]:
+def _broker_synonyms(topic_key: str, sources: list[tuple[Mapping[str, str], ConfigSource]],
+                     sensitive: bool) -> list[ConfigSynonym]:
     names = [synonym.name for synonym in TOPIC_CONFIGS[topic_key].synonyms]
     if not names:
         return []
     found = [
-        ConfigSynonym(name, None if sensitive else broker_properties[name], ConfigSource.STATIC_BROKER_CONFIG)
+        ConfigSynonym(name, None if sensitive else properties[name], source)
+        for properties, source in sources
         for name in names
-        if name in broker_properties
+        if name in properties
     ]
     for name in names:
         key = BROKER_LOG_CONFIGS[name]

@@ -1,0 +1,147 @@
+"""Dynamic broker configs (KIP-226) as plain state: this broker's and the cluster-wide defaults, checked as Kafka does.
+
+Kafka's counterparts: ``DynamicBrokerConfig`` (which keys may change, and how an alteration is validated before the
+broker forwards it: ``validate(props, perBrokerConfig)``) and the controller's config records for BROKER resources
+(kept in the metadata log, so they survive a restart). Here they are kept in ``kafka-shim-broker-configs.json`` at
+the root of ``log.dirs`` when there is one, else in memory.
+
+The effective broker properties are server.properties, overridden by the cluster-wide defaults, overridden by this
+broker's own dynamic configs, as KafkaConfig is rebuilt by Kafka after each change. kafka-shim acts at once on the
+keys that shape topics (every ``log.*`` topic default, ``message.max.bytes``, ``compression.*``,
+``min.insync.replicas``...: through each topic's effective config); the other dynamic keys (thread counts, listener
+TLS material, quotas of the connection acceptor...) are accepted, stored and described as Kafka does, but change
+nothing in kafka-shim (it has no thread pools to resize, and its listeners read their TLS files at start).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from kafka_shim.protocol.codes import ErrorCode
+from kafka_shim.shim.cluster.configs.broker_configs import BROKER_CONFIGS, LISTENER_PREFIX, B, R, override_properties
+from kafka_shim.shim.cluster.configs.definition import ConfigType, ConfigValueError, parse_type
+from kafka_shim.shim.cluster.configs.scala_order import scala_hashmap_order
+from kafka_shim.shim.cluster.configs.topic_configs import BROKER_LOG_CONFIGS
+
+BROKER_CONFIGS_FILE = "kafka-shim-broker-configs.json"
+_FILE_VERSION = 1
+
+# SslConfigs.RECONFIGURABLE_CONFIGS: changed only per listener (listener.name.<l>.ssl.keystore.location...).
+DYNAMIC_SECURITY_CONFIGS = (
+    "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password", "ssl.key.password", "ssl.truststore.type",
+    "ssl.truststore.location", "ssl.truststore.password", "ssl.keystore.key", "ssl.keystore.certificate.chain",
+    "ssl.truststore.certificates",
+)
+
+
+class BrokerConfigError(Exception):
+    """An alteration Kafka's broker refuses before forwarding it: INVALID_REQUEST with ``message``."""
+
+    error_code = ErrorCode.INVALID_REQUEST
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def _scala_set(names: list[str]) -> str:
+    # Scala's Set.toString; small sets keep their insertion order (Set1..Set4), which is the order found here.
+    return "Set(" + ", ".join(names) + ")"
+
+
+def _scala_hash_set(names: list[str]) -> str:
+    return "HashSet(" + ", ".join(scala_hashmap_order(names)) + ")"
+
+
+def validate_dynamic_broker_configs(props: Mapping[str, str], per_broker: bool) -> None:
+    """DynamicBrokerConfig.validateConfigs: what the resource's dynamic configs may hold, Kafka's checks in its order.
+
+    ``props`` is every dynamic config the resource will hold after the alteration. Keys Kafka does not know are
+    allowed (Kafka stores them too); values are parsed with the key's type (and its range where kafka-shim knows it).
+    """
+    non_dynamic = [name for name in props if name in BROKER_CONFIGS and BROKER_CONFIGS[name].mode == R]
+    if non_dynamic:
+        raise BrokerConfigError("Cannot update these configs dynamically: " + _scala_set(non_dynamic))
+    security = [name for name in DYNAMIC_SECURITY_CONFIGS if name in props]
+    if security:
+        raise BrokerConfigError(
+            "These security configs can be dynamically updated only per-listener using the listener prefix: "
+            + _scala_hash_set(security)
+        )
+    base_props: dict[str, str] = {}
+    for name, value in props.items():
+        match = LISTENER_PREFIX.fullmatch(name)
+        base_props[match[1] if match else name] = value
+    for name, key in BROKER_CONFIGS.items():  # ConfigDef.parse goes in definition order
+        if name in base_props and key.mode != R:
+            try:
+                _parse_broker_value(name, base_props[name], key.type)
+            except ConfigValueError as error:
+                raise BrokerConfigError(error.message) from None
+    if not per_broker:
+        per_broker_keys = [name for name in props
+                           if (name in BROKER_CONFIGS and BROKER_CONFIGS[name].mode == B) or LISTENER_PREFIX.fullmatch(name)]
+        if per_broker_keys:
+            raise BrokerConfigError(
+                "Cannot update these configs at default cluster level, broker id must be specified: " + _scala_set(per_broker_keys)
+            )
+
+
+def _parse_broker_value(name: str, raw: str, kind: ConfigType) -> None:
+    log_key = BROKER_LOG_CONFIGS.get(name)
+    if log_key is not None:
+        log_key.parse(raw)
+    elif kind is not ConfigType.PASSWORD:
+        parse_type(name, raw, kind)
+
+
+class DynamicBrokerConfigs:
+    """This broker's dynamic configs and the cluster-wide defaults, over the static server.properties."""
+
+    def __init__(self, static: Mapping[str, str], node_id: int, data_dir: Path | None = None) -> None:
+        self.static = dict(static)
+        self.node_id = node_id
+        self.per_broker: dict[str, str] = {}
+        self.cluster_default: dict[str, str] = {}
+        self._file = data_dir / BROKER_CONFIGS_FILE if data_dir is not None else None
+
+    def configs_of(self, per_broker: bool) -> dict[str, str]:
+        return dict(self.per_broker if per_broker else self.cluster_default)
+
+    def effective_properties(self) -> dict[str, str]:
+        """server.properties overridden by the cluster defaults, then by this broker's own dynamic configs."""
+        return override_properties(self.static, self.cluster_default, self.per_broker)
+
+    def replace(self, per_broker: bool, configs: Mapping[str, str]) -> None:
+        """Store a resource's complete set of dynamic configs (already validated)."""
+        if per_broker:
+            self.per_broker = dict(configs)
+        else:
+            self.cluster_default = dict(configs)
+        self._save()
+
+    def load(self) -> None:
+        if self._file is None or not self._file.exists():
+            return
+        try:
+            document = json.loads(self._file.read_text(encoding="utf-8"))
+            if document.get("version") != _FILE_VERSION:
+                raise ValueError(f"version {document.get('version')!r}, expected {_FILE_VERSION}")
+            self.per_broker = {str(k): str(v) for k, v in document["broker"].items()}
+            self.cluster_default = {str(k): str(v) for k, v in document["cluster_default"].items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"cannot read {self._file}: {exc}; fix or remove the file") from None
+
+    def _save(self) -> None:
+        if self._file is None:
+            return
+        document = {"version": _FILE_VERSION, "broker": self.per_broker, "cluster_default": self.cluster_default}
+        tmp = self._file.with_suffix(".tmp")
+        with open(tmp, "w", encoding="utf-8") as out:
+            json.dump(document, out, indent=1)
+            out.flush()
+            os.fsync(out.fileno())
+        tmp.replace(self._file)
