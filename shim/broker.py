@@ -11,6 +11,7 @@ import structlog
 
 from kafka_shim.authorizer import AclBinding, Authorizer
 from kafka_shim.authorizer.sqlite_store import AclStoreCorrupt, AclStoreLocked, AclStoreUnavailable, open_acl_store
+from kafka_shim.shim.cluster.configs.dynamic_broker import DynamicBrokerConfigs
 from kafka_shim.shim.cluster.endpoints import Endpoints
 from kafka_shim.shim.cluster.identity import load_cluster_identity
 from kafka_shim.shim.cluster.state import ClusterState
@@ -51,6 +52,7 @@ class Broker:
         self.preload_acls = list(preload_acls or [])
         # What handlers use, built once at start (the authorizer and the SCRAM store open files).
         cluster = state or ClusterState(cluster_id=load_cluster_identity(config), node_id=config.node_id)
+        broker_configs = _open_broker_configs(config)
         self.services = Services(
             config=config,
             cluster=cluster,
@@ -58,7 +60,8 @@ class Broker:
             authorizer=None,
             scram=None,
             api_table=ApiTable(load_all(), release),
-            partitions=_open_partitions(config, cluster),
+            partitions=_open_partitions(config, cluster, broker_configs.effective_properties()),
+            broker_configs=broker_configs,
         )
         self.security: dict[str, ListenerSecurity] = {}
         self.connections: set[KafkaConnection] = set()
@@ -150,11 +153,24 @@ class Broker:
             self.services.authorizer = None
 
 
-def _open_partitions(config: BrokerConfig, cluster: ClusterState) -> Partitions:
+def _open_broker_configs(config: BrokerConfig) -> DynamicBrokerConfigs:
+    """server.properties with the dynamic broker configs kept in log.dirs by an earlier run (KIP-226)."""
+    data_dir = config.log_dirs[0] if config.log_dirs else None
+    broker_configs = DynamicBrokerConfigs(config.raw, config.node_id, data_dir)
+    try:
+        if data_dir is not None:
+            data_dir.mkdir(parents=True, exist_ok=True)
+        broker_configs.load()
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read the dynamic broker configs in {data_dir}: {exc}") from None
+    return broker_configs
+
+
+def _open_partitions(config: BrokerConfig, cluster: ClusterState, broker_properties: dict[str, str]) -> Partitions:
     """The topics' partitions: in memory, or in the first of log.dirs in Kafka's layout (loaded from an earlier run)."""
     data_dir = config.log_dirs[0] if config.log_dirs else None
     try:
-        partitions = Partitions(cluster, LogManager(FileStorage(data_dir) if data_dir else None), config.raw, data_dir)
+        partitions = Partitions(cluster, LogManager(FileStorage(data_dir) if data_dir else None), broker_properties, data_dir)
         partitions.load()
     except (OSError, ValueError, LogError) as exc:
         raise ConfigError(f"cannot open the partition logs in {data_dir}: {exc}") from None

@@ -107,6 +107,12 @@ class Partitions:
         self.logs.update_config(name, log_config_of(self.topic_values(name)))
         self._save()
 
+    def set_broker_properties(self, properties: Mapping[str, str]) -> None:
+        """New effective broker properties (a dynamic broker config changed): every topic's logs obey them now."""
+        self.broker_properties = dict(properties)
+        for name in list(self.cluster.topics):
+            self.logs.update_config(name, log_config_of(self.topic_values(name)))
+
     def delete_topic(self, name: str) -> None:
         """Forget a topic and delete its logs."""
         self.cluster.topics.pop(name, None)

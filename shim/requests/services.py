@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafka_shim.authorizer import Authorizer
+from kafka_shim.shim.cluster.configs.dynamic_broker import DynamicBrokerConfigs
 from kafka_shim.shim.cluster.endpoints import Endpoints
 from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.config.broker_config import BrokerConfig
@@ -30,3 +31,5 @@ class Services:
     api_table: ApiTable
     # The topics' partitions: logs and producer state (None only in tests that build Services by hand).
     partitions: Partitions | None = None
+    # Dynamic broker configs (KIP-226) over server.properties (None only in tests that build Services by hand).
+    broker_configs: DynamicBrokerConfigs | None = None

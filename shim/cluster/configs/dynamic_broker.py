@@ -23,6 +23,7 @@ from pathlib import Path
 from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.shim.cluster.configs.broker_configs import BROKER_CONFIGS, LISTENER_PREFIX, B, R, override_properties
 from kafka_shim.shim.cluster.configs.definition import ConfigType, ConfigValueError, parse_type
+from kafka_shim.shim.cluster.configs.loggers import BrokerLoggers
 from kafka_shim.shim.cluster.configs.scala_order import scala_hashmap_order
 from kafka_shim.shim.cluster.configs.topic_configs import BROKER_LOG_CONFIGS
 
@@ -107,6 +108,7 @@ class DynamicBrokerConfigs:
         self.per_broker: dict[str, str] = {}
         self.cluster_default: dict[str, str] = {}
         self._file = data_dir / BROKER_CONFIGS_FILE if data_dir is not None else None
+        self.loggers = BrokerLoggers()  # KIP-412 levels, not kept across restarts (as in Kafka)
 
     def configs_of(self, per_broker: bool) -> dict[str, str]:
         return dict(self.per_broker if per_broker else self.cluster_default)
