@@ -11,6 +11,7 @@ import structlog
 
 from kafka_shim.authorizer import AclBinding, Authorizer
 from kafka_shim.authorizer.sqlite_store import AclStoreCorrupt, AclStoreLocked, AclStoreUnavailable, open_acl_store
+from kafka_shim.shim.cluster.configs.broker_configs import is_kafka_broker_key
 from kafka_shim.shim.cluster.configs.dynamic_broker import DynamicBrokerConfigs
 from kafka_shim.shim.cluster.endpoints import Endpoints
 from kafka_shim.shim.cluster.identity import load_cluster_identity
@@ -95,9 +96,10 @@ class Broker:
         if self.config.authorizer_enabled and services.authorizer is None:
             services.authorizer = _open_authorizer(self.config, self.preload_acls)
         dispatcher = self.dispatcher
-        if self.config.unknown_keys:
-            log.warning("unknown_config_keys", keys=self.config.unknown_keys,
-                        hint="these keys were supplied but kafka-shim does not use them")
+        unknown = [key for key in self.config.unknown_keys if not is_kafka_broker_key(key)]
+        if unknown:  # Kafka's own broker keys are known: DescribeConfigs reports them (shim/cluster/configs)
+            log.warning("unknown_config_keys", keys=unknown,
+                        hint="these keys were supplied but neither Kafka 3.9 nor kafka-shim knows them")
         try:
             for listener in self.config.listeners:
                 host = listener.host or None  # None binds every interface, like Kafka's empty host

@@ -411,3 +411,9 @@ def override_properties(base: Mapping[str, str], *layers: Mapping[str, str]) -> 
                 merged.pop(synonym, None)
             merged[name] = value
     return merged
+
+
+def is_kafka_broker_key(name: str) -> bool:
+    """Whether a server.properties key is one Kafka 3.9 knows: a KafkaConfig key, or one with a listener prefix
+    whose base key is (``listener.name.<l>.ssl.keystore.location``, ``listener.name.<l>.plain.sasl.jaas.config``)."""
+    return any(synonym in BROKER_CONFIGS for synonym in (name, *synonyms_of(name)))
