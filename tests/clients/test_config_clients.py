@@ -120,6 +120,7 @@ def test_confluent_dynamic_broker_config_reaches_the_topics(broker) -> None:
     assert described.value == "2000000" and described.source == ConfigSource.DYNAMIC_BROKER_CONFIG.value
 
 
+@pytest.mark.filterwarnings("ignore:alter_configs has been deprecated:DeprecationWarning")
 def test_confluent_legacy_alter_replaces_every_override(broker) -> None:
     from confluent_kafka.admin import ConfigResource
 

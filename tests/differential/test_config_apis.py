@@ -9,6 +9,8 @@ puts back any broker config it changes, because the real broker lives for the wh
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -29,6 +31,7 @@ from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.config.properties import load_properties
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from tests.support.compare import assert_same
+from tests.support.peers import REAL_KAFKA
 from tests.support.sasl_setup import USERS, listener_address
 from tests.support.wire import Answer, Wire
 
@@ -46,6 +49,7 @@ def shim_like_oracle(oracle, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     props["advertised.listeners"] = re.sub(r":\d+", ":0", props["advertised.listeners"])
     props["log.dirs"] = str(tmp_path_factory.mktemp("shim-configs"))
     with EmbeddedBroker(BrokerConfig.from_properties(props)) as broker:
+        broker.data_dir = props["log.dirs"]
         yield broker
 
 
@@ -55,6 +59,7 @@ def brokers(oracle, shim_like_oracle: EmbeddedBroker) -> dict[str, Any]:
         "kafka": {"SASL_PLAINTEXT": oracle.sasl, "PLAINTEXT": oracle.plaintext},
         "shim": {name: listener_address(shim_like_oracle.broker, name) for name in ("SASL_PLAINTEXT", "PLAINTEXT")},
         "shim_broker": shim_like_oracle,
+        "shim_dir": shim_like_oracle.data_dir,
     }
 
 
@@ -306,3 +311,62 @@ def test_broker_logger_errors(brokers) -> None:
     for index, request in enumerate(steps):
         same(brokers, "admin", 44, 1, request, f"step {index}: {request}")
     same(brokers, None, 44, 1, incremental((BROKER_LOGGER, "1", [("root", SET, "INFO")])), "denied logger change")
+
+
+# -- kafka-configs.sh (kafka.admin.ConfigCommand of Kafka 3.9), run against both brokers --------------------------------
+
+_PORT = re.compile(r"127\.0\.0\.1:\d+")
+
+
+def configs_cli(brokers, oracle, side: str, *args: str) -> tuple[int, str]:
+    host, port = brokers[side]["SASL_PLAINTEXT"]
+    proc = subprocess.run(
+        [sys.executable, str(REAL_KAFKA), "run", "kafka.admin.ConfigCommand", "--bootstrap-server", f"{host}:{port}",
+         "--command-config", str(Path(oracle.dir) / "admin.properties"), *args],
+        capture_output=True, text=True, timeout=300,
+    )
+    text = proc.stdout + proc.stderr
+    for directory in (str(Path(oracle.dir) / "data"), brokers["shim_dir"]):
+        text = text.replace(directory, "<data dir>")
+    return proc.returncode, _PORT.sub("127.0.0.1:<port>", text)
+
+
+def same_cli(brokers, oracle, *args: str, until: str | None = None) -> str:
+    """Both outputs and exit codes equal; with ``until``, Kafka's output is awaited until it contains that text
+    (a dynamic broker config reaches Kafka's describe a moment after the alter is answered)."""
+    shim = configs_cli(brokers, oracle, "shim", *args)
+    deadline = time.monotonic() + 60
+    kafka = configs_cli(brokers, oracle, "kafka", *args)
+    while until is not None and until not in kafka[1] and time.monotonic() < deadline:
+        kafka = configs_cli(brokers, oracle, "kafka", *args)
+    assert shim == kafka, f"kafka-configs.sh {' '.join(args)}\n--- Kafka ({kafka[0]})\n{kafka[1]}\n--- kafka-shim ({shim[0]})\n{shim[1]}"
+    return shim[1]
+
+
+def test_kafka_configs_sh_on_topics(brokers, oracle) -> None:
+    name = make_topic(brokers, {"segment.ms": "100000"})
+    topic = ("--entity-type", "topics", "--entity-name", name)
+    assert "segment.ms=100000 sensitive=false" in same_cli(brokers, oracle, *topic, "--describe")
+    assert "min.insync.replicas=1 sensitive=false" in same_cli(brokers, oracle, *topic, "--describe", "--all")
+    same_cli(brokers, oracle, *topic, "--alter", "--add-config", "retention.ms=1000,cleanup.policy=[compact,delete]",
+             "--delete-config", "segment.ms")
+    assert "retention.ms=1000" in same_cli(brokers, oracle, *topic, "--describe")
+    same_cli(brokers, oracle, *topic, "--alter", "--add-config", "retention.ms=soon")
+    same_cli(brokers, oracle, *topic, "--alter", "--add-config", "no.such.key=1")
+    same_cli(brokers, oracle, "--entity-type", "topics", "--entity-name", "no-such-topic", "--alter", "--add-config", "retention.ms=1")
+
+
+def test_kafka_configs_sh_on_brokers(brokers, oracle) -> None:
+    same_cli(brokers, oracle, "--entity-type", "brokers", "--entity-name", "1", "--describe")
+    every = same_cli(brokers, oracle, "--entity-type", "brokers", "--entity-name", "1", "--describe", "--all")
+    assert "message.max.bytes=1048588 sensitive=false synonyms={DEFAULT_CONFIG:message.max.bytes=1048588}" in every
+    refused = same_cli(brokers, oracle, "--entity-type", "brokers", "--entity-name", "1", "--alter", "--add-config", "num.partitions=3")
+    assert "Cannot update these configs dynamically: Set(num.partitions)" in refused
+    try:
+        same_cli(brokers, oracle, "--entity-type", "brokers", "--entity-default", "--alter", "--add-config", "log.segment.bytes=20000000")
+        same_cli(brokers, oracle, "--entity-type", "brokers", "--entity-default", "--describe", until="log.segment.bytes=20000000")
+        same_cli(brokers, oracle, "--entity-type", "brokers", "--entity-name", "1", "--alter", "--add-config", "message.max.bytes=2000000")
+        same_cli(brokers, oracle, "--entity-type", "brokers", "--entity-name", "1", "--describe", until="message.max.bytes=2000000")
+    finally:
+        for side in ("kafka", "shim"):
+            ask(brokers, side, "admin", 33, 2, legacy((BROKER, "1", {}), (BROKER, "", {})))
