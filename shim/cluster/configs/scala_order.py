@@ -23,7 +23,7 @@ def _improved(text: str) -> int:
 def scala_table_size(count: int) -> int:
     """The table length of a mutable.HashMap after ``count`` insertions (16 to start, doubled at 3/4 full)."""
     size = 16
-    while count + 1 >= size * 0.75:  # HashMap.put grows when contentSize + 1 >= threshold
+    while count >= int(size * 0.75):  # put grows before the insertion that reaches the threshold
         size *= 2
     return size
 
