@@ -137,6 +137,8 @@ def _describe_one(ctx: RequestContext, resource: Any, synonyms: bool, documentat
     try:
         error_code, entries = _entries_of(ctx, resource)
     except _Refused as refused:
+        log.info("describe_configs_refused", resource_type=resource.resource_type, resource_name=resource.resource_name,
+                 error_code=refused.code, error_message=refused.message)
         return _Describe(error_code=refused.code, error_message=refused.message, resource_type=resource.resource_type,
                          resource_name=resource.resource_name, configs=[])
     wanted = resource.configuration_keys
@@ -311,6 +313,9 @@ def _alter(ctx: RequestContext, request: Any, ops_of: Callable[[Any], list[Confi
             code, message = answered[index]
         else:
             code, message = _persist(ctx, resource, ops_of(resource), incremental, request.validate_only, api_key)
+        if code != ErrorCode.NONE:
+            log.info("config_alteration_refused", resource_type=resource.resource_type, resource_name=resource.resource_name,
+                     error_code=code, error_message=message, principal=ctx.principal)
         results.append((resource, code, message))
     return results
 
