@@ -328,7 +328,27 @@ def _incremental_ops(resource: Any) -> list[ConfigOp]:
     return [ConfigOp(c.name, c.config_operation, c.value) for c in resource.configs]
 
 
-@handles(ApiKey.ALTER_CONFIGS, 0, 2)
+def alter_configs_error_response(request: messages.AlterConfigsRequest, code: int, message: str | None) -> AlterConfigsResponse:
+    """AlterConfigsRequest.getErrorResponse: every resource with the error (Kafka keys them by resource in a HashMap;
+    kafka-shim keeps the request's order)."""
+    return AlterConfigsResponse(responses=[
+        AlterConfigsResponse.AlterConfigsResourceResponse(error_code=code, error_message=message, resource_type=r.resource_type,
+                                                          resource_name=r.resource_name)
+        for r in request.resources
+    ])
+
+
+def incremental_alter_configs_error_response(request: messages.IncrementalAlterConfigsRequest, code: int,
+                                             message: str | None) -> IncrementalAlterConfigsResponse:
+    """IncrementalAlterConfigsRequest.getErrorResponse: every resource, in request order, with the error."""
+    return IncrementalAlterConfigsResponse(responses=[
+        IncrementalAlterConfigsResponse.AlterConfigsResourceResponse(error_code=code, error_message=message,
+                                                                     resource_type=r.resource_type, resource_name=r.resource_name)
+        for r in request.resources
+    ])
+
+
+@handles(ApiKey.ALTER_CONFIGS, 0, 2, error_response=alter_configs_error_response)
 def alter_configs(ctx: RequestContext, request: messages.AlterConfigsRequest) -> AlterConfigsResponse:
     keys = [(r.resource_type, r.resource_name) for r in request.resources]
     if len(set(keys)) != len(keys):
@@ -343,7 +363,7 @@ def alter_configs(ctx: RequestContext, request: messages.AlterConfigsRequest) ->
     ])
 
 
-@handles(ApiKey.INCREMENTAL_ALTER_CONFIGS, 0, 1)
+@handles(ApiKey.INCREMENTAL_ALTER_CONFIGS, 0, 1, error_response=incremental_alter_configs_error_response)
 def incremental_alter_configs(ctx: RequestContext, request: messages.IncrementalAlterConfigsRequest) -> IncrementalAlterConfigsResponse:
     results = _alter(ctx, request, _incremental_ops, True, ApiKey.INCREMENTAL_ALTER_CONFIGS)
     return IncrementalAlterConfigsResponse(responses=[
