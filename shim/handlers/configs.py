@@ -1,8 +1,9 @@
 """DescribeConfigs (32) v0-4, AlterConfigs (33) v0-2 and IncrementalAlterConfigs (44) v0-1, as a Kafka 3.9 KRaft
-broker (with its controller in the same process) answers them, for TOPIC, BROKER and BROKER_LOGGER resources.
+broker (with its controller in the same process) answers them, for TOPIC, BROKER, BROKER_LOGGER and CLIENT_METRICS
+resources.
 
-Behaviour. DescribeConfigs is ConfigHelper's: DESCRIBE_CONFIGS on the topic, or on the cluster for BROKER and
-BROKER_LOGGER resources; the authorized results come first, in request order, then the denied ones (29 / 31 with
+Behaviour. DescribeConfigs is ConfigHelper's: DESCRIBE_CONFIGS on the topic, or on the cluster for BROKER,
+BROKER_LOGGER and CLIENT_METRICS resources; the authorized results come first, in request order, then the denied ones (29 / 31 with
 the error's default message). An unknown resource type fails the whole request (42 in every result). A topic name
 is validated (17), then looked up (3); a BROKER name is empty (the cluster-wide dynamic defaults) or this broker's
 id (else 42 with Kafka's message). The entries and their order are cluster.configs' (Kafka's Scala HashMap order).
@@ -16,7 +17,7 @@ exists (3). ``validate_only`` checks everything and changes nothing. Results com
 
 A TOPIC change is kept with the topic (``Partitions.set_topic_configs``: its logs obey it at once, and it survives a
 restart with log.dirs); a BROKER change is kept in ``services.broker_configs`` and the topics' logs obey the new
-broker defaults at once.
+broker defaults at once; client metrics subscriptions are kept there too (cluster.configs.client_metrics).
 
 Version notes. DescribeConfigs v0 has ``is_default`` instead of ``config_source`` and no synonyms; v1 adds
 synonyms; v3 adds ``config_type`` and documentation. kafka-shim answers documentation (when asked) with a pointer
@@ -39,8 +40,16 @@ from kafka_shim.protocol.messages import (
     DescribeConfigsResponse,
     IncrementalAlterConfigsResponse,
 )
-from kafka_shim.shim.cluster.configs.alter_ops import AlterError, ConfigOp, OpType, apply_broker_ops, apply_topic_ops
+from kafka_shim.shim.cluster.configs.alter_ops import (
+    AlterError,
+    ConfigOp,
+    OpType,
+    apply_broker_ops,
+    apply_controller_ops,
+    apply_topic_ops,
+)
 from kafka_shim.shim.cluster.configs.broker_describe import describe_broker_configs
+from kafka_shim.shim.cluster.configs.client_metrics import describe_client_metrics, validate_client_metrics
 from kafka_shim.shim.cluster.configs.definition import ConfigValueError
 from kafka_shim.shim.cluster.configs.describe import DescribedConfig, describe_topic_configs
 from kafka_shim.shim.cluster.configs.dynamic_broker import (
@@ -145,7 +154,10 @@ def _describe_one(ctx: RequestContext, resource: Any, synonyms: bool, documentat
     if wanted:
         entries = [e for e in entries if e.name in wanted]
     anchor = "topicconfigs_" if resource.resource_type == TOPIC else "brokerconfigs_"
-    configs = [_entry(ctx, e, synonyms, _DOCS + anchor + e.name if documentation else None) for e in entries]
+    if resource.resource_type == CLIENT_METRICS:  # Kafka leaves these entries' documentation at its default ""
+        configs = [_entry(ctx, e, synonyms, "") for e in entries]
+    else:
+        configs = [_entry(ctx, e, synonyms, _DOCS + anchor + e.name if documentation else None) for e in entries]
     return _Describe(error_code=error_code, error_message="", resource_type=resource.resource_type,
                      resource_name=resource.resource_name, configs=configs)
 
@@ -177,10 +189,9 @@ def _entries_of(ctx: RequestContext, resource: Any) -> tuple[int, list[Described
         if _broker_id(name, f"Broker id must be an integer, but it is: {name}") != node_id:
             raise _Refused(ErrorCode.INVALID_REQUEST, f"Unexpected broker id, expected {node_id} but received {name}")
         return ErrorCode.NONE, _loggers(ctx).describe()
-    # CLIENT_METRICS: kafka-shim keeps no client metrics subscriptions (KIP-714).
-    if not name:
+    if not name:  # CLIENT_METRICS
         raise _Refused(ErrorCode.INVALID_REQUEST, "Client metrics subscription name must not be empty")
-    raise _Refused(ErrorCode.INVALID_REQUEST, "kafka-shim does not support client metrics subscriptions (KIP-714)")
+    return ErrorCode.NONE, describe_client_metrics(_dynamic(ctx).client_metrics.get(name, {}))
 
 
 def _entry(ctx: RequestContext, e: DescribedConfig, synonyms: bool, documentation: str | None) -> Any:
@@ -264,7 +275,7 @@ def _persist(ctx: RequestContext, resource: Any, ops: list[ConfigOp], incrementa
         elif kind == BROKER:
             _alter_broker(ctx, name, ops, incremental, validate_only)
         else:
-            return ErrorCode.INVALID_CONFIG, "kafka-shim does not support client metrics subscriptions (KIP-714)"
+            _alter_client_metrics(ctx, name, ops, incremental, validate_only)
     except _Refused as refused:
         return refused.code, refused.message
     except AlterError as error:
@@ -301,6 +312,17 @@ def _alter_broker(ctx: RequestContext, name: str, ops: list[ConfigOp], increment
     if ctx.services.partitions is not None:
         ctx.services.partitions.set_broker_properties(dynamic.effective_properties())
     log.info("broker_configs_altered", resource=name or "<cluster default>", configs=sorted(wanted))
+
+
+def _alter_client_metrics(ctx: RequestContext, name: str, ops: list[ConfigOp], incremental: bool, validate_only: bool) -> None:
+    dynamic = _dynamic(ctx)
+    current = dynamic.client_metrics.get(name, {})
+    # The controller's list operations: no client metrics key counts as a LIST for it, so APPEND/SUBTRACT fail.
+    wanted = apply_controller_ops(current, ops, list_keys={}) if incremental else {op.name: op.value or "" for op in ops}
+    validate_client_metrics(name, wanted)
+    if not validate_only:
+        dynamic.replace_client_metrics(name, wanted)
+        log.info("client_metrics_subscription_altered", subscription=name, configs=sorted(wanted))
 
 
 def _alter(ctx: RequestContext, request: Any, ops_of: Callable[[Any], list[ConfigOp]], incremental: bool,

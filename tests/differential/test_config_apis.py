@@ -395,3 +395,35 @@ def test_kafka_configs_sh_on_brokers(brokers, oracle) -> None:
     finally:
         for side in ("kafka", "shim"):
             ask(brokers, side, "admin", 33, 2, legacy((BROKER, "1", {}), (BROKER, "", {})))
+
+
+# -- client metrics subscriptions (KIP-714) -----------------------------------------------------------------------------
+
+CLIENT_METRICS = 16
+
+
+def test_client_metrics_subscriptions(brokers) -> None:
+    name = "sub-" + uuid.uuid4().hex[:8]
+    steps = [
+        incremental((CLIENT_METRICS, name, [("metrics", SET, "org.apache.kafka.producer."), ("interval.ms", SET, "60000")])),
+        incremental((CLIENT_METRICS, name, [("match", SET, "client_id=app.*")])),
+        incremental((CLIENT_METRICS, name, [("metrics", APPEND, "org.apache.kafka.consumer.")])),
+        incremental((CLIENT_METRICS, name, [("interval.ms", SET, "50")])),
+        incremental((CLIENT_METRICS, name, [("interval.ms", SET, "x")])),
+        incremental((CLIENT_METRICS, name, [("nope", SET, "1")])),
+        incremental((CLIENT_METRICS, name, [("match", SET, "bad_key=1")])),
+        incremental((CLIENT_METRICS, name, [("match", SET, "client_id=[")])),
+        incremental((CLIENT_METRICS, name, [("interval.ms", DELETE, None)])),
+        incremental((CLIENT_METRICS, "", [("interval.ms", SET, "60000")])),
+    ]
+    try:
+        for index, request in enumerate(steps):
+            same(brokers, "admin", 44, 1, request, f"step {index}: {request}")
+            same(brokers, "admin", 32, 4, describe((CLIENT_METRICS, name, None), (CLIENT_METRICS, "other", None), synonyms=True),
+                 f"after step {index}")
+        same(brokers, "admin", 33, 2, legacy((CLIENT_METRICS, name, {"interval.ms": "70000"})), "legacy")
+        same(brokers, "admin", 32, 4, describe((CLIENT_METRICS, name, None), (CLIENT_METRICS, "", None)), "after legacy")
+        same(brokers, "alice", 44, 1, incremental((CLIENT_METRICS, name, [("interval.ms", SET, "60000")])), "denied")
+    finally:
+        for side in ("kafka", "shim"):
+            ask(brokers, side, "admin", 33, 2, legacy((CLIENT_METRICS, name, {})))

@@ -2,7 +2,7 @@
 
 Two places in Kafka 3.9 apply them, with slightly different rules, and kafka-shim follows each:
 
-- TOPIC resources: the controller (``ConfigurationControlManager.incrementalAlterConfigResource``). APPEND and
+- TOPIC (and CLIENT_METRICS) resources: the controller (``ConfigurationControlManager.incrementalAlterConfigResource``). APPEND and
   SUBTRACT need a LIST key ("Can't APPEND to key x because its type is not LIST.", INVALID_CONFIG); the current
   value, else the key's LogConfig default, is split on commas with empty parts dropped; APPEND adds the values not
   already there, SUBTRACT removes each value once. The keys are visited in Java HashMap order (the controller keys
@@ -60,6 +60,12 @@ def java_split(text: str) -> list[str]:
 
 def apply_topic_ops(current: Mapping[str, str], ops: Sequence[ConfigOp]) -> dict[str, str]:
     """The topic's overrides after ``ops`` (distinct names; the broker refused duplicates before)."""
+    list_keys = {name: to_config_string(key.default, key.type) for name, key in TOPIC_CONFIGS.items() if key.type is ConfigType.LIST}
+    return apply_controller_ops(current, ops, list_keys)
+
+
+def apply_controller_ops(current: Mapping[str, str], ops: Sequence[ConfigOp], list_keys: Mapping[str, str | None]) -> dict[str, str]:
+    """The controller's operations on a resource's stored configs; ``list_keys`` maps each LIST key to its default."""
     by_name = {op.name: op for op in ops}
     result = dict(current)
     for name in java_order(list(by_name)):
@@ -69,12 +75,11 @@ def apply_topic_ops(current: Mapping[str, str], ops: Sequence[ConfigOp]) -> dict
         elif op.op == OpType.DELETE:
             result.pop(name, None)
         elif op.op in (OpType.APPEND, OpType.SUBTRACT):
-            key = TOPIC_CONFIGS.get(name)
-            if key is None or key.type is not ConfigType.LIST:
+            if name not in list_keys:
                 raise AlterError(ErrorCode.INVALID_CONFIG, f"Can't {OpType(op.op).name} to key {name} because its type is not LIST.")
             base = result.get(name)
             if base is None:
-                base = to_config_string(key.default, key.type)
+                base = list_keys[name]
             parts = [part for part in java_split(base or "") if part]
             for value in java_split(op.value or ""):
                 if op.op == OpType.APPEND and value not in parts:

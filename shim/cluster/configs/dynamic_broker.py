@@ -109,6 +109,7 @@ class DynamicBrokerConfigs:
         self.cluster_default: dict[str, str] = {}
         self._file = data_dir / BROKER_CONFIGS_FILE if data_dir is not None else None
         self.loggers = BrokerLoggers()  # KIP-412 levels, not kept across restarts (as in Kafka)
+        self.client_metrics: dict[str, dict[str, str]] = {}  # KIP-714 subscriptions by name
 
     def configs_of(self, per_broker: bool) -> dict[str, str]:
         return dict(self.per_broker if per_broker else self.cluster_default)
@@ -125,6 +126,14 @@ class DynamicBrokerConfigs:
             self.cluster_default = dict(configs)
         self._save()
 
+    def replace_client_metrics(self, name: str, configs: Mapping[str, str]) -> None:
+        """Store a client metrics subscription's complete configs (already validated); empty ones are forgotten."""
+        if configs:
+            self.client_metrics[name] = dict(configs)
+        else:
+            self.client_metrics.pop(name, None)
+        self._save()
+
     def load(self) -> None:
         if self._file is None or not self._file.exists():
             return
@@ -134,13 +143,16 @@ class DynamicBrokerConfigs:
                 raise ValueError(f"version {document.get('version')!r}, expected {_FILE_VERSION}")
             self.per_broker = {str(k): str(v) for k, v in document["broker"].items()}
             self.cluster_default = {str(k): str(v) for k, v in document["cluster_default"].items()}
+            self.client_metrics = {str(name): {str(k): str(v) for k, v in configs.items()}
+                                   for name, configs in document.get("client_metrics", {}).items()}
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"cannot read {self._file}: {exc}; fix or remove the file") from None
 
     def _save(self) -> None:
         if self._file is None:
             return
-        document = {"version": _FILE_VERSION, "broker": self.per_broker, "cluster_default": self.cluster_default}
+        document = {"version": _FILE_VERSION, "broker": self.per_broker, "cluster_default": self.cluster_default,
+                    "client_metrics": self.client_metrics}
         tmp = self._file.with_suffix(".tmp")
         with open(tmp, "w", encoding="utf-8") as out:
             json.dump(document, out, indent=1)
