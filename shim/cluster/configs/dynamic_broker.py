@@ -22,10 +22,9 @@ from pathlib import Path
 
 from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.shim.cluster.configs.broker_configs import BROKER_CONFIGS, LISTENER_PREFIX, B, R, override_properties
-from kafka_shim.shim.cluster.configs.definition import ConfigType, ConfigValueError, parse_type
+from kafka_shim.shim.cluster.configs.definition import ConfigType, ConfigValueError, parse_and_validate
 from kafka_shim.shim.cluster.configs.loggers import BrokerLoggers
 from kafka_shim.shim.cluster.configs.scala_order import scala_hashmap_order
-from kafka_shim.shim.cluster.configs.topic_configs import BROKER_LOG_CONFIGS
 
 BROKER_CONFIGS_FILE = "kafka-shim-broker-configs.json"
 _FILE_VERSION = 1
@@ -61,7 +60,7 @@ def validate_dynamic_broker_configs(props: Mapping[str, str], per_broker: bool) 
     """DynamicBrokerConfig.validateConfigs: what the resource's dynamic configs may hold, Kafka's checks in its order.
 
     ``props`` is every dynamic config the resource will hold after the alteration. Keys Kafka does not know are
-    allowed (Kafka stores them too); values are parsed with the key's type (and its range where kafka-shim knows it).
+    allowed (Kafka stores them too); values are parsed with the key's type and checked by its validator.
     """
     non_dynamic = [name for name in props if name in BROKER_CONFIGS and BROKER_CONFIGS[name].mode == R]
     if non_dynamic:
@@ -92,11 +91,8 @@ def validate_dynamic_broker_configs(props: Mapping[str, str], per_broker: bool) 
 
 
 def _parse_broker_value(name: str, raw: str, kind: ConfigType) -> None:
-    log_key = BROKER_LOG_CONFIGS.get(name)
-    if log_key is not None:
-        log_key.parse(raw)
-    elif kind is not ConfigType.PASSWORD:
-        parse_type(name, raw, kind)
+    if kind is not ConfigType.PASSWORD:
+        parse_and_validate(name, raw, kind, BROKER_CONFIGS[name].validator)
 
 
 class DynamicBrokerConfigs:

@@ -25,7 +25,8 @@ import org.apache.kafka.common.message.DescribeConfigsResponseData.DescribeConfi
  * tests/differential/test_broker_config_defs.py to compare kafka-shim's broker config table and answers with.
  *
  *   defs      one line per KafkaConfig key in definition order: name, type, default (U+0000 for none), update
- *             mode (read-only, per-broker, cluster-wide), internal, synonyms (U+001F-joined)
+ *             mode (read-only, per-broker, cluster-wide), internal, synonyms (U+001F-joined), validator (its class
+ *             and its toString)
  *   describe  per stdin case (static RS per-broker dynamic RS default dynamic RS resource name RS wanted keys): the
  *             DescribeConfigs result ConfigHelper builds for that BROKER resource with synonyms, one line per entry,
  *             then "END"; the first line is "RESULT" TAB error code TAB error message
@@ -91,8 +92,9 @@ public final class BrokerConfigProbe {
             String dflt = key.hasDefault() ? ConfigDef.convertToString(key.defaultValue, key.type) : null;
             List<String> synonyms = new ArrayList<>(scala.jdk.javaapi.CollectionConverters.asJava(
                 DynamicBrokerConfig.brokerConfigSynonyms(key.name, true)));
+            String validator = key.validator == null ? "" : key.validator.getClass().getSimpleName() + " " + clean(key.validator.toString());
             System.out.println(key.name + "\t" + key.type + "\t" + clean(dflt) + "\t" + modes.getOrDefault(key.name, "read-only")
-                + "\t" + key.internalConfig + "\t" + String.join(US, synonyms));
+                + "\t" + key.internalConfig + "\t" + String.join(US, synonyms) + "\t" + validator);
         }
     }
 
