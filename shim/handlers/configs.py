@@ -56,6 +56,7 @@ from kafka_shim.shim.cluster.configs.dynamic_broker import (
     BrokerConfigError,
     DynamicBrokerConfigs,
     validate_dynamic_broker_configs,
+    validate_reconfiguration,
 )
 from kafka_shim.shim.cluster.configs.loggers import BrokerLoggers
 from kafka_shim.shim.cluster.configs.scala_order import scala_hashmap_order
@@ -249,6 +250,7 @@ def _preprocess_one(ctx: RequestContext, resource: Any, ops: list[ConfigOp], inc
         props = apply_broker_ops(dynamic.configs_of(bool(name)), ops) if incremental else {op.name: op.value or "" for op in ops}
         try:
             validate_dynamic_broker_configs(props, bool(name))
+            validate_reconfiguration(dynamic.effective_properties(), dynamic.effective_with(bool(name), props))
         except BrokerConfigError as error:
             raise _Refused(error.error_code, error.message) from None
     elif kind not in (TOPIC, CLIENT_METRICS):

@@ -309,6 +309,16 @@ def test_dynamic_broker_configs(brokers) -> None:
         incremental((BROKER, "2", [("message.max.bytes", SET, "5")])),
         incremental((BROKER, "x", [("message.max.bytes", SET, "5")])),
         incremental((BROKER, "1", [("message.max.bytes", SET, "5")]), validate_only=True),
+        incremental((BROKER, "1", [("num.io.threads", SET, "0")])),
+        incremental((BROKER, "1", [("num.io.threads", SET, "2")])),
+        incremental((BROKER, "", [("num.io.threads", SET, "40")])),
+        incremental((BROKER, "1", [("log.cleaner.threads", SET, "2"), ("num.network.threads", SET, "1")])),
+        incremental((BROKER, "1", [("background.threads", SET, "0")])),
+        incremental((BROKER, "1", [("max.connections", SET, "1000"), ("unclean.leader.election.enable", SET, "yes")])),
+        incremental((BROKER, "", [("log.retention.ms", SET, "-5"), ("min.insync.replicas", SET, "0")])),
+        incremental((BROKER, "1", [("listener.name.plaintext.ssl.keystore.location", SET, "/nope")])),
+        incremental((BROKER, "1", [("made.up.key", SET, "1")])),
+        incremental((BROKER, "1", [("log.retention.ms", DELETE, None), ("message.max.bytes", DELETE, None)])),
     ]
     try:
         for index, request in enumerate(steps):

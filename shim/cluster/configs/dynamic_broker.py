@@ -90,6 +90,40 @@ def validate_dynamic_broker_configs(props: Mapping[str, str], per_broker: bool) 
             )
 
 
+# DynamicThreadPool.ReconfigurableConfigs and the SocketServer's network threads: a running broker's pools may at most
+# halve or double at once.
+THREAD_POOL_KEYS = ("num.io.threads", "num.replica.fetchers", "num.recovery.threads.per.data.dir", "background.threads",
+                    "num.network.threads")
+
+
+def validate_reconfiguration(current: Mapping[str, str], proposed: Mapping[str, str]) -> None:
+    """The reconfigurable components' checks of the broker's new effective configs against its current ones
+    (DynamicBrokerConfig.processReconfiguration wraps their ConfigException as Kafka prints it)."""
+    for name in THREAD_POOL_KEYS:
+        old, new = _int_value(current, name), _int_value(proposed, name)
+        if new == old:
+            continue
+        failed = f"Dynamic thread count update validation failed for {name}={new}"
+        if new <= 0:
+            reason = f"{failed}, value should be at least 1"
+        elif new < old // 2:
+            reason = f"{failed}, value should be at least half the current value {old}"
+        elif new > old * 2:
+            reason = f"{failed}, value should not be greater than double the current value {old}"
+        else:
+            continue
+        raise BrokerConfigError(f"Invalid value org.apache.kafka.common.config.ConfigException: {reason} "
+                                "for configuration Invalid dynamic configuration")
+
+
+def _int_value(properties: Mapping[str, str], name: str) -> int:
+    raw = properties.get(name, BROKER_CONFIGS[name].default)
+    try:
+        return int(str(raw).strip())
+    except ValueError:
+        return int(BROKER_CONFIGS[name].default or 0)
+
+
 def _parse_broker_value(name: str, raw: str, kind: ConfigType) -> None:
     if kind is not ConfigType.PASSWORD:
         parse_and_validate(name, raw, kind, BROKER_CONFIGS[name].validator)
@@ -106,6 +140,12 @@ class DynamicBrokerConfigs:
         self._file = data_dir / BROKER_CONFIGS_FILE if data_dir is not None else None
         self.loggers = BrokerLoggers()  # KIP-412 levels, not kept across restarts (as in Kafka)
         self.client_metrics: dict[str, dict[str, str]] = {}  # KIP-714 subscriptions by name
+
+    def effective_with(self, per_broker: bool, configs: Mapping[str, str]) -> dict[str, str]:
+        """The effective properties if the resource's dynamic configs became ``configs``."""
+        if per_broker:
+            return override_properties(self.static, self.cluster_default, configs)
+        return override_properties(self.static, configs, self.per_broker)
 
     def configs_of(self, per_broker: bool) -> dict[str, str]:
         return dict(self.per_broker if per_broker else self.cluster_default)
