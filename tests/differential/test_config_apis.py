@@ -108,6 +108,15 @@ def converged(brokers, body: D, what: str) -> None:
     assert_same(kafka, Answer(False, kafka.correlation_id, shim), what=what)
 
 
+def reset_broker_configs(brokers) -> None:
+    """Drop every dynamic broker config on both brokers and wait until Kafka's describe shows it (the next test
+    starts from server.properties)."""
+    for side in ("kafka", "shim"):
+        answer = ask(brokers, side, "admin", 33, 2, legacy((BROKER, "1", {}), (BROKER, "", {})))
+        assert [r.error_code for r in answer.body.responses] == [0, 0], answer
+    converged(brokers, describe((BROKER, "1", None), (BROKER, "", None), synonyms=True), "after the reset")
+
+
 def make_topic(brokers, configs: dict[str, str] | None = None) -> str:
     name = "cfg-" + uuid.uuid4().hex[:10]
     request = CreateTopicsRequest(topics=[CreateTopicsRequest.CreatableTopic(
@@ -312,7 +321,7 @@ def test_dynamic_broker_configs(brokers) -> None:
         incremental((BROKER, "1", [("num.io.threads", SET, "0")])),
         incremental((BROKER, "1", [("num.io.threads", SET, "2")])),
         incremental((BROKER, "", [("num.io.threads", SET, "40")])),
-        incremental((BROKER, "1", [("log.cleaner.threads", SET, "2"), ("num.network.threads", SET, "1")])),
+        incremental((BROKER, "1", [("log.cleaner.threads", SET, "2"), ("num.network.threads", SET, "2")])),
         incremental((BROKER, "1", [("background.threads", SET, "0")])),
         incremental((BROKER, "1", [("max.connections", SET, "1000"), ("unclean.leader.election.enable", SET, "yes")])),
         incremental((BROKER, "", [("log.retention.ms", SET, "-5"), ("min.insync.replicas", SET, "0")])),
@@ -329,8 +338,7 @@ def test_dynamic_broker_configs(brokers) -> None:
         converged(brokers, describe((BROKER, "1", None), (TOPIC, name, None), synonyms=True), "after the legacy alter")
         same(brokers, "admin", 33, 2, legacy((BROKER, "1", {"num.io.threads": "3", "num.partitions": "2"})), "legacy non-dynamic")
     finally:
-        for side in ("kafka", "shim"):
-            ask(brokers, side, "admin", 33, 2, legacy((BROKER, "1", {}), (BROKER, "", {})))
+        reset_broker_configs(brokers)
 
 
 def test_broker_logger_errors(brokers) -> None:
@@ -403,8 +411,7 @@ def test_kafka_configs_sh_on_brokers(brokers, oracle) -> None:
         same_cli(brokers, oracle, "--entity-type", "brokers", "--entity-name", "1", "--alter", "--add-config", "message.max.bytes=2000000")
         same_cli(brokers, oracle, "--entity-type", "brokers", "--entity-name", "1", "--describe", until="message.max.bytes=2000000")
     finally:
-        for side in ("kafka", "shim"):
-            ask(brokers, side, "admin", 33, 2, legacy((BROKER, "1", {}), (BROKER, "", {})))
+        reset_broker_configs(brokers)
 
 
 # -- client metrics subscriptions (KIP-714) -----------------------------------------------------------------------------
