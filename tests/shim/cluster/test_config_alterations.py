@@ -3,6 +3,7 @@ file, the Scala HashMap order of describe answers, topic name messages and broke
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,32 @@ def test_broker_loggers() -> None:
     with pytest.raises(AlterError) as caught:
         loggers.alter(False, "1", 1, [ConfigOp("root", S, "INFO")], validate_only=False)
     assert caught.value.error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+
+
+def test_config_admin_orders_its_checks_as_kafka_without_a_socket() -> None:
+    from kafka_shim.shim.cluster.configs.admin import BROKER, TOPIC, AlterResource, ConfigAdmin, Refused
+    from kafka_shim.shim.cluster.topics import Topic
+
+    topics = {"orders": Topic("orders", uuid.uuid4(), [], {"retention.ms": "5"})}
+    changed: list[tuple[str, dict]] = []
+    admin = ConfigAdmin(DynamicBrokerConfigs({}, 1), topics, 1, set_topic_configs=lambda n, c: changed.append((n, c)),
+                        broker_properties_changed=lambda p: changed.append(("<broker>", p)))
+    allow_all = lambda kind, name: True  # noqa: E731
+    deny_topics = lambda kind, name: kind != TOPIC  # noqa: E731
+    resources = [
+        AlterResource(TOPIC, "orders", [ConfigOp("retention.ms", S, "9")]),
+        AlterResource(TOPIC, "absent", [ConfigOp("retention.ms", S, "x")]),   # values are checked before existence
+        AlterResource(TOPIC, "absent", [ConfigOp("retention.ms", S, "1")]),   # a duplicate: both refused
+        AlterResource(BROKER, "1", [ConfigOp("num.partitions", S, "2")]),
+        AlterResource(BROKER, "", [ConfigOp("message.max.bytes", S, "2000")]),
+    ]
+    results = admin.alter(resources, incremental=True, validate_only=False, authorize=allow_all)
+    assert [code for code, _ in results] == [0, 42, 42, 42, 0]
+    assert results[1][1] == "Each resource must appear at most once."
+    assert changed[0] == ("orders", {"retention.ms": "9"}) and changed[1][1]["message.max.bytes"] == "2000"
+    denied = admin.alter([AlterResource(TOPIC, "absent", [ConfigOp("retention.ms", S, "x")])], True, False, deny_topics)
+    assert denied == [(29, "Topic authorization failed.")]  # authorization before any value check
+    with pytest.raises(Refused) as caught:
+        admin.describe(BROKER, "2")
+    assert caught.value.message == "Unexpected broker id, expected 1 or empty string, but received 2"
+    assert [e.name for e in admin.describe(BROKER, "")] == ["message.max.bytes"]

@@ -1,0 +1,228 @@
+"""The config APIs' work without the wire: describing and altering TOPIC, BROKER, BROKER_LOGGER and CLIENT_METRICS
+resources as a Kafka 3.9 KRaft broker and its controller do.
+
+Kafka's counterparts: ``ConfigHelper.describeConfigs`` (one resource's entries or error), ``ConfigAdminManager``
+(the broker's preprocessing of AlterConfigs / IncrementalAlterConfigs: duplicate resources and keys, nulls,
+unknown types, BROKER checks, BROKER_LOGGER changes) and the controller (``ControllerApis`` authorizing each
+remaining resource, ``ConfigurationControlManager`` applying the operations, ``ControllerConfigurationValidator``
+and the topic's existence check). Authorization questions are the caller's (``authorize(resource_type, name)``),
+so this module knows nothing of requests; topic changes and new broker properties go out through callbacks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from kafka_shim.protocol.codes import ErrorCode
+from kafka_shim.shim.cluster.configs.alter_ops import (
+    AlterError,
+    ConfigOp,
+    OpType,
+    apply_broker_ops,
+    apply_controller_ops,
+    apply_topic_ops,
+)
+from kafka_shim.shim.cluster.configs.broker_describe import describe_broker_configs
+from kafka_shim.shim.cluster.configs.client_metrics import describe_client_metrics, validate_client_metrics
+from kafka_shim.shim.cluster.configs.definition import ConfigValueError
+from kafka_shim.shim.cluster.configs.describe import DescribedConfig, describe_topic_configs
+from kafka_shim.shim.cluster.configs.dynamic_broker import (
+    BrokerConfigError,
+    DynamicBrokerConfigs,
+    validate_dynamic_broker_configs,
+    validate_reconfiguration,
+)
+from kafka_shim.shim.cluster.configs.scala_order import scala_hashmap_order
+from kafka_shim.shim.cluster.configs.topic_configs import validate_topic_configs
+from kafka_shim.shim.cluster.configs.topic_names import invalid_topic_name
+from kafka_shim.shim.cluster.topics import Topic
+
+TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS = 2, 4, 8, 16
+# Errors.X.message(): the text ApiError carries when no message was given.
+TOPIC_DENIED = "Topic authorization failed."
+CLUSTER_DENIED = "Cluster authorization failed."
+_JAVA_INT = re.compile(r"[+-]?\d+")
+
+Authorize = Callable[[int, str], bool]  # (config resource type, resource name) -> allowed
+
+
+class Refused(Exception):
+    """A resource answered with ``code`` and ``message`` (None: Kafka sends no message)."""
+
+    def __init__(self, code: int, message: str | None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class AlterResource:
+    resource_type: int
+    name: str
+    ops: list[ConfigOp]
+
+
+def _broker_id(name: str, message: str) -> int:
+    """Scala's ``name.toInt`` (Integer.parseInt), or INVALID_REQUEST with ``message``."""
+    if _JAVA_INT.fullmatch(name) and -(2**31) <= int(name) < 2**31:
+        return int(name)
+    raise Refused(ErrorCode.INVALID_REQUEST, message)
+
+
+class ConfigAdmin:
+    """One broker's configs as the config APIs see them."""
+
+    def __init__(self, dynamic: DynamicBrokerConfigs, topics: Mapping[str, Topic], node_id: int, *,
+                 set_topic_configs: Callable[[str, dict[str, str]], None],
+                 broker_properties_changed: Callable[[dict[str, str]], None]) -> None:
+        self.dynamic = dynamic
+        self.topics = topics
+        self.node_id = node_id
+        self._set_topic_configs = set_topic_configs
+        self._broker_properties_changed = broker_properties_changed
+
+    # -- DescribeConfigs ---------------------------------------------------------------------------------------------
+
+    def describe(self, resource_type: int, name: str) -> list[DescribedConfig]:
+        """A granted resource's entries in Kafka's order, or Refused with Kafka's code and message."""
+        dynamic, node_id = self.dynamic, self.node_id
+        if resource_type == TOPIC:
+            invalid = invalid_topic_name(name)
+            if invalid is not None:
+                raise Refused(ErrorCode.INVALID_TOPIC_EXCEPTION, invalid)
+            topic = self.topics.get(name)
+            if topic is None:
+                raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "")
+            entries = describe_topic_configs(topic.configs, dynamic.static, dynamic_broker=dynamic.per_broker,
+                                             dynamic_default=dynamic.cluster_default)
+            by_name = {e.name: e for e in entries}
+            return [by_name[n] for n in scala_hashmap_order(by_name)]
+        if resource_type == BROKER:
+            if name and _broker_id(name, f"Broker id must be an integer, but it is: {name}") != node_id:
+                raise Refused(ErrorCode.INVALID_REQUEST, f"Unexpected broker id, expected {node_id} or empty string, but received {name}")
+            return describe_broker_configs(dynamic.static, dynamic.per_broker, dynamic.cluster_default, bool(name))
+        if resource_type == BROKER_LOGGER:
+            if not name:
+                raise Refused(ErrorCode.INVALID_REQUEST, "Broker id must not be empty")
+            if _broker_id(name, f"Broker id must be an integer, but it is: {name}") != node_id:
+                raise Refused(ErrorCode.INVALID_REQUEST, f"Unexpected broker id, expected {node_id} but received {name}")
+            return dynamic.loggers.describe()
+        if resource_type == CLIENT_METRICS:
+            if not name:
+                raise Refused(ErrorCode.INVALID_REQUEST, "Client metrics subscription name must not be empty")
+            return describe_client_metrics(dynamic.client_metrics.get(name, {}))
+        raise ValueError(f"resource type {resource_type} is refused before describing")
+
+    # -- AlterConfigs and IncrementalAlterConfigs ----------------------------------------------------------------------
+
+    def alter(self, resources: Sequence[AlterResource], incremental: bool, validate_only: bool,
+              authorize: Authorize) -> list[tuple[int, str | None]]:
+        """(code, message) per resource, in request order: the broker's preprocessing, then the controller's part."""
+        answered = self._preprocess(resources, incremental, validate_only, authorize)
+        return [answered[i] if i in answered else self._persist(r, incremental, validate_only, authorize)
+                for i, r in enumerate(resources)]
+
+    def _preprocess(self, resources: Sequence[AlterResource], incremental: bool, validate_only: bool,
+                    authorize: Authorize) -> dict[int, tuple[int, str | None]]:
+        answered: dict[int, tuple[int, str | None]] = {}
+        seen: dict[tuple[int, str], int] = {}
+        for index, resource in enumerate(resources):
+            key = (resource.resource_type, resource.name)
+            earlier = seen.get(key)
+            seen[key] = index
+            if earlier is not None:
+                for i in (earlier, index):
+                    answered[i] = (ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
+        for index, resource in enumerate(resources):
+            if index in answered:
+                continue
+            try:
+                self._preprocess_one(resource, incremental, validate_only, authorize)
+            except Refused as refused:
+                answered[index] = (refused.code, refused.message)
+            except AlterError as error:
+                answered[index] = (error.error_code, error.message)
+            else:
+                if resource.resource_type == BROKER_LOGGER:
+                    answered[index] = (ErrorCode.NONE, None)
+        return answered
+
+    def _preprocess_one(self, resource: AlterResource, incremental: bool, validate_only: bool, authorize: Authorize) -> None:
+        ops, kind, name = resource.ops, resource.resource_type, resource.name
+        names = [op.name for op in ops]
+        if len(set(names)) != len(names):
+            raise Refused(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
+        nulls = [op.name for op in ops if op.value is None and not (incremental and op.op == OpType.DELETE)]
+        if nulls:
+            raise Refused(ErrorCode.INVALID_REQUEST, "Null value not supported for : " + ", ".join(nulls))
+        if kind == BROKER_LOGGER and incremental:
+            self.dynamic.loggers.alter(authorize(BROKER_LOGGER, name), name, self.node_id, ops, validate_only)
+        elif kind == BROKER:
+            if name and _broker_id(name, f"Node id must be an integer, but it is: {name}") != self.node_id:
+                raise Refused(ErrorCode.INVALID_REQUEST, f"Unexpected broker id, expected {self.node_id}, but received {name}")
+            props = self._broker_configs_after(name, ops, incremental)
+            try:
+                validate_dynamic_broker_configs(props, bool(name))
+                validate_reconfiguration(self.dynamic.effective_properties(), self.dynamic.effective_with(bool(name), props))
+            except BrokerConfigError as error:
+                raise Refused(error.error_code, error.message) from None
+        elif kind not in (TOPIC, CLIENT_METRICS):
+            raise Refused(ErrorCode.INVALID_REQUEST, f"Unknown resource type {kind}")
+
+    def _persist(self, resource: AlterResource, incremental: bool, validate_only: bool,
+                 authorize: Authorize) -> tuple[int, str | None]:
+        kind, name = resource.resource_type, resource.name
+        if not authorize(kind, name):
+            return ((ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_DENIED) if kind == TOPIC
+                    else (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, CLUSTER_DENIED))
+        try:
+            if kind == TOPIC:
+                self._alter_topic(name, resource.ops, incremental, validate_only)
+            elif kind == BROKER:
+                self._alter_broker(name, resource.ops, incremental, validate_only)
+            else:
+                self._alter_client_metrics(name, resource.ops, incremental, validate_only)
+        except Refused as refused:
+            return refused.code, refused.message
+        except AlterError as error:
+            return error.error_code, error.message
+        except ConfigValueError as error:
+            return error.error_code, error.message
+        return ErrorCode.NONE, None
+
+    def _alter_topic(self, name: str, ops: list[ConfigOp], incremental: bool, validate_only: bool) -> None:
+        topic = self.topics.get(name)
+        current = dict(topic.configs) if topic is not None else {}
+        wanted = apply_topic_ops(current, ops) if incremental else {op.name: op.value for op in ops}
+        if not name:
+            raise Refused(ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed.")
+        invalid = invalid_topic_name(name)
+        if invalid is not None:
+            raise Refused(ErrorCode.INVALID_TOPIC_EXCEPTION, invalid)
+        validate_topic_configs(wanted, self.dynamic.effective_properties(), current)
+        if topic is None:
+            raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+        if not validate_only:
+            self._set_topic_configs(name, {k: v for k, v in wanted.items() if v is not None})
+
+    def _broker_configs_after(self, name: str, ops: list[ConfigOp], incremental: bool) -> dict[str, str]:
+        if incremental:
+            return apply_broker_ops(self.dynamic.configs_of(bool(name)), ops)
+        return {op.name: op.value or "" for op in ops}
+
+    def _alter_broker(self, name: str, ops: list[ConfigOp], incremental: bool, validate_only: bool) -> None:
+        wanted = self._broker_configs_after(name, ops, incremental)
+        if validate_only:
+            return
+        self.dynamic.replace(bool(name), wanted)
+        self._broker_properties_changed(self.dynamic.effective_properties())
+
+    def _alter_client_metrics(self, name: str, ops: list[ConfigOp], incremental: bool, validate_only: bool) -> None:
+        current = self.dynamic.client_metrics.get(name, {})
+        # The controller's list operations: no client metrics key is a LIST to it, so APPEND/SUBTRACT fail.
+        wanted = apply_controller_ops(current, ops, list_keys={}) if incremental else {op.name: op.value or "" for op in ops}
+        validate_client_metrics(name, wanted)
+        if not validate_only:
+            self.dynamic.replace_client_metrics(name, wanted)
