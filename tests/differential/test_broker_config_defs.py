@@ -109,6 +109,8 @@ def test_dynamic_validation_answers_as_kafka() -> None:
         ({"log.message.timestamp.type": "Bad"}, False), ({"num.io.threads": "x"}, False), ({"log.cleaner.threads": "2"}, False),
         ({"num.io.threads": "0"}, False), ({"compression.gzip.level": "0"}, False), ({"log.cleaner.io.buffer.load.factor": "x"}, False),
         ({"max.connections": "-1"}, False), ({"log.cleanup.policy": ""}, True), ({"compression.type": "GZIP"}, True),
+        ({"message.max.bytes": "zstd", "log.cleanup.policy": "2", "num.io.threads": "x", "log.segment.bytes": "1"}, True),
+        ({"log.retention.ms": "x", "compression.type": "y", "min.insync.replicas": "0", "background.threads": "z"}, True),
     ]
     kafka = _probe("validate", [[_section(BASE), _section(props), str(per_broker).lower()] for props, per_broker in cases])
     ours = []

@@ -444,3 +444,46 @@ def test_client_metrics_subscriptions(brokers) -> None:
     finally:
         for side in ("kafka", "shim"):
             ask(brokers, side, "admin", 33, 2, legacy((CLIENT_METRICS, name, {})))
+
+
+# -- random operation sequences --------------------------------------------------------------------------------------------
+
+_KEYS = ["cleanup.policy", "leader.replication.throttled.replicas", "retention.ms", "segment.bytes", "min.compaction.lag.ms",
+         "max.compaction.lag.ms", "compression.type", "message.timestamp.type", "no.such.key"]
+_VALUES = ["compact", "delete", "compact,delete", ",compact,", "", " delete", "0:1", "0:1,1:1", "*", "1000", "-1", "x",
+           "20000", "1", "gzip", "GZIP", "LogAppendTime", None]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_random_incremental_sequences_on_a_topic(brokers, seed: int) -> None:
+    import random
+
+    rng = random.Random(seed)
+    name = make_topic(brokers, {"cleanup.policy": "delete"})
+    for step in range(25):
+        ops = [(rng.choice(_KEYS), rng.choice([SET, SET, DELETE, APPEND, SUBTRACT]), rng.choice(_VALUES))
+               for _ in range(rng.randint(1, 3))]
+        request = incremental((TOPIC, name, ops), validate_only=rng.random() < 0.15)
+        same(brokers, "admin", 44, 1, request, f"seed {seed} step {step}: {ops}")
+        same(brokers, "admin", 32, 4, describe((TOPIC, name, None), synonyms=True), f"seed {seed} after step {step}")
+
+
+_BROKER_KEYS = ["message.max.bytes", "log.retention.ms", "log.cleanup.policy", "log.segment.bytes", "num.io.threads",
+                "num.partitions", "compression.type", "log.message.timestamp.type", "min.insync.replicas"]
+_BROKER_VALUES = ["2000000", "3600000", "compact", "delete,compact", "20000000", "4", "12", "x", "zstd", "LogAppendTime", "2",
+                  "0", None]
+
+
+def test_random_broker_sequence(brokers) -> None:
+    import random
+
+    rng = random.Random(7)
+    try:
+        for step in range(15):
+            ops = [(rng.choice(_BROKER_KEYS), rng.choice([SET, SET, DELETE, APPEND]), rng.choice(_BROKER_VALUES))
+                   for _ in range(rng.randint(1, 2))]
+            request = incremental((BROKER, rng.choice(["1", ""]), ops))
+            same(brokers, "admin", 44, 1, request, f"step {step}: {request}")
+            converged(brokers, describe((BROKER, "1", None), (BROKER, "", None), synonyms=True), f"after step {step}")
+    finally:
+        reset_broker_configs(brokers)

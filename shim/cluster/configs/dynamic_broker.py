@@ -37,6 +37,11 @@ DYNAMIC_SECURITY_CONFIGS = (
 )
 
 
+# DynamicConfig.Broker's ConfigDef defines the dynamic keys by filtering KafkaConfig's into a Scala HashMap, so
+# ConfigDef.parse (which reports the first bad value) visits them in that map's order.
+_DYNAMIC_PARSE_ORDER = scala_hashmap_order([name for name, key in BROKER_CONFIGS.items() if key.mode != R])
+
+
 class BrokerConfigError(Exception):
     """An alteration Kafka's broker refuses before forwarding it: INVALID_REQUEST with ``message``."""
 
@@ -75,8 +80,9 @@ def validate_dynamic_broker_configs(props: Mapping[str, str], per_broker: bool) 
     for name, value in props.items():
         match = LISTENER_PREFIX.fullmatch(name)
         base_props[match[1] if match else name] = value
-    for name, key in BROKER_CONFIGS.items():  # ConfigDef.parse goes in definition order
-        if name in base_props and key.mode != R:
+    for name in _DYNAMIC_PARSE_ORDER:
+        key = BROKER_CONFIGS[name]
+        if name in base_props:
             try:
                 _parse_broker_value(name, base_props[name], key.type)
             except ConfigValueError as error:
