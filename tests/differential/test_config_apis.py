@@ -471,16 +471,17 @@ def test_random_incremental_sequences_on_a_topic(brokers, seed: int) -> None:
 _BROKER_KEYS = ["message.max.bytes", "log.retention.ms", "log.cleanup.policy", "log.segment.bytes", "num.io.threads",
                 "num.partitions", "compression.type", "log.message.timestamp.type", "min.insync.replicas"]
 _BROKER_VALUES = ["2000000", "3600000", "compact", "delete,compact", "20000000", "4", "12", "x", "zstd", "LogAppendTime", "2",
-                  "0", None]
+                  "0", None, "-1", ",delete,", ""]
 
 
-def test_random_broker_sequence(brokers) -> None:
+@pytest.mark.parametrize("seed", [7, 8, 9])
+def test_random_broker_sequence(brokers, seed: int) -> None:
     import random
 
-    rng = random.Random(7)
+    rng = random.Random(seed)
     try:
         for step in range(15):
-            ops = [(rng.choice(_BROKER_KEYS), rng.choice([SET, SET, DELETE, APPEND]), rng.choice(_BROKER_VALUES))
+            ops = [(rng.choice(_BROKER_KEYS), rng.choice([SET, SET, DELETE, APPEND, SUBTRACT]), rng.choice(_BROKER_VALUES))
                    for _ in range(rng.randint(1, 2))]
             request = incremental((BROKER, rng.choice(["1", ""]), ops))
             same(brokers, "admin", 44, 1, request, f"step {step}: {request}")
