@@ -2,7 +2,9 @@
 
 Behaviour. What it asks the authorizer is declared in authorizer.api_checks (key 3): DESCRIBE on each requested
 topic (explicit list: denied topics get 29; all topics: they are left out, their denials not logged at INFO),
-CREATE for topics it would auto-create, and the authorized-operations bitfields. The answer lists, as Kafka does:
+CREATE for topics it would auto-create, and the authorized-operations bitfields. With ``auto.create.topics.enable``
+(and v4+'s allow_auto_topic_creation) a describable, creatable topic that does not exist is created with
+``num.partitions`` partitions; like a KRaft broker, that answer still says 3 and the next one lists the topic. The answer lists, as Kafka does:
 unknown topic ids, then the described topics (existing ones before missing ones), then topics denied creation,
 then topics denied description; each part in the order of Kafka's Scala Set for it (javacompat.scala_set).
 Whole-request errors use Kafka's getErrorResponse (``metadata_error_response``): every requested topic carries
@@ -18,6 +20,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import structlog
+
 from kafka_shim.authorizer import CLUSTER_NAME, ResourceType
 from kafka_shim.authorizer.api_checks import metadata_all_topics
 from kafka_shim.protocol import messages
@@ -26,11 +30,14 @@ from kafka_shim.protocol.messages import MetadataResponse
 from kafka_shim.protocol.primitives import ZERO_UUID
 from kafka_shim.shim.cluster.topics import INTERNAL_TOPICS, Topic, topic_name_error
 from kafka_shim.shim.handlers import handles
-from kafka_shim.shim.javacompat.java_hash import java_string_hash
+from kafka_shim.shim.javacompat.java_hash import JavaHashMap, java_string_hash
 from kafka_shim.shim.javacompat.scala_set import ScalaSet, kafka_uuid_hash, scala_set
+from kafka_shim.shim.partitions.topic_admin import BatchTooLarge, NewTopic, TopicAdmin, topic_name_invalid
 from kafka_shim.shim.requests.authz import allowed, allowed_names, authorized_operations, bitfield, check, shortcut_allowed
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.requests.work import Each, Pure, Steps, run_inline, run_sliced
+
+log = structlog.get_logger("kafka_shim.metadata")
 
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 # Above this many requested topics the answer is built in slices and in the worker thread (shim.requests.work),
@@ -127,6 +134,39 @@ def _all_missing(names: ScalaSet[str]) -> list[_Topic]:
     return [_missing(n) for n in names]
 
 
+def _auto_create(ctx: RequestContext, absent: ScalaSet[str]) -> list[str]:
+    """Create the missing topics Kafka's AutoTopicCreationManager would, and answer them in its order.
+
+    A KRaft broker sends a CreateTopics (num.partitions, default.replication.factor, no configs) to its controller
+    and answers this request at once with 3 for each, the topic being there by the next Metadata; here the topic is
+    created before the answer, and the answer is still 3. Illegal names come first (17, never created), then the
+    others in the order of the Scala mutable.HashMap that holds them (Java HashMap order, the same spread hash and
+    buckets). A creation the controller would refuse (a replication factor above the live brokers) leaves the
+    topic missing, as in Kafka. Internal topics are left to their coordinators and not created here.
+    """
+    invalid = [n for n in absent if topic_name_invalid(n)]
+    creatable: JavaHashMap[None] = JavaHashMap()
+    for name in absent:
+        if not topic_name_invalid(name):
+            creatable.put(name, None)
+    partitions = ctx.services.partitions
+    config = ctx.services.config
+    wanted = [n for n in creatable.keys() if n not in INTERNAL_TOPICS]
+    if wanted and partitions is not None:
+        admin = TopicAdmin(partitions, num_partitions=config.num_partitions, default_replication_factor=config.default_replication_factor)
+        try:
+            results = admin.create_topics([NewTopic(n, config.num_partitions, config.default_replication_factor) for n in wanted], False)
+        except BatchTooLarge as exc:
+            log.info("auto_topic_creation_failed", topics=wanted, error_code=exc.code, reason=exc.message)
+            results = []
+        for r in results:
+            if r.error:
+                log.info("auto_topic_creation_failed", topic=r.name, error_code=r.error, reason=r.message)
+            else:
+                log.info("auto_topic_created", topic=r.name, principal=ctx.principal, partitions=config.num_partitions)
+    return invalid + creatable.keys()
+
+
 def _answer(ctx: RequestContext, request: messages.MetadataRequest) -> Steps[MetadataResponse]:
     """The answer; its request-sized steps are yielded (shim.requests.work): pure ones as ``Pure``, state lookups as ``Each``."""
     version = ctx.api_version
@@ -162,7 +202,8 @@ def _answer(ctx: RequestContext, request: messages.MetadataRequest) -> Steps[Met
             authorized = names.where(describable.__contains__)
             undescribable = names.where(lambda n: n not in describable)
     create_denied: tuple[str, ...] | ScalaSet[str] = ()
-    if services.authorizer is not None and services.config.auto_create_topics and _CREATE.applies_to(request, version):
+    may_create = services.config.auto_create_topics and _CREATE.applies_to(request, version)
+    if services.authorizer is not None and may_create:
         missing = authorized.where(lambda n: n not in state.topics)
         if missing and not shortcut_allowed(ctx, _CREATE):
             creatable = {n for n in missing if allowed(ctx, _CREATE, n)}
@@ -175,6 +216,8 @@ def _answer(ctx: RequestContext, request: messages.MetadataRequest) -> Steps[Met
     described = [_describe(topic) for topic in found if topic is not None]
     if len(described) < len(authorized):
         absent = (yield Pure(_absent, authorized, found)) if described else authorized
+        if may_create:
+            absent = _auto_create(ctx, absent)
         described += yield Pure(_all_missing, absent)
     if version >= 8 and request.include_topic_authorized_operations:
         for entry in described:
