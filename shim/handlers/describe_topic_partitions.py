@@ -2,7 +2,7 @@
 DescribeTopicPartitionsRequestHandler and KRaftMetadataCache answer it (kafka-topics.sh --describe uses it).
 
 Behaviour. The topics asked for (or every topic, for an empty list) at or after the cursor's topic, in Java String
-order, each checked for DESCRIBE as it is reached (denials logged at INFO). An explicit list gives undescribable
+order, each checked for DESCRIBE (denials logged at INFO), all of them before the page is filled. An explicit list gives undescribable
 topics 29 (topic id zero, after the others, in Java HashSet order); the all-topics form leaves them out. A
 describable topic that does not exist gets 3 (17 for an illegal name) in an explicit list. Partitions are listed up
 to ``min(response_partition_limit, max.request.partition.size.limit = 2000)`` (at least 1), starting at the
@@ -80,12 +80,14 @@ def describe_topic_partitions(ctx: RequestContext, request: messages.DescribeTop
     check_ = _ALL if all_topics else _LISTED
     denied: JavaHashMap[None] = JavaHashMap()  # Kafka keeps them in a HashSet hashed by name
     response = DescribeTopicPartitionsResponse(topics=[], next_cursor=None)
-    # Kafka's stream authorizes each topic only when the page pulls it: topics after a full page are never asked.
+    # Kafka's sorted stream authorizes every topic before the page takes the first one (sorted() is a barrier).
+    describable = []
     for name in names:
-        if not allowed(ctx, check_, name):
-            if not all_topics:
-                denied.put(name, None)
-            continue
+        if allowed(ctx, check_, name):
+            describable.append(name)
+        elif not all_topics:
+            denied.put(name, None)
+    for name in describable:
         if remaining == 0:
             response.next_cursor = _Cursor(topic_name=name, partition_index=0)
             break

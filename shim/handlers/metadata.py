@@ -53,7 +53,50 @@ _Topic = MetadataResponse.MetadataResponseTopic
 _Partition = MetadataResponse.MetadataResponsePartition
 
 
+_INT_MASK = 0xFFFFFFFF
+
+
+def _java_int_list_hash(values: tuple[int, ...]) -> int:
+    h = 1
+    for v in values:
+        h = (31 * h + v) & _INT_MASK
+    return h
+
+
+def _partition_hash(fields: tuple[int, int, int, tuple[int, ...], tuple[int, ...]]) -> int:
+    """MetadataResponsePartition.hashCode (generated: every field in schema order; no error, no offline replicas here)."""
+    index, leader, epoch, replicas, isr = fields
+    h = 0
+    for v in (ErrorCode.NONE, index, leader, epoch):
+        h = (31 * h + v) & _INT_MASK
+    for values in (replicas, isr, ()):
+        h = (31 * h + _java_int_list_hash(values)) & _INT_MASK
+    return h
+
+
+@lru_cache(maxsize=1024)
+def _partition_order(partitions: tuple[tuple[int, int, int, tuple[int, ...], tuple[int, ...]], ...]) -> tuple[int, ...]:
+    """The positions of a topic's partitions in the order Kafka 3.9 lists them in Metadata.
+
+    KRaftMetadataCache maps the partitions' entry set into a Scala mutable.HashSet of MetadataResponsePartition, so
+    the answer follows that set: buckets of ``h ^ h >>> 16`` masked by its table (16 slots, doubled when an insert
+    reaches three quarters), ordered by hash within a bucket. Three partitions come as 1, 2, 0.
+    """
+    slots = 16
+    for count in range(1, len(partitions) + 1):
+        if count >= int(slots * 0.75):
+            slots *= 2
+    keys = []
+    for position, fields in enumerate(partitions):
+        h = _partition_hash(fields)
+        improved = h ^ (h >> 16)
+        signed = improved - (1 << 32) if improved >= 1 << 31 else improved
+        keys.append((improved & (slots - 1), signed, position))
+    return tuple(position for _, _, position in sorted(keys))
+
+
 def _describe(topic: Topic) -> _Topic:
+    fields = tuple((p.index, p.leader_id, p.leader_epoch, tuple(p.replicas), tuple(p.isr)) for p in topic.partitions)
     return _Topic(
         error_code=ErrorCode.NONE,
         name=topic.name,
@@ -69,7 +112,7 @@ def _describe(topic: Topic) -> _Topic:
                 isr_nodes=list(p.isr),
                 offline_replicas=[],
             )
-            for p in topic.partitions
+            for p in (topic.partitions[i] for i in _partition_order(fields))
         ],
     )
 
