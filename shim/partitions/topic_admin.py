@@ -13,14 +13,14 @@ No wire types and no authorizer here: the handler passes the authorization answe
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.protocol.primitives import ZERO_UUID
-from kafka_shim.shim.cluster.configs.definition import ConfigValueError
-from kafka_shim.shim.cluster.configs.describe import DescribedConfig, describe_topic_configs
-from kafka_shim.shim.cluster.configs.topic_configs import validate_topic_configs
+from kafka_shim.shim.cluster.configs.definition import ConfigSource, ConfigValueError, to_config_string
+from kafka_shim.shim.cluster.configs.describe import DescribedConfig
+from kafka_shim.shim.cluster.configs.topic_configs import TOPIC_CONFIGS, validate_topic_configs
 from kafka_shim.shim.cluster.topics import MAX_TOPIC_NAME_LENGTH
 from kafka_shim.shim.javacompat.java_hash import JavaHashMap
 from kafka_shim.shim.partitions.manager import Partitions
@@ -53,6 +53,39 @@ def topic_name_invalid(name: str) -> str | None:
     else:
         return None
     return "Topic name is invalid: " + reason
+
+
+def effective_topic_configs(overrides: Mapping[str, str], broker_properties: Mapping[str, str]) -> list[DescribedConfig]:
+    """A new topic's configs as CreateTopics v5+ reports them (KafkaConfigSchema.resolveEffectiveTopicConfigs).
+
+    Unlike DescribeConfigs: an override as the request spelled it (TOPIC_CONFIG); else the first broker synonym set
+    in server.properties, as written there, hours and minutes turned into ms (STATIC_BROKER_CONFIG); else the topic
+    key's own default (DEFAULT_CONFIG). No synonyms; sorted by name; sensitive values hidden.
+    """
+    configs = []
+    for name in sorted(TOPIC_CONFIGS):
+        key = TOPIC_CONFIGS[name]
+        value: str | None
+        if name in overrides:
+            value, source = overrides[name], ConfigSource.TOPIC_CONFIG
+        else:
+            synonym = next((s for s in key.synonyms if s.name in broker_properties), None)
+            if synonym is not None:
+                raw = broker_properties[synonym.name]
+                value = raw if synonym.to_ms == 1 else _in_ms(raw, synonym.to_ms)
+                source = ConfigSource.STATIC_BROKER_CONFIG
+            else:
+                value, source = to_config_string(key.default, key.type), ConfigSource.DEFAULT_CONFIG
+        sensitive = key.type.sensitive
+        configs.append(DescribedConfig(name, None if sensitive else value, source, key.type, sensitive))
+    return configs
+
+
+def _in_ms(raw: str, factor: int) -> str:
+    try:
+        return str(int(raw.strip()) * factor)
+    except ValueError:
+        return raw  # the broker refused such a value at start-up; never reached
 
 
 def _unify_collision_chars(name: str) -> str:
@@ -218,7 +251,7 @@ class TopicAdmin:
             result = CreateResult(topic.name, topic_id=uuid.uuid4())
             if topic.name in describable:
                 result.num_partitions, result.replication_factor = partitions, 1
-                result.configs = sorted(describe_topic_configs(overrides, self.partitions.broker_properties), key=lambda c: c.name)
+                result.configs = effective_topic_configs(overrides, self.partitions.broker_properties)
             else:
                 result.config_error = ErrorCode.TOPIC_AUTHORIZATION_FAILED
             results.append(result)
