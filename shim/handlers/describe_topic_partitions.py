@@ -10,6 +10,8 @@ cursor's partition for the cursor's topic; the next cursor points at the first p
 next topic when the page filled exactly. Every listed topic carries its authorized operations (the request has no
 flag). A cursor topic missing from an explicit list, or a negative cursor partition, fails the request: every
 requested topic gets 42 (Kafka's InvalidRequestException through getErrorResponse).
+
+Version notes. Only v0 exists (Kafka 3.8+, KIP-966); the all-topics form is an empty list, never null.
 """
 
 from __future__ import annotations
