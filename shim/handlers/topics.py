@@ -7,7 +7,9 @@ else CREATE on each topic (29 "Authorization failed."); DESCRIBE_CONFIGS on the 
 carries the topic's configs, partition count and replication factor (else ``topic_config_error_code`` 29).
 DeleteTopics: DELETE on the cluster grants everything, else DESCRIBE and DELETE on each topic; an undescribable name
 gets 29 whether or not it exists. CreatePartitions: ALTER on each topic (29, no message). Duplicates in one request:
-42 "Duplicate topic name.". A request that would write more than 10,000 metadata records fails whole with 44.
+42 "Duplicate topic name.". A request that would write more than 10,000 metadata records fails whole with 44; one
+with ``timeout_ms`` of 0 or less fails whole with 7 (its deadline passed before the controller took it up), unless
+nothing of it reached the controller.
 
 Version notes. CreateTopics v1+ validate_only and error messages; v4+ lets -1 mean num.partitions /
 default.replication.factor (Kafka's broker accepts -1 from any version; its clients refuse to send it below v4);
@@ -32,6 +34,7 @@ from kafka_shim.shim.partitions.topic_admin import (
     BatchTooLarge,
     NewTopic,
     PartitionsIncrease,
+    RequestTimedOut,
     TopicAdmin,
     TopicDeletionDisabled,
     TopicRef,
@@ -83,7 +86,9 @@ def create_topics(ctx: RequestContext, request: messages.CreateTopicsRequest) ->
                           describable=_filter(ctx, _DESCRIBE_CONFIGS))
     validate_only = ctx.api_version >= 1 and request.validate_only
     try:
-        results = _admin(ctx).create_topics(topics, validate_only, auth)
+        results = _admin(ctx).create_topics(topics, validate_only, auth, timeout_ms=request.timeout_ms)
+    except RequestTimedOut as exc:
+        return create_topics_error_response(request, exc.code, None)
     except BatchTooLarge as exc:
         log.info("create_topics_refused", reason=exc.message, topics=len(topics))
         return create_topics_error_response(request, exc.code, exc.message)
@@ -115,7 +120,9 @@ def delete_topics_error_response(request: messages.DeleteTopicsRequest, code: in
 def delete_topics(ctx: RequestContext, request: messages.DeleteTopicsRequest) -> DeleteTopicsResponse:
     auth = Authorizations(cluster_wide=shortcut_allowed(ctx, _DELETE), permitted=_filter(ctx, _DELETE), describable=_filter(ctx, _DESCRIBE))
     try:
-        results = _admin(ctx).delete_topics(_refs(request), auth)
+        results = _admin(ctx).delete_topics(_refs(request), auth, timeout_ms=request.timeout_ms)
+    except RequestTimedOut as exc:
+        return delete_topics_error_response(request, exc.code, None)
     except TopicDeletionDisabled:
         code = ErrorCode.INVALID_REQUEST if ctx.api_version < 3 else ErrorCode.TOPIC_DELETION_DISABLED
         log.info("delete_topics_refused", reason="delete.topic.enable=false", error_code=code)
@@ -142,7 +149,9 @@ def create_partitions(ctx: RequestContext, request: messages.CreatePartitionsReq
         for t in request.topics
     ]
     try:
-        results = _admin(ctx).create_partitions(increases, request.validate_only, _filter(ctx, _ALTER))
+        results = _admin(ctx).create_partitions(increases, request.validate_only, _filter(ctx, _ALTER), timeout_ms=request.timeout_ms)
+    except RequestTimedOut as exc:
+        return create_partitions_error_response(request, exc.code, None)
     except BatchTooLarge as exc:
         log.info("create_partitions_refused", reason=exc.message, topics=len(increases))
         return create_partitions_error_response(request, exc.code, exc.message)

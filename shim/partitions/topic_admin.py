@@ -161,6 +161,15 @@ class BatchTooLarge(Exception):
     message = TOO_LARGE_MESSAGE
 
 
+class RequestTimedOut(Exception):
+    """The request's timeout_ms (0 or less) expired before the controller took it up: the whole request fails (7).
+
+    Kafka checks the deadline only when there is controller work: a request whose every topic was refused before
+    (duplicates, denials) is answered normally."""
+
+    code = ErrorCode.REQUEST_TIMED_OUT
+
+
 class _Refused(Exception):
     def __init__(self, code: int, message: str | None) -> None:
         super().__init__(message)
@@ -205,8 +214,9 @@ class TopicAdmin:
 
     # -- CreateTopics ---------------------------------------------------------------------------------------------------
 
-    def create_topics(self, topics: Sequence[NewTopic], validate_only: bool, auth: Authorizations | None = None) -> list[CreateResult]:
-        """ControllerApis.createTopics then ReplicationControlManager.createTopics; raises BatchTooLarge."""
+    def create_topics(self, topics: Sequence[NewTopic], validate_only: bool, auth: Authorizations | None = None, *,
+                      timeout_ms: int = 30000) -> list[CreateResult]:
+        """ControllerApis.createTopics then ReplicationControlManager.createTopics; raises BatchTooLarge, RequestTimedOut."""
         auth = auth or Authorizations()
         names, duplicates = _java_hash_set(), _java_hash_set()
         for topic in topics:
@@ -221,6 +231,8 @@ class TopicAdmin:
         authorized = set(allowed) if auth.cluster_wide else auth.permitted(allowed)
         describable = auth.describable(allowed)
         effective = [t for t in topics if t.name not in duplicates and t.name in authorized]
+        if effective and timeout_ms <= 0:
+            raise RequestTimedOut()
         results = self._create(effective, validate_only, describable)
         results += [CreateResult(n, ErrorCode.INVALID_REQUEST, DUPLICATE_NAME_MESSAGE) for n in duplicates.keys()]
         for n in names.keys():
@@ -345,8 +357,9 @@ class TopicAdmin:
     # -- CreatePartitions -----------------------------------------------------------------------------------------------
 
     def create_partitions(self, topics: Sequence[PartitionsIncrease], validate_only: bool,
-                          alterable: NameFilter = set) -> list[PartitionsResult]:
-        """ControllerApis.createPartitions then ReplicationControlManager.createPartitions; raises BatchTooLarge.
+                          alterable: NameFilter = set, *, timeout_ms: int = 30000) -> list[PartitionsResult]:
+        """ControllerApis.createPartitions then ReplicationControlManager.createPartitions; raises BatchTooLarge,
+        RequestTimedOut.
 
         ``alterable`` gives the names the caller may ALTER (every name, without an authorizer)."""
         names, duplicates = _java_hash_set(), _java_hash_set()
@@ -368,6 +381,8 @@ class TopicAdmin:
                 work.append(first[n])
             else:
                 results.append(PartitionsResult(n, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+        if work and timeout_ms <= 0:
+            raise RequestTimedOut()
         planned: list[PartitionsIncrease] = []
         records = 0
         for topic in work:
@@ -407,8 +422,8 @@ class TopicAdmin:
 
     # -- DeleteTopics ---------------------------------------------------------------------------------------------------
 
-    def delete_topics(self, refs: Sequence[TopicRef], auth: Authorizations | None = None) -> list[DeleteResult]:
-        """ControllerApis.deleteTopics (v0-5 name every topic; v6 names or ids); raises TopicDeletionDisabled.
+    def delete_topics(self, refs: Sequence[TopicRef], auth: Authorizations | None = None, *, timeout_ms: int = 30000) -> list[DeleteResult]:
+        """ControllerApis.deleteTopics (v0-5 name every topic; v6 names or ids); raises TopicDeletionDisabled, RequestTimedOut.
 
         ``auth.cluster_wide`` is DELETE on the cluster, ``permitted`` DELETE and ``describable`` DESCRIBE per topic."""
         if not self.delete_topic_enable:
@@ -442,6 +457,8 @@ class TopicAdmin:
         responses += [DeleteResult(n, ZERO_UUID, ErrorCode.INVALID_REQUEST, DUPLICATE_NAME_MESSAGE) for n in duplicate_names.keys()]
         responses += [DeleteResult(None, i, ErrorCode.INVALID_REQUEST, "Duplicate topic id.") for i in duplicate_ids]
 
+        if (ids or len(names)) and timeout_ms <= 0:
+            raise RequestTimedOut()
         cluster = self.partitions.cluster
         id_to_name: dict[uuid.UUID, str] = {}
         for topic_id in ids:

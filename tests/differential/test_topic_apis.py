@@ -78,8 +78,9 @@ def peers(oracle, shim_secured) -> Iterator[Peers]:
     both.reset()
 
 
-def create(peers: Peers, *topics, version: int = 7, validate_only: bool = False, what: str = "CreateTopics") -> tuple[Answer, Answer]:
-    body = CreateTopicsRequest(topics=list(topics), timeout_ms=30000, validate_only=validate_only)
+def create(peers: Peers, *topics, version: int = 7, validate_only: bool = False, what: str = "CreateTopics",
+           timeout_ms: int = 30000) -> tuple[Answer, Answer]:
+    body = CreateTopicsRequest(topics=list(topics), timeout_ms=timeout_ms, validate_only=validate_only)
     kafka, shim = peers.both(CREATE_TOPICS, version, body)
     assert_same(kafka, shim, ignore=IDS, what=what)
     return kafka, shim
@@ -215,11 +216,31 @@ def test_create_authorization(peers, rights) -> None:
         assert {t.error_code for t in kafka.body.topics} == {29, 42}
 
 
+@pytest.mark.parametrize("timeout_ms", [0, -1])
+def test_an_expired_timeout_fails_the_request_once_the_controller_has_work(peers, timeout_ms) -> None:
+    stem = fresh("late")
+    kafka, _ = create(peers, CT(name=f"{stem}-a", num_partitions=1, replication_factor=1), CT(name=f"{stem}-a", num_partitions=1, replication_factor=1),
+                      CT(name=f"{stem}-z", num_partitions=1, replication_factor=1),
+                      timeout_ms=timeout_ms, what="every topic refused before the controller (duplicates, denied)")
+    assert [t.error_code for t in kafka.body.topics] == [42, 29]
+    peers.grant(cluster_acl(CREATE), cluster_acl(DELETE), topic_acl(stem, ALTER, PREFIXED))
+    kafka, _ = create(peers, CT(name=f"{stem}-b", num_partitions=1, replication_factor=1), CT(name=f"{stem}-b", num_partitions=1, replication_factor=1),
+                      CT(name=f"{stem}-c", num_partitions=1, replication_factor=1), timeout_ms=timeout_ms, what="CreateTopics past its deadline")
+    assert {t.error_code for t in kafka.body.topics} == {7}
+    as_admin_create(peers, CT(name=f"{stem}-d", num_partitions=1, replication_factor=1))
+    increase(peers, CP(name=f"{stem}-d", count=2, assignments=None), timeout_ms=timeout_ms, what="CreatePartitions past its deadline")
+    kafka, shim = peers.both(DELETE_TOPICS, 6, DeleteTopicsRequest(topics=[DS(name=f"{stem}-d", topic_id=uuid.UUID(int=0))], timeout_ms=timeout_ms))
+    assert_same(kafka, shim, ignore=IDS, what="DeleteTopics past its deadline")
+    assert [r.error_code for r in kafka.body.responses] == [7]
+
+
 # -- CreatePartitions -----------------------------------------------------------------------------------------------------
 
 
-def increase(peers: Peers, *topics, version: int = 3, validate_only: bool = False, what: str = "CreatePartitions") -> Answer:
-    kafka, shim = peers.both(CREATE_PARTITIONS, version, CreatePartitionsRequest(topics=list(topics), timeout_ms=30000, validate_only=validate_only))
+def increase(peers: Peers, *topics, version: int = 3, validate_only: bool = False, what: str = "CreatePartitions",
+             timeout_ms: int = 30000) -> Answer:
+    kafka, shim = peers.both(CREATE_PARTITIONS, version, CreatePartitionsRequest(topics=list(topics), timeout_ms=timeout_ms,
+                                                                                 validate_only=validate_only))
     assert_same(kafka, shim, what=what)
     return kafka
 
