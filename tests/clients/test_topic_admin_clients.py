@@ -195,3 +195,43 @@ def test_aiokafka_admin(open_broker) -> None:
             await admin.close()
 
     asyncio.run(scenario())
+
+
+# -- kafkajs --------------------------------------------------------------------------------------------------------------
+
+
+def _kafkajs(bootstrap: str, steps: list[dict]) -> list[dict]:
+    import json
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    directory = Path(__file__).resolve().parents[1] / "kafkajs"
+    node = shutil.which("node")
+    if node is None or not (directory / "node_modules" / "kafkajs").is_dir():
+        pytest.fail("kafkajs is not installed: run scripts/test (or scripts/ensure-node && npm ci --prefix tests/kafkajs)", pytrace=False)
+    proc = subprocess.run([node, str(directory / "topics.js")], input=json.dumps({"brokers": [bootstrap], "steps": steps}),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)["results"]
+
+
+def test_kafkajs_admin(open_broker) -> None:
+    name = fresh("js")
+    results = _kafkajs(open_broker.bootstrap_servers, [
+        {"call": "createTopics", "args": {"validateOnly": True, "waitForLeaders": False, "topics": [{"topic": name, "numPartitions": 2}]}},
+        {"call": "createTopics", "args": {"topics": [{"topic": name, "numPartitions": 2, "configEntries": [{"name": "cleanup.policy", "value": "compact"}]}]}},
+        {"call": "createTopics", "args": {"topics": [{"topic": name, "numPartitions": 2}]}},
+        {"call": "createPartitions", "args": {"topicPartitions": [{"topic": name, "count": 3}]}},
+        {"call": "fetchTopicMetadata", "args": {"topics": [name]}},
+        {"call": "listTopics"},
+        {"call": "deleteTopics", "args": {"topics": [name]}},
+        {"call": "createTopics", "args": {"topics": [{"topic": f"{name}-rf", "replicationFactor": 3}]}},
+    ])
+    assert [r["ok"] for r in results] == [True, True, True, True, True, True, True, False]
+    assert results[1]["value"] is True and results[2]["value"] is False  # kafkajs: false when the topic already exists
+    [described] = results[4]["value"]["topics"]
+    assert sorted(p["partitionId"] for p in described["partitions"]) == [0, 1, 2]
+    assert name in results[5]["value"]
+    assert results[7]["error"]["type"] == "INVALID_REPLICATION_FACTOR"
+    assert _topic_state(open_broker, name) is None and _topic_state(open_broker, f"{name}-rf") is None
