@@ -7,7 +7,8 @@ else CREATE on each topic (29 "Authorization failed."); DESCRIBE_CONFIGS on the 
 carries the topic's configs, partition count and replication factor (else ``topic_config_error_code`` 29).
 DeleteTopics: DELETE on the cluster grants everything, else DESCRIBE and DELETE on each topic; an undescribable name
 gets 29 whether or not it exists. CreatePartitions: ALTER on each topic (29, no message). Duplicates in one request:
-42 "Duplicate topic name.". A request that would write more than 10,000 metadata records fails whole with 44; one
+42 "Duplicate topic name.". A CreateTopics that would write more than 10,000 metadata records fails whole with 44
+(in CreatePartitions the topic that overflows them, and those after it, get -1); a request
 with ``timeout_ms`` of 0 or less fails whole with 7 (its deadline passed before the controller took it up), unless
 nothing of it reached the controller.
 
@@ -152,7 +153,4 @@ def create_partitions(ctx: RequestContext, request: messages.CreatePartitionsReq
         results = _admin(ctx).create_partitions(increases, request.validate_only, _filter(ctx, _ALTER), timeout_ms=request.timeout_ms)
     except RequestTimedOut as exc:
         return create_partitions_error_response(request, exc.code, None)
-    except BatchTooLarge as exc:
-        log.info("create_partitions_refused", reason=exc.message, topics=len(increases))
-        return create_partitions_error_response(request, exc.code, exc.message)
     return CreatePartitionsResponse(results=[_Increased(name=r.name, error_code=r.error, error_message=r.message) for r in results])

@@ -262,6 +262,15 @@ def test_create_partitions_errors(peers, version) -> None:
     assert [r.error_code for r in kafka.body.results] in ([0, 0],)
 
 
+def test_create_partitions_beyond_ten_thousand_records(peers) -> None:
+    stem = fresh("grow-big")
+    as_admin_create(peers, *(CT(name=f"{stem}-{i}", num_partitions=1, replication_factor=1) for i in range(4)))
+    peers.grant(topic_acl(stem, ALTER, PREFIXED))
+    increase(peers, *(CP(name=f"{stem}-{i}", count=4000, assignments=None) for i in range(4)), validate_only=True,
+             what="CreatePartitions overflowing Kafka's 10,000 records")
+    increase(peers, CP(name=f"{stem}-0", count=10001, assignments=None), validate_only=True, what="exactly 10,000 new partitions")
+
+
 def test_create_partitions_authorization(peers) -> None:
     stem = fresh("grow-authz")
     as_admin_create(peers, CT(name=f"{stem}-a", num_partitions=1, replication_factor=1), CT(name=f"{stem}-b", num_partitions=1, replication_factor=1))

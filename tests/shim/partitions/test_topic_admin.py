@@ -159,6 +159,16 @@ def test_create_partitions() -> None:
     assert len(admin.partitions.cluster.topics["u"].partitions) == 3 and admin.partitions.get("u", 2) is not None
 
 
+def test_create_partitions_beyond_ten_thousand_records() -> None:
+    admin = _admin()
+    admin.create_topics([NewTopic(n, 1, 1) for n in ("a", "b", "c")], validate_only=False)
+    results = admin.create_partitions([PartitionsIncrease(n, 6000) for n in ("a", "b", "c")], validate_only=False)
+    by_name = {r.name: r.error for r in results}
+    first = next(r.name for r in results)
+    assert by_name[first] == E.NONE and sorted(by_name.values()) == [E.UNKNOWN_SERVER_ERROR, E.UNKNOWN_SERVER_ERROR, E.NONE]
+    assert sorted(len(t.partitions) for t in admin.partitions.cluster.topics.values()) == [1, 1, 6000]
+
+
 # -- DeleteTopics ---------------------------------------------------------------------------------------------------------
 
 
