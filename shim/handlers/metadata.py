@@ -30,7 +30,7 @@ from kafka_shim.protocol.messages import MetadataResponse
 from kafka_shim.protocol.primitives import ZERO_UUID
 from kafka_shim.shim.cluster.topics import INTERNAL_TOPICS, Topic, topic_name_error
 from kafka_shim.shim.handlers import handles
-from kafka_shim.shim.javacompat.java_hash import JavaHashMap, java_string_hash
+from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.javacompat.scala_set import ScalaSet, kafka_uuid_hash, scala_set
 from kafka_shim.shim.partitions.topic_admin import BatchTooLarge, NewTopic, TopicAdmin, topic_name_invalid
 from kafka_shim.shim.requests.authz import allowed, allowed_names, authorized_operations, bitfield, check, shortcut_allowed
@@ -82,17 +82,23 @@ def _partition_order(partitions: tuple[tuple[int, int, int, tuple[int, ...], tup
     the answer follows that set: buckets of ``h ^ h >>> 16`` masked by its table (16 slots, doubled when an insert
     reaches three quarters), ordered by hash within a bucket. Three partitions come as 1, 2, 0.
     """
+    return tuple(_scala_mutable_hash_order([_partition_hash(fields) for fields in partitions]))
+
+
+def _scala_mutable_hash_order(hashes: list[int]) -> list[int]:
+    """The positions of elements (given their Java hashCodes, unsigned) in the order a Scala 2.13 mutable.HashSet or
+    HashMap filled with them in that order iterates: buckets of ``h ^ h >>> 16`` masked by the table (16 slots,
+    doubled before an insert that would reach three quarters), ascending signed hash within a bucket."""
     slots = 16
-    for count in range(1, len(partitions) + 1):
+    for count in range(1, len(hashes) + 1):
         if count >= int(slots * 0.75):
             slots *= 2
     keys = []
-    for position, fields in enumerate(partitions):
-        h = _partition_hash(fields)
+    for position, h in enumerate(hashes):
         improved = h ^ (h >> 16)
         signed = improved - (1 << 32) if improved >= 1 << 31 else improved
         keys.append((improved & (slots - 1), signed, position))
-    return tuple(position for _, _, position in sorted(keys))
+    return [position for _, _, position in sorted(keys)]
 
 
 def _describe(topic: Topic) -> _Topic:
@@ -183,18 +189,17 @@ def _auto_create(ctx: RequestContext, absent: ScalaSet[str]) -> list[str]:
     A KRaft broker sends a CreateTopics (num.partitions, default.replication.factor, no configs) to its controller
     and answers this request at once with 3 for each, the topic being there by the next Metadata; here the topic is
     created before the answer, and the answer is still 3. Illegal names come first (17, never created), then the
-    others in the order of the Scala mutable.HashMap that holds them (Java HashMap order, the same spread hash and
-    buckets). A creation the controller would refuse (a replication factor above the live brokers) leaves the
-    topic missing, as in Kafka. Internal topics are left to their coordinators and not created here.
+    others in the order of the Scala mutable.HashMap that holds them. A creation the controller would refuse (a
+    replication factor above the live brokers) leaves the topic missing, as in Kafka. Internal topics are left to
+    their coordinators and not created here (Kafka creates them with their coordinators' partition counts and
+    replication factors; with the default replication factor of 3 a single broker refuses that too).
     """
     invalid = [n for n in absent if topic_name_invalid(n)]
-    creatable: JavaHashMap[None] = JavaHashMap()
-    for name in absent:
-        if not topic_name_invalid(name):
-            creatable.put(name, None)
+    valid = [n for n in absent if not topic_name_invalid(n)]
+    creatable = [valid[i] for i in _scala_mutable_hash_order([java_string_hash(n) for n in valid])]
     partitions = ctx.services.partitions
     config = ctx.services.config
-    wanted = [n for n in creatable.keys() if n not in INTERNAL_TOPICS]
+    wanted = [n for n in creatable if n not in INTERNAL_TOPICS]
     if wanted and partitions is not None:
         admin = TopicAdmin(partitions, num_partitions=config.num_partitions, default_replication_factor=config.default_replication_factor)
         try:
@@ -207,7 +212,7 @@ def _auto_create(ctx: RequestContext, absent: ScalaSet[str]) -> list[str]:
                 log.info("auto_topic_creation_failed", topic=r.name, error_code=r.error, reason=r.message)
             else:
                 log.info("auto_topic_created", topic=r.name, principal=ctx.principal, partitions=config.num_partitions)
-    return invalid + creatable.keys()
+    return invalid + creatable
 
 
 def _answer(ctx: RequestContext, request: messages.MetadataRequest) -> Steps[MetadataResponse]:

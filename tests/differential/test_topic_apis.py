@@ -438,6 +438,17 @@ def shim_auto_create() -> Iterator[EmbeddedBroker]:
         yield broker
 
 
+@pytest.mark.parametrize("count", [5, 11, 12, 20, 23, 40])
+def test_metadata_auto_creates_several_in_kafkas_order(oracle_auto_create, shim_auto_create, count) -> None:
+    host, port = shim_auto_create.bootstrap_servers.rsplit(":", 1)
+    stem = fresh("several")
+    names = [f"{stem}-{i}" for i in range(count)] + ["bad/one", "bad/two"]
+    frame = encode_request(METADATA, 12, 9, MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=n) for n in names],
+                                                            allow_auto_topic_creation=True))
+    first = exchange_both(oracle_auto_create.plaintext, (host, int(port)), frame, METADATA, 12)
+    assert_same(*first, ignore=("brokers.*.host", "brokers.*.port", "cluster_id", "topics.*.topic_id"), what=f"Metadata creating {count} topics")
+
+
 @pytest.mark.parametrize("version", [1, 4, 9, 12])
 def test_metadata_auto_creates(oracle_auto_create, shim_auto_create, version) -> None:
     host, port = shim_auto_create.bootstrap_servers.rsplit(":", 1)
