@@ -419,13 +419,13 @@ def test_topic_authorized_operations(peers, grants) -> None:
     assert dtp.body.topics[0].topic_authorized_operations == kafka.body.topics[0].topic_authorized_operations
 
 
-# -- Metadata auto-creation (both brokers with auto.create.topics.enable=true and no authorizer) ----------------------------
+# -- Metadata auto-creation and delete.topic.enable=false (both brokers so configured, no authorizer) -------------------
 
 
 @pytest.fixture(scope="module")
 def oracle_auto_create(tmp_path_factory):
     kafka = start_real_kafka(tmp_path_factory.mktemp("kafka-auto-create"), "authorizer.class.name=", "auto.create.topics.enable=true",
-                             "num.partitions=3")
+                             "num.partitions=3", "delete.topic.enable=false")
     yield kafka
     stop_real_kafka(kafka)
 
@@ -433,7 +433,7 @@ def oracle_auto_create(tmp_path_factory):
 @pytest.fixture(scope="module")
 def shim_auto_create() -> Iterator[EmbeddedBroker]:
     config = BrokerConfig.from_properties({"listeners": "PLAINTEXT://127.0.0.1:0", "node.id": "1", "auto.create.topics.enable": "true",
-                                           "num.partitions": "3"})
+                                           "num.partitions": "3", "delete.topic.enable": "false"})
     with EmbeddedBroker(config) as broker:
         yield broker
 
@@ -467,3 +467,19 @@ def test_metadata_auto_creates(oracle_auto_create, shim_auto_create, version) ->
         time.sleep(0.05)
     assert_same(*later, ignore=("brokers.*.host", "brokers.*.port", "cluster_id", "topics.*.topic_id"), what="the next Metadata")
     assert [len(t.partitions) for t in later[0].body.topics if t.name == name] == [3]
+
+
+@pytest.mark.parametrize("version", range(7))
+def test_delete_disabled(oracle_auto_create, shim_auto_create, version) -> None:
+    host, port = shim_auto_create.bootstrap_servers.rsplit(":", 1)
+    name = fresh(f"kept-v{version}")
+    warm = encode_request(METADATA, 12, 3, MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=name)], allow_auto_topic_creation=True))
+    exchange_both(oracle_auto_create.plaintext, (host, int(port)), warm, METADATA, 12)  # auto-creates it on both
+    if version < 6:
+        body = DeleteTopicsRequest(topic_names=[name, "never-there"], timeout_ms=30000)
+    else:
+        body = DeleteTopicsRequest(topics=[DS(name=name, topic_id=uuid.UUID(int=0)), DS(name=None, topic_id=uuid.uuid4())], timeout_ms=30000)
+    frame = encode_request(DELETE_TOPICS, version, 11, body)
+    kafka, shim = exchange_both(oracle_auto_create.plaintext, (host, int(port)), frame, DELETE_TOPICS, version)
+    assert_same(kafka, shim, what=f"DeleteTopics v{version} with delete.topic.enable=false")
+    assert {r.error_code for r in kafka.body.responses} == {42 if version < 3 else 73}
