@@ -32,7 +32,7 @@ from kafka_shim.shim.cluster.topics import INTERNAL_TOPICS, Topic, topic_name_er
 from kafka_shim.shim.handlers import handles
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.javacompat.scala_set import ScalaSet, kafka_uuid_hash, scala_set
-from kafka_shim.shim.partitions.topic_admin import BatchTooLarge, NewTopic, TopicAdmin, topic_name_invalid
+from kafka_shim.shim.partitions.topic_admin import BatchTooLarge, TopicAdmin, auto_created_topic, topic_name_invalid
 from kafka_shim.shim.requests.authz import allowed, allowed_names, authorized_operations, bitfield, check, shortcut_allowed
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.requests.work import Each, Pure, Steps, run_inline, run_sliced
@@ -190,28 +190,30 @@ def _auto_create(ctx: RequestContext, absent: ScalaSet[str]) -> list[str]:
     and answers this request at once with 3 for each, the topic being there by the next Metadata; here the topic is
     created before the answer, and the answer is still 3. Illegal names come first (17, never created), then the
     others in the order of the Scala mutable.HashMap that holds them. A creation the controller would refuse (a
-    replication factor above the live brokers) leaves the topic missing, as in Kafka. Internal topics are left to
-    their coordinators and not created here (Kafka creates them with their coordinators' partition counts and
-    replication factors; with the default replication factor of 3 a single broker refuses that too).
+    replication factor above the live brokers) leaves the topic missing, as in Kafka. ``__consumer_offsets`` and
+    ``__transaction_state`` are created as their coordinators size them (``offsets.topic.*``,
+    ``transaction.state.log.*``; the default replication factor of 3 is more than one broker holds, so by default
+    they are not).
     """
     invalid = [n for n in absent if topic_name_invalid(n)]
     valid = [n for n in absent if not topic_name_invalid(n)]
     creatable = [valid[i] for i in _scala_mutable_hash_order([java_string_hash(n) for n in valid])]
     partitions = ctx.services.partitions
     config = ctx.services.config
-    wanted = [n for n in creatable if n not in INTERNAL_TOPICS]
-    if wanted and partitions is not None:
+    if creatable and partitions is not None:
         admin = TopicAdmin(partitions, num_partitions=config.num_partitions, default_replication_factor=config.default_replication_factor)
+        wanted = [auto_created_topic(n, partitions.broker_properties, config.num_partitions, config.default_replication_factor)
+                  for n in creatable]
         try:
-            results = admin.create_topics([NewTopic(n, config.num_partitions, config.default_replication_factor) for n in wanted], False)
+            results = admin.create_topics(wanted, False)
         except BatchTooLarge as exc:
-            log.info("auto_topic_creation_failed", topics=wanted, error_code=exc.code, reason=exc.message)
+            log.info("auto_topic_creation_failed", topics=creatable, error_code=exc.code, reason=exc.message)
             results = []
         for r in results:
             if r.error:
                 log.info("auto_topic_creation_failed", topic=r.name, error_code=r.error, reason=r.message)
             else:
-                log.info("auto_topic_created", topic=r.name, principal=ctx.principal, partitions=config.num_partitions)
+                log.info("auto_topic_created", topic=r.name, principal=ctx.principal, partitions=len(partitions.cluster.topics[r.name].partitions))
     return invalid + creatable
 
 

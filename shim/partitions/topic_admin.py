@@ -88,6 +88,34 @@ def _in_ms(raw: str, factor: int) -> str:
         return raw  # the broker refused such a value at start-up; never reached
 
 
+# AutoTopicCreationManager.creatableTopic: the internal topics come with their coordinators' sizes and configs
+# (server.properties key, Kafka's default).
+_GROUP_METADATA = ("offsets.topic.num.partitions", 50), ("offsets.topic.replication.factor", 3)
+_TRANSACTION_STATE = ("transaction.state.log.num.partitions", 50), ("transaction.state.log.replication.factor", 3)
+
+
+def auto_created_topic(name: str, properties: Mapping[str, str], num_partitions: int, default_replication_factor: int) -> NewTopic:
+    """The CreateTopics entry a broker sends its controller when Metadata auto-creates ``name``."""
+    def number(key: str, default: int) -> int:
+        try:
+            return int(properties.get(key, default))
+        except ValueError:
+            return default  # the broker refused such a value at start-up
+
+    if name == "__consumer_offsets":
+        (partitions_key, partitions), (factor_key, factor) = _GROUP_METADATA
+        configs = [("cleanup.policy", "compact"), ("segment.bytes", str(number("offsets.topic.segment.bytes", 104857600))),
+                   ("compression.type", "producer")]
+    elif name == "__transaction_state":
+        (partitions_key, partitions), (factor_key, factor) = _TRANSACTION_STATE
+        configs = [("cleanup.policy", "compact"), ("min.insync.replicas", str(number("transaction.state.log.min.isr", 2))),
+                   ("segment.bytes", str(number("transaction.state.log.segment.bytes", 104857600))),
+                   ("unclean.leader.election.enable", "false")]
+    else:
+        return NewTopic(name, num_partitions, default_replication_factor)
+    return NewTopic(name, number(partitions_key, partitions), number(factor_key, factor), configs=configs)
+
+
 def _unify_collision_chars(name: str) -> str:
     return name.replace(".", "_")
 

@@ -433,7 +433,10 @@ def oracle_auto_create(tmp_path_factory):
 @pytest.fixture(scope="module")
 def shim_auto_create() -> Iterator[EmbeddedBroker]:
     config = BrokerConfig.from_properties({"listeners": "PLAINTEXT://127.0.0.1:0", "node.id": "1", "auto.create.topics.enable": "true",
-                                           "num.partitions": "3", "delete.topic.enable": "false"})
+                                           "num.partitions": "3", "delete.topic.enable": "false",
+                                           # as scripts/real-kafka configures Kafka
+                                           "offsets.topic.replication.factor": "1", "transaction.state.log.replication.factor": "1",
+                                           "transaction.state.log.min.isr": "1"})
     with EmbeddedBroker(config) as broker:
         yield broker
 
@@ -483,3 +486,25 @@ def test_delete_disabled(oracle_auto_create, shim_auto_create, version) -> None:
     kafka, shim = exchange_both(oracle_auto_create.plaintext, (host, int(port)), frame, DELETE_TOPICS, version)
     assert_same(kafka, shim, what=f"DeleteTopics v{version} with delete.topic.enable=false")
     assert {r.error_code for r in kafka.body.responses} == {42 if version < 3 else 73}
+
+
+def test_metadata_auto_creates_the_internal_topics(oracle_auto_create, shim_auto_create) -> None:
+    host, port = shim_auto_create.bootstrap_servers.rsplit(":", 1)
+    request = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=n) for n in ("__consumer_offsets", "__transaction_state")],
+                              allow_auto_topic_creation=True)
+    frame = encode_request(METADATA, 12, 5, request)
+    identity = ("brokers.*.host", "brokers.*.port", "cluster_id", "topics.*.topic_id")
+    assert_same(*exchange_both(oracle_auto_create.plaintext, (host, int(port)), frame, METADATA, 12), ignore=identity,
+                what="the first Metadata for the internal topics")
+    deadline = time.monotonic() + 60
+    while True:
+        later = exchange_both(oracle_auto_create.plaintext, (host, int(port)), frame, METADATA, 12)
+        if all(t.error_code == 0 for t in later[0].body.topics) or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert_same(*later, ignore=identity, what="the internal topics once created")
+    assert [len(t.partitions) for t in later[0].body.topics] == [50, 50]
+    configs = shim_auto_create.call(lambda: {n: dict(t.configs) for n, t in shim_auto_create.broker.services.cluster.topics.items()
+                                             if n.startswith("__")})
+    assert configs["__consumer_offsets"]["cleanup.policy"] == "compact"
+    assert configs["__transaction_state"]["min.insync.replicas"] == "1"

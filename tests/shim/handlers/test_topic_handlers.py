@@ -54,7 +54,8 @@ async def test_auto_creation_follows_create_rights() -> None:
         assert [t.error_code for t in not_asked.topics] == [3] and "team-later" not in broker.state.topics
 
 
-async def test_auto_creation_without_an_authorizer_leaves_internal_topics_and_bad_factors_alone() -> None:
+async def test_auto_creation_refuses_what_one_broker_cannot_hold() -> None:
+    # __consumer_offsets asks for offsets.topic.replication.factor (3 by default): one broker refuses it, as Kafka's.
     async with running(config(authorizer=False, auto_create_topics_enable="true")) as broker:
         answer = await _metadata(broker, "made", "__consumer_offsets", "bad/name", version=4)
         assert {t.name: t.error_code for t in answer.topics} == {"made": 3, "__consumer_offsets": 3, "bad/name": 17}
@@ -83,3 +84,12 @@ async def test_describe_all_topic_partitions_leaves_out_undescribable_topics() -
         assert (first.next_cursor.topic_name, first.next_cursor.partition_index) == ("b-seen", 1)
         assert [(t.name, [p.partition_index for p in t.partitions]) for t in second.topics] == [("b-seen", [1])]
         assert second.next_cursor is None
+
+
+async def test_auto_created_internal_topics_follow_their_coordinators_keys() -> None:
+    async with running(config(authorizer=False, auto_create_topics_enable="true", offsets_topic_replication_factor="1",
+                              offsets_topic_num_partitions="4")) as broker:
+        await _metadata(broker, "__consumer_offsets")
+        topic = broker.state.topics["__consumer_offsets"]
+        assert len(topic.partitions) == 4
+        assert topic.configs == {"cleanup.policy": "compact", "segment.bytes": "104857600", "compression.type": "producer"}
