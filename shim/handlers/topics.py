@@ -68,6 +68,15 @@ def _filter(ctx: RequestContext, c):
     return names_allowed
 
 
+def _log_refusals(ctx: RequestContext, api: str, results) -> None:
+    """One structured line per refused topic: what the client asked, the code and Kafka's message it got."""
+    for r in results:
+        if r.error:
+            topic_id = getattr(r, "topic_id", ZERO_UUID)
+            log.info("topic_request_refused", api=api, topic=r.name, topic_id=None if topic_id == ZERO_UUID else str(topic_id),
+                     error_code=r.error, reason=r.message, principal=ctx.principal, client_host=ctx.client_host)
+
+
 # -- CreateTopics -------------------------------------------------------------------------------------------------------
 
 
@@ -93,6 +102,7 @@ def create_topics(ctx: RequestContext, request: messages.CreateTopicsRequest) ->
     except BatchTooLarge as exc:
         log.info("create_topics_refused", reason=exc.message, topics=len(topics))
         return create_topics_error_response(request, exc.code, exc.message)
+    _log_refusals(ctx, "create_topics", results)
     answer = []
     for r in results:
         entry = _Created(name=r.name, topic_id=r.topic_id, error_code=r.error, error_message=r.message, topic_config_error_code=r.config_error,
@@ -128,6 +138,8 @@ def delete_topics(ctx: RequestContext, request: messages.DeleteTopicsRequest) ->
         code = ErrorCode.INVALID_REQUEST if ctx.api_version < 3 else ErrorCode.TOPIC_DELETION_DISABLED
         log.info("delete_topics_refused", reason="delete.topic.enable=false", error_code=code)
         return delete_topics_error_response(request, code, None)
+    _log_refusals(ctx, "delete_topics", results)
+    _log_refusals(ctx, "delete_topics", results)
     return DeleteTopicsResponse(responses=[
         _Deleted(name=r.name, topic_id=r.topic_id if r.topic_id is not None else ZERO_UUID, error_code=r.error, error_message=r.message)
         for r in results
@@ -153,4 +165,5 @@ def create_partitions(ctx: RequestContext, request: messages.CreatePartitionsReq
         results = _admin(ctx).create_partitions(increases, request.validate_only, _filter(ctx, _ALTER), timeout_ms=request.timeout_ms)
     except RequestTimedOut as exc:
         return create_partitions_error_response(request, exc.code, None)
+    _log_refusals(ctx, "create_partitions", results)
     return CreatePartitionsResponse(results=[_Increased(name=r.name, error_code=r.error, error_message=r.message) for r in results])
