@@ -53,7 +53,8 @@ def test_load_all_imports_only_modules_that_register_handlers() -> None:
 
 # The APIs whose whole-request error answer kafka-shim can build; the SASL gate closes the connection for the rest.
 WITH_ERROR_FORM = {ApiKey.METADATA, ApiKey.SASL_HANDSHAKE, ApiKey.API_VERSIONS, ApiKey.DESCRIBE_ACLS, ApiKey.CREATE_ACLS,
-                   ApiKey.DELETE_ACLS, ApiKey.SASL_AUTHENTICATE, ApiKey.DESCRIBE_CLUSTER}
+                   ApiKey.DELETE_ACLS, ApiKey.SASL_AUTHENTICATE, ApiKey.DESCRIBE_CLUSTER, ApiKey.CREATE_TOPICS, ApiKey.DELETE_TOPICS,
+                   ApiKey.CREATE_PARTITIONS, ApiKey.DESCRIBE_TOPIC_PARTITIONS}
 
 
 def test_the_error_forms_are_registered_with_their_handlers() -> None:
@@ -69,6 +70,14 @@ def _request(api_key: int) -> object:
         return cls(creations=[cls.AclCreation(), cls.AclCreation()])
     if api_key == ApiKey.DELETE_ACLS:
         return cls(filters=[cls.DeleteAclsFilter()])
+    if api_key == ApiKey.CREATE_TOPICS:
+        return cls(topics=[cls.CreatableTopic(name="t")])
+    if api_key == ApiKey.DELETE_TOPICS:
+        return cls(topic_names=["t"], topics=[cls.DeleteTopicState(name="u")])
+    if api_key == ApiKey.CREATE_PARTITIONS:
+        return cls(topics=[cls.CreatePartitionsTopic(name="t", count=2)])
+    if api_key == ApiKey.DESCRIBE_TOPIC_PARTITIONS:
+        return cls(topics=[cls.TopicRequest(name="t")])
     return cls()
 
 
@@ -82,7 +91,7 @@ def test_each_error_form_encodes_at_every_registered_version(handler: ApiHandler
         correlation_id, decoded = decode_response(handler.api_key, version, frame[4:])
         assert correlation_id == 7
         codes = [decoded.error_code] if hasattr(decoded, "error_code") else []
-        for rows in ("topics", "results", "filter_results"):
+        for rows in ("topics", "results", "filter_results", "responses"):
             codes += [r.error_code for r in getattr(decoded, rows, None) or []]
         assert codes and set(codes) == {ErrorCode.ILLEGAL_SASL_STATE}, (version, decoded)
 
