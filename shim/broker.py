@@ -148,8 +148,9 @@ class Broker:
                     conn.abort()
         self.servers.clear()
         if self._chores is not None:
-            self._chores.cancel()
-            self._chores = None
+            chores, self._chores = self._chores, None
+            chores.cancel()
+            await asyncio.gather(chores, return_exceptions=True)  # let it finish before the loop closes
         if self.services.partitions is not None:
             self.services.partitions.close()
         if self.services.authorizer is not None:
