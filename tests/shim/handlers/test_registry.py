@@ -53,8 +53,9 @@ def test_load_all_imports_only_modules_that_register_handlers() -> None:
 
 # The APIs whose whole-request error answer kafka-shim can build; the SASL gate closes the connection for the rest.
 WITH_ERROR_FORM = {ApiKey.METADATA, ApiKey.SASL_HANDSHAKE, ApiKey.API_VERSIONS, ApiKey.DESCRIBE_ACLS, ApiKey.CREATE_ACLS,
-                   ApiKey.DELETE_ACLS, ApiKey.SASL_AUTHENTICATE, ApiKey.DESCRIBE_CLUSTER, ApiKey.DESCRIBE_CONFIGS,
-                   ApiKey.ALTER_CONFIGS, ApiKey.INCREMENTAL_ALTER_CONFIGS}
+                   ApiKey.DELETE_ACLS, ApiKey.SASL_AUTHENTICATE, ApiKey.DESCRIBE_CLUSTER, ApiKey.CREATE_TOPICS, ApiKey.DELETE_TOPICS,
+                   ApiKey.CREATE_PARTITIONS, ApiKey.DESCRIBE_TOPIC_PARTITIONS, ApiKey.DESCRIBE_CONFIGS, ApiKey.ALTER_CONFIGS,
+                   ApiKey.INCREMENTAL_ALTER_CONFIGS}
 
 
 def test_the_error_forms_are_registered_with_their_handlers() -> None:
@@ -74,6 +75,14 @@ def _request(api_key: int) -> object:
         return cls(resources=[cls.DescribeConfigsResource(resource_type=2, resource_name="t")])
     if api_key in (ApiKey.ALTER_CONFIGS, ApiKey.INCREMENTAL_ALTER_CONFIGS):
         return cls(resources=[cls.AlterConfigsResource(resource_type=2, resource_name="t")])
+    if api_key == ApiKey.CREATE_TOPICS:
+        return cls(topics=[cls.CreatableTopic(name="t")])
+    if api_key == ApiKey.DELETE_TOPICS:
+        return cls(topic_names=["t"], topics=[cls.DeleteTopicState(name="u")])
+    if api_key == ApiKey.CREATE_PARTITIONS:
+        return cls(topics=[cls.CreatePartitionsTopic(name="t", count=2)])
+    if api_key == ApiKey.DESCRIBE_TOPIC_PARTITIONS:
+        return cls(topics=[cls.TopicRequest(name="t")])
     return cls()
 
 
