@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from kafka_shim.shim.cluster.configs.definition import ConfigType, Range, Validator, ValidList, ValidString
 from kafka_shim.shim.cluster.configs.topic_configs import GzipLevel
@@ -392,6 +393,7 @@ _LISTENER_MECHANISM_KEYS = ("sasl.jaas.config", "sasl.login.class", "sasl.login.
 LISTENER_PREFIX = re.compile(r"listener\.name\.[^.]*\.(.*)")
 
 
+@lru_cache(maxsize=4096)
 def synonyms_of(name: str) -> tuple[str, ...]:
     """DynamicBrokerConfig.brokerConfigSynonyms(name, matchListenerOverride = true)."""
     grouped = broker_synonyms(name)

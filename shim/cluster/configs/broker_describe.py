@@ -13,6 +13,7 @@ synonyms. ``read_only`` is true for keys that cannot change dynamically.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 
 from kafka_shim.shim.cluster.configs.broker_configs import BROKER_CONFIGS, override_properties, synonyms_of
 from kafka_shim.shim.cluster.configs.definition import ConfigSource, ConfigType, ConfigValueError, parse_type, to_config_string
@@ -23,6 +24,7 @@ from kafka_shim.shim.cluster.configs.scala_order import scala_hashmap_order
 STATIC_DEFAULTS = {name: key.default for name, key in BROKER_CONFIGS.items() if key.default is not None}
 
 
+@lru_cache(maxsize=4096)
 def _shown(name: str, raw: str | None) -> str | None:
     """The value as KafkaConfig parses it and ConfigHelper prints it (a STRING as trimmed, others re-printed)."""
     key = BROKER_CONFIGS[name]
@@ -37,6 +39,7 @@ def _shown(name: str, raw: str | None) -> str | None:
     return to_config_string(value, key.type)
 
 
+@lru_cache(maxsize=4096)
 def config_type_of(name: str) -> ConfigType:
     """KafkaConfig.configType: the key's own type, else that of its first known synonym (listener.name.<l>.ssl.*
     keys have their base key's type), else unknown."""
@@ -84,10 +87,11 @@ def describe_broker_configs(static: Mapping[str, str], dynamic_broker: Mapping[s
             value = effective.get(name)  # a listener-prefixed key: the string as configured
         else:
             value = _shown(name, effective.get(name, key.default))
+        names = synonyms_of(name)
         synonyms = [
             ConfigSynonym(synonym, None if sensitive else properties[synonym], source)
             for properties, source in sources
-            for synonym in synonyms_of(name)
+            for synonym in names
             if synonym in properties
         ]
         while synonyms and synonyms[0].name != name:  # Kafka's dropWhile(_.name != name)

@@ -9,6 +9,7 @@ doubles once the size reaches three quarters of it; ``table_size`` lets a caller
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 
@@ -29,8 +30,13 @@ def scala_table_size(count: int) -> int:
 
 
 def scala_hashmap_order(keys: Iterable[str], table_size: int | None = None) -> list[str]:
-    """``keys`` (distinct, in insertion order) as a Scala mutable.HashMap holding them iterates them."""
-    ordered = list(dict.fromkeys(keys))
-    size = table_size or scala_table_size(len(ordered))
-    position = {key: i for i, key in enumerate(ordered)}
-    return sorted(ordered, key=lambda key: (_improved(key) & (size - 1), _improved(key), position[key]))
+    """``keys`` (in insertion order; repeats count once) as a Scala mutable.HashMap holding them iterates them."""
+    return list(_ordered(tuple(dict.fromkeys(keys)), table_size))
+
+
+@lru_cache(maxsize=256)
+def _ordered(keys: tuple[str, ...], table_size: int | None) -> tuple[str, ...]:
+    # DescribeConfigs asks for the same key sets again and again (a broker's, a topic's): remembered
+    size = table_size or scala_table_size(len(keys))
+    position = {key: i for i, key in enumerate(keys)}
+    return tuple(sorted(keys, key=lambda key: (_improved(key) & (size - 1), _improved(key), position[key])))
