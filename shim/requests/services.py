@@ -14,6 +14,7 @@ from kafka_shim.shim.cluster.endpoints import Endpoints
 from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.partitions.manager import Partitions
+from kafka_shim.shim.producers.ids import ProducerIdAllocator
 from kafka_shim.shim.requests.api_table import ApiTable
 from kafka_shim.shim.security.sasl.credentials import ScramCredentialStore
 
@@ -30,3 +31,5 @@ class Services:
     api_table: ApiTable
     # The topics' partitions: logs and producer state (None only in tests that build Services by hand).
     partitions: Partitions | None = None
+    # Producer ids for InitProducerId (kept in log.dirs when set; None only in tests that build Services by hand).
+    producer_ids: ProducerIdAllocator | None = None

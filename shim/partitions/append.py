@@ -1,0 +1,144 @@
+"""Writing a producer's records to a partition, as a single-node Kafka 3.9 leader does.
+
+Kafka's counterparts: ``ReplicaManager.appendRecords`` / ``appendToLocalLog`` → ``Partition.appendRecordsToLeader``
+→ ``UnifiedLog.appendAsLeader`` (with ``LogValidator``, see :mod:`.validator`) and the producer-state update
+(``ProducerStateManager``). Plain state: no wire types. A Produce handler calls, per partition:
+
+1. :func:`validate` — pure (request bytes, topic settings, clock), so a large request can run it off the loop;
+2. :func:`commit` — on the event loop: ``min.insync.replicas``, the segment size, the idempotent producer's checks
+   (a retried batch answers with its original offsets and writes nothing, a gap 45, an old epoch 47), the append,
+   the producer-state update and :meth:`Partitions.appended` so waiting fetches wake.
+
+What a response carries follows ReplicaManager: the log start offset, except for the errors Kafka answers with
+``UNKNOWN_LOG_APPEND_INFO`` (unknown partition, MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE, CORRUPT_MESSAGE,
+KAFKA_STORAGE_ERROR); ``error_message`` only for record validation (RecordValidationException) and the transaction
+verification failure; a duplicate answers ``log_append_time`` with the original batch's max timestamp.
+
+A full or failing disk (:class:`StorageFailure`) is KAFKA_STORAGE_ERROR (56) to the producer; the broker goes on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import structlog
+
+from kafka_shim.protocol.codes import ErrorCode
+from kafka_shim.shim.log.errors import BatchTooLarge, CorruptBatch, LogError, StorageFailure
+from kafka_shim.shim.partitions.manager import Partitions, PartitionState
+from kafka_shim.shim.partitions.validator import AppendSettings, RecordError, Refusal, Validated
+from kafka_shim.shim.partitions.validator import validate as validate_records
+from kafka_shim.shim.producers.state import BatchSequence, Outcome
+
+log = structlog.get_logger(__name__)
+
+ACKS = (-1, 0, 1)
+# ReplicaManager answers these with UNKNOWN_LOG_APPEND_INFO: no log start offset.
+_WITHOUT_LOG_START = frozenset({
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.MESSAGE_TOO_LARGE,
+    ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.CORRUPT_MESSAGE, ErrorCode.KAFKA_STORAGE_ERROR, ErrorCode.UNKNOWN_TOPIC_ID,
+})
+# What Kafka 3.9 answers a transactional batch whose partition it cannot verify with a transaction coordinator (KIP-890
+# verification; kafka-shim has no coordinator yet): ReplicaManager turns COORDINATOR_NOT_AVAILABLE into this.
+TRANSACTION_UNVERIFIED_MESSAGE = (
+    "Unable to verify the partition has been added to the transaction. Underlying error: COORDINATOR_NOT_AVAILABLE"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """One partition's answer (Kafka's PartitionResponse)."""
+
+    error: ErrorCode = ErrorCode.NONE
+    base_offset: int = -1
+    log_append_time: int = -1
+    log_start_offset: int = -1
+    record_errors: tuple[RecordError, ...] = ()
+    error_message: str | None = None
+
+
+def request_refused(error: ErrorCode, message: str | None = None) -> AppendResult:
+    """A partition refused before it reaches the log (authorization, existence, request checks, acks)."""
+    return AppendResult(error, error_message=message)
+
+
+def settings_of(partitions: Partitions, topic: str) -> AppendSettings:
+    return AppendSettings.from_values(partitions.topic_values(topic))
+
+
+def validate(records: bytes | None, settings: AppendSettings, now_ms: int, partition: str) -> Validated | Refusal:
+    """LogValidator's checks and the bytes to write (pure: may run in the worker thread)."""
+    return validate_records(records, settings, now_ms, partition)
+
+
+def transaction_unverified(state: PartitionState) -> AppendResult:
+    """A transactional batch: Kafka 3.9 first checks with the transaction coordinator that the partition was added to
+    the transaction; without one (no ``__transaction_state``) it answers NOT_ENOUGH_REPLICAS with this message."""
+    return AppendResult(ErrorCode.NOT_ENOUGH_REPLICAS, error_message=TRANSACTION_UNVERIFIED_MESSAGE)
+
+
+def commit(partitions: Partitions, state: PartitionState, checked: Validated | Refusal, acks: int,
+           settings: AppendSettings) -> AppendResult:
+    """Write what :func:`validate` accepted to the partition's log (Partition.appendRecordsToLeader on)."""
+    partition_log = state.log
+    name = f"{state.topic}-{state.index}"
+    # Partition.appendRecordsToLeader: the in-sync replicas (this broker alone) against min.insync.replicas.
+    if acks == -1 and settings.min_insync_replicas > 1:
+        return _refused(state, ErrorCode.NOT_ENOUGH_REPLICAS,
+                        f"The size of the current ISR Set(1) is insufficient to satisfy the min.isr requirement of "
+                        f"{settings.min_insync_replicas} for partition {name}")
+    if isinstance(checked, Refusal):
+        return replace(_refused(state, checked.error, checked.detail, message=checked.message),
+                       record_errors=checked.record_errors)
+    if checked.empty:  # nothing whole to write: UnifiedLog answers without offsets
+        return AppendResult(log_start_offset=partition_log.log_start_offset)
+    if len(checked.records) > partition_log.config.segment_bytes:
+        return _refused(state, ErrorCode.RECORD_LIST_TOO_LARGE,
+                        f"Message batch size is {len(checked.records)} bytes in append to partition {name} which exceeds "
+                        f"the maximum configured segment size of {partition_log.config.segment_bytes}.")
+    sequences = [BatchSequence(b.producer_id, b.producer_epoch, b.base_sequence, b.last_sequence)
+                 for b in checked.batches if b.producer_id >= 0]
+    if sequences:
+        verdict = state.producers.check_appends(sequences, offset=partition_log.log_end_offset)
+        if verdict.outcome is Outcome.DUPLICATE:
+            duplicate = verdict.duplicate
+            assert duplicate is not None
+            log.debug("produce_duplicate", partition=name, base_offset=duplicate.first_offset)
+            return AppendResult(ErrorCode.NONE, duplicate.first_offset, duplicate.timestamp, partition_log.log_start_offset)
+        if verdict.outcome is Outcome.REJECT:
+            return _refused(state, verdict.error, verdict.detail or verdict.error.name)
+    leader_epoch = _leader_epoch(partitions, state)
+    try:
+        info = partition_log.append(checked.records, leader_epoch=leader_epoch)
+    except StorageFailure as exc:
+        log.error("produce_storage_failure", partition=name, reason=str(exc),
+                  hint="the log directory cannot be written (full disk or I/O error); free space or fix the disk")
+        return AppendResult(ErrorCode.KAFKA_STORAGE_ERROR)
+    except BatchTooLarge as exc:
+        return _refused(state, ErrorCode.RECORD_LIST_TOO_LARGE, str(exc))
+    except CorruptBatch as exc:
+        return _refused(state, ErrorCode.CORRUPT_MESSAGE, str(exc))
+    except LogError as exc:
+        return _refused(state, exc.error_code, str(exc))
+    for batch in checked.batches:
+        if batch.producer_id < 0:
+            continue
+        base = info.base_offset + batch.first_offset_delta
+        timestamp = info.log_append_time if info.log_append_time != -1 else batch.max_timestamp
+        state.producers.record_append(batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.last_sequence,
+                                      base, base + batch.record_count - 1, timestamp)
+    partitions.appended(state.topic, state.index)
+    return AppendResult(ErrorCode.NONE, info.base_offset, info.log_append_time, info.log_start_offset)
+
+
+def _refused(state: PartitionState, error: ErrorCode, detail: str, *, message: str | None = None) -> AppendResult:
+    log.info("produce_refused", partition=f"{state.topic}-{state.index}", error=error.name, reason=detail)
+    start = -1 if error in _WITHOUT_LOG_START else state.log.log_start_offset
+    return AppendResult(error, log_start_offset=start, error_message=message)
+
+
+def _leader_epoch(partitions: Partitions, state: PartitionState) -> int:
+    topic = partitions.cluster.topics.get(state.topic)
+    if topic is None or state.index >= len(topic.partitions):
+        return 0
+    return topic.partitions[state.index].leader_epoch
