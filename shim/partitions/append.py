@@ -19,6 +19,7 @@ A full or failing disk (:class:`StorageFailure`) is KAFKA_STORAGE_ERROR (56) to 
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, replace
 
 import structlog
@@ -142,3 +143,15 @@ def _leader_epoch(partitions: Partitions, state: PartitionState) -> int:
     if topic is None or state.index >= len(topic.partitions):
         return 0
     return topic.partitions[state.index].leader_epoch
+
+
+def append_records(partitions: Partitions, topic: str, partition: int, records: bytes | None, *, acks: int = -1,
+                   now_ms: int | None = None) -> AppendResult:
+    """Validate and write one partition's records in one call (what a Produce handler does per partition, minus the
+    request checks); an unknown partition is UNKNOWN_TOPIC_OR_PARTITION."""
+    state = partitions.get(topic, partition)
+    if state is None:
+        return request_refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    settings = settings_of(partitions, topic)
+    now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
+    return commit(partitions, state, validate(records, settings, now, f"{topic}-{partition}"), acks, settings)
