@@ -4,7 +4,7 @@ Behaviour (KafkaApis.handleProduceRequest, then ReplicaManager; the append itsel
 
 - Transactional batches (the first batch of any partition has the transactional bit) need the request's
   ``transactional_id`` and WRITE on it; otherwise the whole request fails with 53 in every partition (Kafka's
-  getErrorResponse: message "Transactional Id authorization failed.").
+  getErrorResponse, in its java.util.HashMap order; no error_message, as the exception's is the default one).
 - WRITE on each topic (declared in authorizer.api_checks, key 0): denied topics get 29 in every partition; the others
   are still written. Then existence (3), then the request-level record checks (ProduceRequest.validateRecords:
   from v3 exactly one magic-2 batch, zstd only from v7 → 87 / 76), all without offsets.
@@ -14,9 +14,9 @@ Behaviour (KafkaApis.handleProduceRequest, then ReplicaManager; the append itsel
 - acks=0: no response at all; if any partition has an error the connection is closed instead (as Kafka does, so
   that the producer notices and refreshes its metadata).
 
-The answer lists the partitions written, then those denied, then the unknown ones, then those refused by the request
-checks, each in request order, grouped by topic in first-appearance order (Kafka merges Scala maps here: the same
-order for small requests; for larger ones Kafka's is a hash order).
+The partitions come in Kafka's order (javacompat.hash_orders): written, denied, unknown, refused by the request
+checks, each group in Scala mutable.HashMap order, merged into an immutable Map (insertion order up to four
+partitions, CHAMP hash order beyond); topics in the order their first partition comes.
 
 Version notes: v2+ carry ``log_append_time_ms``, v5+ ``log_start_offset``, v8+ ``record_errors`` and
 ``error_message``; v3+ carry ``transactional_id``; v9+ flexible. A request with more than 64 KiB of records is
@@ -32,6 +32,12 @@ from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import ProduceResponse
 from kafka_shim.shim.handlers import CloseConnection, handles
+from kafka_shim.shim.javacompat.hash_orders import (
+    java_hash_map_order,
+    scala_immutable_map_order,
+    scala_mutable_map_order,
+    topic_partition_hash,
+)
 from kafka_shim.shim.partitions.append import (
     ACKS,
     AppendResult,
@@ -49,7 +55,6 @@ from kafka_shim.shim.requests.work import Pure, Steps, run_inline, run_sliced
 _TXN, _TOPICS = check(ApiKey.PRODUCE, "transactional_id"), check(ApiKey.PRODUCE, "topics")
 # Above this many bytes of records the validation runs in the worker thread.
 LARGE_RECORDS = 64 * 1024
-TRANSACTIONAL_ID_DENIED = "Transactional Id authorization failed."
 
 _TopicResponse = ProduceResponse.TopicProduceResponse
 _PartitionResponse = ProduceResponse.PartitionProduceResponse
@@ -62,9 +67,8 @@ def produce_error_response(request: messages.ProduceRequest, code: int, message:
     """Kafka's ProduceRequest.getErrorResponse: every partition carries the error; nothing at all with acks=0."""
     if request.acks == 0:
         return None
-    results = {(t.name, p.index): AppendResult(ErrorCode(code), error_message=message)
-               for t in request.topic_data for p in t.partition_data}
-    return _response(results, version=11)
+    keys = java_hash_map_order(((t.name, p.index) for t in request.topic_data for p in t.partition_data), topic_partition_hash)
+    return _response({key: AppendResult(ErrorCode(code), error_message=message) for key in keys}, version=11)
 
 
 @dataclass(slots=True)
@@ -107,8 +111,8 @@ def _answer(ctx: RequestContext, request: messages.ProduceRequest) -> Steps[dict
     if transactional and (transactional_id is None or not allowed(ctx, _TXN, transactional_id)):
         if request.acks == 0:
             raise CloseConnection("Produce with acks=0 of transactional records without WRITE on the transactional id")
-        return {(t.name, p.index): request_refused(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, TRANSACTIONAL_ID_DENIED)
-                for t in request.topic_data for p in t.partition_data}
+        # Kafka's getErrorResponse: the exception's default message is not repeated in error_message.
+        return _whole_request(request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
 
     writable = allowed_names(ctx, _TOPICS, [t.name for t in request.topic_data])
     accepted: dict[Key, _Entry] = {}
@@ -128,6 +132,7 @@ def _answer(ctx: RequestContext, request: messages.ProduceRequest) -> Steps[dict
                 accepted[key] = _Entry(key, part.records, settings_of(partitions, topic.name))
 
     written: dict[Key, AppendResult] = {}
+    unverified: dict[Key, AppendResult] = {}
     if accepted and request.acks not in ACKS:
         written = {key: request_refused(ErrorCode.INVALID_REQUIRED_ACKS) for key in accepted}
     elif accepted:
@@ -140,10 +145,26 @@ def _answer(ctx: RequestContext, request: messages.ProduceRequest) -> Steps[dict
             if state is None:
                 written[entry.key] = request_refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
             elif first_batch_transactional(entry.records):
-                written[entry.key] = transaction_unverified(state)
+                unverified[entry.key] = transaction_unverified(state)
             else:
                 written[entry.key] = commit(partitions, state, outcome, request.acks, entry.settings)
-    return {**written, **unauthorized, **unknown, **invalid}
+    return _kafka_order(unverified, written, unauthorized, unknown, invalid)
+
+
+def _kafka_order(*groups: dict[Key, AppendResult]) -> dict[Key, AppendResult]:
+    """The partitions in the order Kafka answers them: each group is a Scala mutable.HashMap, merged into an
+    immutable Map (KafkaApis: responseStatus ++ unauthorized ++ nonExisting ++ invalid; ReplicaManager puts the
+    transaction verification failures before the appended partitions)."""
+    merged: dict[Key, AppendResult] = {}
+    for group in groups:
+        for key in scala_mutable_map_order(group, topic_partition_hash):
+            merged.setdefault(key, group[key])
+    return {key: merged[key] for key in scala_immutable_map_order(merged, topic_partition_hash)}
+
+
+def _whole_request(request: messages.ProduceRequest, error: ErrorCode) -> dict[Key, AppendResult]:
+    keys = java_hash_map_order(((t.name, p.index) for t in request.topic_data for p in t.partition_data), topic_partition_hash)
+    return {key: request_refused(error) for key in keys}
 
 
 def _validate_all(entries: list[_Entry], now: int) -> list[object]:
