@@ -199,6 +199,19 @@ def test_too_large_for_max_message_bytes_and_segment_bytes(open_pair: Pair) -> N
     assert kafka.body.responses[0].partition_responses[0].error_code == 10
 
 
+def _with_crc(data: bytearray) -> bytes:
+    struct.pack_into(">I", data, 17, crc32c.crc32c(bytes(data[21:])))
+    return bytes(data)
+
+
+@pytest.mark.parametrize(("codec", "at"), [(Compression.NONE, 61), (Compression.NONE, 64), (Compression.GZIP, 70), (Compression.ZSTD, 70)])
+def test_unreadable_records_under_a_valid_crc(open_pair: Pair, codec: Compression, at: int) -> None:
+    topic = open_pair.topic(_name("garbled"))
+    data = bytearray(_batch([b"a" * 50, b"b" * 50], compression=codec))
+    data[at : at + 4] = b"\xff\xfe\xfd\xfc"  # inside the (compressed) records: a record's length, its fields, the codec's frame
+    open_pair.same(PRODUCE, 9, _produce({topic: {0: _with_crc(data)}}), what=f"unreadable {codec.name} records")
+
+
 @pytest.mark.parametrize("case", ["base-offset", "control", "two-batches-v3", "zstd-v6", "legacy-v3", "count"])
 def test_invalid_batches(open_pair: Pair, case: str) -> None:
     topic = open_pair.topic(_name("invalid"))
