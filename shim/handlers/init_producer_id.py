@@ -78,8 +78,17 @@ def init_producer_id(ctx: RequestContext, request: messages.InitProducerIdReques
 
     if transactional_id == "":
         return _error(ErrorCode.INVALID_REQUEST)
-    limit = int(ctx.services.config.raw.get("transaction.max.timeout.ms", DEFAULT_TRANSACTION_MAX_TIMEOUT_MS))
-    if not 0 < request.transaction_timeout_ms <= limit:
+    if not 0 < request.transaction_timeout_ms <= _transaction_max_timeout_ms(ctx):
         return _error(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
     # No transaction coordinator yet (issue 17): Kafka's answer from a broker that does not own the id's partition.
     return _error(ErrorCode.NOT_COORDINATOR)
+
+
+def _transaction_max_timeout_ms(ctx: RequestContext) -> int:
+    text = ctx.services.config.raw.get("transaction.max.timeout.ms", str(DEFAULT_TRANSACTION_MAX_TIMEOUT_MS))
+    try:
+        return int(text)
+    except ValueError:
+        log.warning("transaction_max_timeout_unreadable", value=text, used=DEFAULT_TRANSACTION_MAX_TIMEOUT_MS,
+                    hint="set transaction.max.timeout.ms to a number of milliseconds")
+        return DEFAULT_TRANSACTION_MAX_TIMEOUT_MS
