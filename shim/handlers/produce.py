@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import ProduceResponse
+from kafka_shim.shim.cluster.topics import INTERNAL_TOPICS
 from kafka_shim.shim.handlers import CloseConnection, handles
 from kafka_shim.shim.javacompat.hash_orders import (
     java_hash_map_order,
@@ -53,6 +54,7 @@ from kafka_shim.shim.requests.context import NO_RESPONSE, RequestContext
 from kafka_shim.shim.requests.work import Pure, Steps, run_inline, run_sliced
 
 _TXN, _TOPICS = check(ApiKey.PRODUCE, "transactional_id"), check(ApiKey.PRODUCE, "topics")
+ADMIN_CLIENT_ID = "__admin_client"  # AdminUtils.ADMIN_CLIENT_ID
 # Above this many bytes of records the validation runs in the worker thread.
 LARGE_RECORDS = 64 * 1024
 
@@ -142,10 +144,13 @@ def _answer(ctx: RequestContext, request: messages.ProduceRequest) -> Steps[dict
         checked = yield Pure(_validate_all, entries, now)
         for entry, outcome in zip(entries, checked, strict=True):
             state = partitions.get(*entry.key)  # looked up again: the topic may have gone while validation ran
-            if state is None:
-                written[entry.key] = request_refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-            elif first_batch_transactional(entry.records):
+            if first_batch_transactional(entry.records) and state is not None:
                 unverified[entry.key] = transaction_unverified(state)
+            elif entry.key[0] in INTERNAL_TOPICS and ctx.header.client_id != ADMIN_CLIENT_ID:
+                # ReplicaManager.appendToLocalLog: only Kafka's own admin client may write to internal topics.
+                written[entry.key] = request_refused(ErrorCode.INVALID_TOPIC_EXCEPTION)
+            elif state is None:
+                written[entry.key] = request_refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
             else:
                 written[entry.key] = commit(partitions, state, outcome, request.acks, entry.settings)
     return _kafka_order(unverified, written, unauthorized, unknown, invalid)
@@ -158,7 +163,7 @@ def _kafka_order(*groups: dict[Key, AppendResult]) -> dict[Key, AppendResult]:
     merged: dict[Key, AppendResult] = {}
     for group in groups:
         for key in scala_mutable_map_order(group, topic_partition_hash):
-            merged.setdefault(key, group[key])
+            merged[key] = group[key]  # Scala's ++: a later map's entry replaces an earlier one
     return {key: merged[key] for key in scala_immutable_map_order(merged, topic_partition_hash)}
 
 

@@ -188,3 +188,11 @@ async def test_producer_ids_are_not_repeated_after_a_restart(tmp_path) -> None:
             ids.append(answer.producer_id)
             await client.close()
     assert ids[1] > ids[0]
+
+
+async def test_internal_topics_are_written_only_by_kafkas_admin_client(open_broker, client_of) -> None:
+    open_broker.services.partitions.create_topic("__consumer_offsets", 1)
+    client = await client_of(open_broker)
+    response = await client.request(PRODUCE, 9, _request({"__consumer_offsets": {0: _batch([b"a"])}}))
+    assert _answers(response) == {("__consumer_offsets", 0): (ErrorCode.INVALID_TOPIC_EXCEPTION, -1, -1)}
+    assert _stored(open_broker, "__consumer_offsets") == []
