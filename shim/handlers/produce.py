@@ -81,12 +81,13 @@ class _Entry:
 
 
 @handles(ApiKey.PRODUCE, 0, 11, error_response=produce_error_response)
-def produce(ctx: RequestContext, request: messages.ProduceRequest) -> object:
+def produce(ctx: RequestContext, request: messages.ProduceRequest) -> ProduceResponse:
+    # Also NO_RESPONSE (acks=0), or an awaitable of either for a large request; dispatch takes all three.
     size = sum(len(p.records or b"") for t in request.topic_data for p in t.partition_data)
     steps = _answer(ctx, request)
     if size > LARGE_RECORDS:
-        return _finish_later(ctx, request, run_sliced(steps))
-    return _finish(ctx, request, run_inline(steps))
+        return _finish_later(ctx, request, run_sliced(steps))  # type: ignore[return-value]
+    return _finish(ctx, request, run_inline(steps))  # type: ignore[return-value]
 
 
 async def _finish_later(ctx: RequestContext, request: messages.ProduceRequest, answer: object) -> object:
