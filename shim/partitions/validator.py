@@ -41,6 +41,7 @@ from kafka_shim.protocol.records import (
     decode_batch,
     encode_batch,
 )
+from kafka_shim.protocol.records.compression import decompress
 from kafka_shim.shim.partitions import legacy
 from kafka_shim.shim.producers.state import increment_sequence
 
@@ -59,7 +60,7 @@ _CRC = struct.Struct(">I")
 _INT32 = struct.Struct(">i")
 _CRC_AT, _ATTRIBUTES_AT, _MAX_TIMESTAMP_AT = 17, 21, 35
 _CODEC_MASK, _TIMESTAMP_TYPE_BIT, _TRANSACTIONAL_BIT, _CONTROL_BIT = 0x07, 0x08, 0x10, 0x20
-_LONG_MIN, _LONG_RANGE = -(2**63), 2**64
+_LONG_MIN, _LONG_RANGE, _LONG_MAX = -(2**63), 2**64, 2**63 - 1
 
 _TARGETS = {"uncompressed": Compression.NONE, "gzip": Compression.GZIP, "snappy": Compression.SNAPPY,
             "lz4": Compression.LZ4, "zstd": Compression.ZSTD}
@@ -322,6 +323,98 @@ class _Rec:
     compressed: bool = False
 
 
+def _uvarint(buf: bytes, pos: int) -> tuple[int, int]:
+    b = buf[pos]
+    if b < 0x80:
+        return b, pos + 1
+    result, shift = b & 0x7F, 7
+    while True:
+        pos += 1
+        b = buf[pos]
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, pos + 1
+        shift += 7
+        if shift > 63:
+            raise IndexError("varint too long")
+
+
+def _scan_v2(batch: _Shallow) -> list[tuple[int, int, bool]]:
+    """(offset delta, timestamp, has key) of each record, the structure checked as DefaultRecord.readFrom checks it,
+    without building records: the in-place path needs no more, and keeps the bytes as sent."""
+    header = batch.header
+    codec = header[5] & _CODEC_MASK
+    payload = batch.view[V2_HEADER_SIZE:]
+    if codec == Compression.NONE:
+        buf = bytes(payload)
+    else:
+        try:
+            buf = decompress(Compression(codec), payload, MAX_DECOMPRESSED)
+        except UnsupportedCompressionError as exc:
+            raise _Refused(Refusal(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, str(exc))) from None
+        except DecodeError as exc:
+            raise _Refused(Refusal(ErrorCode.UNKNOWN_SERVER_ERROR, f"records cannot be decompressed: {exc}")) from None
+    base_timestamp, count = header[7], header[12]
+    log_append = bool(header[5] & _TIMESTAMP_TYPE_BIT)
+    out: list[tuple[int, int, bool]] = []
+    end, pos = len(buf), 0
+    try:
+        for _ in range(count):
+            raw, pos = _uvarint(buf, pos)
+            length = (raw >> 1) ^ -(raw & 1)
+            record_end = pos + length
+            if length < 6 or record_end > end:
+                raise IndexError(f"record length {length}")
+            pos += 1  # attributes
+            raw, pos = _uvarint(buf, pos)
+            timestamp_delta = (raw >> 1) ^ -(raw & 1)
+            raw, pos = _uvarint(buf, pos)
+            offset_delta = (raw >> 1) ^ -(raw & 1)
+            raw, pos = _uvarint(buf, pos)
+            key_length = (raw >> 1) ^ -(raw & 1)
+            if key_length < -1:
+                raise IndexError(f"key length {key_length}")
+            pos += max(key_length, 0)
+            raw, pos = _uvarint(buf, pos)
+            value_length = (raw >> 1) ^ -(raw & 1)
+            if value_length < -1:
+                raise IndexError(f"value length {value_length}")
+            pos += max(value_length, 0)
+            raw, pos = _uvarint(buf, pos)
+            headers = (raw >> 1) ^ -(raw & 1)
+            if headers < 0:
+                raise IndexError(f"Found invalid number of record headers {headers}")
+            for _ in range(headers):
+                raw, pos = _uvarint(buf, pos)
+                header_key = (raw >> 1) ^ -(raw & 1)
+                if header_key < 0:
+                    raise IndexError("Invalid negative header key size")
+                pos += header_key
+                raw, pos = _uvarint(buf, pos)
+                header_value = (raw >> 1) ^ -(raw & 1)
+                if header_value < -1:
+                    raise IndexError(f"header value length {header_value}")
+                pos += max(header_value, 0)
+            if pos != record_end:
+                raise IndexError(f"Invalid record size: expected to read {length} bytes in record payload, but instead read "
+                                 f"{length + pos - record_end}")
+            timestamp = header[8] if log_append else java_long(base_timestamp + timestamp_delta)
+            out.append((offset_delta, timestamp, key_length >= 0))
+    except IndexError as exc:
+        raise _Refused(Refusal(ErrorCode.INVALID_RECORD, f"Found invalid record structure: {exc}")) from None
+    if pos != end:
+        raise _invalid("Incorrect declared batch size, records still remaining in file")
+    return out
+
+
+def _cannot_refuse_a_record(batch: _Shallow, settings: AppendSettings) -> bool:
+    """No record of this batch can fail validateRecord: the defaults (CreateTime, no timestamp bounds, not compacted)
+    and a batch that does not claim LogAppendTime. Then only the structure and the max timestamp need reading."""
+    return (settings.timestamp_type is TimestampType.CREATE_TIME and not settings.compacted
+            and settings.timestamp_before_max_ms == _LONG_MAX and settings.timestamp_after_max_ms == _LONG_MAX
+            and not batch.header[5] & _TIMESTAMP_TYPE_BIT)
+
+
 def _v2_records(batch: _Shallow) -> tuple[RecordBatch, list[_Rec]]:
     try:
         decoded = decode_batch(batch.view, max_decompressed=MAX_DECOMPRESSED)
@@ -427,15 +520,20 @@ def _in_place_uncompressed(batches: list[_Shallow], settings: AppendSettings, no
     delta = 0
     for batch in batches:
         _validate_batch(batches[0], batch, partition)
-        _, records = _v2_records(batch)
-        errors = [e for i, r in enumerate(records) if (e := _record_error(batch, r, i, settings, now, partition)) is not None]
-        _raise_record_errors(errors)
-        max_timestamp = max((r.timestamp for r in records), default=NO_TIMESTAMP)
+        if _cannot_refuse_a_record(batch, settings):
+            scanned = _scan_v2(batch)
+            max_timestamp = max((t for _, t, _ in scanned), default=NO_TIMESTAMP)
+            count = len(scanned)
+        else:
+            _, records = _v2_records(batch)
+            errors = [e for i, r in enumerate(records) if (e := _record_error(batch, r, i, settings, now, partition)) is not None]
+            _raise_record_errors(errors)
+            max_timestamp = max((r.timestamp for r in records), default=NO_TIMESTAMP)
+            count = len(records)
         at = len(data)
         data += batch.view
         if settings.timestamp_type is TimestampType.CREATE_TIME:
             _set_max_timestamp(data, at, max(max_timestamp, NO_TIMESTAMP))
-        count = len(records)
         infos.append(_info(batch.header, delta, count, max_timestamp))
         delta += count
     return Validated(bytes(data), tuple(infos))
@@ -464,6 +562,14 @@ def _compressed(batches: list[_Shallow], source: Compression, target: Compressio
             raise _invalid("Compressed outer record has more than one batch")
         batches = [first]
     in_place = source == target and first.magic == 2
+    if in_place and _cannot_refuse_a_record(first, settings):
+        _validate_batch(first, first, partition)
+        scanned = _scan_v2(first)
+        if all(offset_delta == index for index, (offset_delta, _, _) in enumerate(scanned)):
+            max_timestamp = max((t for _, t, _ in scanned), default=NO_TIMESTAMP)
+            data = bytearray(first.view)
+            _set_max_timestamp(data, 0, max_timestamp)
+            return Validated(bytes(data), (_info(first.header, 0, len(scanned), max_timestamp),))
     records: list[_Rec] = []
     for batch in batches:
         _validate_batch(first, batch, partition)
