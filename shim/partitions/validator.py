@@ -339,9 +339,17 @@ def _uvarint(buf: bytes, pos: int) -> tuple[int, int]:
             raise IndexError("varint too long")
 
 
-def _scan_v2(batch: _Shallow) -> list[tuple[int, int, bool]]:
-    """(offset delta, timestamp, has key) of each record, the structure checked as DefaultRecord.readFrom checks it,
-    without building records: the in-place path needs no more, and keeps the bytes as sent."""
+@dataclass(frozen=True, slots=True)
+class _Scan:
+    count: int
+    max_timestamp: int
+    offsets_in_order: bool  # offset deltas 0, 1, 2...
+
+
+def _scan_v2(batch: _Shallow) -> _Scan:
+    """The records' count, max timestamp and offset order, the structure checked as DefaultRecord.readFrom checks it,
+    without building records: the in-place path needs no more, and keeps the bytes as sent. Varints of one byte (the
+    common case) are read inline: this loop is the produce path's cost per record."""
     header = batch.header
     codec = header[5] & _CODEC_MASK
     payload = batch.view[V2_HEADER_SIZE:]
@@ -354,57 +362,79 @@ def _scan_v2(batch: _Shallow) -> list[tuple[int, int, bool]]:
             raise _Refused(Refusal(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, str(exc))) from None
         except DecodeError as exc:
             raise _Refused(Refusal(ErrorCode.UNKNOWN_SERVER_ERROR, f"records cannot be decompressed: {exc}")) from None
-    base_timestamp, count = header[7], header[12]
-    log_append = bool(header[5] & _TIMESTAMP_TYPE_BIT)
-    out: list[tuple[int, int, bool]] = []
+    count = header[12]
     end, pos = len(buf), 0
+    low = high = None
+    in_order = True
+    uvarint = _uvarint
     try:
-        for _ in range(count):
-            raw, pos = _uvarint(buf, pos)
+        for index in range(count):
+            b = buf[pos]
+            raw, pos = (b, pos + 1) if b < 0x80 else uvarint(buf, pos)
             length = (raw >> 1) ^ -(raw & 1)
             record_end = pos + length
             if length < 6 or record_end > end:
                 raise IndexError(f"record length {length}")
             pos += 1  # attributes
-            raw, pos = _uvarint(buf, pos)
-            timestamp_delta = (raw >> 1) ^ -(raw & 1)
-            raw, pos = _uvarint(buf, pos)
-            offset_delta = (raw >> 1) ^ -(raw & 1)
-            raw, pos = _uvarint(buf, pos)
-            key_length = (raw >> 1) ^ -(raw & 1)
-            if key_length < -1:
-                raise IndexError(f"key length {key_length}")
-            pos += max(key_length, 0)
-            raw, pos = _uvarint(buf, pos)
-            value_length = (raw >> 1) ^ -(raw & 1)
-            if value_length < -1:
-                raise IndexError(f"value length {value_length}")
-            pos += max(value_length, 0)
-            raw, pos = _uvarint(buf, pos)
+            b = buf[pos]
+            raw, pos = (b, pos + 1) if b < 0x80 else uvarint(buf, pos)
+            delta = (raw >> 1) ^ -(raw & 1)
+            if low is None:
+                low = high = delta
+            elif delta > high:
+                high = delta
+            elif delta < low:
+                low = delta
+            b = buf[pos]
+            raw, pos = (b, pos + 1) if b < 0x80 else uvarint(buf, pos)
+            if (raw >> 1) ^ -(raw & 1) != index:
+                in_order = False
+            for _field in (0, 1):  # key, value
+                b = buf[pos]
+                raw, pos = (b, pos + 1) if b < 0x80 else uvarint(buf, pos)
+                size = (raw >> 1) ^ -(raw & 1)
+                if size > 0:
+                    pos += size
+                elif size < -1:
+                    raise IndexError(f"negative length {size}")
+            b = buf[pos]
+            raw, pos = (b, pos + 1) if b < 0x80 else uvarint(buf, pos)
             headers = (raw >> 1) ^ -(raw & 1)
             if headers < 0:
                 raise IndexError(f"Found invalid number of record headers {headers}")
             for _ in range(headers):
-                raw, pos = _uvarint(buf, pos)
-                header_key = (raw >> 1) ^ -(raw & 1)
-                if header_key < 0:
+                raw, pos = uvarint(buf, pos)
+                key_size = (raw >> 1) ^ -(raw & 1)
+                if key_size < 0:
                     raise IndexError("Invalid negative header key size")
-                pos += header_key
-                raw, pos = _uvarint(buf, pos)
-                header_value = (raw >> 1) ^ -(raw & 1)
-                if header_value < -1:
-                    raise IndexError(f"header value length {header_value}")
-                pos += max(header_value, 0)
+                pos += key_size
+                raw, pos = uvarint(buf, pos)
+                value_size = (raw >> 1) ^ -(raw & 1)
+                if value_size > 0:
+                    pos += value_size
+                elif value_size < -1:
+                    raise IndexError(f"header value length {value_size}")
             if pos != record_end:
                 raise IndexError(f"Invalid record size: expected to read {length} bytes in record payload, but instead read "
                                  f"{length + pos - record_end}")
-            timestamp = header[8] if log_append else java_long(base_timestamp + timestamp_delta)
-            out.append((offset_delta, timestamp, key_length >= 0))
     except IndexError as exc:
         raise _Refused(Refusal(ErrorCode.INVALID_RECORD, f"Found invalid record structure: {exc}")) from None
     if pos != end:
         raise _invalid("Incorrect declared batch size, records still remaining in file")
-    return out
+    if low is None:
+        return _Scan(0, NO_TIMESTAMP, True)
+    base = header[7]
+    if header[5] & _TIMESTAMP_TYPE_BIT:
+        max_timestamp = header[8]
+    elif _LONG_MIN <= base + low and base + high <= _LONG_MAX:
+        max_timestamp = base + high
+    else:  # Kafka's sums wrap: the largest wrapped timestamp is one of the two ends' or needs every record's
+        raise _Wraps
+    return _Scan(count, max_timestamp, in_order)
+
+
+class _Wraps(Exception):
+    """Record timestamps overflow a Java long: read the records the slow way."""
 
 
 def _cannot_refuse_a_record(batch: _Shallow, settings: AppendSettings) -> bool:
@@ -413,6 +443,15 @@ def _cannot_refuse_a_record(batch: _Shallow, settings: AppendSettings) -> bool:
     return (settings.timestamp_type is TimestampType.CREATE_TIME and not settings.compacted
             and settings.timestamp_before_max_ms == _LONG_MAX and settings.timestamp_after_max_ms == _LONG_MAX
             and not batch.header[5] & _TIMESTAMP_TYPE_BIT)
+
+
+def _fast_scan(batch: _Shallow, settings: AppendSettings) -> _Scan | None:
+    if not _cannot_refuse_a_record(batch, settings):
+        return None
+    try:
+        return _scan_v2(batch)
+    except _Wraps:
+        return None
 
 
 def _v2_records(batch: _Shallow) -> tuple[RecordBatch, list[_Rec]]:
@@ -520,10 +559,9 @@ def _in_place_uncompressed(batches: list[_Shallow], settings: AppendSettings, no
     delta = 0
     for batch in batches:
         _validate_batch(batches[0], batch, partition)
-        if _cannot_refuse_a_record(batch, settings):
-            scanned = _scan_v2(batch)
-            max_timestamp = max((t for _, t, _ in scanned), default=NO_TIMESTAMP)
-            count = len(scanned)
+        scanned = _fast_scan(batch, settings)
+        if scanned is not None:
+            max_timestamp, count = scanned.max_timestamp, scanned.count
         else:
             _, records = _v2_records(batch)
             errors = [e for i, r in enumerate(records) if (e := _record_error(batch, r, i, settings, now, partition)) is not None]
@@ -562,14 +600,13 @@ def _compressed(batches: list[_Shallow], source: Compression, target: Compressio
             raise _invalid("Compressed outer record has more than one batch")
         batches = [first]
     in_place = source == target and first.magic == 2
-    if in_place and _cannot_refuse_a_record(first, settings):
+    if in_place:
         _validate_batch(first, first, partition)
-        scanned = _scan_v2(first)
-        if all(offset_delta == index for index, (offset_delta, _, _) in enumerate(scanned)):
-            max_timestamp = max((t for _, t, _ in scanned), default=NO_TIMESTAMP)
+        scanned = _fast_scan(first, settings)
+        if scanned is not None and scanned.offsets_in_order:
             data = bytearray(first.view)
-            _set_max_timestamp(data, 0, max_timestamp)
-            return Validated(bytes(data), (_info(first.header, 0, len(scanned), max_timestamp),))
+            _set_max_timestamp(data, 0, scanned.max_timestamp)
+            return Validated(bytes(data), (_info(first.header, 0, scanned.count, scanned.max_timestamp),))
     records: list[_Rec] = []
     for batch in batches:
         _validate_batch(first, batch, partition)

@@ -303,3 +303,31 @@ def test_a_snapshot_ahead_of_the_log_is_ignored(tmp_path: Path) -> None:
     second = _partitions(tmp_path)
     assert not (directory / f"{99:020d}.snapshot").exists()
     assert second.get("t", 0).producers.entry(7).last_seq == 2
+
+
+@pytest.mark.parametrize("configs", [{}, {"message.timestamp.before.max.ms": "99999999999999"}], ids=["scan", "records"])
+@pytest.mark.parametrize(("codec", "at", "error"), [
+    (Compression.NONE, 61, ErrorCode.INVALID_RECORD),  # a record's length
+    (Compression.NONE, 66, ErrorCode.INVALID_RECORD),  # its key length
+    (Compression.GZIP, 70, ErrorCode.UNKNOWN_SERVER_ERROR),  # the gzip stream: Kafka's KafkaException
+])
+def test_unreadable_records_are_refused_by_both_readers(parts: Partitions, configs: dict, codec: Compression, at: int,
+                                                        error: ErrorCode) -> None:
+    """The fast scan (defaults: no record can be refused) and the full record reader refuse the same batches."""
+    parts.create_topic("r", 1, configs)
+    data = bytearray(_batch([b"a" * 40, b"b" * 40], compression=codec))
+    data[at : at + 4] = b"\xff\xfe\xfd\xfc"
+    struct.pack_into(">I", data, 17, crc32c.crc32c(bytes(data[21:])))
+    result = append_records(parts, "r", 0, bytes(data), now_ms=NOW)
+    assert (result.error, result.error_message) == (error, None)
+
+
+def test_timestamps_that_wrap_a_java_long_are_read_the_slow_way(parts: Partitions) -> None:
+    from kafka_shim.protocol.records import Record, RecordBatch
+
+    top = 2**63 - 1  # the second record's base + delta wraps to Long.MIN_VALUE, as Kafka's sum does
+    data = encode_batch(RecordBatch(last_offset_delta=1, base_timestamp=top, max_timestamp=top,
+                                    records=[Record(0, 0, b"k", b"a"), Record(1, 1, b"k", b"b")]))
+    assert append_records(parts, "t", 0, data, now_ms=NOW).error == ErrorCode.NONE
+    (batch,) = decode_batches(parts.get("t", 0).log.read(0, 1 << 20).records)
+    assert batch.max_timestamp == 2**63 - 1
