@@ -304,11 +304,12 @@ def test_idempotent_duplicates_gaps_and_old_epochs(open_pair: Pair) -> None:
     assert codes == [0, 0, 0, 45, 0, 47, 0, 0]
 
 
-def test_transactional_batch_without_a_coordinator(open_pair: Pair) -> None:
+@pytest.mark.parametrize("version", [3, 9, 11])
+def test_transactional_batch_without_a_coordinator(open_pair: Pair, version: int) -> None:
     topic = open_pair.topic(_name("txn"))
     records = _batch([b"a"], producer_id=12345, producer_epoch=0, base_sequence=0, transactional=True)
-    open_pair.same(PRODUCE, 9, _produce({topic: {0: records}}, transactional_id="diff-tx"), what="a transactional batch")
-    open_pair.same(PRODUCE, 9, _produce({topic: {0: records}}), what="a transactional batch without a transactional id")
+    open_pair.same(PRODUCE, version, _produce({topic: {0: records}}, transactional_id="diff-tx"), what="a transactional batch")
+    open_pair.same(PRODUCE, version, _produce({topic: {0: records}}), what="a transactional batch without a transactional id")
 
 
 # -- InitProducerId ----------------------------------------------------------------------------------------------------
