@@ -129,6 +129,10 @@ def _answer(ctx: RequestContext, request: messages.ProduceRequest) -> Steps[dict
                 unauthorized[key] = request_refused(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
             elif partitions is None or partitions.get(topic.name, part.index) is None:
                 unknown[key] = request_refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            elif part.records is None:
+                # Kafka 3.9 fails on null records after accepting them and never answers the request (a differential
+                # probe waited in vain); kafka-shim closes the connection instead of leaving the client hanging.
+                raise CloseConnection(f"Produce with null records for {topic.name}-{part.index}")
             elif (refusal := check_request(version, part.records)) is not None:
                 invalid[key] = request_refused(refusal.error)
             else:

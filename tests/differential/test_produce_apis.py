@@ -376,3 +376,4 @@ def test_init_producer_id_authorization(secured_pair: Pair, case: str) -> None:
     for txn in (None, "diff-tx"):
         secured_pair.same(INIT_PRODUCER_ID, 4, InitProducerIdRequest(transactional_id=txn, transaction_timeout_ms=60000),
                           what=f"InitProducerId ({case}, transactional id {txn!r})", ignore=("producer_id",))
+

@@ -196,3 +196,11 @@ async def test_internal_topics_are_written_only_by_kafkas_admin_client(open_brok
     response = await client.request(PRODUCE, 9, _request({"__consumer_offsets": {0: _batch([b"a"])}}))
     assert _answers(response) == {("__consumer_offsets", 0): (ErrorCode.INVALID_TOPIC_EXCEPTION, -1, -1)}
     assert _stored(open_broker, "__consumer_offsets") == []
+
+
+async def test_null_records_close_the_connection(open_broker, client_of) -> None:
+    """Kafka 3.9 never answers such a request; kafka-shim closes rather than leave the producer waiting."""
+    open_broker.services.partitions.create_topic("t", 1)
+    client = await client_of(open_broker)
+    await client.send(PRODUCE, 9, _request({"t": {0: None}}))
+    assert await client.closed_by_peer()
