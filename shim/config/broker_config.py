@@ -31,6 +31,7 @@ DEFAULTS: dict[str, str] = {
     "default.replication.factor": "1",
     "delete.topic.enable": "true",
     "transaction.max.timeout.ms": "900000",
+    "producer.id.expiration.ms": "86400000",
     "process.roles": "broker,controller",
     "authorizer.class.name": "",
     "super.users": "",

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from weakref import WeakKeyDictionary
 
 import structlog
 
@@ -79,9 +80,10 @@ def transaction_unverified(state: PartitionState) -> AppendResult:
 
 
 def commit(partitions: Partitions, state: PartitionState, checked: Validated | Refusal, acks: int,
-           settings: AppendSettings) -> AppendResult:
+           settings: AppendSettings, *, now_ms: int | None = None) -> AppendResult:
     """Write what :func:`validate` accepted to the partition's log (Partition.appendRecordsToLeader on)."""
     partition_log = state.log
+    _expire_idle_producers(state, time.time_ns() // 1_000_000 if now_ms is None else now_ms)
     name = f"{state.topic}-{state.index}"
     # Partition.appendRecordsToLeader: the in-sync replicas (this broker alone) against min.insync.replicas.
     if acks == -1 and settings.min_insync_replicas > 1:
@@ -132,6 +134,22 @@ def commit(partitions: Partitions, state: PartitionState, checked: Validated | R
     return AppendResult(ErrorCode.NONE, info.base_offset, info.log_append_time, info.log_start_offset)
 
 
+# producer.id.expiration.check.interval.ms: how often Kafka drops producers idle for producer.id.expiration.ms.
+EXPIRATION_CHECK_INTERVAL_MS = 600_000
+_last_expiry_check: WeakKeyDictionary[PartitionState, int] = WeakKeyDictionary()
+
+
+def _expire_idle_producers(state: PartitionState, now: int) -> None:
+    """ProducerStateManager.removeExpiredProducers, run as Kafka's scheduler runs it but lazily: at an append to the
+    partition once the check interval has passed (an idle partition keeps its entries until its next append)."""
+    last = _last_expiry_check.setdefault(state, now)
+    if now - last >= EXPIRATION_CHECK_INTERVAL_MS:
+        _last_expiry_check[state] = now
+        expired = state.producers.remove_expired(now)
+        if expired:
+            log.info("producers_expired", partition=f"{state.topic}-{state.index}", producer_ids=expired)
+
+
 def _refused(state: PartitionState, error: ErrorCode, detail: str, *, message: str | None = None) -> AppendResult:
     log.info("produce_refused", partition=f"{state.topic}-{state.index}", error=error.name, reason=detail)
     start = -1 if error in _WITHOUT_LOG_START else state.log.log_start_offset
@@ -154,4 +172,4 @@ def append_records(partitions: Partitions, topic: str, partition: int, records: 
         return request_refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     settings = settings_of(partitions, topic)
     now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
-    return commit(partitions, state, validate(records, settings, now, f"{topic}-{partition}"), acks, settings)
+    return commit(partitions, state, validate(records, settings, now, f"{topic}-{partition}"), acks, settings, now_ms=now)

@@ -331,3 +331,17 @@ def test_timestamps_that_wrap_a_java_long_are_read_the_slow_way(parts: Partition
     assert append_records(parts, "t", 0, data, now_ms=NOW).error == ErrorCode.NONE
     (batch,) = decode_batches(parts.get("t", 0).log.read(0, 1 << 20).records)
     assert batch.max_timestamp == 2**63 - 1
+
+
+def test_idle_producers_expire_as_kafka_expires_them() -> None:
+    partitions = Partitions(ClusterState(cluster_id="c", node_id=1), LogManager(), {"producer.id.expiration.ms": "60000"}, None)
+    partitions.load()
+    partitions.create_topic("t", 1)
+    append_records(partitions, "t", 0, _batch([b"a"], pid=5, epoch=0, seq=0, timestamps=[NOW]), now_ms=NOW)
+    # Within the check interval the producer is remembered: a gap is refused.
+    gap = append_records(partitions, "t", 0, _batch([b"b"], pid=5, epoch=0, seq=7, timestamps=[NOW]), now_ms=NOW + 120_000)
+    assert gap.error == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+    # Once producer.id.expiration.check.interval.ms has passed, the idle producer is dropped: any sequence is new.
+    later = NOW + 600_000
+    assert append_records(partitions, "t", 0, _batch([b"b"], pid=5, epoch=0, seq=7, timestamps=[later]), now_ms=later).error == 0
+    assert partitions.get("t", 0).producers.entry(5).last_seq == 7
