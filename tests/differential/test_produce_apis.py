@@ -377,3 +377,58 @@ def test_init_producer_id_authorization(secured_pair: Pair, case: str) -> None:
         secured_pair.same(INIT_PRODUCER_ID, 4, InitProducerIdRequest(transactional_id=txn, transaction_timeout_ms=60000),
                           what=f"InitProducerId ({case}, transactional id {txn!r})", ignore=("producer_id",))
 
+
+
+# -- random produce requests -------------------------------------------------------------------------------------------
+
+
+def _flavour(kind: str, seq: int, pid: int) -> bytes | None:
+    values = [b"r%d" % seq, b"s%d" % seq]
+    if kind == "plain":
+        return _batch(values)
+    if kind == "idempotent":
+        return _batch(values, producer_id=pid, producer_epoch=0, base_sequence=seq)
+    if kind == "gzip":
+        return _batch(values, compression=Compression.GZIP)
+    if kind == "keyless":
+        return _batch(values, key=None)
+    if kind == "bad-crc":
+        data = bytearray(_batch(values))
+        data[-1] ^= 1
+        return bytes(data)
+    if kind == "base-offset":
+        return _batch(values, base_offset=3)
+    if kind == "two-batches":
+        return _batch(values) + _batch([b"t"])
+    return _batch(values, control=True)
+
+
+KINDS = ["plain", "idempotent", "gzip", "keyless", "bad-crc", "base-offset", "two-batches", "control"]
+
+
+def test_random_produce_requests(open_pair: Pair) -> None:
+    """Random requests over a fixed set of topics (one compacted, one small) and unknown ones, sent to both brokers
+    in the same order: every answer, offsets included, must match, so both logs grow alike."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    plain, compact = open_pair.topic(_name("rand"), 5), open_pair.topic(_name("rand-compact"), 1, {"cleanup.policy": "compact"})
+    small = open_pair.topic(_name("rand-small"), 1, {"max.message.bytes": "150"})
+    absent = _name("rand-absent")
+    pid = 700_000 + uuid.uuid4().int % 100_000
+    targets = [(plain, i) for i in range(6)] + [(compact, 0), (small, 0), (absent, 0)]
+    sequence = {"next": 0}
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(parts=st.lists(st.tuples(st.sampled_from(targets), st.sampled_from(KINDS)), min_size=1, max_size=7),
+           version=st.sampled_from([2, 3, 5, 8, 9, 11]), acks=st.sampled_from([-1, 1, -1, 1, 2]))
+    def check(parts, version, acks) -> None:
+        topics: dict[str, dict[int, bytes | None]] = {}
+        for (topic, index), kind in parts:
+            seq = sequence["next"]
+            if kind == "idempotent":
+                sequence["next"] += 2
+            topics.setdefault(topic, {})[index] = _flavour(kind, seq, pid + index)
+        open_pair.same(PRODUCE, version, _produce(topics, acks=acks), what=f"Produce v{version} acks={acks}: {parts}")
+
+    check()
