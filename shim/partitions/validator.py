@@ -258,6 +258,9 @@ def _validate(records: bytes, settings: AppendSettings, now: int, partition: str
             source = codec
     if not batches:
         return Validated(b"")
+    # LogValidator.getFirstBatchAndMaybeValidateNoMoreBatches, on every path: magic 2 or compressed means one batch.
+    if (batches[0].magic == 2 or source is not Compression.NONE) and len(batches) > 1:
+        raise _invalid("Compressed outer record has more than one batch")
     target = source if settings.target_compression is None else settings.target_compression
     if source is Compression.NONE and target is Compression.NONE:
         if all(b.magic == 2 for b in batches):
@@ -595,10 +598,6 @@ def _compressed(batches: list[_Shallow], source: Compression, target: Compressio
                 partition: str) -> Validated:
     """LogValidator.validateMessagesAndAssignOffsetsCompressed: one batch, in place or rebuilt with the topic's codec."""
     first = batches[0]
-    if first.magic == 2 or source is not Compression.NONE:
-        if len(batches) > 1:
-            raise _invalid("Compressed outer record has more than one batch")
-        batches = [first]
     in_place = source == target and first.magic == 2
     if in_place:
         _validate_batch(first, first, partition)

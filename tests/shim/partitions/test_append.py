@@ -345,3 +345,10 @@ def test_idle_producers_expire_as_kafka_expires_them() -> None:
     later = NOW + 600_000
     assert append_records(partitions, "t", 0, _batch([b"b"], pid=5, epoch=0, seq=7, timestamps=[later]), now_ms=later).error == 0
     assert partitions.get("t", 0).producers.entry(5).last_seq == 7
+
+
+def test_two_magic_2_batches_in_one_append_are_invalid(parts: Partitions) -> None:
+    """Produce v0-2 may carry several batches, but Kafka 3.9's LogValidator takes one magic-2 batch per append."""
+    result = append_records(parts, "t", 0, _batch([b"a"]) + _batch([b"b"]), now_ms=NOW)
+    assert (result.error, result.log_start_offset) == (ErrorCode.INVALID_RECORD, 0)
+    assert _stored(parts) == []
