@@ -48,13 +48,19 @@ from kafka_shim.shim.partitions.append import (
     transaction_unverified,
     validate,
 )
-from kafka_shim.shim.partitions.validator import AppendSettings, check_request, first_batch_transactional
+from kafka_shim.shim.partitions.validator import (
+    AppendSettings,
+    check_request,
+    first_batch_transactional,
+    transactional_producers,
+)
 from kafka_shim.shim.requests.authz import allowed, allowed_names, check
 from kafka_shim.shim.requests.context import NO_RESPONSE, RequestContext
 from kafka_shim.shim.requests.work import Pure, Steps, run_inline, run_sliced
 
 _TXN, _TOPICS = check(ApiKey.PRODUCE, "transactional_id"), check(ApiKey.PRODUCE, "topics")
 ADMIN_CLIENT_ID = "__admin_client"  # AdminUtils.ADMIN_CLIENT_ID
+MORE_THAN_ONE_PRODUCER = "Transactional records contained more than one producer ID"
 # Above this many bytes of records the validation runs in the worker thread.
 LARGE_RECORDS = 64 * 1024
 
@@ -69,8 +75,14 @@ def produce_error_response(request: messages.ProduceRequest, code: int, message:
     """Kafka's ProduceRequest.getErrorResponse: every partition carries the error; nothing at all with acks=0."""
     if request.acks == 0:
         return None
-    keys = java_hash_map_order(((t.name, p.index) for t in request.topic_data for p in t.partition_data), topic_partition_hash)
-    return _response({key: AppendResult(ErrorCode(code), error_message=message) for key in keys}, version=11)
+    return _response({key: AppendResult(ErrorCode(code), error_message=message) for key in _partition_sizes_order(request)},
+                     version=11)
+
+
+def _partition_sizes_order(request: messages.ProduceRequest) -> list[Key]:
+    """ProduceRequest.partitionSizes: a java.util.HashMap filled with compute(), which getErrorResponse walks."""
+    keys = ((t.name, p.index) for t in request.topic_data for p in t.partition_data)
+    return java_hash_map_order(keys, topic_partition_hash, by_compute=True)
 
 
 @dataclass(slots=True)
@@ -138,8 +150,24 @@ def _answer(ctx: RequestContext, request: messages.ProduceRequest) -> Steps[dict
             else:
                 accepted[key] = _Entry(key, part.records, settings_of(partitions, topic.name))
 
+    producers = {pair for entry in accepted.values() for pair in transactional_producers(entry.records)}
+    if len(producers) > 1:
+        # ReplicaManager.handleProduceAppend throws before anything is appended; KafkaApis answers with the request's
+        # error form, this exception's message included.
+        if request.acks == 0:
+            raise CloseConnection("Produce with acks=0 of transactional records of more than one producer id")
+        return _whole_request(request, ErrorCode.INVALID_PRODUCER_ID_MAPPING, MORE_THAN_ONE_PRODUCER)
+
     written: dict[Key, AppendResult] = {}
     unverified: dict[Key, AppendResult] = {}
+    if partitions is not None:
+        # ReplicaManager.handleProduceAppend: transactional batches are verified first (and fail without a coordinator);
+        # the other partitions go on to appendRecords, where invalid acks refuse them all.
+        for key, entry in list(accepted.items()):
+            state = partitions.get(*key)
+            if state is not None and transactional_producers(entry.records):
+                unverified[key] = transaction_unverified(state)
+                del accepted[key]
     if accepted and request.acks not in ACKS:
         written = {key: request_refused(ErrorCode.INVALID_REQUIRED_ACKS) for key in accepted}
     elif accepted:
@@ -149,22 +177,23 @@ def _answer(ctx: RequestContext, request: messages.ProduceRequest) -> Steps[dict
         checked = yield Pure(_validate_all, entries, now)
         for entry, outcome in zip(entries, checked, strict=True):
             state = partitions.get(*entry.key)  # looked up again: the topic may have gone while validation ran
-            if first_batch_transactional(entry.records) and state is not None:
-                unverified[entry.key] = transaction_unverified(state)
-            elif entry.key[0] in INTERNAL_TOPICS and ctx.header.client_id != ADMIN_CLIENT_ID:
+            if entry.key[0] in INTERNAL_TOPICS and ctx.header.client_id != ADMIN_CLIENT_ID:
                 # ReplicaManager.appendToLocalLog: only Kafka's own admin client may write to internal topics.
                 written[entry.key] = request_refused(ErrorCode.INVALID_TOPIC_EXCEPTION)
             elif state is None:
                 written[entry.key] = request_refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
             else:
                 written[entry.key] = commit(partitions, state, outcome, request.acks, entry.settings)
-    return _kafka_order(unverified, written, unauthorized, unknown, invalid)
+    if unverified:
+        # After a transaction verification ReplicaManager's maps are mutable HashMaps all the way to the answer.
+        merged = {**written, **unverified, **unauthorized, **unknown, **invalid}
+        return {key: merged[key] for key in scala_mutable_map_order(merged, topic_partition_hash)}
+    return _kafka_order(written, unauthorized, unknown, invalid)
 
 
 def _kafka_order(*groups: dict[Key, AppendResult]) -> dict[Key, AppendResult]:
     """The partitions in the order Kafka answers them: each group is a Scala mutable.HashMap, merged into an
-    immutable Map (KafkaApis: responseStatus ++ unauthorized ++ nonExisting ++ invalid; ReplicaManager puts the
-    transaction verification failures before the appended partitions)."""
+    immutable Map (KafkaApis: responseStatus ++ unauthorized ++ nonExisting ++ invalid)."""
     merged: dict[Key, AppendResult] = {}
     for group in groups:
         for key in scala_mutable_map_order(group, topic_partition_hash):
@@ -172,9 +201,8 @@ def _kafka_order(*groups: dict[Key, AppendResult]) -> dict[Key, AppendResult]:
     return {key: merged[key] for key in scala_immutable_map_order(merged, topic_partition_hash)}
 
 
-def _whole_request(request: messages.ProduceRequest, error: ErrorCode) -> dict[Key, AppendResult]:
-    keys = java_hash_map_order(((t.name, p.index) for t in request.topic_data for p in t.partition_data), topic_partition_hash)
-    return {key: request_refused(error) for key in keys}
+def _whole_request(request: messages.ProduceRequest, error: ErrorCode, message: str | None = None) -> dict[Key, AppendResult]:
+    return {key: request_refused(error, message) for key in _partition_sizes_order(request)}
 
 
 def _validate_all(entries: list[_Entry], now: int) -> list[object]:

@@ -5,7 +5,8 @@ them into an immutable ``Map``, and ProduceRequest.getErrorResponse walks a ``ja
 topics and partitions in those maps' iteration order. Each order is a pure function of the keys' hash codes:
 
 - ``java.util.HashMap`` (default capacity 16, load factor 0.75, resized once the size passes the threshold):
-  by bucket ``(h ^ (h >>> 16)) & (n - 1)``, within a bucket in insertion order.
+  by bucket ``(h ^ (h >>> 16)) & (n - 1)``, within a bucket in insertion order when filled by ``put``, in reverse
+  when filled by ``compute`` (ProduceRequest.partitionSizes).
 - Scala 2.13 ``mutable.HashMap`` (capacity 16, load factor 0.75, grown before an insertion that would reach the
   threshold): by bucket ``improved & (n - 1)`` with ``improved = h ^ (h >>> 16)``, within a bucket by ascending
   improved hash (signed), as its ``put0`` keeps each bucket sorted.
@@ -42,13 +43,18 @@ def _signed(h: int) -> int:
     return h - (1 << 32) if h & 0x80000000 else h
 
 
-def java_hash_map_order(keys: Iterable[T], hash_code: Callable[[T], int]) -> list[T]:
-    """The distinct keys as a ``java.util.HashMap`` filled in this order iterates them."""
+def java_hash_map_order(keys: Iterable[T], hash_code: Callable[[T], int], *, by_compute: bool = False) -> list[T]:
+    """The distinct keys as a ``java.util.HashMap`` filled in this order iterates them: by bucket, and within a bucket
+    in insertion order for ``put`` but in reverse for ``compute`` (which links a new node at the bucket's head)."""
     distinct = list(dict.fromkeys(keys))
     length = _INITIAL_CAPACITY
-    while len(distinct) > length * 3 // 4:  # resized after ++size > threshold
-        length *= 2
-    position = {key: index for index, key in enumerate(distinct)}
+    if by_compute:
+        while len(distinct) - 1 > length * 3 // 4:  # compute resizes before an insertion when size > threshold
+            length *= 2
+    else:
+        while len(distinct) > length * 3 // 4:  # put resizes after an insertion when ++size > threshold
+            length *= 2
+    position = {key: (-index if by_compute else index) for index, key in enumerate(distinct)}
     return sorted(distinct, key=lambda k: (_spread(hash_code(k) & _MASK) & (length - 1), position[k]))
 
 

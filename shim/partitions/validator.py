@@ -228,6 +228,17 @@ def first_batch_transactional(records: bytes | None) -> bool:
     return bool(records[_ATTRIBUTES_AT + 1] & _TRANSACTIONAL_BIT)
 
 
+def transactional_producers(records: bytes | None) -> set[tuple[int, int]]:
+    """(producer id, epoch) of the transactional batches that have a producer id: what ReplicaManager verifies with
+    the transaction coordinator (handleProduceAppend looks at every batch)."""
+    try:
+        batches = shallow_batches(records or b"")
+    except _Refused:
+        return set()
+    return {(b.header[9], b.header[10]) for b in batches
+            if b.magic == 2 and b.header and b.header[9] >= 0 and b.header[5] & _TRANSACTIONAL_BIT}
+
+
 # -- the log's checks ---------------------------------------------------------------------------------------------
 
 

@@ -400,10 +400,20 @@ def _flavour(kind: str, seq: int, pid: int) -> bytes | None:
         return _batch(values, base_offset=3)
     if kind == "two-batches":
         return _batch(values) + _batch([b"t"])
+    if kind == "lz4":
+        return _batch(values, compression=Compression.LZ4)
+    if kind == "legacy":
+        builder = LegacyRecordBatchBuilder(magic=1, compression_type=0, batch_size=1 << 20)
+        for i, value in enumerate(values):
+            builder.append(i, timestamp=NOW + i, key=b"k", value=value)
+        return bytes(builder.build())
+    if kind == "transactional":
+        return _batch(values, producer_id=pid + 50_000, producer_epoch=0, base_sequence=seq, transactional=True)
     return _batch(values, control=True)
 
 
-KINDS = ["plain", "idempotent", "gzip", "keyless", "bad-crc", "base-offset", "two-batches", "control"]
+KINDS = ["plain", "idempotent", "gzip", "lz4", "keyless", "bad-crc", "base-offset", "two-batches", "legacy", "transactional",
+         "control"]
 
 
 def test_random_produce_requests(open_pair: Pair) -> None:
@@ -414,22 +424,26 @@ def test_random_produce_requests(open_pair: Pair) -> None:
 
     plain, compact = open_pair.topic(_name("rand"), 5), open_pair.topic(_name("rand-compact"), 1, {"cleanup.policy": "compact"})
     small = open_pair.topic(_name("rand-small"), 1, {"max.message.bytes": "150"})
+    stamped = open_pair.topic(_name("rand-lat"), 1, {"message.timestamp.type": "LogAppendTime", "compression.type": "gzip"})
     absent = _name("rand-absent")
     pid = 700_000 + uuid.uuid4().int % 100_000
-    targets = [(plain, i) for i in range(6)] + [(compact, 0), (small, 0), (absent, 0)]
+    targets = [(plain, i) for i in range(6)] + [(compact, 0), (small, 0), (stamped, 0), (absent, 0)]
     sequence = {"next": 0}
 
     # No shrinking: both logs grow with every example, so replaying a smaller one would not be the same question.
     @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), phases=(Phase.generate,), database=None)
     @given(parts=st.lists(st.tuples(st.sampled_from(targets), st.sampled_from(KINDS)), min_size=1, max_size=7),
-           version=st.sampled_from([2, 3, 5, 8, 9, 11]), acks=st.sampled_from([-1, 1, -1, 1, 2]))
-    def check(parts, version, acks) -> None:
+           version=st.sampled_from([2, 3, 5, 8, 9, 11]), acks=st.sampled_from([-1, 1, -1, 1, 2]),
+           transactional_id=st.sampled_from([None, None, "rand-tx"]))
+    def check(parts, version, acks, transactional_id) -> None:
         topics: dict[str, dict[int, bytes | None]] = {}
         for (topic, index), kind in parts:
             seq = sequence["next"]
             if kind == "idempotent":
                 sequence["next"] += 2
             topics.setdefault(topic, {})[index] = _flavour(kind, seq, pid + index)
-        open_pair.same(PRODUCE, version, _produce(topics, acks=acks), what=f"Produce v{version} acks={acks}: {parts}")
+        transactional_id = transactional_id if version >= 3 else None
+        open_pair.same(PRODUCE, version, _produce(topics, acks=acks, transactional_id=transactional_id),
+                       what=f"Produce v{version} acks={acks} transactional id {transactional_id}: {parts}", ignore=APPEND_TIME)
 
     check()
