@@ -432,7 +432,7 @@ def test_random_produce_requests(open_pair: Pair) -> None:
 
     # No shrinking: both logs grow with every example, so replaying a smaller one would not be the same question.
     @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), phases=(Phase.generate,), database=None)
-    @given(parts=st.lists(st.tuples(st.sampled_from(targets), st.sampled_from(KINDS)), min_size=1, max_size=7),
+    @given(parts=st.lists(st.tuples(st.sampled_from(targets), st.sampled_from(KINDS)), min_size=1, max_size=16),
            version=st.sampled_from([2, 3, 5, 8, 9, 11]), acks=st.sampled_from([-1, 1, -1, 1, 2]),
            transactional_id=st.sampled_from([None, None, "rand-tx"]))
     def check(parts, version, acks, transactional_id) -> None:
