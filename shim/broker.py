@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import socket
 from dataclasses import dataclass
+from pathlib import Path
 
 import structlog
 
@@ -24,6 +25,7 @@ from kafka_shim.shim.log.storage import FileStorage
 from kafka_shim.shim.net.connection import KafkaConnection
 from kafka_shim.shim.partitions.chores import run_chores
 from kafka_shim.shim.partitions.manager import Partitions
+from kafka_shim.shim.producers.ids import ID_FILE_NAME, ProducerIdAllocator
 from kafka_shim.shim.requests.api_table import ApiTable, ReleaseProfile
 from kafka_shim.shim.requests.dispatch import Dispatcher
 from kafka_shim.shim.requests.services import Services
@@ -64,6 +66,7 @@ class Broker:
             api_table=ApiTable(load_all(), release),
             partitions=_open_partitions(config, cluster, broker_configs.effective_properties()),
             broker_configs=broker_configs,
+            producer_ids=_producer_ids(config),
         )
         self.security: dict[str, ListenerSecurity] = {}
         self.connections: set[KafkaConnection] = set()
@@ -174,6 +177,15 @@ def _open_broker_configs(config: BrokerConfig) -> DynamicBrokerConfigs:
     except (OSError, ValueError) as exc:
         raise ConfigError(f"cannot read the dynamic broker configs in {data_dir}: {exc}") from None
     return broker_configs
+
+
+def _producer_ids(config: BrokerConfig) -> ProducerIdAllocator:
+    """Producer ids that never repeat: their next block is recorded in the first of log.dirs (in memory without)."""
+    data_dir = config.log_dirs[0] if config.log_dirs else None
+    try:
+        return ProducerIdAllocator(Path(data_dir) / ID_FILE_NAME if data_dir else None)
+    except ValueError as exc:
+        raise ConfigError(f"cannot read the producer id file in {data_dir}: {exc}") from None
 
 
 def _open_partitions(config: BrokerConfig, cluster: ClusterState, broker_properties: dict[str, str]) -> Partitions:

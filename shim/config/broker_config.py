@@ -30,6 +30,8 @@ DEFAULTS: dict[str, str] = {
     "num.partitions": "1",
     "default.replication.factor": "1",
     "delete.topic.enable": "true",
+    "transaction.max.timeout.ms": "900000",
+    "producer.id.expiration.ms": "86400000",
     "process.roles": "broker,controller",
     "authorizer.class.name": "",
     "super.users": "",

@@ -24,7 +24,8 @@ from kafka_shim.shim.cluster.topics import Partition, Topic
 from kafka_shim.shim.log.log_manager import LogManager
 from kafka_shim.shim.log.partition_log import PartitionLog
 from kafka_shim.shim.partitions.log_configs import effective_topic_values, log_config_of
-from kafka_shim.shim.producers.state import PartitionProducers
+from kafka_shim.shim.partitions.producer_recovery import recover_producers, save_snapshot
+from kafka_shim.shim.producers.state import DEFAULT_PRODUCER_ID_EXPIRATION_MS, PartitionProducers
 
 log = structlog.get_logger(__name__)
 
@@ -150,6 +151,8 @@ class Partitions:
                         hint=f"{TOPICS_FILE} does not list these topics; they are not served")
 
     def close(self) -> None:
+        for state in self._states.values():
+            save_snapshot(state.log, state.producers)  # the next start need not replay the whole log
         self._states.clear()
         self.logs.close()
 
@@ -158,7 +161,9 @@ class Partitions:
     def _open(self, topic: Topic, index: int) -> PartitionState:
         partition_log = self.logs.create(topic.name, index, topic_id=topic.topic_id,
                                          config=log_config_of(effective_topic_values(topic.configs, self.broker_properties)))
-        state = PartitionState(topic.name, index, partition_log, PartitionProducers(f"{topic.name}-{index}"))
+        expiration_ms = int(self.broker_properties.get("producer.id.expiration.ms", DEFAULT_PRODUCER_ID_EXPIRATION_MS))
+        state = PartitionState(topic.name, index, partition_log,
+                               recover_producers(partition_log, f"{topic.name}-{index}", expiration_ms))
         self._states[(topic.name, index)] = state
         return state
 

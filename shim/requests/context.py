@@ -17,6 +17,16 @@ class CloseConnection(Exception):
     validation while it is parsed. The message says why, for the log line."""
 
 
+class _NoResponse:
+    """What a handler returns when Kafka sends nothing back (Produce with acks=0): the request is answered by silence."""
+
+    def __repr__(self) -> str:
+        return "NO_RESPONSE"
+
+
+NO_RESPONSE = _NoResponse()
+
+
 @dataclass(slots=True)
 class RequestContext:
     services: Services  # built once by the Broker

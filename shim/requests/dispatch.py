@@ -35,7 +35,7 @@ from kafka_shim.authorizer.model import ANONYMOUS
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.errors import ProtocolError
 from kafka_shim.protocol.framing import RequestFrame, api_name, encode_response, parse_request
-from kafka_shim.shim.requests.context import CloseConnection, RequestContext
+from kafka_shim.shim.requests.context import NO_RESPONSE, CloseConnection, RequestContext
 from kafka_shim.shim.requests.work import off_loop
 from kafka_shim.shim.security.sasl.gate import Phase, SaslGate
 
@@ -318,6 +318,8 @@ class RequestSession:
 
 # -- outcomes of one request -------------------------------------------------------------------------
 def _encode(ctx: RequestContext, body: Any) -> Respond | Close:
+    if body is NO_RESPONSE:
+        return Respond(b"")
     try:
         return Respond(encode_response(ctx.api_key, ctx.api_version, ctx.correlation_id, body))
     except Exception as exc:  # a body the handler filled wrongly
@@ -327,6 +329,8 @@ def _encode(ctx: RequestContext, body: Any) -> Respond | Close:
 def _encode_and_drop(api_key: int, version: int, correlation_id: int, holder: list[Any]) -> bytes:
     """Encode the one body in ``holder``, then drop it here (in the worker thread) rather than on the loop."""
     try:
+        if holder[0] is NO_RESPONSE:
+            return b""
         return encode_response(api_key, version, correlation_id, holder[0])
     finally:
         holder.clear()

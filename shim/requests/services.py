@@ -15,6 +15,7 @@ from kafka_shim.shim.cluster.endpoints import Endpoints
 from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.partitions.manager import Partitions
+from kafka_shim.shim.producers.ids import ProducerIdAllocator
 from kafka_shim.shim.requests.api_table import ApiTable
 from kafka_shim.shim.security.sasl.credentials import ScramCredentialStore
 
@@ -33,3 +34,5 @@ class Services:
     partitions: Partitions | None = None
     # Dynamic broker configs (KIP-226) over server.properties (None only in tests that build Services by hand).
     broker_configs: DynamicBrokerConfigs | None = None
+    # Producer ids for InitProducerId (kept in log.dirs when set; None only in tests that build Services by hand).
+    producer_ids: ProducerIdAllocator | None = None

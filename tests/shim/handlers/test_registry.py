@@ -55,7 +55,8 @@ def test_load_all_imports_only_modules_that_register_handlers() -> None:
 WITH_ERROR_FORM = {ApiKey.METADATA, ApiKey.SASL_HANDSHAKE, ApiKey.API_VERSIONS, ApiKey.DESCRIBE_ACLS, ApiKey.CREATE_ACLS,
                    ApiKey.DELETE_ACLS, ApiKey.SASL_AUTHENTICATE, ApiKey.DESCRIBE_CLUSTER, ApiKey.CREATE_TOPICS, ApiKey.DELETE_TOPICS,
                    ApiKey.CREATE_PARTITIONS, ApiKey.DESCRIBE_TOPIC_PARTITIONS, ApiKey.DESCRIBE_CONFIGS, ApiKey.ALTER_CONFIGS,
-                   ApiKey.INCREMENTAL_ALTER_CONFIGS}
+                   ApiKey.INCREMENTAL_ALTER_CONFIGS,
+                   ApiKey.PRODUCE, ApiKey.INIT_PRODUCER_ID}
 
 
 def test_the_error_forms_are_registered_with_their_handlers() -> None:
@@ -83,6 +84,8 @@ def _request(api_key: int) -> object:
         return cls(topics=[cls.CreatePartitionsTopic(name="t", count=2)])
     if api_key == ApiKey.DESCRIBE_TOPIC_PARTITIONS:
         return cls(topics=[cls.TopicRequest(name="t")])
+    if api_key == ApiKey.PRODUCE:
+        return cls(acks=-1, topic_data=[cls.TopicProduceData(name="t", partition_data=[cls.PartitionProduceData(index=0)])])
     return cls()
 
 
@@ -98,13 +101,15 @@ def test_each_error_form_encodes_at_every_registered_version(handler: ApiHandler
         codes = [decoded.error_code] if hasattr(decoded, "error_code") else []
         for rows in ("topics", "results", "filter_results", "responses"):
             codes += [r.error_code for r in getattr(decoded, rows, None) or []]
+        codes += [p.error_code for t in getattr(decoded, "responses", None) or [] for p in t.partition_responses]
         assert codes and set(codes) == {ErrorCode.ILLEGAL_SASL_STATE}, (version, decoded)
 
 
 def test_an_api_without_an_error_form_has_no_error_response() -> None:
     request = messages.DescribeUserScramCredentialsRequest(users=[])
     assert ApiTable(load_all()).error_response(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, request, ErrorCode.ILLEGAL_SASL_STATE, "why") is None
-    assert ApiTable(load_all()).error_response(ApiKey.PRODUCE, messages.ProduceRequest(), ErrorCode.ILLEGAL_SASL_STATE, "why") is None  # not served
+    expire = messages.ExpireDelegationTokenRequest()
+    assert ApiTable(load_all()).error_response(ApiKey.EXPIRE_DELEGATION_TOKEN, expire, ErrorCode.ILLEGAL_SASL_STATE, "why") is None  # not served
 
 
 @pytest.mark.parametrize("handler", [h for h in ENTRIES if _module(h) not in NOT_YET_CONVERTED], ids=_id)

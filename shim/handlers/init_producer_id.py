@@ -1,0 +1,94 @@
+"""InitProducerId (key 22), v0-5: producer ids for idempotent producers, as a Kafka 3.9 KRaft broker answers.
+
+Behaviour (KafkaApis.handleInitProducerIdRequest, TransactionCoordinator.handleInitProducerId):
+
+- With a ``transactional_id``: WRITE on that TRANSACTIONAL_ID, else 53. Without: IDEMPOTENT_WRITE on the CLUSTER
+  (a denial not logged at INFO) or, KIP-679, WRITE on at least one TOPIC (``authorizeByResourceType``: a literal or
+  prefixed ALLOW not dominated by a DENY), else 31 (CLUSTER_AUTHORIZATION_FAILED). Both declared in
+  authorizer.api_checks (key 22).
+- A producer id given without an epoch, or an epoch without an id (v3+): 42 (INVALID_REQUEST).
+- No transactional id: a new producer id at epoch 0, whatever id and epoch the request carries (ids from
+  shim.producers.ids: blocks of 1000, never repeated, kept in log.dirs when there is one).
+- A transactional id: an empty one is 42, a ``transaction_timeout_ms`` outside (0, ``transaction.max.timeout.ms``]
+  is 50 (INVALID_TRANSACTION_TIMEOUT); otherwise 16 (NOT_COORDINATOR), which is what a Kafka broker answers when it
+  is not the coordinator for the id. kafka-shim has no transaction coordinator yet (issue 17), so transactional
+  producers cannot start; their clients report that they cannot find a coordinator.
+
+Every error answers producer id -1 and epoch -1 (InitProducerIdRequest.getErrorResponse). Version notes: v2+
+flexible; v3+ carry the producer id and epoch (KIP-360); v4-5 add no fields.
+"""
+
+from __future__ import annotations
+
+import structlog
+
+from kafka_shim.protocol import messages
+from kafka_shim.protocol.codes import ApiKey, ErrorCode
+from kafka_shim.protocol.messages import InitProducerIdResponse
+from kafka_shim.shim.handlers import handles
+from kafka_shim.shim.producers.ids import ProducerIdsExhausted
+from kafka_shim.shim.requests.authz import allowed, allowed_on_any, check, shortcut_allowed
+from kafka_shim.shim.requests.context import RequestContext
+
+log = structlog.get_logger(__name__)
+
+_TXN, _IDEMPOTENT = check(ApiKey.INIT_PRODUCER_ID, "transactional_id"), check(ApiKey.INIT_PRODUCER_ID, "idempotent")
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+DEFAULT_TRANSACTION_MAX_TIMEOUT_MS = 900_000  # transaction.max.timeout.ms
+
+
+def init_producer_id_error_response(request: messages.InitProducerIdRequest, code: int, message: str | None) -> InitProducerIdResponse:
+    """Kafka's InitProducerIdRequest.getErrorResponse: the error, producer id -1, epoch -1."""
+    return InitProducerIdResponse(error_code=code, producer_id=NO_PRODUCER_ID, producer_epoch=NO_PRODUCER_EPOCH, throttle_time_ms=0)
+
+
+def _error(code: ErrorCode) -> InitProducerIdResponse:
+    return init_producer_id_error_response(None, code, None)  # type: ignore[arg-type]
+
+
+@handles(ApiKey.INIT_PRODUCER_ID, 0, 5, error_response=init_producer_id_error_response)
+def init_producer_id(ctx: RequestContext, request: messages.InitProducerIdRequest) -> InitProducerIdResponse:
+    transactional_id = request.transactional_id
+    if transactional_id is not None:
+        if not allowed(ctx, _TXN, transactional_id):
+            return _error(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    elif not shortcut_allowed(ctx, _IDEMPOTENT) and not allowed_on_any(ctx, _IDEMPOTENT):
+        return _error(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+
+    producer_id = request.producer_id if ctx.api_version >= 3 else NO_PRODUCER_ID
+    epoch = request.producer_epoch if ctx.api_version >= 3 else NO_PRODUCER_EPOCH
+    if (producer_id == NO_PRODUCER_ID) != (epoch == NO_PRODUCER_EPOCH):
+        return _error(ErrorCode.INVALID_REQUEST)
+
+    if transactional_id is None:
+        allocator = ctx.services.producer_ids
+        if allocator is None:
+            return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        try:
+            granted = allocator.init_idempotent_producer()
+        except ProducerIdsExhausted as exc:
+            log.error("producer_ids_exhausted", reason=str(exc))
+            return _error(ErrorCode.UNKNOWN_SERVER_ERROR)
+        except OSError as exc:  # the id file could not be written: no id may leave before it is
+            log.error("producer_id_block_not_persisted", reason=str(exc), hint="free space in log.dirs or fix the disk")
+            return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        return InitProducerIdResponse(error_code=ErrorCode.NONE, producer_id=granted.producer_id,
+                                      producer_epoch=granted.epoch, throttle_time_ms=0)
+
+    if transactional_id == "":
+        return _error(ErrorCode.INVALID_REQUEST)
+    if not 0 < request.transaction_timeout_ms <= _transaction_max_timeout_ms(ctx):
+        return _error(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
+    # No transaction coordinator yet (issue 17): Kafka's answer from a broker that does not own the id's partition.
+    return _error(ErrorCode.NOT_COORDINATOR)
+
+
+def _transaction_max_timeout_ms(ctx: RequestContext) -> int:
+    text = ctx.services.config.raw.get("transaction.max.timeout.ms", str(DEFAULT_TRANSACTION_MAX_TIMEOUT_MS))
+    try:
+        return int(text)
+    except ValueError:
+        log.warning("transaction_max_timeout_unreadable", value=text, used=DEFAULT_TRANSACTION_MAX_TIMEOUT_MS,
+                    hint="set transaction.max.timeout.ms to a number of milliseconds")
+        return DEFAULT_TRANSACTION_MAX_TIMEOUT_MS

@@ -1,0 +1,226 @@
+"""Produce (key 0), v0-11: records written to partition logs, as a single-node Kafka 3.9 KRaft broker answers.
+
+Behaviour (KafkaApis.handleProduceRequest, then ReplicaManager; the append itself is shim.partitions.append):
+
+- Transactional batches (the first batch of any partition has the transactional bit) need the request's
+  ``transactional_id`` and WRITE on it; otherwise the whole request fails with 53 in every partition (Kafka's
+  getErrorResponse, in its java.util.HashMap order; no error_message, as the exception's is the default one).
+- WRITE on each topic (declared in authorizer.api_checks, key 0): denied topics get 29 in every partition; the others
+  are still written. Then existence (3), then the request-level record checks (ProduceRequest.validateRecords:
+  from v3 exactly one magic-2 batch, zstd only from v7 → 87 / 76), all without offsets.
+- ``acks`` other than -1, 0, 1: 21 in every partition that got this far. Authorized transactional batches get
+  NOT_ENOUGH_REPLICAS with Kafka's verification message: Kafka 3.9 checks them with the transaction coordinator, and
+  kafka-shim has none yet. Then each partition is appended (shim.partitions.append).
+- acks=0: no response at all; if any partition has an error the connection is closed instead (as Kafka does, so
+  that the producer notices and refreshes its metadata).
+
+The partitions come in Kafka's order (javacompat.hash_orders): written, denied, unknown, refused by the request
+checks, each group in Scala mutable.HashMap order, merged into an immutable Map (insertion order up to four
+partitions, CHAMP hash order beyond); topics in the order their first partition comes.
+
+Version notes: v2+ carry ``log_append_time_ms``, v5+ ``log_start_offset``, v8+ ``record_errors`` and
+``error_message``; v3+ carry ``transactional_id``; v9+ flexible. A request with more than 64 KiB of records is
+validated in the worker thread (shim.requests.work), so it does not hold up other clients.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from kafka_shim.protocol import messages
+from kafka_shim.protocol.codes import ApiKey, ErrorCode
+from kafka_shim.protocol.messages import ProduceResponse
+from kafka_shim.shim.cluster.topics import INTERNAL_TOPICS
+from kafka_shim.shim.handlers import CloseConnection, handles
+from kafka_shim.shim.javacompat.hash_orders import (
+    java_hash_map_order,
+    scala_immutable_map_order,
+    scala_mutable_map_order,
+    topic_partition_hash,
+)
+from kafka_shim.shim.partitions.append import (
+    ACKS,
+    AppendResult,
+    commit,
+    request_refused,
+    settings_of,
+    transaction_unverified,
+    validate,
+)
+from kafka_shim.shim.partitions.validator import (
+    AppendSettings,
+    check_request,
+    first_batch_transactional,
+    transactional_producers,
+)
+from kafka_shim.shim.requests.authz import allowed, allowed_names, check
+from kafka_shim.shim.requests.context import NO_RESPONSE, RequestContext
+from kafka_shim.shim.requests.work import Pure, Steps, run_inline, run_sliced
+
+_TXN, _TOPICS = check(ApiKey.PRODUCE, "transactional_id"), check(ApiKey.PRODUCE, "topics")
+ADMIN_CLIENT_ID = "__admin_client"  # AdminUtils.ADMIN_CLIENT_ID
+MORE_THAN_ONE_PRODUCER = "Transactional records contained more than one producer ID"
+# Above this many bytes of records the validation runs in the worker thread.
+LARGE_RECORDS = 64 * 1024
+
+_TopicResponse = ProduceResponse.TopicProduceResponse
+_PartitionResponse = ProduceResponse.PartitionProduceResponse
+_RecordError = ProduceResponse.BatchIndexAndErrorMessage
+
+Key = tuple[str, int]
+
+
+def produce_error_response(request: messages.ProduceRequest, code: int, message: str | None) -> ProduceResponse | None:
+    """Kafka's ProduceRequest.getErrorResponse: every partition carries the error; nothing at all with acks=0."""
+    if request.acks == 0:
+        return None
+    return _response({key: AppendResult(ErrorCode(code), error_message=message) for key in _partition_sizes_order(request)},
+                     version=11)
+
+
+def _partition_sizes_order(request: messages.ProduceRequest) -> list[Key]:
+    """ProduceRequest.partitionSizes: a java.util.HashMap filled with compute(), which getErrorResponse walks."""
+    keys = ((t.name, p.index) for t in request.topic_data for p in t.partition_data)
+    return java_hash_map_order(keys, topic_partition_hash, by_compute=True)
+
+
+@dataclass(slots=True)
+class _Entry:
+    key: Key
+    records: bytes | None
+    settings: AppendSettings
+
+
+@handles(ApiKey.PRODUCE, 0, 11, error_response=produce_error_response)
+def produce(ctx: RequestContext, request: messages.ProduceRequest) -> ProduceResponse:
+    # Also NO_RESPONSE (acks=0), or an awaitable of either for a large request; dispatch takes all three.
+    size = sum(len(p.records or b"") for t in request.topic_data for p in t.partition_data)
+    steps = _answer(ctx, request)
+    if size > LARGE_RECORDS:
+        return _finish_later(ctx, request, run_sliced(steps))  # type: ignore[return-value]
+    return _finish(ctx, request, run_inline(steps))  # type: ignore[return-value]
+
+
+async def _finish_later(ctx: RequestContext, request: messages.ProduceRequest, answer: object) -> object:
+    return _finish(ctx, request, await answer)  # type: ignore[misc]
+
+
+def _finish(ctx: RequestContext, request: messages.ProduceRequest, results: dict[Key, AppendResult]) -> object:
+    if request.acks != 0:
+        return _response(results, ctx.api_version)
+    failed = {f"{t}-{p}": r.error.name for (t, p), r in results.items() if r.error != ErrorCode.NONE}
+    if failed:
+        # KafkaApis: with acks=0 the producer reads no answer, so an error closes the connection instead.
+        raise CloseConnection(f"Produce with acks=0 failed ({', '.join(f'{k}: {v}' for k, v in failed.items())}); "
+                              "closing the connection so that the producer refreshes its metadata")
+    return NO_RESPONSE
+
+
+def _answer(ctx: RequestContext, request: messages.ProduceRequest) -> Steps[dict[Key, AppendResult]]:
+    services = ctx.services
+    partitions = services.partitions
+    version = ctx.api_version
+    transactional_id = request.transactional_id if version >= 3 else None
+    transactional = any(first_batch_transactional(p.records) for t in request.topic_data for p in t.partition_data)
+    if transactional and (transactional_id is None or not allowed(ctx, _TXN, transactional_id)):
+        if request.acks == 0:
+            raise CloseConnection("Produce with acks=0 of transactional records without WRITE on the transactional id")
+        # Kafka's getErrorResponse: the exception's default message is not repeated in error_message.
+        return _whole_request(request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+
+    writable = allowed_names(ctx, _TOPICS, [t.name for t in request.topic_data])
+    accepted: dict[Key, _Entry] = {}
+    unauthorized: dict[Key, AppendResult] = {}
+    unknown: dict[Key, AppendResult] = {}
+    invalid: dict[Key, AppendResult] = {}
+    for topic in request.topic_data:
+        for part in topic.partition_data:
+            key = (topic.name, part.index)
+            if topic.name not in writable:
+                unauthorized[key] = request_refused(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+            elif partitions is None or partitions.get(topic.name, part.index) is None:
+                unknown[key] = request_refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            elif part.records is None:
+                # Kafka 3.9 fails on null records after accepting them and never answers the request (a differential
+                # probe waited in vain); kafka-shim closes the connection instead of leaving the client hanging.
+                raise CloseConnection(f"Produce with null records for {topic.name}-{part.index}")
+            elif (refusal := check_request(version, part.records)) is not None:
+                invalid[key] = request_refused(refusal.error)
+            else:
+                accepted[key] = _Entry(key, part.records, settings_of(partitions, topic.name))
+
+    producers = {pair for entry in accepted.values() for pair in transactional_producers(entry.records)}
+    if len(producers) > 1:
+        # ReplicaManager.handleProduceAppend throws before anything is appended; KafkaApis answers with the request's
+        # error form, this exception's message included.
+        if request.acks == 0:
+            raise CloseConnection("Produce with acks=0 of transactional records of more than one producer id")
+        return _whole_request(request, ErrorCode.INVALID_PRODUCER_ID_MAPPING, MORE_THAN_ONE_PRODUCER)
+
+    written: dict[Key, AppendResult] = {}
+    unverified: dict[Key, AppendResult] = {}
+    if partitions is not None:
+        # ReplicaManager.handleProduceAppend: transactional batches are verified first (and fail without a coordinator);
+        # the other partitions go on to appendRecords, where invalid acks refuse them all.
+        for key, entry in list(accepted.items()):
+            state = partitions.get(*key)
+            if state is not None and transactional_producers(entry.records):
+                unverified[key] = transaction_unverified(state)
+                del accepted[key]
+    if accepted and request.acks not in ACKS:
+        written = {key: request_refused(ErrorCode.INVALID_REQUIRED_ACKS) for key in accepted}
+    elif accepted:
+        assert partitions is not None
+        now = time.time_ns() // 1_000_000
+        entries = list(accepted.values())
+        checked = yield Pure(_validate_all, entries, now)
+        for entry, outcome in zip(entries, checked, strict=True):
+            state = partitions.get(*entry.key)  # looked up again: the topic may have gone while validation ran
+            if entry.key[0] in INTERNAL_TOPICS and ctx.header.client_id != ADMIN_CLIENT_ID:
+                # ReplicaManager.appendToLocalLog: only Kafka's own admin client may write to internal topics.
+                written[entry.key] = request_refused(ErrorCode.INVALID_TOPIC_EXCEPTION)
+            elif state is None:
+                written[entry.key] = request_refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            else:
+                written[entry.key] = commit(partitions, state, outcome, request.acks, entry.settings)
+    if unverified:
+        # After a transaction verification ReplicaManager's maps are mutable HashMaps all the way to the answer.
+        merged = {**written, **unverified, **unauthorized, **unknown, **invalid}
+        return {key: merged[key] for key in scala_mutable_map_order(merged, topic_partition_hash)}
+    return _kafka_order(written, unauthorized, unknown, invalid)
+
+
+def _kafka_order(*groups: dict[Key, AppendResult]) -> dict[Key, AppendResult]:
+    """The partitions in the order Kafka answers them: each group is a Scala mutable.HashMap, merged into an
+    immutable Map (KafkaApis: responseStatus ++ unauthorized ++ nonExisting ++ invalid)."""
+    merged: dict[Key, AppendResult] = {}
+    for group in groups:
+        for key in scala_mutable_map_order(group, topic_partition_hash):
+            merged[key] = group[key]  # Scala's ++: a later map's entry replaces an earlier one
+    return {key: merged[key] for key in scala_immutable_map_order(merged, topic_partition_hash)}
+
+
+def _whole_request(request: messages.ProduceRequest, error: ErrorCode, message: str | None = None) -> dict[Key, AppendResult]:
+    return {key: request_refused(error, message) for key in _partition_sizes_order(request)}
+
+
+def _validate_all(entries: list[_Entry], now: int) -> list[object]:
+    return [validate(e.records, e.settings, now, f"{e.key[0]}-{e.key[1]}") for e in entries]
+
+
+def _response(results: dict[Key, AppendResult], version: int) -> ProduceResponse:
+    topics: dict[str, _TopicResponse] = {}
+    for (name, index), result in results.items():
+        entry = topics.get(name)
+        if entry is None:
+            entry = topics[name] = _TopicResponse(name=name, partition_responses=[])
+        extra = {}
+        if version >= 8:
+            extra = {"record_errors": [_RecordError(batch_index=e.batch_index, batch_index_error_message=e.message)
+                                       for e in result.record_errors],
+                     "error_message": result.error_message}
+        entry.partition_responses.append(_PartitionResponse(
+            index=index, error_code=result.error, base_offset=result.base_offset, log_append_time_ms=result.log_append_time,
+            log_start_offset=result.log_start_offset, **extra))
+    return ProduceResponse(responses=list(topics.values()), throttle_time_ms=0)

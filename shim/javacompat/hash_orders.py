@@ -1,0 +1,77 @@
+"""Iteration orders of the hash maps Kafka keys by TopicPartition, which decide the order of partitions in answers.
+
+Kafka's Produce handler (KafkaApis, ReplicaManager) collects partitions in Scala 2.13 ``mutable.HashMap``s, merges
+them into an immutable ``Map``, and ProduceRequest.getErrorResponse walks a ``java.util.HashMap``; the answer lists
+topics and partitions in those maps' iteration order. Each order is a pure function of the keys' hash codes:
+
+- ``java.util.HashMap`` (default capacity 16, load factor 0.75, resized once the size passes the threshold):
+  by bucket ``(h ^ (h >>> 16)) & (n - 1)``, within a bucket in insertion order when filled by ``put``, in reverse
+  when filled by ``compute`` (ProduceRequest.partitionSizes).
+- Scala 2.13 ``mutable.HashMap`` (capacity 16, load factor 0.75, grown before an insertion that would reach the
+  threshold): by bucket ``improved & (n - 1)`` with ``improved = h ^ (h >>> 16)``, within a bucket by ascending
+  improved hash (signed), as its ``put0`` keeps each bucket sorted.
+- Scala 2.13 immutable ``Map``: up to four entries in insertion order (Map1..Map4), then a CHAMP HashMap, iterated
+  as the immutable HashSet is (:mod:`.scala_set`).
+
+``TopicPartition.hashCode`` is ``31 * (31 + partition) + topic.hashCode()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable
+from typing import TypeVar
+
+from kafka_shim.shim.javacompat.java_hash import java_string_hash
+from kafka_shim.shim.javacompat.scala_set import scala_set_order
+
+T = TypeVar("T", bound=Hashable)
+_MASK = 0xFFFFFFFF
+_INITIAL_CAPACITY = 16
+
+
+def topic_partition_hash(key: tuple[str, int]) -> int:
+    """org.apache.kafka.common.TopicPartition.hashCode, unsigned 32-bit."""
+    topic, partition = key
+    return (31 * (31 + partition) + java_string_hash(topic)) & _MASK
+
+
+def _spread(h: int) -> int:
+    return h ^ (h >> 16)
+
+
+def _signed(h: int) -> int:
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def java_hash_map_order(keys: Iterable[T], hash_code: Callable[[T], int], *, by_compute: bool = False) -> list[T]:
+    """The distinct keys as a ``java.util.HashMap`` filled in this order iterates them: by bucket, and within a bucket
+    in insertion order for ``put`` but in reverse for ``compute`` (which links a new node at the bucket's head)."""
+    distinct = list(dict.fromkeys(keys))
+    length = _INITIAL_CAPACITY
+    if by_compute:
+        while len(distinct) - 1 > length * 3 // 4:  # compute resizes before an insertion when size > threshold
+            length *= 2
+    else:
+        while len(distinct) > length * 3 // 4:  # put resizes after an insertion when ++size > threshold
+            length *= 2
+    position = {key: (-index if by_compute else index) for index, key in enumerate(distinct)}
+    return sorted(distinct, key=lambda k: (_spread(hash_code(k) & _MASK) & (length - 1), position[k]))
+
+
+def scala_mutable_map_order(keys: Iterable[T], hash_code: Callable[[T], int]) -> list[T]:
+    """The distinct keys as a Scala 2.13 ``mutable.HashMap`` holding them iterates them."""
+    distinct = list(dict.fromkeys(keys))
+    length = _INITIAL_CAPACITY
+    while len(distinct) >= int(length * 0.75):  # grown before the insertion that would reach the threshold
+        length *= 2
+
+    def place(key: T) -> tuple[int, int]:
+        improved = _spread(hash_code(key) & _MASK)
+        return improved & (length - 1), _signed(improved)
+
+    return sorted(distinct, key=place)
+
+
+def scala_immutable_map_order(keys: Iterable[T], hash_code: Callable[[T], int]) -> list[T]:
+    """The distinct keys as a Scala 2.13 immutable ``Map`` built by adding them in this order iterates them."""
+    return scala_set_order(keys, hash_code)

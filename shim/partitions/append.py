@@ -1,0 +1,175 @@
+"""Writing a producer's records to a partition, as a single-node Kafka 3.9 leader does.
+
+Kafka's counterparts: ``ReplicaManager.appendRecords`` / ``appendToLocalLog`` → ``Partition.appendRecordsToLeader``
+→ ``UnifiedLog.appendAsLeader`` (with ``LogValidator``, see :mod:`.validator`) and the producer-state update
+(``ProducerStateManager``). Plain state: no wire types. A Produce handler calls, per partition:
+
+1. :func:`validate` — pure (request bytes, topic settings, clock), so a large request can run it off the loop;
+2. :func:`commit` — on the event loop: ``min.insync.replicas``, the segment size, the idempotent producer's checks
+   (a retried batch answers with its original offsets and writes nothing, a gap 45, an old epoch 47), the append,
+   the producer-state update and :meth:`Partitions.appended` so waiting fetches wake.
+
+What a response carries follows ReplicaManager: the log start offset, except for the errors Kafka answers with
+``UNKNOWN_LOG_APPEND_INFO`` (unknown partition, MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE, CORRUPT_MESSAGE,
+KAFKA_STORAGE_ERROR); ``error_message`` only for record validation (RecordValidationException) and the transaction
+verification failure; a duplicate answers ``log_append_time`` with the original batch's max timestamp.
+
+A full or failing disk (:class:`StorageFailure`) is KAFKA_STORAGE_ERROR (56) to the producer; the broker goes on.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from weakref import WeakKeyDictionary
+
+import structlog
+
+from kafka_shim.protocol.codes import ErrorCode
+from kafka_shim.shim.log.errors import BatchTooLarge, CorruptBatch, LogError, StorageFailure
+from kafka_shim.shim.partitions.manager import Partitions, PartitionState
+from kafka_shim.shim.partitions.validator import AppendSettings, RecordError, Refusal, Validated
+from kafka_shim.shim.partitions.validator import validate as validate_records
+from kafka_shim.shim.producers.state import BatchSequence, Outcome
+
+log = structlog.get_logger(__name__)
+
+ACKS = (-1, 0, 1)
+# ReplicaManager answers these with UNKNOWN_LOG_APPEND_INFO: no log start offset.
+_WITHOUT_LOG_START = frozenset({
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.MESSAGE_TOO_LARGE,
+    ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.CORRUPT_MESSAGE, ErrorCode.KAFKA_STORAGE_ERROR, ErrorCode.UNKNOWN_TOPIC_ID,
+})
+# What Kafka 3.9 answers a transactional batch whose partition it cannot verify with a transaction coordinator (KIP-890
+# verification; kafka-shim has no coordinator yet): ReplicaManager turns COORDINATOR_NOT_AVAILABLE into this.
+TRANSACTION_UNVERIFIED_MESSAGE = (
+    "Unable to verify the partition has been added to the transaction. Underlying error: COORDINATOR_NOT_AVAILABLE"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """One partition's answer (Kafka's PartitionResponse)."""
+
+    error: ErrorCode = ErrorCode.NONE
+    base_offset: int = -1
+    log_append_time: int = -1
+    log_start_offset: int = -1
+    record_errors: tuple[RecordError, ...] = ()
+    error_message: str | None = None
+
+
+def request_refused(error: ErrorCode, message: str | None = None) -> AppendResult:
+    """A partition refused before it reaches the log (authorization, existence, request checks, acks)."""
+    return AppendResult(error, error_message=message)
+
+
+def settings_of(partitions: Partitions, topic: str) -> AppendSettings:
+    return AppendSettings.from_values(partitions.topic_values(topic))
+
+
+def validate(records: bytes | None, settings: AppendSettings, now_ms: int, partition: str) -> Validated | Refusal:
+    """LogValidator's checks and the bytes to write (pure: may run in the worker thread)."""
+    return validate_records(records, settings, now_ms, partition)
+
+
+def transaction_unverified(state: PartitionState) -> AppendResult:
+    """A transactional batch: Kafka 3.9 first checks with the transaction coordinator that the partition was added to
+    the transaction; without one (no ``__transaction_state``) it answers NOT_ENOUGH_REPLICAS with this message."""
+    return AppendResult(ErrorCode.NOT_ENOUGH_REPLICAS, error_message=TRANSACTION_UNVERIFIED_MESSAGE)
+
+
+def commit(partitions: Partitions, state: PartitionState, checked: Validated | Refusal, acks: int,
+           settings: AppendSettings, *, now_ms: int | None = None) -> AppendResult:
+    """Write what :func:`validate` accepted to the partition's log (Partition.appendRecordsToLeader on)."""
+    partition_log = state.log
+    _expire_idle_producers(state, time.time_ns() // 1_000_000 if now_ms is None else now_ms)
+    name = f"{state.topic}-{state.index}"
+    # Partition.appendRecordsToLeader: the in-sync replicas (this broker alone) against min.insync.replicas.
+    if acks == -1 and settings.min_insync_replicas > 1:
+        return _refused(state, ErrorCode.NOT_ENOUGH_REPLICAS,
+                        f"The size of the current ISR Set(1) is insufficient to satisfy the min.isr requirement of "
+                        f"{settings.min_insync_replicas} for partition {name}")
+    if isinstance(checked, Refusal):
+        return replace(_refused(state, checked.error, checked.detail, message=checked.message),
+                       record_errors=checked.record_errors)
+    if checked.empty:  # nothing whole to write: UnifiedLog answers without offsets
+        return AppendResult(log_start_offset=partition_log.log_start_offset)
+    if len(checked.records) > partition_log.config.segment_bytes:
+        return _refused(state, ErrorCode.RECORD_LIST_TOO_LARGE,
+                        f"Message batch size is {len(checked.records)} bytes in append to partition {name} which exceeds "
+                        f"the maximum configured segment size of {partition_log.config.segment_bytes}.")
+    sequences = [BatchSequence(b.producer_id, b.producer_epoch, b.base_sequence, b.last_sequence)
+                 for b in checked.batches if b.producer_id >= 0]
+    if sequences:
+        verdict = state.producers.check_appends(sequences, offset=partition_log.log_end_offset)
+        if verdict.outcome is Outcome.DUPLICATE:
+            duplicate = verdict.duplicate
+            assert duplicate is not None
+            log.debug("produce_duplicate", partition=name, base_offset=duplicate.first_offset)
+            return AppendResult(ErrorCode.NONE, duplicate.first_offset, duplicate.timestamp, partition_log.log_start_offset)
+        if verdict.outcome is Outcome.REJECT:
+            return _refused(state, verdict.error, verdict.detail or verdict.error.name)
+    leader_epoch = _leader_epoch(partitions, state)
+    try:
+        info = partition_log.append(checked.records, leader_epoch=leader_epoch)
+    except StorageFailure as exc:
+        log.error("produce_storage_failure", partition=name, reason=str(exc),
+                  hint="the log directory cannot be written (full disk or I/O error); free space or fix the disk")
+        return AppendResult(ErrorCode.KAFKA_STORAGE_ERROR)
+    except BatchTooLarge as exc:
+        return _refused(state, ErrorCode.RECORD_LIST_TOO_LARGE, str(exc))
+    except CorruptBatch as exc:
+        return _refused(state, ErrorCode.CORRUPT_MESSAGE, str(exc))
+    except LogError as exc:
+        return _refused(state, exc.error_code, str(exc))
+    for batch in checked.batches:
+        if batch.producer_id < 0:
+            continue
+        base = info.base_offset + batch.first_offset_delta
+        timestamp = info.log_append_time if info.log_append_time != -1 else batch.max_timestamp
+        state.producers.record_append(batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.last_sequence,
+                                      base, base + batch.record_count - 1, timestamp)
+    partitions.appended(state.topic, state.index)
+    return AppendResult(ErrorCode.NONE, info.base_offset, info.log_append_time, info.log_start_offset)
+
+
+# producer.id.expiration.check.interval.ms: how often Kafka drops producers idle for producer.id.expiration.ms.
+EXPIRATION_CHECK_INTERVAL_MS = 600_000
+_last_expiry_check: WeakKeyDictionary[PartitionState, int] = WeakKeyDictionary()
+
+
+def _expire_idle_producers(state: PartitionState, now: int) -> None:
+    """ProducerStateManager.removeExpiredProducers, run as Kafka's scheduler runs it but lazily: at an append to the
+    partition once the check interval has passed (an idle partition keeps its entries until its next append)."""
+    last = _last_expiry_check.setdefault(state, now)
+    if now - last >= EXPIRATION_CHECK_INTERVAL_MS:
+        _last_expiry_check[state] = now
+        expired = state.producers.remove_expired(now)
+        if expired:
+            log.info("producers_expired", partition=f"{state.topic}-{state.index}", producer_ids=expired)
+
+
+def _refused(state: PartitionState, error: ErrorCode, detail: str, *, message: str | None = None) -> AppendResult:
+    log.info("produce_refused", partition=f"{state.topic}-{state.index}", error=error.name, reason=detail)
+    start = -1 if error in _WITHOUT_LOG_START else state.log.log_start_offset
+    return AppendResult(error, log_start_offset=start, error_message=message)
+
+
+def _leader_epoch(partitions: Partitions, state: PartitionState) -> int:
+    topic = partitions.cluster.topics.get(state.topic)
+    if topic is None or state.index >= len(topic.partitions):
+        return 0
+    return topic.partitions[state.index].leader_epoch
+
+
+def append_records(partitions: Partitions, topic: str, partition: int, records: bytes | None, *, acks: int = -1,
+                   now_ms: int | None = None) -> AppendResult:
+    """Validate and write one partition's records in one call (what a Produce handler does per partition, minus the
+    request checks); an unknown partition is UNKNOWN_TOPIC_OR_PARTITION."""
+    state = partitions.get(topic, partition)
+    if state is None:
+        return request_refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    settings = settings_of(partitions, topic)
+    now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
+    return commit(partitions, state, validate(records, settings, now, f"{topic}-{partition}"), acks, settings, now_ms=now)

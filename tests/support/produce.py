@@ -1,0 +1,77 @@
+"""Helpers for tests that write records: topics made directly, the stored records read back, and (until Fetch is
+served) Fetch advertised so that librdkafka writes magic-2 batches.
+
+librdkafka picks features from ApiVersions: magic 2 needs Produce v3+ *and* Fetch v4+ advertised, else it falls back
+to magic 0 message sets (which Produce v3+ refuses with 87, as Kafka does), and lz4 needs FindCoordinator. Tests that
+only produce get stub entries for those APIs in the API table (each such request closes the connection) while no
+real handler exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from kafka_shim.protocol.codes import ApiKey
+from kafka_shim.protocol.records import TimestampType, decode_batches
+from kafka_shim.shim.handlers import REGISTRY, ApiHandler, CloseConnection, load_all
+
+
+@dataclass(frozen=True)
+class Stored:
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...]
+    producer_id: int
+    compression: int
+
+
+def _not_served(ctx, request):
+    raise CloseConnection("this API is only advertised by the test broker")
+
+
+# Kafka 3.9's ranges (shared/kafka-release-apis.json, kraft_broker_apis).
+_STUBS = {ApiKey.FETCH: (0, 17), ApiKey.FIND_COORDINATOR: (0, 6)}
+
+
+@contextmanager
+def fetch_advertised() -> Iterator[None]:
+    """Advertise Fetch and FindCoordinator while the context lasts, for those that have no real handler yet."""
+    load_all()
+    added = [key for key in _STUBS if key not in REGISTRY]
+    for key in added:
+        REGISTRY[key] = ApiHandler(key, *_STUBS[key], _not_served)
+    try:
+        yield
+    finally:
+        for key in added:
+            REGISTRY.pop(key, None)
+
+
+def create_topic(embedded, name: str, partitions: int = 1, configs: dict[str, str] | None = None) -> None:
+    embedded.call(lambda: embedded.broker.services.partitions.create_topic(name, partitions, configs or {}))
+
+
+def stored_records(embedded, topic: str, partition: int = 0) -> list[Stored]:
+    """Every record of the partition's log, decoded from the bytes as stored."""
+
+    def read() -> bytes:
+        state = embedded.broker.services.partitions.get(topic, partition)
+        return state.log.read(state.log.log_start_offset, 1 << 30).records
+
+    return records_of(embedded.call(read))
+
+
+def records_of(data: bytes) -> list[Stored]:
+    out = []
+    for batch in decode_batches(data):
+        log_append = batch.timestamp_type is TimestampType.LOG_APPEND_TIME
+        for r in batch.records:
+            out.append(Stored(batch.base_offset + r.offset_delta,
+                              batch.max_timestamp if log_append else batch.base_timestamp + r.timestamp_delta,
+                              r.key, r.value, tuple((h.key, h.value) for h in r.headers), batch.producer_id,
+                              int(batch.compression)))
+    return out
