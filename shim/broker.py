@@ -20,7 +20,9 @@ from kafka_shim.shim.log.errors import LogError
 from kafka_shim.shim.log.log_manager import LogManager
 from kafka_shim.shim.log.storage import FileStorage
 from kafka_shim.shim.net.connection import KafkaConnection
+from kafka_shim.shim.partitions.fetch_sessions import FetchSessionCache
 from kafka_shim.shim.partitions.manager import Partitions
+from kafka_shim.shim.partitions.waiting import AppendWaiters
 from kafka_shim.shim.requests.api_table import ApiTable, ReleaseProfile
 from kafka_shim.shim.requests.dispatch import Dispatcher
 from kafka_shim.shim.requests.services import Services
@@ -51,6 +53,9 @@ class Broker:
         self.preload_acls = list(preload_acls or [])
         # What handlers use, built once at start (the authorizer and the SCRAM store open files).
         cluster = state or ClusterState(cluster_id=load_cluster_identity(config), node_id=config.node_id)
+        partitions = _open_partitions(config, cluster)
+        waiters = AppendWaiters()
+        partitions.add_append_listener(waiters.appended)  # an append wakes the fetches waiting on its partition
         self.services = Services(
             config=config,
             cluster=cluster,
@@ -58,7 +63,9 @@ class Broker:
             authorizer=None,
             scram=None,
             api_table=ApiTable(load_all(), release),
-            partitions=_open_partitions(config, cluster),
+            partitions=partitions,
+            fetch_sessions=FetchSessionCache(config.max_incremental_fetch_session_cache_slots),
+            append_waiters=waiters,
         )
         self.security: dict[str, ListenerSecurity] = {}
         self.connections: set[KafkaConnection] = set()

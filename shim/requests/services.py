@@ -13,7 +13,9 @@ from kafka_shim.authorizer import Authorizer
 from kafka_shim.shim.cluster.endpoints import Endpoints
 from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.partitions.fetch_sessions import FetchSessionCache
 from kafka_shim.shim.partitions.manager import Partitions
+from kafka_shim.shim.partitions.waiting import AppendWaiters
 from kafka_shim.shim.requests.api_table import ApiTable
 from kafka_shim.shim.security.sasl.credentials import ScramCredentialStore
 
@@ -30,3 +32,6 @@ class Services:
     api_table: ApiTable
     # The topics' partitions: logs and producer state (None only in tests that build Services by hand).
     partitions: Partitions | None = None
+    # Incremental fetch sessions (KIP-227) and the fetches waiting for appends (None only in hand-built Services).
+    fetch_sessions: FetchSessionCache | None = None
+    append_waiters: AppendWaiters | None = None
