@@ -67,7 +67,7 @@ def fetch_error_response(request: messages.FetchRequest, code: int, message: str
 def _refused(partition: int, code: int) -> _Partition:
     """FetchResponse.partitionResponse: the error, high watermark -1, no records."""
     return _Partition(partition_index=partition, error_code=code, high_watermark=-1, last_stable_offset=-1,
-                      log_start_offset=-1, aborted_transactions=[], preferred_read_replica=-1, records=None)
+                      log_start_offset=-1, aborted_transactions=[], preferred_read_replica=-1, records=b"")
 
 
 @handles(ApiKey.FETCH, 0, 17, error_response=fetch_error_response)
@@ -113,10 +113,11 @@ def _partition_id(topic: object, partition: int, version: int, name_of) -> Topic
 
 
 def _partition_request(p: messages.FetchRequest.FetchPartition, version: int) -> PartitionRequest:
+    # FetchRequest.optionalEpoch: any negative epoch means "not given".
     current = p.current_leader_epoch if version >= 9 else _NO_EPOCH
     last = p.last_fetched_epoch if version >= 12 else _NO_EPOCH
     return PartitionRequest(p.fetch_offset, p.log_start_offset if version >= 5 else -1, p.partition_max_bytes,
-                            None if current == _NO_EPOCH else current, None if last == _NO_EPOCH else last)
+                            None if current < 0 else current, None if last < 0 else last)
 
 
 def _classify(ctx: RequestContext, partitions: Partitions, fetches: list[tuple[TopicPartitionId, PartitionRequest]],
@@ -146,8 +147,8 @@ def _classify(ctx: RequestContext, partitions: Partitions, fetches: list[tuple[T
 
 
 def _refusal(code: int) -> PartitionAnswer:
-    # FetchResponse.partitionResponse: records null, an empty aborted-transactions list.
-    return PartitionAnswer(error_code=code, records=None, aborted_transactions=[])
+    # FetchResponse.partitionResponse: no records (sent as empty), an empty aborted-transactions list.
+    return PartitionAnswer(error_code=code, records=b"", aborted_transactions=[], refused=True)
 
 
 def _complete(answers: list[tuple[TopicPartitionId, PartitionAnswer]], min_bytes: int) -> bool:
@@ -224,7 +225,7 @@ def _wire_partition(ctx: RequestContext, partitions: Partitions, tp: TopicPartit
     )
     if answer.diverging_epoch is not None:
         entry.diverging_epoch = FetchResponse.EpochEndOffset(epoch=answer.diverging_epoch[0], end_offset=answer.diverging_epoch[1])
-    if version >= 16 and answer.error_code in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH) and answer.records is not None:
+    if version >= 16 and answer.error_code in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH) and not answer.refused:
         topic = partitions.cluster.topics.get(tp.topic or "")
         if topic is not None and tp.partition < len(topic.partitions):
             leader = topic.partitions[tp.partition]
@@ -235,7 +236,7 @@ def _wire_partition(ctx: RequestContext, partitions: Partitions, tp: TopicPartit
 def _node_endpoints(ctx: RequestContext, kept: list[tuple[TopicPartitionId, PartitionAnswer]], version: int) -> list:
     """v16+: this broker, when a read partition told the client to look for its leader."""
     if version < 16 or not any(a.error_code in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH)
-                               and a.records is not None for _, a in kept):
+                               and not a.refused for _, a in kept):
         return []
     host, port = ctx.services.endpoints.advertised(ctx.listener.name)
     return [FetchResponse.NodeEndpoint(node_id=ctx.services.cluster.node_id, host=host, port=port, rack=ctx.services.config.rack)]

@@ -84,6 +84,7 @@ class PartitionAnswer:
     aborted_transactions: list[tuple[int, int]] | None = None
     preferred_read_replica: int = -1
     diverging_epoch: tuple[int, int] | None = None  # (epoch, end offset)
+    refused: bool = False  # refused before reading (authorization, existence), not an error of the read
 
     @property
     def records_size(self) -> int:

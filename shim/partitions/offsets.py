@@ -5,8 +5,9 @@ v1+), ``UnifiedLog.legacyFetchOffsetsBefore`` (ListOffsets v0), ``LeaderEpochFil
 (OffsetForLeaderEpoch, and the diverging-epoch check of Fetch) and ``Partition.checkCurrentLeaderEpoch``.
 
 A single node leads every partition with leader epoch 0 from its creation on, so its leader-epoch cache has one
-entry, (0, log start offset), as soon as anything was appended, and none before; retention and DeleteRecords move
-that entry's start offset with the log start offset, as Kafka's ``truncateFromStart`` does.
+entry, (0, log start offset): Kafka writes it when the partition gets its leader (``maybeAssignEpochStartOffset``
+at the log end offset, 0), before anything is appended; retention and DeleteRecords move its start offset with
+the log start offset, as Kafka's ``truncateFromStart`` does.
 """
 
 from __future__ import annotations
@@ -47,16 +48,16 @@ def leader_epoch_error(current_leader_epoch: int | None, leader_epoch: int) -> E
     return ErrorCode.NONE
 
 
-def epoch_cache_start(log: PartitionLog) -> int | None:
-    """The start offset of the single epoch-cache entry, or None while nothing was ever appended."""
-    return log.log_start_offset if log.log_end_offset > 0 else None
+def epoch_cache_start(log: PartitionLog) -> int:
+    """The start offset of the single epoch-cache entry."""
+    return log.log_start_offset
 
 
 def end_offset_for_epoch(log: PartitionLog, leader_epoch: int, requested: int) -> tuple[int, int]:
     """LeaderEpochFileCache.endOffsetFor as UnifiedLog.endOffsetForEpoch answers it: (epoch, end offset), or
     (-1, -1) when it is unknown."""
     start = epoch_cache_start(log)
-    if requested == UNDEFINED_EPOCH or start is None:
+    if requested == UNDEFINED_EPOCH:
         return UNDEFINED_EPOCH, UNDEFINED_OFFSET
     if requested == leader_epoch:
         return requested, log.log_end_offset
@@ -72,7 +73,7 @@ def offset_for_timestamp(log: PartitionLog, timestamp: int, leader_epoch: int, l
         return Found(NO_TIMESTAMP, last_fetchable, leader_epoch)
     if timestamp in (EARLIEST, EARLIEST_LOCAL):
         # No remote storage here: the earliest local offset is the log start offset.
-        return Found(NO_TIMESTAMP, log.log_start_offset, leader_epoch if epoch_cache_start(log) is not None else None)
+        return Found(NO_TIMESTAMP, log.log_start_offset, leader_epoch)
     if timestamp == LATEST_TIERED:
         found: Found | None = Found(NO_TIMESTAMP, -1, -1)  # no tiered storage: Kafka's fixed answer
     elif timestamp == MAX_TIMESTAMP:

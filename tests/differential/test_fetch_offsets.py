@@ -1,0 +1,340 @@
+"""Fetch, ListOffsets, OffsetForLeaderEpoch and DeleteRecords: Apache Kafka 3.9 and kafka-shim side by side.
+
+Both brokers hold the same topic with the same records: Kafka gets them from a Produce request (as the SASL admin),
+kafka-shim by appending the same batch bytes to its log. Both run their authorizer with the same ACLs; the
+requests come from User:ANONYMOUS on each PLAINTEXT listener, allowed or denied per scenario. Each scenario sends
+the same request (with each broker's own topic id where the version names topics by id) and compares the answers
+field by field, records bytes included: a stored batch is sent as it was produced, offsets and leader epoch
+stamped by the broker.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from kafka_shim.authorizer import (
+    MATCH_ANY,
+    AccessControlEntry,
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourcePattern,
+    ResourceType,
+)
+from kafka_shim.protocol.framing import encode_request
+from kafka_shim.protocol.messages import (
+    CreateAclsRequest,
+    CreateTopicsRequest,
+    DeleteAclsRequest,
+    DeleteRecordsRequest,
+    DescribeAclsRequest,
+    FetchRequest,
+    ListOffsetsRequest,
+    MetadataRequest,
+    OffsetForLeaderEpochRequest,
+    ProduceRequest,
+)
+from kafka_shim.protocol.records import Compression
+from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.testing.embedded import EmbeddedBroker
+from tests.support.appending import append, batch, create_topic, values
+from tests.support.compare import assert_same
+from tests.support.wire import Answer, Wire
+
+FETCH, LIST_OFFSETS, METADATA, PRODUCE, CREATE_TOPICS, DELETE_RECORDS, OFFSET_FOR_LEADER_EPOCH = 1, 2, 3, 0, 19, 21, 23
+DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS = 29, 30, 31
+ANONYMOUS = "User:ANONYMOUS"
+TOPIC_RT, LITERAL, ALLOW, ANY = 2, 3, 3, 1
+READ, DELETE, DESCRIBE = 3, 6, 8
+T0 = 1_700_000_000_000
+
+
+class Peers:
+    """Kafka (oracle) and kafka-shim with the same topics, records and ACLs."""
+
+    def __init__(self, oracle, shim: EmbeddedBroker) -> None:
+        self.oracle = oracle
+        self.shim = shim
+        host, port = shim.bootstrap_servers.rsplit(":", 1)
+        self.shim_address = (host, int(port))
+        self.topic_ids: dict[str, tuple] = {}
+        self._cid = 5000
+
+    def _admin(self) -> Wire:
+        wire = Wire(self.oracle.sasl)
+        wire.sasl_plain("admin", "admin-secret")
+        return wire
+
+    def topic(self, name: str, partitions: int, configs: dict[str, str] | None = None) -> None:
+        with self._admin() as admin:
+            created = admin.request(CREATE_TOPICS, 7, CreateTopicsRequest(timeout_ms=30000, topics=[CreateTopicsRequest.CreatableTopic(
+                name=name, num_partitions=partitions, replication_factor=1,
+                configs=[CreateTopicsRequest.CreatableTopicConfig(name=k, value=v) for k, v in (configs or {}).items()])]))
+            assert created.body.topics[0].error_code in (0, 36), created
+            deadline = time.monotonic() + 30
+            while True:
+                md = admin.request(METADATA, 12, MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=name)]))
+                t = md.body.topics[0]
+                if t.error_code == 0 and len(t.partitions) == partitions and all(p.leader_id >= 0 for p in t.partitions):
+                    break
+                assert time.monotonic() < deadline, f"Kafka never served topic {name}: {md}"
+                time.sleep(0.05)
+        kafka_id = t.topic_id
+        create_topic(self.shim, name, partitions, configs)
+        shim_id = self.shim.call(lambda: self.shim.broker.services.cluster.topics[name].topic_id)
+        self.topic_ids[name] = (kafka_id, shim_id)
+
+    def produce(self, topic: str, partition: int, data: bytes) -> None:
+        deadline = time.monotonic() + 30
+        with self._admin() as admin:
+            while True:  # a new topic's leader may not be ready yet (NOT_LEADER_OR_FOLLOWER)
+                answer = admin.request(PRODUCE, 9, ProduceRequest(transactional_id=None, acks=-1, timeout_ms=30000, topic_data=[
+                    ProduceRequest.TopicProduceData(name=topic, partition_data=[ProduceRequest.PartitionProduceData(index=partition, records=data)])]))
+                code = answer.body.responses[0].partition_responses[0].error_code
+                if code != 6 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+            assert code == 0, answer
+        append(self.shim, topic, partition, data)
+
+    # -- ACLs --------------------------------------------------------------------------------------------------
+    def grant(self, topic: str, *operations: int) -> None:
+        creations = [CreateAclsRequest.AclCreation(resource_type=TOPIC_RT, resource_name=topic, resource_pattern_type=LITERAL,
+                                                   principal=ANONYMOUS, host="*", operation=op, permission_type=ALLOW) for op in operations]
+        with self._admin() as admin:
+            answer = admin.request(CREATE_ACLS, 3, CreateAclsRequest(creations=creations))
+        assert [r.error_code for r in answer.body.results] == [0] * len(creations), answer
+        self.shim.call(lambda: self.shim.broker.authorizer.create_acls([
+            AclBinding(ResourcePattern(ResourceType.TOPIC, topic, PatternType.LITERAL),
+                       AccessControlEntry(ANONYMOUS, "*", AclOperation(op), AclPermissionType.ALLOW)) for op in operations]))
+        self._settle()
+
+    def reset_acls(self) -> None:
+        with self._admin() as admin:
+            admin.request(DELETE_ACLS, 3, DeleteAclsRequest(filters=[DeleteAclsRequest.DeleteAclsFilter(
+                resource_type_filter=ANY, resource_name_filter=None, pattern_type_filter=ANY, principal_filter=None,
+                host_filter=None, operation=ANY, permission_type=ANY)]))
+        self.shim.call(lambda: self.shim.broker.authorizer.delete_acls([MATCH_ANY]))
+        self._settle()
+
+    def _settle(self) -> None:
+        want = len(self.shim.call(lambda: self.shim.broker.authorizer.acls()))
+        deadline = time.monotonic() + 15
+        while True:
+            with self._admin() as admin:
+                got = admin.request(DESCRIBE_ACLS, 3, DescribeAclsRequest(
+                    resource_type_filter=ANY, resource_name_filter=None, pattern_type_filter=ANY, principal_filter=None,
+                    host_filter=None, operation=ANY, permission_type=ANY))
+            if sum(len(r.acls) for r in got.body.resources) == want:
+                # The broker's authorizer follows the controller's metadata log shortly after DescribeAcls does.
+                time.sleep(0.3)
+                return
+            assert time.monotonic() < deadline, "Kafka's ACLs never matched kafka-shim's"
+            time.sleep(0.05)
+
+    # -- requests ----------------------------------------------------------------------------------------------
+    def both(self, api_key: int, version: int, make) -> tuple[Answer, Answer]:
+        """``make(side)`` builds the request for side 0 (Kafka) or 1 (kafka-shim): topic ids differ."""
+        answers = []
+        for side, address in enumerate((self.oracle.plaintext, self.shim_address)):
+            self._cid += 1
+            with Wire(address) as wire:
+                answers.append(wire.exchange(encode_request(api_key, version, self._cid, make(side)), api_key, version))
+        return answers[0], answers[1]
+
+    def same(self, api_key: int, version: int, make, what: str, ignore: tuple[str, ...] = ()) -> tuple[Answer, Answer]:
+        kafka, shim = self.both(api_key, version, make)
+        kafka_ids = {ids[0]: name for name, ids in self.topic_ids.items()}
+        shim_ids = {ids[1]: name for name, ids in self.topic_ids.items()}
+        for answer, ids in ((kafka, kafka_ids), (shim, shim_ids)):
+            _name_topic_ids(answer, ids)
+        kafka.correlation_id = shim.correlation_id
+        assert_same(kafka, shim, ignore=ignore, what=what)
+        return kafka, shim
+
+
+def _name_topic_ids(answer: Answer, ids: dict) -> None:
+    """Replace each broker's own topic ids by the topic's name, so the answers compare."""
+    for topic in getattr(answer.body, "responses", None) or []:
+        if topic.topic_id in ids:
+            topic.topic_id = ids[topic.topic_id]
+
+
+@pytest.fixture(scope="module")
+def shim_secured() -> Iterator[EmbeddedBroker]:
+    config = BrokerConfig.from_properties({
+        "listeners": "PLAINTEXT://127.0.0.1:0", "node.id": "1", "auto.create.topics.enable": "false",
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer", "super.users": "User:admin",
+    })
+    with EmbeddedBroker(config) as broker:
+        yield broker
+
+
+@pytest.fixture(scope="module")
+def peers(oracle, shim_secured) -> Iterator[Peers]:
+    both = Peers(oracle, shim_secured)
+    both.reset_acls()
+    both.topic("fo-data", 2)
+    both.produce("fo-data", 0, batch(values("plain", 3, t0=T0)))
+    both.produce("fo-data", 0, batch([(b"k%d" % i, b"gz-%d" % i, [("h", b"v")], T0 + 10 + i) for i in range(4)], Compression.GZIP))
+    both.produce("fo-data", 0, batch([(None, b"x" * 300, [], T0 + 5)]))
+    both.topic("fo-empty", 1)
+    both.topic("fo-secret", 1)
+    both.produce("fo-secret", 0, batch(values("secret", 2)))
+    both.grant("fo-data", READ, DESCRIBE)
+    both.grant("fo-empty", READ, DESCRIBE)
+    yield both
+    both.reset_acls()
+
+
+def _fetch(peers: Peers, side: int, version: int, parts: list[tuple[str, int, int]], *, max_bytes: int = 1 << 20,
+           partition_max_bytes: int = 1 << 20, isolation: int = 0, current_leader_epoch: int = -1) -> FetchRequest:
+    topics: dict[str, list] = {}
+    for name, partition, offset in parts:
+        topics.setdefault(name, []).append(FetchRequest.FetchPartition(
+            partition=partition, fetch_offset=offset, partition_max_bytes=partition_max_bytes, log_start_offset=-1,
+            current_leader_epoch=current_leader_epoch, last_fetched_epoch=-1))
+    return FetchRequest(
+        replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=max_bytes, isolation_level=isolation, session_id=0, session_epoch=-1,
+        topics=[FetchRequest.FetchTopic(topic=name, topic_id=peers.topic_ids[name][side] if name in peers.topic_ids else _UNKNOWN_ID,
+                                        partitions=ps) for name, ps in topics.items()],
+        forgotten_topics_data=[], rack_id="")
+
+
+_UNKNOWN_ID = __import__("uuid").UUID("00000000-0000-0000-0000-0000000000aa")
+
+
+@pytest.mark.parametrize("version", [4, 5, 7, 11, 12, 13, 15, 16, 17])
+def test_fetch_records_as_stored(peers, version) -> None:
+    kafka, _ = peers.same(FETCH, version, lambda side: _fetch(peers, side, version, [("fo-data", 0, 0), ("fo-data", 1, 0), ("fo-empty", 0, 0)]),
+                          what=f"Fetch v{version}")
+    assert kafka.body.responses[0].partitions[0].records
+
+
+@pytest.mark.parametrize("version", [0, 1, 2, 3])
+def test_fetch_old_versions_down_converted(peers, version) -> None:
+    # Uncompressed batches convert byte for byte; the gzip wrapper's compressed stream is the codec's own.
+    kafka, shim = peers.both(FETCH, version, lambda side: _fetch(peers, side, version, [("fo-data", 0, 3)]))
+    k, s = kafka.body.responses[0].partitions[0], shim.body.responses[0].partitions[0]
+    assert (k.error_code, k.high_watermark, len(k.records)) == (s.error_code, s.high_watermark, len(s.records))
+    peers.same(FETCH, version, lambda side: _fetch(peers, side, version, [("fo-data", 0, 7)]), what=f"Fetch v{version} of an uncompressed batch")
+
+
+@pytest.mark.parametrize("max_bytes,partition_max_bytes", [(1, 1 << 20), (100, 100), (1 << 20, 80), (500, 1 << 20)])
+def test_fetch_size_limits(peers, max_bytes, partition_max_bytes) -> None:
+    for version in (3, 12):
+        peers.same(FETCH, version, lambda side, version=version: _fetch(peers, side, version, [("fo-data", 0, 0), ("fo-data", 1, 0)],
+                                                       max_bytes=max_bytes, partition_max_bytes=partition_max_bytes),
+                   what=f"Fetch v{version} max_bytes={max_bytes} partition_max_bytes={partition_max_bytes}",
+                   ignore=() if version > 3 else ("responses.*.partitions.*.records",))
+
+
+@pytest.mark.parametrize("offset", [-1, 1, 8, 9, 100])
+def test_fetch_offsets_in_and_out_of_range(peers, offset) -> None:
+    peers.same(FETCH, 12, lambda side: _fetch(peers, side, 12, [("fo-data", 0, offset)]), what=f"Fetch at offset {offset}")
+
+
+def test_fetch_denied_unknown_and_epochs(peers) -> None:
+    for version in (4, 12, 13):
+        peers.same(FETCH, version, lambda side, version=version: _fetch(peers, side, version, [("fo-secret", 0, 0), ("fo-data", 7, 0), ("fo-data", 0, 0),
+                                                                              ("fo-missing", 0, 0)]),
+                   what=f"Fetch v{version}: denied, unknown partition, unknown topic")
+    for epoch in (1, 0, -3):
+        peers.same(FETCH, 12, lambda side, epoch=epoch: _fetch(peers, side, 12, [("fo-data", 0, 0)], current_leader_epoch=epoch),
+                   what=f"Fetch with current leader epoch {epoch}")
+    peers.same(FETCH, 11, lambda side: _fetch(peers, side, 11, [("fo-data", 0, 0)], isolation=1), what="Fetch READ_COMMITTED")
+
+
+def test_fetch_session_errors(peers) -> None:
+    def session(session_id_of, epoch):
+        def build(side):
+            request = _fetch(peers, side, 12, [("fo-data", 0, 0)])
+            request.session_id, request.session_epoch = session_id_of(side), epoch
+            return request
+        return build
+
+    peers.same(FETCH, 12, session(lambda side: 123456, 1), what="incremental fetch of an unknown session")
+    kafka, shim = peers.both(FETCH, 12, session(lambda side: 0, 0))
+    created = (kafka.body.session_id, shim.body.session_id)
+    assert all(created), created
+    peers.same(FETCH, 12, session(lambda side: created[side], 5), what="incremental fetch with a wrong epoch")
+    kafka, shim = peers.both(FETCH, 12, session(lambda side: created[side], 1))
+    kafka.body.session_id = shim.body.session_id = 0
+    kafka.correlation_id = shim.correlation_id
+    assert_same(kafka, shim, what="incremental fetch with nothing new: no partitions")
+
+
+def _offsets(version: int, parts: list[tuple[str, int, int]], isolation: int = 0) -> ListOffsetsRequest:
+    topics: dict[str, list] = {}
+    for name, partition, timestamp in parts:
+        topics.setdefault(name, []).append(ListOffsetsRequest.ListOffsetsPartition(
+            partition_index=partition, timestamp=timestamp, current_leader_epoch=-1, max_num_offsets=1))
+    return ListOffsetsRequest(replica_id=-1, isolation_level=isolation,
+                              topics=[ListOffsetsRequest.ListOffsetsTopic(name=n, partitions=ps) for n, ps in topics.items()])
+
+
+@pytest.mark.parametrize("version", range(1, 10))
+def test_list_offsets(peers, version) -> None:
+    stamps = [-1, -2, -3, -4, -5, -7, T0, T0 + 2, T0 + 5, T0 + 11, T0 + 99, 0]
+    for stamp in stamps:
+        peers.same(LIST_OFFSETS, version, lambda side, stamp=stamp: _offsets(version, [("fo-data", 0, stamp), ("fo-data", 1, stamp), ("fo-empty", 0, stamp)]),
+                   what=f"ListOffsets v{version} timestamp {stamp}")
+    peers.same(LIST_OFFSETS, version, lambda side: _offsets(version, [("fo-secret", 0, -1), ("fo-data", 0, -1), ("fo-data", 0, -2),
+                                                                      ("fo-data", 9, -1), ("fo-missing", 0, -1)],
+                                                                     isolation=1 if version >= 2 else 0),
+               what=f"ListOffsets v{version}: denied, duplicate, unknown")
+
+
+def test_list_offsets_v0(peers) -> None:
+    for stamp in (-1, -2, -3):
+        peers.same(LIST_OFFSETS, 0, lambda side, stamp=stamp: _offsets(0, [("fo-data", 0, stamp), ("fo-empty", 0, stamp), ("fo-secret", 0, stamp),
+                                                              ("fo-missing", 0, stamp)]),
+                   what=f"ListOffsets v0 timestamp {stamp}")
+
+
+@pytest.mark.parametrize("version", range(5))
+def test_offset_for_leader_epoch(peers, version) -> None:
+    def make(side):
+        return OffsetForLeaderEpochRequest(replica_id=-1, topics=[
+            OffsetForLeaderEpochRequest.OffsetForLeaderTopic(topic=name, partitions=[
+                OffsetForLeaderEpochRequest.OffsetForLeaderPartition(partition=p, current_leader_epoch=current, leader_epoch=epoch)
+                for p, current, epoch in parts])
+            for name, parts in (("fo-data", [(0, -1, 0), (0, -1, 1), (0, -1, -1), (0, -1, -5), (1, -1, 0), (0, 3, 0), (0, -3, 0), (5, -1, 0)]),
+                                ("fo-empty", [(0, -1, 0)]), ("fo-secret", [(0, -1, 0)]), ("fo-missing", [(0, -1, 0)]))])
+    peers.same(OFFSET_FOR_LEADER_EPOCH, version, make, what=f"OffsetForLeaderEpoch v{version}")
+
+
+def _sorted(answer: Answer) -> None:
+    answer.body.topics.sort(key=lambda t: t.name)
+    for t in answer.body.topics:
+        t.partitions.sort(key=lambda p: p.partition_index)
+
+
+@pytest.mark.parametrize("version", range(3))
+def test_delete_records(peers, version) -> None:
+    name = f"fo-delete-{version}"
+    peers.topic(name, 2)
+    for n in range(3):
+        peers.produce(name, 0, batch(values(f"d{n}", 2)))
+    peers.grant(name, DELETE, READ)
+
+    def make(offsets):
+        return lambda side: DeleteRecordsRequest(timeout_ms=5000, topics=[
+            DeleteRecordsRequest.DeleteRecordsTopic(name=name, partitions=[DeleteRecordsRequest.DeleteRecordsPartition(partition_index=p, offset=o)
+                                                                           for p, o in offsets]),
+            DeleteRecordsRequest.DeleteRecordsTopic(name="fo-secret", partitions=[DeleteRecordsRequest.DeleteRecordsPartition(partition_index=0, offset=1)]),
+            DeleteRecordsRequest.DeleteRecordsTopic(name="fo-missing", partitions=[DeleteRecordsRequest.DeleteRecordsPartition(partition_index=0, offset=1)]),
+        ])
+    for offsets in ([(0, 2), (1, 0), (7, 1)], [(0, 1)], [(0, 99)], [(0, -1)], [(0, -2)]):
+        kafka, shim = peers.both(DELETE_RECORDS, version, make(offsets))
+        _sorted(kafka)
+        _sorted(shim)
+        kafka.correlation_id = shim.correlation_id
+        assert_same(kafka, shim, what=f"DeleteRecords v{version} {offsets}")
+    peers.same(FETCH, 12, lambda side: _fetch(peers, side, 12, [(name, 0, 6)]), what="Fetch after DeleteRecords")
+    peers.same(FETCH, 12, lambda side: _fetch(peers, side, 12, [(name, 0, 0)]), what="Fetch below the log start offset")
+    peers.same(LIST_OFFSETS, 7, lambda side: _offsets(7, [(name, 0, -2), (name, 0, -1), (name, 0, T0)]), what="ListOffsets after DeleteRecords")
