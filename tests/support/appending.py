@@ -6,13 +6,16 @@ then ``Partitions.appended`` (which wakes waiting fetches), on the broker's loop
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 from kafka_shim.protocol.records import Compression, build_batch, encode_batch
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 
 Record = tuple[bytes | None, bytes | None, Sequence[tuple[str, bytes | None]], int]  # key, value, headers, timestamp
-T0 = 1_700_000_000_000
+# Record timestamps an hour before the run, on a whole second: well inside retention.ms (7 days by default), so
+# neither broker's retention deletes the records while the tests read them.
+T0 = (time.time_ns() // 1_000_000_000 - 3600) * 1000
 
 
 def create_topic(broker: EmbeddedBroker, name: str, partitions: int = 1, configs: dict[str, str] | None = None) -> None:
