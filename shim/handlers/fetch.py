@@ -45,9 +45,13 @@ from kafka_shim.shim.partitions.manager import Partitions
 from kafka_shim.shim.partitions.read import ReadParams, read_partitions
 from kafka_shim.shim.requests.authz import allowed, allowed_names, check
 from kafka_shim.shim.requests.context import RequestContext
+from kafka_shim.shim.requests.work import EncodeOffLoop
 
 _FOLLOWER, _TOPICS = check(ApiKey.FETCH, "follower"), check(ApiKey.FETCH, "topics")
 _INT32_MAX = 2**31 - 1
+# Answers carrying more record bytes than this are encoded in the worker thread (copying megabytes into a frame
+# would otherwise hold every other client for as long).
+LARGE_ANSWER_BYTES = 1 << 20
 _NO_EPOCH = -1
 
 _Topic = FetchResponse.FetchableTopicResponse
@@ -71,7 +75,7 @@ def _refused(partition: int, code: int) -> _Partition:
 
 
 @handles(ApiKey.FETCH, 0, 17, error_response=fetch_error_response)
-async def fetch(ctx: RequestContext, request: messages.FetchRequest) -> FetchResponse:
+async def fetch(ctx: RequestContext, request: messages.FetchRequest) -> FetchResponse | EncodeOffLoop:
     services = ctx.services
     partitions = services.partitions
     sessions, waiters = services.fetch_sessions, services.append_waiters
@@ -100,9 +104,12 @@ async def fetch(ctx: RequestContext, request: messages.FetchRequest) -> FetchRes
         if request.max_wait_ms > 0 and not _complete(answers, min_bytes):
             answers = await _long_poll(partitions, waiters, interesting, params, min_bytes, request.max_wait_ms, answers)
     error, response_session, kept = context.respond(answers + refused)
-    return FetchResponse(throttle_time_ms=0, error_code=error, session_id=response_session,
-                         responses=_topics(ctx, partitions, kept, context.partitions(), version),
-                         node_endpoints=_node_endpoints(ctx, kept, version))
+    response = FetchResponse(throttle_time_ms=0, error_code=error, session_id=response_session,
+                             responses=_topics(ctx, partitions, kept, context.partitions(), version),
+                             node_endpoints=_node_endpoints(ctx, kept, version))
+    if sum(answer.records_size for _, answer in kept) > LARGE_ANSWER_BYTES:
+        return EncodeOffLoop(response)
+    return response
 
 
 def _partition_id(topic: object, partition: int, version: int, name_of) -> TopicPartitionId:

@@ -54,6 +54,14 @@ class Each:
 Steps = Generator[Pure | Each, Any, T]
 
 
+@dataclass(frozen=True, slots=True)
+class EncodeOffLoop:
+    """A response body an awaiting handler returns when it is large (a Fetch answer carrying megabytes of records):
+    dispatch encodes it in the worker thread, so copying it into a frame does not hold the other clients."""
+
+    body: Any
+
+
 def off_loop(fn: Callable[..., T], *args: Any) -> Awaitable[T]:
     """Run ``fn(*args)`` in the worker thread."""
     global _worker

@@ -243,3 +243,21 @@ def test_kcat_consumes(broker) -> None:
                            "-f", "%o %k %s %T\n"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [f"{i} k{i} v{i} {T0 + i}" for i in range(1, 5)]
+
+
+def test_large_records_arrive_whole(broker) -> None:
+    """Answers of megabytes (encoded in the worker thread) reach the consumer intact, the first batch whole even
+    above fetch.max.bytes."""
+    from confluent_kafka import TopicPartition
+
+    create_topic(broker, "large", 1, {"max.message.bytes": "4000000"})
+    blobs = [bytes([i]) * 3_000_000 for i in range(4)]
+    for i, blob in enumerate(blobs):
+        append_records(broker, "large", 0, [(b"big", blob, [], T0 + i)])
+    consumer = _consumer(broker, **{"fetch.max.bytes": 1_000_000, "receive.message.max.bytes": 20_000_000})
+    try:
+        consumer.assign([TopicPartition("large", 0, 0)])
+        got = _poll_until(consumer, 4)
+    finally:
+        consumer.close()
+    assert [m.value() for m in got] == blobs
