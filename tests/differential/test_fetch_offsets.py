@@ -206,3 +206,46 @@ def test_delete_records(peers, version) -> None:
     peers.same(FETCH, 12, lambda side: _fetch(peers, side, 12, [(name, 0, 6)]), what="Fetch after DeleteRecords")
     peers.same(FETCH, 12, lambda side: _fetch(peers, side, 12, [(name, 0, 0)]), what="Fetch below the log start offset")
     peers.same(LIST_OFFSETS, 7, lambda side: _offsets(7, [(name, 0, -2), (name, 0, -1), (name, 0, T0)]), what="ListOffsets after DeleteRecords")
+
+
+def test_follower_fetch_without_cluster_action(peers) -> None:
+    def build(side):
+        request = _fetch(peers, side, 12, [("fo-data", 0, 0), ("fo-secret", 0, 0), ("fo-missing", 0, 0)])
+        request.replica_id = 1
+        return request
+    kafka, _ = peers.same(FETCH, 12, build, what="follower fetch without CLUSTER_ACTION")
+    assert {p.error_code for t in kafka.body.responses for p in t.partitions} == {29}
+
+
+def test_waiting_fetch_and_incremental_session(peers) -> None:
+    """A full fetch opens a session; an incremental one waits on the empty partition and returns what is produced."""
+    peers.topic("fo-session", 2)
+    peers.grant("fo-session", READ)
+
+    def full(side):
+        request = _fetch(peers, side, 12, [("fo-session", 0, 0), ("fo-session", 1, 0)])
+        request.session_epoch = 0
+        return request
+    kafka, shim = peers.both(FETCH, 12, full)
+    sessions = (kafka.body.session_id, shim.body.session_id)
+    kafka.body.session_id = shim.body.session_id = 0
+    kafka.correlation_id = shim.correlation_id
+    assert_same(kafka, shim, what="full fetch opening a session")
+
+    def incremental(epoch, wait_ms):
+        def build(side):
+            request = _fetch(peers, side, 12, [])
+            request.session_id, request.session_epoch, request.max_wait_ms, request.min_bytes = sessions[side], epoch, wait_ms, 1
+            return request
+        return build
+    kafka, shim = peers.both(FETCH, 12, incremental(1, 200))
+    assert (kafka.body.session_id, shim.body.session_id) == sessions
+    kafka.body.session_id = shim.body.session_id = 0
+    kafka.correlation_id = shim.correlation_id
+    assert_same(kafka, shim, what="incremental fetch with nothing new, after max_wait_ms")
+    peers.produce("fo-session", 1, batch(values("s", 2)))
+    kafka, shim = peers.both(FETCH, 12, incremental(2, 200))
+    kafka.body.session_id = shim.body.session_id = 0
+    kafka.correlation_id = shim.correlation_id
+    assert_same(kafka, shim, what="incremental fetch after new records on one partition")
+    assert [(t.topic, [p.partition_index for p in t.partitions]) for t in shim.body.responses] == [("fo-session", [1])]
