@@ -92,7 +92,7 @@ def test_fetch_old_versions_down_converted(peers, version) -> None:
     peers.same(FETCH, version, lambda side: _fetch(peers, side, version, [("fo-data", 0, 7)]), what=f"Fetch v{version} of an uncompressed batch")
 
 
-@pytest.mark.parametrize("max_bytes,partition_max_bytes", [(1, 1 << 20), (100, 100), (1 << 20, 80), (500, 1 << 20)])
+@pytest.mark.parametrize("max_bytes,partition_max_bytes", [(0, 0), (1, 1 << 20), (100, 100), (1 << 20, 80), (500, 1 << 20)])
 def test_fetch_size_limits(peers, max_bytes, partition_max_bytes) -> None:
     for version in (3, 12):
         peers.same(FETCH, version, lambda side, version=version: _fetch(peers, side, version, [("fo-data", 0, 0), ("fo-data", 1, 0)],
@@ -115,6 +115,8 @@ def test_fetch_denied_unknown_and_epochs(peers) -> None:
         peers.same(FETCH, 12, lambda side, epoch=epoch: _fetch(peers, side, 12, [("fo-data", 0, 0)], current_leader_epoch=epoch),
                    what=f"Fetch with current leader epoch {epoch}")
     peers.same(FETCH, 11, lambda side: _fetch(peers, side, 11, [("fo-data", 0, 0)], isolation=1), what="Fetch READ_COMMITTED")
+    peers.same(FETCH, 12, lambda side: _fetch(peers, side, 12, [("fo-data", 0, 0), ("fo-data", 1, 0), ("fo-data", 0, 3)]),
+               what="Fetch naming a partition twice")
 
 
 def test_fetch_session_errors(peers) -> None:
