@@ -69,9 +69,10 @@ def fetch_error_response(request: messages.FetchRequest, code: int, message: str
 
 
 def _refused(partition: int, code: int) -> _Partition:
-    """FetchResponse.partitionResponse: the error, high watermark -1, no records."""
+    """FetchResponse.partitionResponse: the error, high watermark -1, null records (sent as such when nothing
+    converts them to empty ones, as KafkaApis' conversion step does for every other partition)."""
     return _Partition(partition_index=partition, error_code=code, high_watermark=-1, last_stable_offset=-1,
-                      log_start_offset=-1, aborted_transactions=[], preferred_read_replica=-1, records=b"")
+                      log_start_offset=-1, aborted_transactions=[], preferred_read_replica=-1, records=None)
 
 
 @handles(ApiKey.FETCH, 0, 17, error_response=fetch_error_response)

@@ -251,3 +251,15 @@ def test_waiting_fetch_and_incremental_session(peers) -> None:
     kafka.correlation_id = shim.correlation_id
     assert_same(kafka, shim, what="incremental fetch after new records on one partition")
     assert [(t.topic, [p.partition_index for p in t.partitions]) for t in shim.body.responses] == [("fo-session", [1])]
+
+
+def test_old_fetch_versions_and_topic_configs(peers) -> None:
+    peers.topic("fo-zstd", 1, {"compression.type": "zstd"})
+    peers.topic("fo-noconv", 1, {"message.downconversion.enable": "false"})
+    for name in ("fo-zstd", "fo-noconv"):
+        peers.produce(name, 0, batch(values("c", 2)))
+        peers.grant(name, READ)
+    for version in (1, 3, 9):
+        peers.same(FETCH, version, lambda side, version=version: _fetch(peers, side, version, [("fo-zstd", 0, 0), ("fo-noconv", 0, 0)]),
+                   what=f"Fetch v{version} of a zstd topic and a topic without down-conversion",
+                   ignore=("responses.0.partitions.0.records",) if version == 9 else ())
