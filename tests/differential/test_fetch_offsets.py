@@ -29,7 +29,8 @@ from tests.support.fetch_peers import Peers
 from tests.support.wire import Answer
 
 FETCH, LIST_OFFSETS, DELETE_RECORDS, OFFSET_FOR_LEADER_EPOCH = 1, 2, 21, 23
-READ, DELETE, DESCRIBE = 3, 6, 8
+READ, DELETE, DESCRIBE, CLUSTER_ACTION = 3, 6, 8, 10
+CLUSTER = 4
 
 
 @pytest.fixture(scope="module")
@@ -277,3 +278,28 @@ def test_old_fetch_versions_and_topic_configs(peers) -> None:
         peers.same(FETCH, version, lambda side, version=version: _fetch(peers, side, version, [("fo-zstd", 0, 0), ("fo-noconv", 0, 0)]),
                    what=f"Fetch v{version} of a zstd topic and a topic without down-conversion",
                    ignore=("responses.0.partitions.0.records",) if version == 9 else ())
+
+
+def test_cluster_action_grants_every_topic(peers) -> None:
+    """CLUSTER_ACTION on the cluster: OffsetForLeaderEpoch answers every topic; a follower fetch is authorized (and
+    refused as an unknown replica, with the leader named from v16)."""
+    peers.grant("kafka-cluster", CLUSTER_ACTION, resource_type=CLUSTER)
+    try:
+        def epochs(side):
+            return OffsetForLeaderEpochRequest(replica_id=-1, topics=[OffsetForLeaderEpochRequest.OffsetForLeaderTopic(
+                topic=name, partitions=[OffsetForLeaderEpochRequest.OffsetForLeaderPartition(partition=0, current_leader_epoch=-1, leader_epoch=0)])
+                for name in ("fo-secret", "fo-data", "fo-missing")])
+        kafka, _ = peers.same(OFFSET_FOR_LEADER_EPOCH, 4, epochs, what="OffsetForLeaderEpoch with CLUSTER_ACTION")
+        assert kafka.body.topics[0].partitions[0].error_code == 0
+        for version in (12, 16):
+            def follower(side, version=version):
+                request = _fetch(peers, side, version, [("fo-data", 0, 0), ("fo-secret", 0, 0), ("fo-missing", 0, 0)], current_leader_epoch=0)
+                if version >= 15:
+                    request.replica_state = FetchRequest.ReplicaState(replica_id=1, replica_epoch=-1)
+                else:
+                    request.replica_id = 1
+                return request
+            peers.same(FETCH, version, follower, what=f"follower fetch v{version} with CLUSTER_ACTION",
+                       ignore=("node_endpoints.*.host", "node_endpoints.*.port"))
+    finally:
+        peers.revoke("kafka-cluster", CLUSTER_ACTION, resource_type=CLUSTER)

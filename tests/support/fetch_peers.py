@@ -11,11 +11,14 @@ import time
 from kafka_shim.authorizer import (
     MATCH_ANY,
     AccessControlEntry,
+    AccessControlEntryFilter,
     AclBinding,
+    AclBindingFilter,
     AclOperation,
     AclPermissionType,
     PatternType,
     ResourcePattern,
+    ResourcePatternFilter,
     ResourceType,
 )
 from kafka_shim.protocol.framing import encode_request
@@ -87,15 +90,27 @@ class Peers:
         append(self.shim, topic, partition, data)
 
     # -- ACLs --------------------------------------------------------------------------------------------------
-    def grant(self, topic: str, *operations: int) -> None:
-        creations = [CreateAclsRequest.AclCreation(resource_type=TOPIC_RT, resource_name=topic, resource_pattern_type=LITERAL,
+    def grant(self, topic: str, *operations: int, resource_type: int = TOPIC_RT) -> None:
+        """ALLOW ``operations`` to User:ANONYMOUS on the topic (or, with ``resource_type=4``, on the cluster)."""
+        creations = [CreateAclsRequest.AclCreation(resource_type=resource_type, resource_name=topic, resource_pattern_type=LITERAL,
                                                    principal=ANONYMOUS, host="*", operation=op, permission_type=ALLOW) for op in operations]
         with self._admin() as admin:
             answer = admin.request(CREATE_ACLS, 3, CreateAclsRequest(creations=creations))
         assert [r.error_code for r in answer.body.results] == [0] * len(creations), answer
         self.shim.call(lambda: self.shim.broker.authorizer.create_acls([
-            AclBinding(ResourcePattern(ResourceType.TOPIC, topic, PatternType.LITERAL),
+            AclBinding(ResourcePattern(ResourceType(resource_type), topic, PatternType.LITERAL),
                        AccessControlEntry(ANONYMOUS, "*", AclOperation(op), AclPermissionType.ALLOW)) for op in operations]))
+        self._settle()
+
+    def revoke(self, name: str, operation: int, resource_type: int = TOPIC_RT) -> None:
+        """Remove one ALLOW of User:ANONYMOUS from both brokers."""
+        with self._admin() as admin:
+            admin.request(DELETE_ACLS, 3, DeleteAclsRequest(filters=[DeleteAclsRequest.DeleteAclsFilter(
+                resource_type_filter=resource_type, resource_name_filter=name, pattern_type_filter=LITERAL, principal_filter=ANONYMOUS,
+                host_filter="*", operation=operation, permission_type=ALLOW)]))
+        self.shim.call(lambda: self.shim.broker.authorizer.delete_acls([AclBindingFilter(
+            ResourcePatternFilter(ResourceType(resource_type), name, PatternType.LITERAL),
+            AccessControlEntryFilter(ANONYMOUS, "*", AclOperation(operation), AclPermissionType.ALLOW))]))
         self._settle()
 
     def reset_acls(self) -> None:
