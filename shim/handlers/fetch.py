@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 
 from kafka_shim.authorizer import CLUSTER_NAME
 from kafka_shim.protocol import messages
@@ -43,6 +44,7 @@ from kafka_shim.shim.partitions.fetch_sessions import (
 )
 from kafka_shim.shim.partitions.manager import Partitions
 from kafka_shim.shim.partitions.read import ReadParams, read_partitions
+from kafka_shim.shim.partitions.waiting import AppendWaiters
 from kafka_shim.shim.requests.authz import allowed, allowed_names, check
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.requests.work import EncodeOffLoop
@@ -103,7 +105,7 @@ async def fetch(ctx: RequestContext, request: messages.FetchRequest) -> FetchRes
         min_bytes = min(request.min_bytes, max_bytes)
         answers = read_partitions(partitions, interesting, params)
         if request.max_wait_ms > 0 and not _complete(answers, min_bytes):
-            answers = await _long_poll(partitions, waiters, interesting, params, min_bytes, request.max_wait_ms, answers)
+            answers = await _long_poll(partitions, waiters, interesting, params, min_bytes, request.max_wait_ms)
     error, response_session, kept = context.respond(answers + refused)
     response = FetchResponse(throttle_time_ms=0, error_code=error, session_id=response_session,
                              responses=_topics(ctx, partitions, kept, context.partitions(), version),
@@ -113,11 +115,12 @@ async def fetch(ctx: RequestContext, request: messages.FetchRequest) -> FetchRes
     return response
 
 
-def _partition_id(topic: object, partition: int, version: int, name_of) -> TopicPartitionId:
+def _partition_id(topic: messages.FetchRequest.FetchTopic | messages.FetchRequest.ForgottenTopic, partition: int, version: int,
+                  name_of: Callable[[uuid.UUID], str | None]) -> TopicPartitionId:
+    """By topic id from v13 (the name when the id is known), by name before."""
     if version >= 13:
-        topic_id = topic.topic_id  # type: ignore[attr-defined]
-        return TopicPartitionId(topic_id, name_of(topic_id), partition)
-    return TopicPartitionId(ZERO_UUID, topic.topic, partition)  # type: ignore[attr-defined]
+        return TopicPartitionId(topic.topic_id, name_of(topic.topic_id), partition)
+    return TopicPartitionId(ZERO_UUID, topic.topic, partition)
 
 
 def _partition_request(p: messages.FetchRequest.FetchPartition, version: int) -> PartitionRequest:
@@ -169,12 +172,12 @@ def _complete(answers: list[tuple[TopicPartitionId, PartitionAnswer]], min_bytes
     return total >= min_bytes
 
 
-async def _long_poll(partitions: Partitions, waiters, fetches, params: ReadParams, min_bytes: int, max_wait_ms: int,
-                     answers: list[tuple[TopicPartitionId, PartitionAnswer]]) -> list[tuple[TopicPartitionId, PartitionAnswer]]:
+async def _long_poll(partitions: Partitions, waiters: AppendWaiters, fetches: list[tuple[TopicPartitionId, PartitionRequest]],
+                     params: ReadParams, min_bytes: int, max_wait_ms: int) -> list[tuple[TopicPartitionId, PartitionAnswer]]:
     """DelayedFetch: wait for appends to the fetched partitions until min_bytes are there or max_wait_ms passed, then
     read again (as Kafka's onComplete does)."""
     deadline = time.monotonic() + max_wait_ms / 1000
-    keys = [(tp.topic, tp.partition) for tp, _ in fetches]
+    keys = [(tp.topic or "", tp.partition) for tp, _ in fetches]
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0 or await waiters.wait(keys, remaining) is None:
