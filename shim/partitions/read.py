@@ -92,6 +92,12 @@ def read_partition(partitions: Partitions, tp: TopicPartitionId, request: Partit
             answer.aborted_transactions = None
             return answer
     upper = log_end if params.upper_bound_is_log_end else last_stable
+    if max_bytes < 0:
+        # Kafka's LogSegment.read refuses a negative size (IllegalArgumentException: UNKNOWN_SERVER_ERROR), but is
+        # only reached when there is something to read.
+        if log_start <= offset < upper:
+            return error_answer(ErrorCode.UNKNOWN_SERVER_ERROR)
+        max_bytes = 0
     try:
         info = log.read(offset, max_bytes, upper_bound=upper, min_one_batch=min_one_batch)
     except OffsetOutOfRange:

@@ -107,11 +107,13 @@ def test_fetch_old_versions_down_converted(peers, version) -> None:
     peers.same(FETCH, version, lambda side: _fetch(peers, side, version, [("fo-data", 0, 7)]), what=f"Fetch v{version} of an uncompressed batch")
 
 
-@pytest.mark.parametrize("max_bytes,partition_max_bytes", [(0, 0), (1, 1 << 20), (100, 100), (1 << 20, 80), (500, 1 << 20)])
+@pytest.mark.parametrize("max_bytes,partition_max_bytes", [(0, 0), (1, 1 << 20), (100, 100), (1 << 20, 80), (500, 1 << 20),
+                                                           (1 << 20, -1), (-1, 1 << 20)])
 def test_fetch_size_limits(peers, max_bytes, partition_max_bytes) -> None:
+    parts = [("fo-data", 0, 0), ("fo-data", 1, 0), ("fo-empty", 0, 0), ("fo-data", 0, 7)]
     for version in (3, 12):
-        peers.same(FETCH, version, lambda side, version=version: _fetch(peers, side, version, [("fo-data", 0, 0), ("fo-data", 1, 0)],
-                                                       max_bytes=max_bytes, partition_max_bytes=partition_max_bytes),
+        peers.same(FETCH, version, lambda side, version=version: _fetch(peers, side, version, parts, max_bytes=max_bytes,
+                                                                        partition_max_bytes=partition_max_bytes),
                    what=f"Fetch v{version} max_bytes={max_bytes} partition_max_bytes={partition_max_bytes}",
                    ignore=() if version > 3 else ("responses.*.partitions.*.records",))
 
