@@ -111,6 +111,8 @@ def test_confluent_kafka_log_append_time_offsets_and_watermarks(broker) -> None:
         assert consumer.get_watermark_offsets(TopicPartition("appended", 0), timeout=30) == (0, 4)
         found = consumer.offsets_for_times([TopicPartition("appended", 0, before)], timeout=30)
         assert found[0].offset == 0
+        # librdkafka (2.16) does not implement KIP-227: it fetches with session 0, epoch -1, and none is kept.
+        assert broker.call(len, broker.broker.services.fetch_sessions) == 0
     finally:
         consumer.close()
 
