@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kafka_shim.protocol.messages import (
     DeleteRecordsRequest,
@@ -305,3 +307,29 @@ def test_cluster_action_grants_every_topic(peers) -> None:
                        ignore=("node_endpoints.*.host", "node_endpoints.*.port"))
     finally:
         peers.revoke("kafka-cluster", CLUSTER_ACTION, resource_type=CLUSTER)
+
+
+_PARTS = st.sampled_from([("fo-data", 0), ("fo-data", 1), ("fo-empty", 0), ("fo-secret", 0), ("fo-data", 5), ("fo-missing", 0)])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(version=st.sampled_from([4, 7, 11, 12, 13, 17]),
+       parts=st.lists(st.tuples(_PARTS, st.integers(-1, 10), st.sampled_from([0, 1, 60, 100, 400, 1 << 20])), min_size=1, max_size=5),
+       max_bytes=st.sampled_from([0, 1, 90, 500, 1 << 20]), isolation=st.sampled_from([0, 1]))
+def test_random_fetches(peers, version, parts, max_bytes, isolation) -> None:
+    def build(side):
+        request = _fetch(peers, side, version, [(t, p, offset) for (t, p), offset, _ in parts], max_bytes=max_bytes, isolation=isolation)
+        sizes = iter(size for _, _, size in parts)
+        for topic in request.topics:
+            for partition in topic.partitions:
+                partition.partition_max_bytes = next(sizes)
+        return request
+    peers.same(FETCH, version, build, what=f"Fetch v{version} {parts} max_bytes={max_bytes} isolation={isolation}")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(version=st.integers(1, 9), parts=st.lists(st.tuples(_PARTS, st.sampled_from([-5, -4, -3, -2, -1, 0, T0, T0 + 3, T0 + 12, T0 + 50])),
+                                                 min_size=1, max_size=5))
+def test_random_list_offsets(peers, version, parts) -> None:
+    peers.same(LIST_OFFSETS, version, lambda side: _offsets(version, [(t, p, stamp) for (t, p), stamp in parts]),
+               what=f"ListOffsets v{version} {parts}")
