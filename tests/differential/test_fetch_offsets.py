@@ -27,7 +27,7 @@ from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from tests.support.appending import T0, batch, values
 from tests.support.compare import assert_same
-from tests.support.fetch_peers import Peers
+from tests.support.fetch_peers import Peers, name_topic_ids
 from tests.support.wire import Answer
 
 FETCH, LIST_OFFSETS, DELETE_RECORDS, OFFSET_FOR_LEADER_EPOCH = 1, 2, 21, 23
@@ -333,3 +333,41 @@ def test_random_fetches(peers, version, parts, max_bytes, isolation) -> None:
 def test_random_list_offsets(peers, version, parts) -> None:
     peers.same(LIST_OFFSETS, version, lambda side: _offsets(version, [(t, p, stamp) for (t, p), stamp in parts]),
                what=f"ListOffsets v{version} {parts}")
+
+
+@pytest.mark.parametrize("version", [7, 12, 13])
+def test_incremental_session_updates_and_forgets(peers, version) -> None:
+    """A session over four partitions: incremental fetches that move an offset, add one, forget one; each answer
+    carries exactly the partitions Kafka's carries."""
+    sessions: list[int] = [0, 0]
+    epoch = [0]
+
+    def build(parts, forget=()):
+        def make(side):
+            request = _fetch(peers, side, version, parts)
+            request.session_id, request.session_epoch = sessions[side], epoch[0]
+            request.forgotten_topics_data = [FetchRequest.ForgottenTopic(
+                topic=name, topic_id=peers.topic_ids[name][side], partitions=[p]) for name, p in forget]
+            return request
+        return make
+
+    def step(parts, forget=(), what=""):
+        kafka, shim = peers.both(FETCH, version, build(parts, forget))
+        if epoch[0] == 0:
+            sessions[:] = [kafka.body.session_id, shim.body.session_id]
+            assert all(sessions), sessions
+        kafka.body.session_id = shim.body.session_id = 0
+        kafka.correlation_id = shim.correlation_id
+        for answer, side in ((kafka, 0), (shim, 1)):
+            name_topic_ids(answer, {ids[side]: name for name, ids in peers.topic_ids.items()})
+        assert_same(kafka, shim, what=f"v{version} session epoch {epoch[0]}: {what}")
+        epoch[0] += 1
+        return shim
+
+    step([("fo-data", 0, 0), ("fo-data", 1, 0), ("fo-empty", 0, 0)], what="full fetch")
+    step([], what="nothing changed")
+    step([("fo-data", 0, 3)], what="one offset moved back into the records")
+    step([("fo-secret", 0, 0)], what="a denied partition added")
+    last = step([], forget=[("fo-data", 0)], what="a partition forgotten")
+    # Only the denied partition is answered again (errors always are); the others have nothing new.
+    assert [(t.topic or t.topic_id, [p.partition_index for p in t.partitions]) for t in last.body.responses] == [("fo-secret", [0])]

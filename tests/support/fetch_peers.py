@@ -151,13 +151,13 @@ class Peers:
         kafka_ids = {ids[0]: name for name, ids in self.topic_ids.items()}
         shim_ids = {ids[1]: name for name, ids in self.topic_ids.items()}
         for answer, ids in ((kafka, kafka_ids), (shim, shim_ids)):
-            _name_topic_ids(answer, ids)
+            name_topic_ids(answer, ids)
         kafka.correlation_id = shim.correlation_id
         assert_same(kafka, shim, ignore=ignore, what=what)
         return kafka, shim
 
 
-def _name_topic_ids(answer: Answer, ids: dict) -> None:
+def name_topic_ids(answer: Answer, ids: dict) -> None:
     """Replace each broker's own topic ids by the topic's name, so the answers compare."""
     for topic in getattr(answer.body, "responses", None) or []:
         if topic.topic_id in ids:
