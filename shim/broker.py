@@ -20,6 +20,7 @@ from kafka_shim.shim.log.errors import LogError
 from kafka_shim.shim.log.log_manager import LogManager
 from kafka_shim.shim.log.storage import FileStorage
 from kafka_shim.shim.net.connection import KafkaConnection
+from kafka_shim.shim.partitions.chores import run_chores
 from kafka_shim.shim.partitions.fetch_sessions import FetchSessionCache
 from kafka_shim.shim.partitions.manager import Partitions
 from kafka_shim.shim.partitions.waiting import AppendWaiters
@@ -72,6 +73,7 @@ class Broker:
         self.servers: list[asyncio.base_events.Server] = []
         self.bound: list[BoundListener] = []
         self.dispatcher = Dispatcher(self.services)
+        self._chores: asyncio.Task | None = None
 
     # The cluster state and the authorizer, for tests and embedding code (handlers use ``ctx.services``).
     @property
@@ -128,6 +130,8 @@ class Broker:
         except OSError as exc:
             await self.stop()
             raise OSError(exc.errno, f"cannot listen on {listener.name}://{listener.host}:{listener.port}: {exc.strerror}") from None
+        if services.partitions is not None and self._chores is None:
+            self._chores = loop.create_task(run_chores(services.partitions), name="kafka-shim-log-chores")
         for b in self.bound:
             log.info("listening", listener=b.url, cluster_id=self.state.cluster_id, node_id=self.state.node_id)
         return self.bound
@@ -150,6 +154,10 @@ class Broker:
                 for conn in list(self.connections):
                     conn.abort()
         self.servers.clear()
+        if self._chores is not None:
+            chores, self._chores = self._chores, None
+            chores.cancel()
+            await asyncio.gather(chores, return_exceptions=True)  # let it finish before the loop closes
         if self.services.partitions is not None:
             self.services.partitions.close()
         if self.services.authorizer is not None:

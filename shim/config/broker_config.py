@@ -58,6 +58,11 @@ KNOWN_IGNORED = {
     "offsets.topic.replication.factor",
     "transaction.state.log.replication.factor",
     "transaction.state.log.min.isr",
+    # read from the raw properties when Metadata auto-creates the internal topics (partitions.topic_admin)
+    "offsets.topic.num.partitions",
+    "offsets.topic.segment.bytes",
+    "transaction.state.log.num.partitions",
+    "transaction.state.log.segment.bytes",
     "log.retention.hours",
     "log.segment.bytes",
     "log.retention.check.interval.ms",

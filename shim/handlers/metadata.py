@@ -2,7 +2,9 @@
 
 Behaviour. What it asks the authorizer is declared in authorizer.api_checks (key 3): DESCRIBE on each requested
 topic (explicit list: denied topics get 29; all topics: they are left out, their denials not logged at INFO),
-CREATE for topics it would auto-create, and the authorized-operations bitfields. The answer lists, as Kafka does:
+CREATE for topics it would auto-create, and the authorized-operations bitfields. With ``auto.create.topics.enable``
+(and v4+'s allow_auto_topic_creation) a describable, creatable topic that does not exist is created with
+``num.partitions`` partitions; like a KRaft broker, that answer still says 3 and the next one lists the topic. The answer lists, as Kafka does:
 unknown topic ids, then the described topics (existing ones before missing ones), then topics denied creation,
 then topics denied description; each part in the order of Kafka's Scala Set for it (javacompat.scala_set).
 Whole-request errors use Kafka's getErrorResponse (``metadata_error_response``): every requested topic carries
@@ -18,6 +20,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import structlog
+
 from kafka_shim.authorizer import CLUSTER_NAME, ResourceType
 from kafka_shim.authorizer.api_checks import metadata_all_topics
 from kafka_shim.protocol import messages
@@ -28,9 +32,12 @@ from kafka_shim.shim.cluster.topics import INTERNAL_TOPICS, Topic, topic_name_er
 from kafka_shim.shim.handlers import handles
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.javacompat.scala_set import ScalaSet, kafka_uuid_hash, scala_set
+from kafka_shim.shim.partitions.topic_admin import BatchTooLarge, TopicAdmin, auto_created_topic, topic_name_invalid
 from kafka_shim.shim.requests.authz import allowed, allowed_names, authorized_operations, bitfield, check, shortcut_allowed
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.requests.work import Each, Pure, Steps, run_inline, run_sliced
+
+log = structlog.get_logger("kafka_shim.metadata")
 
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 # Above this many requested topics the answer is built in slices and in the worker thread (shim.requests.work),
@@ -46,7 +53,56 @@ _Topic = MetadataResponse.MetadataResponseTopic
 _Partition = MetadataResponse.MetadataResponsePartition
 
 
+_INT_MASK = 0xFFFFFFFF
+
+
+def _java_int_list_hash(values: tuple[int, ...]) -> int:
+    h = 1
+    for v in values:
+        h = (31 * h + v) & _INT_MASK
+    return h
+
+
+def _partition_hash(fields: tuple[int, int, int, tuple[int, ...], tuple[int, ...]]) -> int:
+    """MetadataResponsePartition.hashCode (generated: every field in schema order; no error, no offline replicas here)."""
+    index, leader, epoch, replicas, isr = fields
+    h = 0
+    for v in (ErrorCode.NONE, index, leader, epoch):
+        h = (31 * h + v) & _INT_MASK
+    for values in (replicas, isr, ()):
+        h = (31 * h + _java_int_list_hash(values)) & _INT_MASK
+    return h
+
+
+@lru_cache(maxsize=1024)
+def _partition_order(partitions: tuple[tuple[int, int, int, tuple[int, ...], tuple[int, ...]], ...]) -> tuple[int, ...]:
+    """The positions of a topic's partitions in the order Kafka 3.9 lists them in Metadata.
+
+    KRaftMetadataCache maps the partitions' entry set into a Scala mutable.HashSet of MetadataResponsePartition, so
+    the answer follows that set: buckets of ``h ^ h >>> 16`` masked by its table (16 slots, doubled when an insert
+    reaches three quarters), ordered by hash within a bucket. Three partitions come as 1, 2, 0.
+    """
+    return tuple(_scala_mutable_hash_order([_partition_hash(fields) for fields in partitions]))
+
+
+def _scala_mutable_hash_order(hashes: list[int]) -> list[int]:
+    """The positions of elements (given their Java hashCodes, unsigned) in the order a Scala 2.13 mutable.HashSet or
+    HashMap filled with them in that order iterates: buckets of ``h ^ h >>> 16`` masked by the table (16 slots,
+    doubled before an insert that would reach three quarters), ascending signed hash within a bucket."""
+    slots = 16
+    for count in range(1, len(hashes) + 1):
+        if count >= int(slots * 0.75):
+            slots *= 2
+    keys = []
+    for position, h in enumerate(hashes):
+        improved = h ^ (h >> 16)
+        signed = improved - (1 << 32) if improved >= 1 << 31 else improved
+        keys.append((improved & (slots - 1), signed, position))
+    return [position for _, _, position in sorted(keys)]
+
+
 def _describe(topic: Topic) -> _Topic:
+    fields = tuple((p.index, p.leader_id, p.leader_epoch, tuple(p.replicas), tuple(p.isr)) for p in topic.partitions)
     return _Topic(
         error_code=ErrorCode.NONE,
         name=topic.name,
@@ -62,7 +118,7 @@ def _describe(topic: Topic) -> _Topic:
                 isr_nodes=list(p.isr),
                 offline_replicas=[],
             )
-            for p in topic.partitions
+            for p in (topic.partitions[i] for i in _partition_order(fields))
         ],
     )
 
@@ -127,6 +183,40 @@ def _all_missing(names: ScalaSet[str]) -> list[_Topic]:
     return [_missing(n) for n in names]
 
 
+def _auto_create(ctx: RequestContext, absent: ScalaSet[str]) -> list[str]:
+    """Create the missing topics Kafka's AutoTopicCreationManager would, and answer them in its order.
+
+    A KRaft broker sends a CreateTopics (num.partitions, default.replication.factor, no configs) to its controller
+    and answers this request at once with 3 for each, the topic being there by the next Metadata; here the topic is
+    created before the answer, and the answer is still 3. Illegal names come first (17, never created), then the
+    others in the order of the Scala mutable.HashMap that holds them. A creation the controller would refuse (a
+    replication factor above the live brokers) leaves the topic missing, as in Kafka. ``__consumer_offsets`` and
+    ``__transaction_state`` are created as their coordinators size them (``offsets.topic.*``,
+    ``transaction.state.log.*``; the default replication factor of 3 is more than one broker holds, so by default
+    they are not).
+    """
+    invalid = [n for n in absent if topic_name_invalid(n)]
+    valid = [n for n in absent if not topic_name_invalid(n)]
+    creatable = [valid[i] for i in _scala_mutable_hash_order([java_string_hash(n) for n in valid])]
+    partitions = ctx.services.partitions
+    config = ctx.services.config
+    if creatable and partitions is not None:
+        admin = TopicAdmin(partitions, num_partitions=config.num_partitions, default_replication_factor=config.default_replication_factor)
+        wanted = [auto_created_topic(n, partitions.broker_properties, config.num_partitions, config.default_replication_factor)
+                  for n in creatable]
+        try:
+            results = admin.create_topics(wanted, False)
+        except BatchTooLarge as exc:
+            log.info("auto_topic_creation_failed", topics=creatable, error_code=exc.code, reason=exc.message)
+            results = []
+        for r in results:
+            if r.error:
+                log.info("auto_topic_creation_failed", topic=r.name, error_code=r.error, reason=r.message)
+            else:
+                log.info("auto_topic_created", topic=r.name, principal=ctx.principal, partitions=len(partitions.cluster.topics[r.name].partitions))
+    return invalid + creatable
+
+
 def _answer(ctx: RequestContext, request: messages.MetadataRequest) -> Steps[MetadataResponse]:
     """The answer; its request-sized steps are yielded (shim.requests.work): pure ones as ``Pure``, state lookups as ``Each``."""
     version = ctx.api_version
@@ -162,7 +252,8 @@ def _answer(ctx: RequestContext, request: messages.MetadataRequest) -> Steps[Met
             authorized = names.where(describable.__contains__)
             undescribable = names.where(lambda n: n not in describable)
     create_denied: tuple[str, ...] | ScalaSet[str] = ()
-    if services.authorizer is not None and services.config.auto_create_topics and _CREATE.applies_to(request, version):
+    may_create = services.config.auto_create_topics and _CREATE.applies_to(request, version)
+    if services.authorizer is not None and may_create:
         missing = authorized.where(lambda n: n not in state.topics)
         if missing and not shortcut_allowed(ctx, _CREATE):
             creatable = {n for n in missing if allowed(ctx, _CREATE, n)}
@@ -175,6 +266,8 @@ def _answer(ctx: RequestContext, request: messages.MetadataRequest) -> Steps[Met
     described = [_describe(topic) for topic in found if topic is not None]
     if len(described) < len(authorized):
         absent = (yield Pure(_absent, authorized, found)) if described else authorized
+        if may_create:
+            absent = _auto_create(ctx, absent)
         described += yield Pure(_all_missing, absent)
     if version >= 8 and request.include_topic_authorized_operations:
         for entry in described:

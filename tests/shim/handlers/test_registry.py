@@ -53,7 +53,8 @@ def test_load_all_imports_only_modules_that_register_handlers() -> None:
 
 # The APIs whose whole-request error answer kafka-shim can build; the SASL gate closes the connection for the rest.
 WITH_ERROR_FORM = {ApiKey.METADATA, ApiKey.SASL_HANDSHAKE, ApiKey.API_VERSIONS, ApiKey.DESCRIBE_ACLS, ApiKey.CREATE_ACLS,
-                   ApiKey.DELETE_ACLS, ApiKey.SASL_AUTHENTICATE, ApiKey.DESCRIBE_CLUSTER}
+                   ApiKey.DELETE_ACLS, ApiKey.SASL_AUTHENTICATE, ApiKey.DESCRIBE_CLUSTER, ApiKey.CREATE_TOPICS, ApiKey.DELETE_TOPICS,
+                   ApiKey.CREATE_PARTITIONS, ApiKey.DESCRIBE_TOPIC_PARTITIONS}
 # The read side of the data plane (issue 13).
 WITH_ERROR_FORM |= {ApiKey.FETCH, ApiKey.LIST_OFFSETS, ApiKey.DELETE_RECORDS, ApiKey.OFFSET_FOR_LEADER_EPOCH}
 
@@ -78,6 +79,14 @@ def _request(api_key: int) -> object:
         partition_cls = next(getattr(cls, n) for n in dir(cls) if n.endswith("Partition"))
         name = "topic" if api_key == ApiKey.OFFSET_FOR_LEADER_EPOCH else "name"
         return cls(topics=[topic_cls(**{name: "t", "partitions": [partition_cls()]})])
+    if api_key == ApiKey.CREATE_TOPICS:
+        return cls(topics=[cls.CreatableTopic(name="t")])
+    if api_key == ApiKey.DELETE_TOPICS:
+        return cls(topic_names=["t"], topics=[cls.DeleteTopicState(name="u")])
+    if api_key == ApiKey.CREATE_PARTITIONS:
+        return cls(topics=[cls.CreatePartitionsTopic(name="t", count=2)])
+    if api_key == ApiKey.DESCRIBE_TOPIC_PARTITIONS:
+        return cls(topics=[cls.TopicRequest(name="t")])
     return cls()
 
 

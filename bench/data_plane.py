@@ -1,0 +1,317 @@
+"""Produce and fetch throughput and produce-to-consume latency: kafka-shim, librdkafka's mock cluster, Apache Kafka 3.9.
+
+    .venv/bin/python bench/data_plane.py [--mb 64] [--quick] [--without-kafka] [--json out.json] [--chart out.png]
+
+The load comes from librdkafka (confluent-kafka), a C client fast enough not to be the bottleneck, in separate
+processes (one per producer), so no Python load generator shares a GIL with what is measured. Shapes: 100 B and
+1 KiB records, acks=1 and acks=all, 1 and 8 producers, each writing its share of ``--mb`` MiB into one topic of 4
+partitions; then one consumer reads everything back with assign() from offset 0 (fetch throughput); then one
+producer sends a record every 2 ms while a consumer long-polls, and the time from send to receipt gives the
+latency percentiles. Every server starts empty and gets the same workloads in the same order. On a 2-core machine
+the load generators share the CPU with the server under test, so absolute figures are lower bounds; compare ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from real_kafka import STOCK_JVM_OPTS, start_real_kafka  # noqa: E402
+from server import start_mock  # noqa: E402
+
+# librdkafka's mock creates topics on first use with 4 partitions and has no CreateTopics controller; the same
+# count everywhere keeps the shapes equal.
+PARTITIONS = 4
+
+# One producer process: writes `count` records of `size` bytes, prints the seconds from the first send to the
+# last acknowledgement (and how many failed).
+PRODUCER = r"""
+import json, sys, time
+from confluent_kafka import Producer
+bootstrap, topic, count, size, acks = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+p = Producer({"bootstrap.servers": bootstrap, "acks": acks, "linger.ms": 5, "batch.size": 1000000,
+              "queue.buffering.max.messages": 1000000, "queue.buffering.max.kbytes": 1048576, "enable.idempotence": False})
+failed = 0
+def report(err, msg):
+    global failed
+    if err is not None:
+        failed += 1
+payload = b"x" * size
+p.list_topics(topic, timeout=30)
+sys.stdout.write("ready\n"); sys.stdout.flush(); sys.stdin.readline()
+start = time.perf_counter()
+for i in range(count):
+    while True:
+        try:
+            p.produce(topic, payload, on_delivery=report)
+            break
+        except BufferError:
+            p.poll(0.01)
+    if i % 1000 == 0:
+        p.poll(0)
+left = p.flush(120)
+print(json.dumps({"seconds": time.perf_counter() - start, "failed": failed + left}))
+"""
+
+# One consumer: reads `count` records from every partition of the topic from offset 0.
+CONSUMER = r"""
+import json, sys, time
+from confluent_kafka import Consumer, TopicPartition
+bootstrap, topic, count, partitions = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+c = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-fetch", "enable.auto.commit": False,
+              "auto.offset.reset": "earliest", "fetch.max.bytes": 52428800, "max.partition.fetch.bytes": 1048576, "queued.max.messages.kbytes": 262144})
+c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+got = size = 0
+start = last = time.perf_counter()
+# A server that dropped records (the mock keeps a bounded log) leaves the count unreachable: stop 10 s after the
+# last record arrived and report what is missing.
+while got < count and time.perf_counter() - last < 10:
+    for m in c.consume(10000, timeout=1.0):
+        if m.error() is None:
+            got += 1
+            size += len(m.value())
+            last = time.perf_counter()
+elapsed = last - start
+c.close()
+print(json.dumps({"seconds": elapsed, "records": got, "bytes": size}))
+"""
+
+# Latency: a consumer long-polls the topic's partition 0 while a producer sends a timestamped record every 2 ms.
+LATENCY = r"""
+import json, struct, sys, threading, time
+from confluent_kafka import Consumer, Producer, TopicPartition
+bootstrap, topic, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+c = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-latency", "enable.auto.commit": False,
+              "fetch.wait.max.ms": 500, "fetch.min.bytes": 1})
+c.assign([TopicPartition(topic, 0, -1)])  # from the end
+p = Producer({"bootstrap.servers": bootstrap, "acks": "1", "linger.ms": 0})
+p.list_topics(topic, timeout=30)
+lat = []
+def consume():
+    deadline = time.perf_counter() + 120
+    while len(lat) < count and time.perf_counter() < deadline:
+        m = c.poll(0.5)
+        if m is not None and m.error() is None and len(m.value()) == 8:
+            lat.append(time.perf_counter() - struct.unpack(">d", m.value())[0])
+reader = threading.Thread(target=consume)
+c.poll(2.0)  # join the assignment before the first record
+reader.start()
+for _ in range(count):
+    p.produce(topic, struct.pack(">d", time.perf_counter()), partition=0)
+    p.poll(0)
+    time.sleep(0.002)
+p.flush(30)
+reader.join()
+c.close()
+lat.sort()
+pick = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] * 1000 if lat else float("nan")
+print(json.dumps({"received": len(lat), "p50_ms": pick(0.50), "p99_ms": pick(0.99)}))
+"""
+
+
+@dataclass
+class Throughput:
+    server: str
+    kind: str  # produce | fetch
+    size: int
+    acks: str
+    producers: int
+    records: int
+    seconds: float
+    records_per_s: float
+    mb_per_s: float
+    failed: int = 0
+
+
+@dataclass
+class Latency:
+    server: str
+    received: int
+    p50_ms: float
+    p99_ms: float
+
+
+def _python(script: str, *args: object, stdin: bool = False) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", script, *map(str, args)], stdout=subprocess.PIPE,
+                            stdin=subprocess.PIPE if stdin else None, text=True)
+
+
+def create_topic(bootstrap: str, topic: str, partitions: int, *, auto: bool = False) -> None:
+    """CreateTopics, or (``auto``: the mock) the topic's creation on first use by Metadata."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    if not auto:
+        for future in admin.create_topics([NewTopic(topic, partitions, 1)], operation_timeout=30).values():
+            future.result(timeout=60)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # until every partition has a leader (Kafka creates them asynchronously)
+        meta = admin.list_topics(topic, timeout=10).topics.get(topic)
+        if meta is not None and meta.error is None and len(meta.partitions) == partitions and all(
+            p.leader >= 0 for p in meta.partitions.values()
+        ):
+            return
+        time.sleep(0.1)
+    raise SystemExit(f"{bootstrap}: topic {topic} has no leaders after 60 s")
+
+
+def produce(server: str, bootstrap: str, topic: str, total_bytes: int, size: int, acks: str, producers: int) -> Throughput:
+    per_producer = max(total_bytes // size // producers, 1)
+    procs = [_python(PRODUCER, bootstrap, topic, per_producer, size, acks, stdin=True) for _ in range(producers)]
+    for proc in procs:
+        if proc.stdout.readline().strip() != "ready":
+            raise SystemExit(f"{server}: a producer did not start")
+    start = time.perf_counter()
+    for proc in procs:
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    outs = [json.loads(proc.communicate(timeout=600)[0]) for proc in procs]
+    elapsed = time.perf_counter() - start
+    records = per_producer * producers
+    return Throughput(server, "produce", size, acks, producers, records, round(elapsed, 3), records / elapsed,
+                      records * size / elapsed / 2**20, sum(o["failed"] for o in outs))
+
+
+def fetch(server: str, bootstrap: str, topic: str, records: int, size: int) -> Throughput:
+    out = json.loads(_python(CONSUMER, bootstrap, topic, records, PARTITIONS).communicate(timeout=600)[0])
+    failed = records - out["records"]
+    return Throughput(server, "fetch", size, "-", 1, out["records"], round(out["seconds"], 3), out["records"] / out["seconds"],
+                      out["bytes"] / out["seconds"] / 2**20, failed)
+
+
+def latency(server: str, bootstrap: str, topic: str, count: int) -> Latency:
+    out = json.loads(_python(LATENCY, bootstrap, topic, count).communicate(timeout=300)[0])
+    return Latency(server, out["received"], round(out["p50_ms"], 3), round(out["p99_ms"], 3))
+
+
+def start_shim() -> tuple[subprocess.Popen, str]:
+    args = [sys.executable, "-m", "kafka_shim.shim.tools.cli", "serve", "--override", "listeners=PLAINTEXT://127.0.0.1:0",
+            "--log-level", "warning"]
+    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    return proc, proc.stdout.readline().strip().split("://", 1)[1]
+
+
+def measure(server: str, bootstrap: str, total_bytes: int, latency_count: int) -> tuple[list[Throughput], Latency]:
+    results: list[Throughput] = []
+    run = 0
+    for size in (100, 1024):
+        written = 0
+        topic = f"bench-{size}"
+        create_topic(bootstrap, topic, PARTITIONS, auto=server == "librdkafka-mock")
+        for acks in ("1", "all"):
+            for producers in (1, 8):
+                run += 1
+                result = produce(server, bootstrap, topic, total_bytes, size, acks, producers)
+                written += result.records
+                results.append(result)
+                print(f"  [{run}/8] {server} produce {size} B acks={acks} x{producers}: {result.mb_per_s:.1f} MB/s "
+                      f"{result.records_per_s:,.0f} rec/s" + (f" ({result.failed} FAILED)" if result.failed else ""), flush=True)
+        result = fetch(server, bootstrap, topic, written, size)
+        results.append(result)
+        print(f"  {server} fetch {size} B: {result.mb_per_s:.1f} MB/s {result.records_per_s:,.0f} rec/s"
+              + (f" ({result.failed} MISSING)" if result.failed else ""), flush=True)
+    create_topic(bootstrap, "bench-latency", PARTITIONS, auto=server == "librdkafka-mock")
+    lat = latency(server, bootstrap, "bench-latency", latency_count)
+    print(f"  {server} produce-to-consume latency: p50 {lat.p50_ms:.2f} ms, p99 {lat.p99_ms:.2f} ms ({lat.received} received)", flush=True)
+    return results, lat
+
+
+def chart(results: list[Throughput], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    servers = sorted({r.server for r in results})
+    shapes = sorted({(r.kind, r.size, r.acks, r.producers) for r in results}, key=lambda s: (s[0] != "produce", s[1], s[2], s[3]))
+    fig, ax = plt.subplots(figsize=(12, 5))
+    width = 0.8 / len(servers)
+    for i, server in enumerate(servers):
+        values = [next((r.mb_per_s for r in results if r.server == server and (r.kind, r.size, r.acks, r.producers) == s), 0)
+                  for s in shapes]
+        ax.bar([x + i * width for x in range(len(shapes))], values, width, label=server)
+    ax.set_xticks([x + width * (len(servers) - 1) / 2 for x in range(len(shapes))])
+    ax.set_xticklabels([f"{k}\n{s} B\nacks={a}\nx{p}" if k == "produce" else f"fetch\n{s} B" for k, s, a, p in shapes], fontsize=8)
+    ax.set_ylabel("MB/s")
+    ax.set_title("Produce and fetch throughput (librdkafka load, same machine)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=int, default=64, help="MiB written per produce shape (split among the producers)")
+    parser.add_argument("--quick", action="store_true", help="8 MiB per shape and 300 latency samples (a smoke run)")
+    parser.add_argument("--without-kafka", action="store_true", help="leave out the real Apache Kafka broker")
+    parser.add_argument("--without-mock", action="store_true", help="leave out librdkafka's mock cluster")
+    parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--chart", type=Path, help="draw the throughput bars into this PNG (needs matplotlib)")
+    args = parser.parse_args()
+    total = (8 if args.quick else args.mb) * 2**20
+    latency_count = 300 if args.quick else 2000
+    print("command:", " ".join([Path(sys.executable).name, *sys.argv]))
+    print(f"python {platform.python_version()}, {os.cpu_count()} cores, {total // 2**20} MiB per produce shape", flush=True)
+    servers = [("kafka-shim", start_shim)]
+    if not args.without_mock:
+        servers.append(("librdkafka-mock", start_mock))
+    results: list[Throughput] = []
+    latencies: list[Latency] = []
+    for name, starter in servers:
+        proc, address = starter()
+        try:
+            found, lat = measure(name, address, total, latency_count)
+            results += found
+            latencies.append(lat)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    if not args.without_kafka:
+        kafka = start_real_kafka("authorizer.class.name=", "auto.create.topics.enable=false", jvm_opts=STOCK_JVM_OPTS)
+        try:
+            found, lat = measure("apache-kafka", kafka.plaintext, total, latency_count)
+            results += found
+            latencies.append(lat)
+        finally:
+            kafka.stop()
+    print()
+    print(f"{'server':<16} {'what':<8} {'size':>5} {'acks':>4} {'prod':>4} {'records':>9} {'rec/s':>11} {'MB/s':>8}")
+    for r in results:
+        print(f"{r.server:<16} {r.kind:<8} {r.size:>5} {r.acks:>4} {r.producers:>4} {r.records:>9} {r.records_per_s:>11,.0f} {r.mb_per_s:>8.1f}"
+              + ("  INCOMPLETE" if r.failed else ""))
+    print()
+    for lat in latencies:
+        print(f"{lat.server:<16} latency p50 {lat.p50_ms:.2f} ms  p99 {lat.p99_ms:.2f} ms  ({lat.received} samples)")
+    print()
+    for peer in ("librdkafka-mock", "apache-kafka"):
+        pairs = [(r, next((p for p in results if p.server == peer and (p.kind, p.size, p.acks, p.producers) == (r.kind, r.size, r.acks, r.producers)), None))
+                 for r in results if r.server == "kafka-shim"]
+        pairs = [(r, p) for r, p in pairs if p is not None]
+        if pairs:
+            ahead = sum(r.mb_per_s > p.mb_per_s for r, p in pairs)
+            ratios = ", ".join(f"{r.kind} {r.size}B/{r.acks}/x{r.producers}: {r.mb_per_s / p.mb_per_s:.2f}x" for r, p in pairs)
+            print(f"kafka-shim / {peer} MB/s: {ratios}  -> ahead in {ahead} of {len(pairs)} shapes")
+    if args.json:
+        args.json.write_text(json.dumps({"throughput": [asdict(r) for r in results], "latency": [asdict(lat) for lat in latencies]}, indent=2))
+    if args.chart:
+        chart(results, args.chart)
+        print(f"chart: {args.chart}")
+    return 0 if all(r.failed == 0 for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,532 @@
+"""Topic administration as a single-node Kafka 3.9 KRaft cluster does it: create, delete, add partitions.
+
+Kafka's counterparts: ``ControllerApis`` (createTopics / deleteTopics / createPartitions: duplicates, authorization,
+the order of the answer) and ``ReplicationControlManager`` (names, existence, configs, replication factor, manual
+assignments, the partition counts). The checks, their order and their messages are Kafka's; where Kafka iterates a
+Java ``HashSet`` the answer comes in that order (``javacompat.java_hash``). Kafka shuffles DeleteTopics results on
+purpose; kafka-shim answers in the order it works them out.
+
+No wire types and no authorizer here: the handler passes the authorization answers in as plain callables
+(``Authorizations``), so this is testable without a socket. Nothing awaits; the topics change on the event loop.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from kafka_shim.protocol.codes import ErrorCode
+from kafka_shim.protocol.primitives import ZERO_UUID
+from kafka_shim.shim.cluster.configs.definition import ConfigSource, ConfigValueError, to_config_string
+from kafka_shim.shim.cluster.configs.describe import DescribedConfig
+from kafka_shim.shim.cluster.configs.topic_configs import TOPIC_CONFIGS, validate_topic_configs
+from kafka_shim.shim.cluster.topics import MAX_TOPIC_NAME_LENGTH
+from kafka_shim.shim.javacompat.java_hash import JavaHashMap
+from kafka_shim.shim.partitions.manager import Partitions
+
+CLUSTER_METADATA_TOPIC = "__cluster_metadata"
+# QuorumController.MAX_RECORDS_PER_USER_OP: one request may write at most this many metadata records (a topic
+# record, one per config and one per partition); beyond it the whole request fails with POLICY_VIOLATION.
+MAX_RECORDS_PER_USER_OP = 10000
+TOO_LARGE_MESSAGE = "Unable to perform excessively large batch operation."
+
+# Kafka's default messages (Errors.*.message()), which ApiError(Errors) carries.
+UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."
+UNKNOWN_TOPIC_ID_MESSAGE = "This server does not host this topic ID."
+TOPIC_AUTHORIZATION_MESSAGE = "Topic authorization failed."
+DUPLICATE_NAME_MESSAGE = "Duplicate topic name."
+
+NameFilter = Callable[[Collection[str]], set[str]]
+
+
+def topic_name_invalid(name: str) -> str | None:
+    """Kafka 3.9's Topic.validate message for an illegal name, or None (lengths in UTF-16 units, as Java counts)."""
+    if not name:
+        reason = "the empty string is not allowed"
+    elif name in (".", ".."):
+        reason = f"'{name}' is not allowed"
+    elif len(name.encode("utf-16-le", "surrogatepass")) // 2 > MAX_TOPIC_NAME_LENGTH:
+        reason = f"the length of '{name}' is longer than the max allowed length {MAX_TOPIC_NAME_LENGTH}"
+    elif any(not (c.isascii() and (c.isalnum() or c in "._-")) for c in name):
+        reason = f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+    else:
+        return None
+    return "Topic name is invalid: " + reason
+
+
+def effective_topic_configs(overrides: Mapping[str, str], broker_properties: Mapping[str, str]) -> list[DescribedConfig]:
+    """A new topic's configs as CreateTopics v5+ reports them (KafkaConfigSchema.resolveEffectiveTopicConfigs).
+
+    Unlike DescribeConfigs: an override as the request spelled it (TOPIC_CONFIG); else the first broker synonym set
+    in server.properties, as written there, hours and minutes turned into ms (STATIC_BROKER_CONFIG); else the topic
+    key's own default (DEFAULT_CONFIG). No synonyms; sorted by name; sensitive values hidden.
+    """
+    configs = []
+    for name in sorted(TOPIC_CONFIGS):
+        key = TOPIC_CONFIGS[name]
+        value: str | None
+        if name in overrides:
+            value, source = overrides[name], ConfigSource.TOPIC_CONFIG
+        else:
+            synonym = next((s for s in key.synonyms if s.name in broker_properties), None)
+            if synonym is not None:
+                raw = broker_properties[synonym.name]
+                value = raw if synonym.to_ms == 1 else _in_ms(raw, synonym.to_ms)
+                source = ConfigSource.STATIC_BROKER_CONFIG
+            else:
+                value, source = to_config_string(key.default, key.type), ConfigSource.DEFAULT_CONFIG
+        sensitive = key.type.sensitive
+        configs.append(DescribedConfig(name, None if sensitive else value, source, key.type, sensitive))
+    return configs
+
+
+def _in_ms(raw: str, factor: int) -> str:
+    try:
+        return str(int(raw.strip()) * factor)
+    except ValueError:
+        return raw  # the broker refused such a value at start-up; never reached
+
+
+# AutoTopicCreationManager.creatableTopic: the internal topics come with their coordinators' sizes and configs
+# (server.properties key, Kafka's default).
+_GROUP_METADATA = ("offsets.topic.num.partitions", 50), ("offsets.topic.replication.factor", 3)
+_TRANSACTION_STATE = ("transaction.state.log.num.partitions", 50), ("transaction.state.log.replication.factor", 3)
+
+
+def auto_created_topic(name: str, properties: Mapping[str, str], num_partitions: int, default_replication_factor: int) -> NewTopic:
+    """The CreateTopics entry a broker sends its controller when Metadata auto-creates ``name``."""
+    def number(key: str, default: int) -> int:
+        try:
+            return int(properties.get(key, default))
+        except ValueError:
+            return default  # the broker refused such a value at start-up
+
+    if name == "__consumer_offsets":
+        (partitions_key, partitions), (factor_key, factor) = _GROUP_METADATA
+        configs = [("cleanup.policy", "compact"), ("segment.bytes", str(number("offsets.topic.segment.bytes", 104857600))),
+                   ("compression.type", "producer")]
+    elif name == "__transaction_state":
+        (partitions_key, partitions), (factor_key, factor) = _TRANSACTION_STATE
+        configs = [("cleanup.policy", "compact"), ("min.insync.replicas", str(number("transaction.state.log.min.isr", 2))),
+                   ("segment.bytes", str(number("transaction.state.log.segment.bytes", 104857600))),
+                   ("unclean.leader.election.enable", "false")]
+    else:
+        return NewTopic(name, num_partitions, default_replication_factor)
+    return NewTopic(name, number(partitions_key, partitions), number(factor_key, factor), configs=configs)
+
+
+def _unify_collision_chars(name: str) -> str:
+    return name.replace(".", "_")
+
+
+# -- plain inputs and results -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NewTopic:
+    """One topic of a CreateTopics request."""
+
+    name: str
+    num_partitions: int = -1
+    replication_factor: int = -1
+    assignments: Sequence[tuple[int, Sequence[int]]] = ()  # (partition index, broker ids)
+    configs: Sequence[tuple[str, str | None]] = ()
+
+
+@dataclass
+class CreateResult:
+    name: str
+    error: int = ErrorCode.NONE
+    message: str | None = None
+    topic_id: uuid.UUID = ZERO_UUID
+    num_partitions: int = -1
+    replication_factor: int = -1
+    configs: list[DescribedConfig] = field(default_factory=list)  # sorted by name, as Kafka's controller lists them
+    config_error: int = ErrorCode.NONE  # 29 when the caller may not describe the topic's configs
+
+
+@dataclass(frozen=True)
+class TopicRef:
+    """One topic of a DeleteTopics request: by name (v0-6) or by id (v6)."""
+
+    name: str | None
+    topic_id: uuid.UUID = ZERO_UUID
+
+
+@dataclass
+class DeleteResult:
+    name: str | None
+    topic_id: uuid.UUID
+    error: int = ErrorCode.NONE
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class PartitionsIncrease:
+    """One topic of a CreatePartitions request: the new total and, optionally, the new partitions' replicas."""
+
+    name: str
+    count: int
+    assignments: Sequence[Sequence[int]] | None = None
+
+
+@dataclass
+class PartitionsResult:
+    name: str
+    error: int = ErrorCode.NONE
+    message: str | None = None
+
+
+class TopicDeletionDisabled(Exception):
+    """delete.topic.enable=false: the whole DeleteTopics request fails (42 before v3, 73 from v3)."""
+
+
+class BatchTooLarge(Exception):
+    """The request would write more than MAX_RECORDS_PER_USER_OP metadata records: the whole request fails (44)."""
+
+    code = ErrorCode.POLICY_VIOLATION
+    message = TOO_LARGE_MESSAGE
+
+
+class RequestTimedOut(Exception):
+    """The request's timeout_ms (0 or less) expired before the controller took it up: the whole request fails (7).
+
+    Kafka checks the deadline only when there is controller work: a request whose every topic was refused before
+    (duplicates, denials) is answered normally."""
+
+    code = ErrorCode.REQUEST_TIMED_OUT
+
+
+class _Refused(Exception):
+    def __init__(self, code: int, message: str | None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Authorizations:
+    """What the caller may do, as the handler's authorizer answers it (everything, without an authorizer)."""
+
+    cluster_wide: bool = True  # CREATE (CreateTopics) or DELETE (DeleteTopics) on the cluster
+    permitted: NameFilter = set  # CREATE / DELETE / ALTER on each topic: the names allowed
+    describable: NameFilter = set  # DESCRIBE_CONFIGS (CreateTopics) or DESCRIBE (DeleteTopics) on each topic
+
+
+def _java_hash_set() -> JavaHashMap[None]:
+    return JavaHashMap()
+
+
+# -- the administration ---------------------------------------------------------------------------------------------------
+
+
+class TopicAdmin:
+    """The single node's topic administration over ``Partitions``."""
+
+    def __init__(self, partitions: Partitions, *, num_partitions: int = 1, default_replication_factor: int = 1,
+                 delete_topic_enable: bool = True) -> None:
+        self.partitions = partitions
+        self.num_partitions = num_partitions
+        self.default_replication_factor = default_replication_factor
+        self.delete_topic_enable = delete_topic_enable
+
+    @property
+    def _topics(self):
+        return self.partitions.cluster.topics
+
+    @property
+    def brokers(self) -> set[int]:
+        """The registered (and live) brokers: this one."""
+        return {self.partitions.cluster.node_id}
+
+    # -- CreateTopics ---------------------------------------------------------------------------------------------------
+
+    def create_topics(self, topics: Sequence[NewTopic], validate_only: bool, auth: Authorizations | None = None, *,
+                      timeout_ms: int = 30000) -> list[CreateResult]:
+        """ControllerApis.createTopics then ReplicationControlManager.createTopics; raises BatchTooLarge, RequestTimedOut."""
+        auth = auth or Authorizations()
+        names, duplicates = _java_hash_set(), _java_hash_set()
+        for topic in topics:
+            if topic.name in duplicates:
+                continue
+            if topic.name in names:
+                names.remove(topic.name)
+                duplicates.put(topic.name, None)
+            else:
+                names.put(topic.name, None)
+        allowed = [n for n in names.keys() if n != CLUSTER_METADATA_TOPIC]
+        authorized = set(allowed) if auth.cluster_wide else auth.permitted(allowed)
+        describable = auth.describable(allowed)
+        effective = [t for t in topics if t.name not in duplicates and t.name in authorized]
+        if effective and timeout_ms <= 0:
+            raise RequestTimedOut()
+        results = self._create(effective, validate_only, describable)
+        results += [CreateResult(n, ErrorCode.INVALID_REQUEST, DUPLICATE_NAME_MESSAGE) for n in duplicates.keys()]
+        for n in names.keys():
+            if n == CLUSTER_METADATA_TOPIC:
+                results.append(CreateResult(n, ErrorCode.INVALID_REQUEST, f"Creation of internal topic {CLUSTER_METADATA_TOPIC} is prohibited."))
+            elif n not in authorized:
+                results.append(CreateResult(n, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed."))
+        return results
+
+    def _create(self, topics: Sequence[NewTopic], validate_only: bool, describable: set[str]) -> list[CreateResult]:
+        # Every check runs against the topics as they were before the request (Kafka applies the records at the end).
+        colliding: dict[str, str] = {}
+        for existing in self._topics:
+            if "." in existing or "_" in existing:
+                colliding.setdefault(_unify_collision_chars(existing), existing)
+        planned: list[tuple[NewTopic, int, dict[str, str]]] = []
+        results: list[CreateResult] = []
+        records = 0
+        for topic in topics:
+            try:
+                partitions, overrides = self._check_new_topic(topic, colliding)
+            except _Refused as refused:
+                results.append(CreateResult(topic.name, refused.code, refused.message))
+                continue
+            records += 1 + len(overrides) + partitions
+            if records > MAX_RECORDS_PER_USER_OP:
+                raise BatchTooLarge(TOO_LARGE_MESSAGE)
+            result = CreateResult(topic.name, topic_id=uuid.uuid4())
+            if topic.name in describable:
+                result.num_partitions, result.replication_factor = partitions, 1
+                result.configs = effective_topic_configs(overrides, self.partitions.broker_properties)
+            else:
+                result.config_error = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            results.append(result)
+            planned.append((topic, partitions, overrides))
+        if not validate_only:
+            ids = {r.name: r.topic_id for r in results if r.error == ErrorCode.NONE}
+            for topic, partitions, overrides in planned:
+                self.partitions.create_topic(topic.name, partitions, overrides, topic_id=ids[topic.name])
+        return results
+
+    def _check_new_topic(self, topic: NewTopic, colliding: dict[str, str]) -> tuple[int, dict[str, str]]:
+        """ReplicationControlManager's checks in its order; the partition count and config overrides to create."""
+        name = topic.name
+        refused: _Refused | None = None
+        invalid = topic_name_invalid(name)
+        if invalid is not None:
+            refused = _Refused(ErrorCode.INVALID_TOPIC_EXCEPTION, invalid)
+        if ("." in name or "_" in name) and _unify_collision_chars(name) in colliding:
+            refused = _Refused(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic '{name}' collides with existing topic: "
+                                                                  f"{colliding[_unify_collision_chars(name)]}")
+        if name in self._topics:
+            refused = _Refused(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        if refused is not None:
+            raise refused
+        nulls = [n for n, v in topic.configs if v is None]
+        if nulls:
+            raise _Refused(ErrorCode.INVALID_CONFIG, "Null value not supported for topic configs: " + ",".join(nulls))
+        overrides = {n: v for n, v in topic.configs if v is not None}
+        if overrides:
+            try:
+                validate_topic_configs(overrides, self.partitions.broker_properties)
+            except ConfigValueError as exc:
+                raise _Refused(ErrorCode.INVALID_CONFIG, exc.message) from None
+        return self._partition_count(topic), overrides
+
+    def _partition_count(self, topic: NewTopic) -> int:
+        if topic.assignments:
+            if topic.replication_factor != -1:
+                raise _Refused(ErrorCode.INVALID_REQUEST, "A manual partition assignment was specified, but replication factor was not set to -1.")
+            if topic.num_partitions != -1:
+                raise _Refused(ErrorCode.INVALID_REQUEST, "A manual partition assignment was specified, but numPartitions was not set to -1.")
+            seen: set[int] = set()
+            replicas: int | None = None
+            for index, brokers in topic.assignments:
+                if index in seen:
+                    raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"Found multiple manual partition assignments for partition {index}")
+                self._check_manual_assignment(brokers, replicas)
+                replicas = len(brokers)
+                seen.add(index)
+            if seen != set(range(len(seen))):
+                raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "partitions should be a consecutive 0-based integer sequence")
+            return len(seen)
+        if topic.replication_factor < -1 or topic.replication_factor == 0:
+            raise _Refused(ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0, or -1 to use the default value.")
+        if topic.num_partitions < -1 or topic.num_partitions == 0:
+            raise _Refused(ErrorCode.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value.")
+        count = self.num_partitions if topic.num_partitions == -1 else topic.num_partitions
+        factor = self.default_replication_factor if topic.replication_factor == -1 else topic.replication_factor
+        self._check_placement(factor)
+        return count
+
+    def _check_placement(self, factor: int) -> None:
+        """StripedReplicaPlacer: a replication factor the registered brokers can hold."""
+        reason = None
+        if factor <= 0:
+            reason = f"Invalid replication factor {factor}: the replication factor must be positive."
+        elif factor > len(self.brokers):
+            reason = (f"The target replication factor of {factor} cannot be reached because only {len(self.brokers)} "
+                      f"broker(s) are registered.")
+        if reason is not None:
+            raise _Refused(ErrorCode.INVALID_REPLICATION_FACTOR, f"Unable to replicate the partition {factor} time(s): {reason}")
+
+    def _check_manual_assignment(self, brokers: Sequence[int], replicas: int | None) -> None:
+        """ReplicationControlManager.validateManualPartitionAssignment."""
+        if not brokers:
+            raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes an empty replica list.")
+        previous = None
+        for broker in sorted(brokers):
+            if broker not in self.brokers:
+                raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                               f"The manual partition assignment includes broker {broker}, but no such broker is registered.")
+            if broker == previous:
+                raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                               f"The manual partition assignment includes the broker {previous} more than once.")
+            previous = broker
+        if replicas is not None and len(brokers) != replicas:
+            raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                           f"The manual partition assignment includes a partition with {len(brokers)} replica(s), but this is not "
+                           f"consistent with previous partitions, which have {replicas} replica(s).")
+
+    # -- CreatePartitions -----------------------------------------------------------------------------------------------
+
+    def create_partitions(self, topics: Sequence[PartitionsIncrease], validate_only: bool,
+                          alterable: NameFilter = set, *, timeout_ms: int = 30000) -> list[PartitionsResult]:
+        """ControllerApis.createPartitions then ReplicationControlManager.createPartitions; raises RequestTimedOut.
+
+        ``alterable`` gives the names the caller may ALTER (every name, without an authorizer)."""
+        names, duplicates = _java_hash_set(), _java_hash_set()
+        for topic in topics:
+            if topic.name in names:
+                duplicates.put(topic.name, None)
+            else:
+                names.put(topic.name, None)
+        results = [PartitionsResult(n, ErrorCode.INVALID_REQUEST, DUPLICATE_NAME_MESSAGE) for n in duplicates.keys()]
+        for n in duplicates.keys():
+            names.remove(n)
+        authorized = alterable(names.keys())
+        first = {}
+        for topic in topics:
+            first.setdefault(topic.name, topic)
+        work = []
+        for n in names.keys():
+            if n in authorized:
+                work.append(first[n])
+            else:
+                results.append(PartitionsResult(n, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+        if work and timeout_ms <= 0:
+            raise RequestTimedOut()
+        planned: list[PartitionsIncrease] = []
+        records = 0
+        for topic in work:
+            try:
+                additional = self._check_increase(topic)
+            except _Refused as refused:
+                results.append(PartitionsResult(topic.name, refused.code, refused.message))
+                continue
+            if records + additional > MAX_RECORDS_PER_USER_OP:
+                # Kafka's record list overflows inside this topic: an unexpected error for it (and, the list being
+                # full, for every later topic that adds a partition). Kafka keeps the partial records; none are kept here.
+                records = MAX_RECORDS_PER_USER_OP
+                results.append(PartitionsResult(topic.name, ErrorCode.UNKNOWN_SERVER_ERROR))
+                continue
+            records += additional
+            results.append(PartitionsResult(topic.name))
+            planned.append(topic)
+        if not validate_only:
+            for topic in planned:
+                self.partitions.add_partitions(topic.name, topic.count)
+        return results
+
+    def _check_increase(self, topic: PartitionsIncrease) -> int:
+        existing = self._topics.get(topic.name)
+        if existing is None:
+            raise _Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
+        current = len(existing.partitions)
+        if topic.count == current:
+            raise _Refused(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s).")
+        if topic.count < current:
+            raise _Refused(ErrorCode.INVALID_PARTITIONS,
+                           f"The topic {topic.name} currently has {current} partition(s); {topic.count} would not be an increase.")
+        additional = topic.count - current
+        if topic.assignments is not None:
+            if len(topic.assignments) != additional:
+                raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"Attempted to add {additional} additional partition(s), but only "
+                                                                      f"{len(topic.assignments)} assignment(s) were specified.")
+            factor = len(existing.partitions[0].replicas) if existing.partitions else 1
+            for brokers in topic.assignments:
+                self._check_manual_assignment(brokers, factor)
+        return additional
+
+    # -- DeleteTopics ---------------------------------------------------------------------------------------------------
+
+    def delete_topics(self, refs: Sequence[TopicRef], auth: Authorizations | None = None, *, timeout_ms: int = 30000) -> list[DeleteResult]:
+        """ControllerApis.deleteTopics (v0-5 name every topic; v6 names or ids); raises TopicDeletionDisabled, RequestTimedOut.
+
+        ``auth.cluster_wide`` is DELETE on the cluster, ``permitted`` DELETE and ``describable`` DESCRIBE per topic."""
+        if not self.delete_topic_enable:
+            raise TopicDeletionDisabled("Topic deletion is disabled.")
+        auth = auth or Authorizations()
+        responses: list[DeleteResult] = []
+        names, duplicate_names = _java_hash_set(), _java_hash_set()
+        ids: dict[uuid.UUID, None] = {}
+        duplicate_ids: dict[uuid.UUID, None] = {}
+
+        def add_name(name: str) -> None:
+            if name in duplicate_names or name in names:
+                duplicate_names.put(name, None)
+                names.remove(name)
+            else:
+                names.put(name, None)
+
+        for ref in refs:
+            if ref.name is None:
+                if ref.topic_id == ZERO_UUID:
+                    responses.append(DeleteResult(None, ZERO_UUID, ErrorCode.INVALID_REQUEST, "Neither topic name nor id were specified."))
+                elif ref.topic_id in duplicate_ids or ref.topic_id in ids:
+                    duplicate_ids[ref.topic_id] = None
+                    ids.pop(ref.topic_id, None)
+                else:
+                    ids[ref.topic_id] = None
+            elif ref.topic_id == ZERO_UUID:
+                add_name(ref.name)
+            else:
+                responses.append(DeleteResult(ref.name, ref.topic_id, ErrorCode.INVALID_REQUEST, "You may not specify both topic name and topic id."))
+        responses += [DeleteResult(n, ZERO_UUID, ErrorCode.INVALID_REQUEST, DUPLICATE_NAME_MESSAGE) for n in duplicate_names.keys()]
+        responses += [DeleteResult(None, i, ErrorCode.INVALID_REQUEST, "Duplicate topic id.") for i in duplicate_ids]
+
+        if (ids or len(names)) and timeout_ms <= 0:
+            raise RequestTimedOut()
+        cluster = self.partitions.cluster
+        id_to_name: dict[uuid.UUID, str] = {}
+        for topic_id in ids:
+            known = cluster.topic_by_id(topic_id)
+            if known is None:
+                responses.append(DeleteResult(None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_ID_MESSAGE))
+            else:
+                id_to_name[topic_id] = known.name
+        to_check = list(dict.fromkeys([*names.keys(), *id_to_name.values()]))
+        if auth.cluster_wide:
+            describable = deletable = set(to_check)
+        else:
+            describable, deletable = auth.describable(to_check), auth.permitted(to_check)
+        for topic_id, name in list(id_to_name.items()):
+            if name not in deletable:
+                responses.append(DeleteResult(name if name in describable else None, topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                                              TOPIC_AUTHORIZATION_MESSAGE))
+                del id_to_name[topic_id]
+        for name in names.keys():
+            known = self._topics.get(name)
+            if name not in describable:
+                responses.append(DeleteResult(name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_MESSAGE))
+            elif known is None:
+                responses.append(DeleteResult(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_MESSAGE))
+            elif name in deletable:
+                if known.topic_id in duplicate_ids or known.topic_id in id_to_name:
+                    # Asked by name and by id at once; said only once authorized, so as not to reveal the mapping.
+                    duplicate_ids[known.topic_id] = None
+                    id_to_name.pop(known.topic_id, None)
+                    responses.append(DeleteResult(name, known.topic_id, ErrorCode.INVALID_REQUEST,
+                                                  "The provided topic name maps to an ID that was already supplied."))
+                else:
+                    id_to_name[known.topic_id] = name
+            else:
+                responses.append(DeleteResult(name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_MESSAGE))
+        for topic_id, name in id_to_name.items():
+            self.partitions.delete_topic(name)
+            responses.append(DeleteResult(name, topic_id))
+        return responses
