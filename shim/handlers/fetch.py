@@ -29,6 +29,8 @@ import time
 import uuid
 from collections.abc import Callable
 
+import structlog
+
 from kafka_shim.authorizer import CLUSTER_NAME
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
@@ -48,6 +50,8 @@ from kafka_shim.shim.partitions.waiting import AppendWaiters
 from kafka_shim.shim.requests.authz import allowed, allowed_names, check
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.requests.work import EncodeOffLoop
+
+log = structlog.get_logger(__name__)
 
 _FOLLOWER, _TOPICS = check(ApiKey.FETCH, "follower"), check(ApiKey.FETCH, "topics")
 _INT32_MAX = 2**31 - 1
@@ -96,6 +100,10 @@ async def fetch(ctx: RequestContext, request: messages.FetchRequest) -> FetchRes
     forgotten = [_partition_id(t, p, version, name_of) for t in request.forgotten_topics_data for p in t.partitions] if version >= 7 else []
     session_id, epoch = (request.session_id, request.session_epoch) if version >= 7 else (0, FINAL_EPOCH)
     context = sessions.new_context(version, session_id, epoch, from_follower, fetches, forgotten, name_of)
+    if context.error != ErrorCode.NONE:
+        # As Kafka (at debug): an evicted or unknown session, or a repeated epoch; the client starts a new session.
+        log.debug("fetch_session_refused", session_id=session_id, session_epoch=epoch, error_code=int(context.error),
+                  client=f"{ctx.client_host}:{ctx.client_port}", hint="the client should send a full fetch (epoch 0)")
 
     refused, interesting = _classify(ctx, partitions, context.partitions(), from_follower)
     answers: list[tuple[TopicPartitionId, PartitionAnswer]] = []
