@@ -24,7 +24,9 @@ from kafka_shim.shim.log.log_manager import LogManager
 from kafka_shim.shim.log.storage import FileStorage
 from kafka_shim.shim.net.connection import KafkaConnection
 from kafka_shim.shim.partitions.chores import run_chores
+from kafka_shim.shim.partitions.fetch_sessions import FetchSessionCache
 from kafka_shim.shim.partitions.manager import Partitions
+from kafka_shim.shim.partitions.waiting import AppendWaiters
 from kafka_shim.shim.producers.ids import ID_FILE_NAME, ProducerIdAllocator
 from kafka_shim.shim.requests.api_table import ApiTable, ReleaseProfile
 from kafka_shim.shim.requests.dispatch import Dispatcher
@@ -57,6 +59,9 @@ class Broker:
         # What handlers use, built once at start (the authorizer and the SCRAM store open files).
         cluster = state or ClusterState(cluster_id=load_cluster_identity(config), node_id=config.node_id)
         broker_configs = _open_broker_configs(config)
+        partitions = _open_partitions(config, cluster, broker_configs.effective_properties())
+        waiters = AppendWaiters()
+        partitions.add_append_listener(waiters.appended)  # an append wakes the fetches waiting on its partition
         self.services = Services(
             config=config,
             cluster=cluster,
@@ -64,9 +69,11 @@ class Broker:
             authorizer=None,
             scram=None,
             api_table=ApiTable(load_all(), release),
-            partitions=_open_partitions(config, cluster, broker_configs.effective_properties()),
+            partitions=partitions,
             broker_configs=broker_configs,
             producer_ids=_producer_ids(config),
+            fetch_sessions=FetchSessionCache(config.max_incremental_fetch_session_cache_slots),
+            append_waiters=waiters,
         )
         self.security: dict[str, ListenerSecurity] = {}
         self.connections: set[KafkaConnection] = set()

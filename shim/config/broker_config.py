@@ -32,6 +32,8 @@ DEFAULTS: dict[str, str] = {
     "delete.topic.enable": "true",
     "transaction.max.timeout.ms": "900000",
     "producer.id.expiration.ms": "86400000",
+    "fetch.max.bytes": "57671680",
+    "max.incremental.fetch.session.cache.slots": "1000",
     "process.roles": "broker,controller",
     "authorizer.class.name": "",
     "super.users": "",
@@ -99,6 +101,8 @@ class BrokerConfig:
     num_partitions: int = 1
     default_replication_factor: int = 1
     delete_topic_enable: bool = True
+    fetch_max_bytes: int = 57671680  # the most one fetch answer carries, whatever the request asks
+    max_incremental_fetch_session_cache_slots: int = 1000
     failed_authentication_delay_ms: int = 100
     authorizer_enabled: bool = False
     super_users: str = ""
@@ -139,6 +143,8 @@ class BrokerConfig:
             num_partitions=_int(get, "num.partitions", minimum=1),
             default_replication_factor=_int(get, "default.replication.factor", minimum=1),
             delete_topic_enable=get("delete.topic.enable").lower() == "true",
+            fetch_max_bytes=_int(get, "fetch.max.bytes", minimum=1024),
+            max_incremental_fetch_session_cache_slots=_int(get, "max.incremental.fetch.session.cache.slots", minimum=0),
             authorizer_enabled=_authorizer_enabled(get("authorizer.class.name")),
             super_users=_super_users(get("super.users")),
             allow_everyone_if_no_acl_found=get("allow.everyone.if.no.acl.found"),

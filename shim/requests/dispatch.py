@@ -36,7 +36,7 @@ from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.errors import ProtocolError
 from kafka_shim.protocol.framing import RequestFrame, api_name, encode_response, parse_request
 from kafka_shim.shim.requests.context import NO_RESPONSE, CloseConnection, RequestContext
-from kafka_shim.shim.requests.work import off_loop
+from kafka_shim.shim.requests.work import EncodeOffLoop, off_loop
 from kafka_shim.shim.security.sasl.gate import Phase, SaslGate
 
 if TYPE_CHECKING:
@@ -195,6 +195,8 @@ class RequestSession:
             return _refused(ctx, exc)
         except Exception as exc:
             return _failed(ctx, exc)
+        if type(body) is EncodeOffLoop:
+            return await _encode_off_loop(ctx, [body.body])
         return _encode(ctx, body)
 
     async def _large(self, frame: RequestFrame, handler: ApiHandler) -> Respond | Close:
@@ -218,7 +220,7 @@ class RequestSession:
             return _failed(ctx, exc)
         finally:
             off_loop(request.clear)
-        answer = [result]
+        answer = [result.body if type(result) is EncodeOffLoop else result]
         del result
         try:
             return Respond(await off_loop(_encode_and_drop, ctx.api_key, ctx.api_version, ctx.correlation_id, answer))
@@ -322,6 +324,13 @@ def _encode(ctx: RequestContext, body: Any) -> Respond | Close:
         return Respond(b"")
     try:
         return Respond(encode_response(ctx.api_key, ctx.api_version, ctx.correlation_id, body))
+    except Exception as exc:  # a body the handler filled wrongly
+        return _failed(ctx, exc)
+
+
+async def _encode_off_loop(ctx: RequestContext, holder: list[Any]) -> Respond | Close:
+    try:
+        return Respond(await off_loop(_encode_and_drop, ctx.api_key, ctx.api_version, ctx.correlation_id, holder))
     except Exception as exc:  # a body the handler filled wrongly
         return _failed(ctx, exc)
 

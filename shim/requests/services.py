@@ -14,7 +14,9 @@ from kafka_shim.shim.cluster.configs.dynamic_broker import DynamicBrokerConfigs
 from kafka_shim.shim.cluster.endpoints import Endpoints
 from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.partitions.fetch_sessions import FetchSessionCache
 from kafka_shim.shim.partitions.manager import Partitions
+from kafka_shim.shim.partitions.waiting import AppendWaiters
 from kafka_shim.shim.producers.ids import ProducerIdAllocator
 from kafka_shim.shim.requests.api_table import ApiTable
 from kafka_shim.shim.security.sasl.credentials import ScramCredentialStore
@@ -36,3 +38,6 @@ class Services:
     broker_configs: DynamicBrokerConfigs | None = None
     # Producer ids for InitProducerId (kept in log.dirs when set; None only in tests that build Services by hand).
     producer_ids: ProducerIdAllocator | None = None
+    # Incremental fetch sessions (KIP-227) and the fetches waiting for appends (None only in hand-built Services).
+    fetch_sessions: FetchSessionCache | None = None
+    append_waiters: AppendWaiters | None = None

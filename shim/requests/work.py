@@ -11,6 +11,9 @@ writes its answer once, as a generator that yields its costly steps instead of r
 back every ``SLICE`` items, so other clients are served meanwhile. Either way the answer is the same. Only pure
 work may be a ``Pure`` step: it runs beside the event loop, so it must not read broker state that requests change.
 
+An awaiting handler whose answer is large (a Fetch carrying megabytes of records) returns ``EncodeOffLoop(body)``:
+dispatch then encodes it in the worker thread rather than on the loop.
+
 The worker is one thread for the process, started on first use: request-sized work is rare, one at a time
 bounds the memory it takes, and the GIL would not run two such steps in parallel anyway.
 """
@@ -52,6 +55,14 @@ class Each:
 
 
 Steps = Generator[Pure | Each, Any, T]
+
+
+@dataclass(frozen=True, slots=True)
+class EncodeOffLoop:
+    """A response body an awaiting handler returns when it is large (a Fetch answer carrying megabytes of records):
+    dispatch encodes it in the worker thread, so copying it into a frame does not hold the other clients."""
+
+    body: Any
 
 
 def off_loop(fn: Callable[..., T], *args: Any) -> Awaitable[T]:

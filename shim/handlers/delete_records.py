@@ -1,0 +1,85 @@
+"""DeleteRecords (key 21), v0-2: move partitions' log start offsets up, as Kafka 3.9
+(KafkaApis.handleDeleteRecordsRequest, Partition.deleteRecordsOnLeader) does on a single node.
+
+Behaviour. DELETE on each topic (asked once per name): denied partitions get 29, then unknown topics or partitions
+3, each with low watermark -1. For the others: an internal topic gets INVALID_TOPIC_EXCEPTION (17); a topic whose
+``cleanup.policy`` does not include ``delete`` POLICY_VIOLATION (44); an offset of -1 means the high watermark;
+another negative offset, or one above the high watermark, OFFSET_OUT_OF_RANGE (1), low watermark -1. Otherwise the
+log start offset becomes the offset (never lower than it was) and the answer's low watermark is the new log start
+offset: a single node has no followers to wait for, so ``timeout_ms`` is never waited. Whole segments below the
+new start go at the next retention pass; fetches below it get OFFSET_OUT_OF_RANGE at once.
+
+Answer order: Kafka groups the partitions in Scala hash maps, an order that carries no meaning; kafka-shim
+answers the allowed partitions in request order, then the denied, then the unknown ones, one entry per topic.
+
+Version notes. v2 is the flexible form of v1; v1 is v0's.
+"""
+
+from __future__ import annotations
+
+from kafka_shim.protocol import messages
+from kafka_shim.protocol.codes import ApiKey, ErrorCode
+from kafka_shim.protocol.messages import DeleteRecordsResponse
+from kafka_shim.shim.cluster.topics import INTERNAL_TOPICS
+from kafka_shim.shim.handlers import handles
+from kafka_shim.shim.log.errors import LogError
+from kafka_shim.shim.requests.authz import allowed_names, check
+from kafka_shim.shim.requests.context import RequestContext
+
+_DELETE = check(ApiKey.DELETE_RECORDS, "topics")
+INVALID_LOW_WATERMARK = -1
+
+_Topic = DeleteRecordsResponse.DeleteRecordsTopicResult
+_Partition = DeleteRecordsResponse.DeleteRecordsPartitionResult
+
+
+def delete_records_error_response(request: messages.DeleteRecordsRequest, code: int, message: str | None) -> DeleteRecordsResponse:
+    """DeleteRecordsRequest.getErrorResponse: every partition with the code and low watermark -1."""
+    return DeleteRecordsResponse(throttle_time_ms=0, topics=[
+        _Topic(name=t.name, partitions=[_failed(p.partition_index, code) for p in t.partitions]) for t in request.topics
+    ])
+
+
+def _failed(partition: int, code: int) -> _Partition:
+    return _Partition(partition_index=partition, low_watermark=INVALID_LOW_WATERMARK, error_code=code)
+
+
+@handles(ApiKey.DELETE_RECORDS, 0, 2, error_response=delete_records_error_response)
+def delete_records(ctx: RequestContext, request: messages.DeleteRecordsRequest) -> DeleteRecordsResponse:
+    deletable = allowed_names(ctx, _DELETE, [t.name for t in request.topics])
+    topics = ctx.services.cluster.topics
+    done: dict[str, list[_Partition]] = {}
+    denied: dict[str, list[_Partition]] = {}
+    unknown: dict[str, list[_Partition]] = {}
+    for t in request.topics:
+        for p in t.partitions:
+            if t.name not in deletable:
+                denied.setdefault(t.name, []).append(_failed(p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+            elif t.name not in topics or not 0 <= p.partition_index < len(topics[t.name].partitions):
+                unknown.setdefault(t.name, []).append(_failed(p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+            else:
+                done.setdefault(t.name, []).append(_delete(ctx, t.name, p.partition_index, p.offset))
+    merged: dict[str, list[_Partition]] = {}
+    for part in (done, denied, unknown):
+        for name, entries in part.items():
+            merged.setdefault(name, []).extend(entries)
+    return DeleteRecordsResponse(throttle_time_ms=0, topics=[_Topic(name=n, partitions=e) for n, e in merged.items()])
+
+
+def _delete(ctx: RequestContext, topic: str, partition: int, offset: int) -> _Partition:
+    """ReplicaManager.deleteRecordsOnLocalLog for one partition."""
+    if topic in INTERNAL_TOPICS:
+        return _failed(partition, ErrorCode.INVALID_TOPIC_EXCEPTION)
+    partitions = ctx.services.partitions
+    state = partitions.get(topic, partition) if partitions is not None else None
+    if state is None:
+        return _failed(partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    policy = partitions.topic_values(topic).get("cleanup.policy", ["delete"])
+    if "delete" not in (policy if isinstance(policy, list) else str(policy).split(",")):
+        return _failed(partition, ErrorCode.POLICY_VIOLATION)
+    try:
+        low_watermark = state.log.delete_records(offset)
+    except LogError as exc:
+        return _failed(partition, exc.error_code)
+    partitions.logs.checkpoint()  # the new log start offset survives a restart
+    return _Partition(partition_index=partition, low_watermark=low_watermark, error_code=ErrorCode.NONE)

@@ -1,0 +1,373 @@
+"""Fetch, ListOffsets, OffsetForLeaderEpoch and DeleteRecords: Apache Kafka 3.9 and kafka-shim side by side.
+
+Both brokers hold the same topic with the same records: Kafka gets them from a Produce request (as the SASL admin),
+kafka-shim by appending the same batch bytes to its log. Both run their authorizer with the same ACLs; the
+requests come from User:ANONYMOUS on each PLAINTEXT listener, allowed or denied per scenario. Each scenario sends
+the same request (with each broker's own topic id where the version names topics by id) and compares the answers
+field by field, records bytes included: a stored batch is sent as it was produced, offsets and leader epoch
+stamped by the broker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kafka_shim.protocol.messages import (
+    DeleteRecordsRequest,
+    FetchRequest,
+    ListOffsetsRequest,
+    OffsetForLeaderEpochRequest,
+)
+from kafka_shim.protocol.records import Compression
+from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.testing.embedded import EmbeddedBroker
+from tests.support.appending import T0, batch, values
+from tests.support.compare import assert_same
+from tests.support.fetch_peers import Peers, name_topic_ids
+from tests.support.wire import Answer
+
+FETCH, LIST_OFFSETS, DELETE_RECORDS, OFFSET_FOR_LEADER_EPOCH = 1, 2, 21, 23
+READ, DELETE, DESCRIBE, CLUSTER_ACTION = 3, 6, 8, 10
+CLUSTER = 4
+
+
+@pytest.fixture(scope="module")
+def shim_secured() -> Iterator[EmbeddedBroker]:
+    config = BrokerConfig.from_properties({
+        "listeners": "PLAINTEXT://127.0.0.1:0", "node.id": "1", "auto.create.topics.enable": "false",
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer", "super.users": "User:admin",
+    })
+    with EmbeddedBroker(config) as broker:
+        yield broker
+
+
+@pytest.fixture(scope="module")
+def peers(oracle, shim_secured) -> Iterator[Peers]:
+    both = Peers(oracle, shim_secured)
+    both.reset_acls()
+    both.topic("fo-data", 2)
+    both.produce("fo-data", 0, batch(values("plain", 3, t0=T0)))
+    both.produce("fo-data", 0, batch([(b"k%d" % i, b"gz-%d" % i, [("h", b"v")], T0 + 10 + i) for i in range(4)], Compression.GZIP))
+    both.produce("fo-data", 0, batch([(None, b"x" * 300, [], T0 + 5)]))
+    both.topic("fo-empty", 1)
+    both.topic("fo-secret", 1)
+    both.produce("fo-secret", 0, batch(values("secret", 2)))
+    both.grant("fo-data", READ, DESCRIBE)
+    both.grant("fo-empty", READ, DESCRIBE)
+    yield both
+    both.reset_acls()
+
+
+def _fetch(peers: Peers, side: int, version: int, parts: list[tuple[str, int, int]], *, max_bytes: int = 1 << 20,
+           partition_max_bytes: int = 1 << 20, isolation: int = 0, current_leader_epoch: int = -1) -> FetchRequest:
+    topics: dict[str, list] = {}
+    for name, partition, offset in parts:
+        topics.setdefault(name, []).append(FetchRequest.FetchPartition(
+            partition=partition, fetch_offset=offset, partition_max_bytes=partition_max_bytes, log_start_offset=-1,
+            current_leader_epoch=current_leader_epoch, last_fetched_epoch=-1))
+    return FetchRequest(
+        replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=max_bytes, isolation_level=isolation, session_id=0, session_epoch=-1,
+        topics=[FetchRequest.FetchTopic(topic=name, topic_id=peers.topic_ids[name][side] if name in peers.topic_ids else _UNKNOWN_ID,
+                                        partitions=ps) for name, ps in topics.items()],
+        forgotten_topics_data=[], rack_id="")
+
+
+_UNKNOWN_ID = __import__("uuid").UUID("00000000-0000-0000-0000-0000000000aa")
+
+
+@pytest.mark.parametrize("version", [4, 5, 7, 11, 12, 13, 15, 16, 17])
+def test_fetch_records_as_stored(peers, version) -> None:
+    kafka, _ = peers.same(FETCH, version, lambda side: _fetch(peers, side, version, [("fo-data", 0, 0), ("fo-data", 1, 0), ("fo-empty", 0, 0)]),
+                          what=f"Fetch v{version}")
+    assert kafka.body.responses[0].partitions[0].records
+
+
+def _legacy_messages(records: bytes) -> list[tuple]:
+    """(magic, offset, timestamp, timestamp type, key, value) of each message in a magic 0/1 message set, through
+    kafka-python's reader (which drops the partial message at the end, as clients do)."""
+    from kafka.record import MemoryRecords
+
+    out, batches = [], MemoryRecords(records)
+    while (b := batches.next_batch()) is not None:
+        out += [(b.magic, r.offset, r.timestamp, r.timestamp_type, r.key, r.value) for r in b]
+    return out
+
+
+@pytest.mark.parametrize("version", [0, 1, 2, 3])
+def test_fetch_old_versions_down_converted(peers, version) -> None:
+    # Uncompressed batches convert byte for byte; a gzip wrapper holds the same messages (its compressed stream is
+    # the codec's own), and the answer has the same size.
+    kafka, shim = peers.both(FETCH, version, lambda side: _fetch(peers, side, version, [("fo-data", 0, 3)]))
+    k, s = kafka.body.responses[0].partitions[0], shim.body.responses[0].partitions[0]
+    assert (k.error_code, k.high_watermark, len(k.records)) == (s.error_code, s.high_watermark, len(s.records))
+    assert _legacy_messages(k.records) == _legacy_messages(s.records)
+    assert len(_legacy_messages(s.records)) == 5  # four from the gzip wrapper, one after it
+    peers.same(FETCH, version, lambda side: _fetch(peers, side, version, [("fo-data", 0, 7)]), what=f"Fetch v{version} of an uncompressed batch")
+
+
+@pytest.mark.parametrize("max_bytes,partition_max_bytes", [(0, 0), (1, 1 << 20), (100, 100), (1 << 20, 80), (500, 1 << 20),
+                                                           (1 << 20, -1), (-1, 1 << 20)])
+def test_fetch_size_limits(peers, max_bytes, partition_max_bytes) -> None:
+    parts = [("fo-data", 0, 0), ("fo-data", 1, 0), ("fo-empty", 0, 0), ("fo-data", 0, 7)]
+    for version in (3, 12):
+        peers.same(FETCH, version, lambda side, version=version: _fetch(peers, side, version, parts, max_bytes=max_bytes,
+                                                                        partition_max_bytes=partition_max_bytes),
+                   what=f"Fetch v{version} max_bytes={max_bytes} partition_max_bytes={partition_max_bytes}",
+                   ignore=() if version > 3 else ("responses.*.partitions.*.records",))
+
+
+@pytest.mark.parametrize("offset", [-1, 1, 8, 9, 100])
+def test_fetch_offsets_in_and_out_of_range(peers, offset) -> None:
+    peers.same(FETCH, 12, lambda side: _fetch(peers, side, 12, [("fo-data", 0, offset)]), what=f"Fetch at offset {offset}")
+
+
+def test_fetch_denied_unknown_and_epochs(peers) -> None:
+    for version in (4, 12, 13):
+        peers.same(FETCH, version, lambda side, version=version: _fetch(peers, side, version, [("fo-secret", 0, 0), ("fo-data", 7, 0), ("fo-data", 0, 0),
+                                                                              ("fo-missing", 0, 0)]),
+                   what=f"Fetch v{version}: denied, unknown partition, unknown topic")
+    for epoch in (1, 0, -3):
+        peers.same(FETCH, 12, lambda side, epoch=epoch: _fetch(peers, side, 12, [("fo-data", 0, 0)], current_leader_epoch=epoch),
+                   what=f"Fetch with current leader epoch {epoch}")
+    peers.same(FETCH, 11, lambda side: _fetch(peers, side, 11, [("fo-data", 0, 0)], isolation=1), what="Fetch READ_COMMITTED")
+    peers.same(FETCH, 12, lambda side: _fetch(peers, side, 12, [("fo-data", 0, 0), ("fo-data", 1, 0), ("fo-data", 0, 3)]),
+               what="Fetch naming a partition twice")
+
+
+def test_fetch_session_errors(peers) -> None:
+    def session(session_id_of, epoch):
+        def build(side):
+            request = _fetch(peers, side, 12, [("fo-data", 0, 0)])
+            request.session_id, request.session_epoch = session_id_of(side), epoch
+            return request
+        return build
+
+    peers.same(FETCH, 12, session(lambda side: 123456, 1), what="incremental fetch of an unknown session")
+    kafka, shim = peers.both(FETCH, 12, session(lambda side: 0, 0))
+    created = (kafka.body.session_id, shim.body.session_id)
+    assert all(created), created
+    peers.same(FETCH, 12, session(lambda side: created[side], 5), what="incremental fetch with a wrong epoch")
+    kafka, shim = peers.both(FETCH, 12, session(lambda side: created[side], 1))
+    kafka.body.session_id = shim.body.session_id = 0
+    kafka.correlation_id = shim.correlation_id
+    assert_same(kafka, shim, what="incremental fetch with nothing new: no partitions")
+
+
+def _offsets(version: int, parts: list[tuple[str, int, int]], isolation: int = 0) -> ListOffsetsRequest:
+    topics: dict[str, list] = {}
+    for name, partition, timestamp in parts:
+        topics.setdefault(name, []).append(ListOffsetsRequest.ListOffsetsPartition(
+            partition_index=partition, timestamp=timestamp, current_leader_epoch=-1, max_num_offsets=1))
+    return ListOffsetsRequest(replica_id=-1, isolation_level=isolation,
+                              topics=[ListOffsetsRequest.ListOffsetsTopic(name=n, partitions=ps) for n, ps in topics.items()])
+
+
+@pytest.mark.parametrize("version", range(1, 10))
+def test_list_offsets(peers, version) -> None:
+    stamps = [-1, -2, -3, -4, -5, -7, T0, T0 + 2, T0 + 5, T0 + 11, T0 + 99, 0]
+    for stamp in stamps:
+        peers.same(LIST_OFFSETS, version, lambda side, stamp=stamp: _offsets(version, [("fo-data", 0, stamp), ("fo-data", 1, stamp), ("fo-empty", 0, stamp)]),
+                   what=f"ListOffsets v{version} timestamp {stamp}")
+    peers.same(LIST_OFFSETS, version, lambda side: _offsets(version, [("fo-secret", 0, -1), ("fo-data", 0, -1), ("fo-data", 0, -2),
+                                                                      ("fo-data", 9, -1), ("fo-missing", 0, -1)],
+                                                                     isolation=1 if version >= 2 else 0),
+               what=f"ListOffsets v{version}: denied, duplicate, unknown")
+
+
+def test_list_offsets_v0(peers) -> None:
+    for stamp in (-1, -2, -3):
+        peers.same(LIST_OFFSETS, 0, lambda side, stamp=stamp: _offsets(0, [("fo-data", 0, stamp), ("fo-empty", 0, stamp), ("fo-secret", 0, stamp),
+                                                              ("fo-missing", 0, stamp)]),
+                   what=f"ListOffsets v0 timestamp {stamp}")
+
+
+@pytest.mark.parametrize("version", range(5))
+def test_offset_for_leader_epoch(peers, version) -> None:
+    def make(side):
+        return OffsetForLeaderEpochRequest(replica_id=-1, topics=[
+            OffsetForLeaderEpochRequest.OffsetForLeaderTopic(topic=name, partitions=[
+                OffsetForLeaderEpochRequest.OffsetForLeaderPartition(partition=p, current_leader_epoch=current, leader_epoch=epoch)
+                for p, current, epoch in parts])
+            for name, parts in (("fo-data", [(0, -1, 0), (0, -1, 1), (0, -1, -1), (0, -1, -5), (1, -1, 0), (0, 3, 0), (0, -3, 0), (5, -1, 0)]),
+                                ("fo-empty", [(0, -1, 0)]), ("fo-secret", [(0, -1, 0)]), ("fo-missing", [(0, -1, 0)]))])
+    peers.same(OFFSET_FOR_LEADER_EPOCH, version, make, what=f"OffsetForLeaderEpoch v{version}")
+
+
+def _sorted(answer: Answer) -> None:
+    answer.body.topics.sort(key=lambda t: t.name)
+    for t in answer.body.topics:
+        t.partitions.sort(key=lambda p: p.partition_index)
+
+
+@pytest.mark.parametrize("version", range(3))
+def test_delete_records(peers, version) -> None:
+    name = f"fo-delete-{version}"
+    peers.topic(name, 2)
+    for n in range(3):
+        peers.produce(name, 0, batch(values(f"d{n}", 2)))
+    peers.grant(name, DELETE, READ)
+
+    def make(offsets):
+        return lambda side: DeleteRecordsRequest(timeout_ms=5000, topics=[
+            DeleteRecordsRequest.DeleteRecordsTopic(name=name, partitions=[DeleteRecordsRequest.DeleteRecordsPartition(partition_index=p, offset=o)
+                                                                           for p, o in offsets]),
+            DeleteRecordsRequest.DeleteRecordsTopic(name="fo-secret", partitions=[DeleteRecordsRequest.DeleteRecordsPartition(partition_index=0, offset=1)]),
+            DeleteRecordsRequest.DeleteRecordsTopic(name="fo-missing", partitions=[DeleteRecordsRequest.DeleteRecordsPartition(partition_index=0, offset=1)]),
+        ])
+    for offsets in ([(0, 2), (1, 0), (7, 1)], [(0, 1)], [(0, 99)], [(0, -1)], [(0, -2)]):
+        kafka, shim = peers.both(DELETE_RECORDS, version, make(offsets))
+        _sorted(kafka)
+        _sorted(shim)
+        kafka.correlation_id = shim.correlation_id
+        assert_same(kafka, shim, what=f"DeleteRecords v{version} {offsets}")
+    peers.same(FETCH, 12, lambda side: _fetch(peers, side, 12, [(name, 0, 6)]), what="Fetch after DeleteRecords")
+    peers.same(FETCH, 12, lambda side: _fetch(peers, side, 12, [(name, 0, 0)]), what="Fetch below the log start offset")
+    peers.same(LIST_OFFSETS, 7, lambda side: _offsets(7, [(name, 0, -2), (name, 0, -1), (name, 0, T0)]), what="ListOffsets after DeleteRecords")
+
+
+def test_follower_fetch_without_cluster_action(peers) -> None:
+    def build(side):
+        request = _fetch(peers, side, 12, [("fo-data", 0, 0), ("fo-secret", 0, 0), ("fo-missing", 0, 0)])
+        request.replica_id = 1
+        return request
+    kafka, _ = peers.same(FETCH, 12, build, what="follower fetch without CLUSTER_ACTION")
+    assert {p.error_code for t in kafka.body.responses for p in t.partitions} == {29}
+
+
+def test_waiting_fetch_and_incremental_session(peers) -> None:
+    """A full fetch opens a session; an incremental one waits on the empty partition and returns what is produced."""
+    peers.topic("fo-session", 2)
+    peers.grant("fo-session", READ)
+
+    def full(side):
+        request = _fetch(peers, side, 12, [("fo-session", 0, 0), ("fo-session", 1, 0)])
+        request.session_epoch = 0
+        return request
+    kafka, shim = peers.both(FETCH, 12, full)
+    sessions = (kafka.body.session_id, shim.body.session_id)
+    kafka.body.session_id = shim.body.session_id = 0
+    kafka.correlation_id = shim.correlation_id
+    assert_same(kafka, shim, what="full fetch opening a session")
+
+    def incremental(epoch, wait_ms):
+        def build(side):
+            request = _fetch(peers, side, 12, [])
+            request.session_id, request.session_epoch, request.max_wait_ms, request.min_bytes = sessions[side], epoch, wait_ms, 1
+            return request
+        return build
+    kafka, shim = peers.both(FETCH, 12, incremental(1, 200))
+    assert (kafka.body.session_id, shim.body.session_id) == sessions
+    kafka.body.session_id = shim.body.session_id = 0
+    kafka.correlation_id = shim.correlation_id
+    assert_same(kafka, shim, what="incremental fetch with nothing new, after max_wait_ms")
+    peers.produce("fo-session", 1, batch(values("s", 2)))
+    kafka, shim = peers.both(FETCH, 12, incremental(2, 200))
+    kafka.body.session_id = shim.body.session_id = 0
+    kafka.correlation_id = shim.correlation_id
+    assert_same(kafka, shim, what="incremental fetch after new records on one partition")
+    assert [(t.topic, [p.partition_index for p in t.partitions]) for t in shim.body.responses] == [("fo-session", [1])]
+
+
+def test_old_fetch_versions_and_topic_configs(peers) -> None:
+    peers.topic("fo-zstd", 1, {"compression.type": "zstd"})
+    peers.topic("fo-noconv", 1, {"message.downconversion.enable": "false"})
+    for name in ("fo-zstd", "fo-noconv"):
+        peers.produce(name, 0, batch(values("c", 2)))
+        peers.grant(name, READ)
+    for version in (1, 3, 9):
+        peers.same(FETCH, version, lambda side, version=version: _fetch(peers, side, version, [("fo-zstd", 0, 0), ("fo-noconv", 0, 0)]),
+                   what=f"Fetch v{version} of a zstd topic and a topic without down-conversion",
+                   ignore=("responses.0.partitions.0.records",) if version == 9 else ())
+
+
+def test_cluster_action_grants_every_topic(peers) -> None:
+    """CLUSTER_ACTION on the cluster: OffsetForLeaderEpoch answers every topic; a follower fetch is authorized (and
+    refused as an unknown replica, with the leader named from v16)."""
+    peers.grant("kafka-cluster", CLUSTER_ACTION, resource_type=CLUSTER)
+    try:
+        def epochs(side):
+            return OffsetForLeaderEpochRequest(replica_id=-1, topics=[OffsetForLeaderEpochRequest.OffsetForLeaderTopic(
+                topic=name, partitions=[OffsetForLeaderEpochRequest.OffsetForLeaderPartition(partition=0, current_leader_epoch=-1, leader_epoch=0)])
+                for name in ("fo-secret", "fo-data", "fo-missing")])
+        kafka, _ = peers.same(OFFSET_FOR_LEADER_EPOCH, 4, epochs, what="OffsetForLeaderEpoch with CLUSTER_ACTION")
+        assert kafka.body.topics[0].partitions[0].error_code == 0
+        for version in (12, 16):
+            def follower(side, version=version):
+                request = _fetch(peers, side, version, [("fo-data", 0, 0), ("fo-secret", 0, 0), ("fo-missing", 0, 0)], current_leader_epoch=0)
+                if version >= 15:
+                    request.replica_state = FetchRequest.ReplicaState(replica_id=1, replica_epoch=-1)
+                else:
+                    request.replica_id = 1
+                return request
+            peers.same(FETCH, version, follower, what=f"follower fetch v{version} with CLUSTER_ACTION",
+                       ignore=("node_endpoints.*.host", "node_endpoints.*.port"))
+    finally:
+        peers.revoke("kafka-cluster", CLUSTER_ACTION, resource_type=CLUSTER)
+
+
+_PARTS = st.sampled_from([("fo-data", 0), ("fo-data", 1), ("fo-empty", 0), ("fo-secret", 0), ("fo-data", 5), ("fo-missing", 0)])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(version=st.sampled_from([4, 7, 11, 12, 13, 17]),
+       parts=st.lists(st.tuples(_PARTS, st.integers(-1, 10), st.sampled_from([0, 1, 60, 100, 400, 1 << 20])), min_size=1, max_size=5),
+       max_bytes=st.sampled_from([0, 1, 90, 500, 1 << 20]), isolation=st.sampled_from([0, 1]))
+def test_random_fetches(peers, version, parts, max_bytes, isolation) -> None:
+    def build(side):
+        request = _fetch(peers, side, version, [(t, p, offset) for (t, p), offset, _ in parts], max_bytes=max_bytes, isolation=isolation)
+        sizes = iter(size for _, _, size in parts)
+        for topic in request.topics:
+            for partition in topic.partitions:
+                partition.partition_max_bytes = next(sizes)
+        return request
+    peers.same(FETCH, version, build, what=f"Fetch v{version} {parts} max_bytes={max_bytes} isolation={isolation}")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(version=st.integers(1, 9), parts=st.lists(st.tuples(_PARTS, st.sampled_from([-5, -4, -3, -2, -1, 0, T0, T0 + 3, T0 + 12, T0 + 50])),
+                                                 min_size=1, max_size=5))
+def test_random_list_offsets(peers, version, parts) -> None:
+    peers.same(LIST_OFFSETS, version, lambda side: _offsets(version, [(t, p, stamp) for (t, p), stamp in parts]),
+               what=f"ListOffsets v{version} {parts}")
+
+
+@pytest.mark.parametrize("version", [7, 12, 13])
+def test_incremental_session_updates_and_forgets(peers, version) -> None:
+    """A session over four partitions: incremental fetches that move an offset, add one, forget one; each answer
+    carries exactly the partitions Kafka's carries."""
+    sessions: list[int] = [0, 0]
+    epoch = [0]
+
+    def build(parts, forget=()):
+        def make(side):
+            request = _fetch(peers, side, version, parts)
+            request.session_id, request.session_epoch = sessions[side], epoch[0]
+            request.forgotten_topics_data = [FetchRequest.ForgottenTopic(
+                topic=name, topic_id=peers.topic_ids[name][side], partitions=[p]) for name, p in forget]
+            return request
+        return make
+
+    def step(parts, forget=(), what=""):
+        kafka, shim = peers.both(FETCH, version, build(parts, forget))
+        if epoch[0] == 0:
+            sessions[:] = [kafka.body.session_id, shim.body.session_id]
+            assert all(sessions), sessions
+        kafka.body.session_id = shim.body.session_id = 0
+        kafka.correlation_id = shim.correlation_id
+        for answer, side in ((kafka, 0), (shim, 1)):
+            name_topic_ids(answer, {ids[side]: name for name, ids in peers.topic_ids.items()})
+        assert_same(kafka, shim, what=f"v{version} session epoch {epoch[0]}: {what}")
+        epoch[0] += 1
+        return shim
+
+    step([("fo-data", 0, 0), ("fo-data", 1, 0), ("fo-empty", 0, 0)], what="full fetch")
+    step([], what="nothing changed")
+    step([("fo-data", 0, 3)], what="one offset moved back into the records")
+    step([("fo-secret", 0, 0)], what="a denied partition added")
+    last = step([], forget=[("fo-data", 0)], what="a partition forgotten")
+    # Only the denied partition is answered again (errors always are); the others have nothing new.
+    assert [(t.topic or t.topic_id, [p.partition_index for p in t.partitions]) for t in last.body.responses] == [("fo-secret", [0])]
