@@ -170,7 +170,8 @@ def test_nothing_acknowledged_is_lost_after_kill_9(tmp_path: Path) -> None:
 
     proc, bootstrap = _serve(tmp_path)
     try:
-        AdminClient({"bootstrap.servers": bootstrap}).create_topics([NewTopic("durable", 2, 1)])["durable"].result(timeout=30)
+        admin = AdminClient({"bootstrap.servers": bootstrap})  # kept alive until the answer is in
+        admin.create_topics([NewTopic("durable", 2, 1)])["durable"].result(timeout=30)
         records = _records(2000)
         _confluent_produce(bootstrap, "durable", records, **{"acks": "all", "enable.idempotence": True, "linger.ms": 2})
     finally:

@@ -1,10 +1,10 @@
-"""Helpers for tests that write records: topics made directly, the stored records read back, and (until Fetch is
-served) Fetch advertised so that librdkafka writes magic-2 batches.
+"""Helpers for tests that write records: topics made directly, the stored records read back, and (until
+FindCoordinator is served, issue 14) FindCoordinator advertised so that librdkafka compresses with lz4.
 
 librdkafka picks features from ApiVersions: magic 2 needs Produce v3+ *and* Fetch v4+ advertised, else it falls back
 to magic 0 message sets (which Produce v3+ refuses with 87, as Kafka does), and lz4 needs FindCoordinator. Tests that
-only produce get stub entries for those APIs in the API table (each such request closes the connection) while no
-real handler exists.
+only produce get a stub entry in the API table for an API that has no real handler yet (such a request closes the
+connection); the stub drops out by itself once the handler is registered.
 """
 
 from __future__ import annotations
