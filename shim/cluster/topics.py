@@ -1,4 +1,4 @@
-"""Topics and partitions as the broker knows them, and Kafka's topic-name rules (Topic.validate)."""
+"""Topics and partitions as the broker knows them, and Kafka 3.9's topic-name rule (``org.apache.kafka.common.internals.Topic.validate``)."""
 
 from __future__ import annotations
 
@@ -7,21 +7,28 @@ import uuid
 from dataclasses import dataclass, field
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
-_LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
+_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
 MAX_TOPIC_NAME_LENGTH = 249
 
 
-def topic_name_error(name: str) -> str | None:
-    """Why Kafka would reject a topic name (Topic.validate), or None if it is legal."""
+def invalid_topic_name(name: str) -> str | None:
+    """Kafka 3.9's ``Topic.validate`` message (InvalidTopicException, code 17) for an illegal name, or None.
+
+    The one topic-name rule of kafka-shim: CreateTopics, Metadata (auto-creation and the 17 of an unknown illegal
+    name), DescribeTopicPartitions and the config APIs all ask it. Lengths count UTF-16 units, as Java's
+    ``String.length()`` does, so a name of 249 characters outside the BMP is too long.
+    """
     if not name:
-        return "Topic name is illegal, it can't be empty"
-    if name in (".", ".."):
-        return "Topic name cannot be \".\" or \"..\""
-    if len(name) > MAX_TOPIC_NAME_LENGTH:
-        return f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters, topic name: {name}"
-    if not _LEGAL_TOPIC.match(name):
-        return f"Topic name \"{name}\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'"
-    return None
+        why = "the empty string is not allowed"
+    elif name in (".", ".."):
+        why = f"'{name}' is not allowed"
+    elif len(name.encode("utf-16-le", "surrogatepass")) // 2 > MAX_TOPIC_NAME_LENGTH:
+        why = f"the length of '{name}' is longer than the max allowed length {MAX_TOPIC_NAME_LENGTH}"
+    elif not _LEGAL_TOPIC.fullmatch(name):
+        why = f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+    else:
+        return None
+    return "Topic name is invalid: " + why
 
 
 @dataclass

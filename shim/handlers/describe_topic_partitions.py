@@ -23,11 +23,10 @@ from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import DescribeTopicPartitionsResponse
 from kafka_shim.protocol.primitives import ZERO_UUID
-from kafka_shim.shim.cluster.topics import INTERNAL_TOPICS, Topic
+from kafka_shim.shim.cluster.topics import INTERNAL_TOPICS, Topic, invalid_topic_name
 from kafka_shim.shim.handlers import handles
 from kafka_shim.shim.javacompat.java_hash import JavaHashMap
 from kafka_shim.shim.javacompat.utf16 import java_sorted, utf16_key
-from kafka_shim.shim.partitions.topic_admin import topic_name_invalid
 from kafka_shim.shim.requests.authz import allowed, authorized_operations, bitfield, check
 from kafka_shim.shim.requests.context import RequestContext
 
@@ -96,7 +95,7 @@ def describe_topic_partitions(ctx: RequestContext, request: messages.DescribeTop
         topic = known.get(name)
         if topic is None:
             if not all_topics:
-                code = ErrorCode.INVALID_TOPIC_EXCEPTION if topic_name_invalid(name) else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                code = ErrorCode.INVALID_TOPIC_EXCEPTION if invalid_topic_name(name) else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 response.topics.append(_Topic(error_code=code, name=name, topic_id=ZERO_UUID, is_internal=name in INTERNAL_TOPICS, partitions=[]))
             continue
         start = cursor.partition_index if cursor is not None and name == cursor_topic else 0

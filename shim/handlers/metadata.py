@@ -28,11 +28,11 @@ from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import MetadataResponse
 from kafka_shim.protocol.primitives import ZERO_UUID
-from kafka_shim.shim.cluster.topics import INTERNAL_TOPICS, Topic, topic_name_error
+from kafka_shim.shim.cluster.topics import INTERNAL_TOPICS, Topic, invalid_topic_name
 from kafka_shim.shim.handlers import handles
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.javacompat.scala_set import ScalaSet, kafka_uuid_hash, scala_set
-from kafka_shim.shim.partitions.topic_admin import BatchTooLarge, TopicAdmin, auto_created_topic, topic_name_invalid
+from kafka_shim.shim.partitions.topic_admin import BatchTooLarge, TopicAdmin, auto_created_topic
 from kafka_shim.shim.requests.authz import allowed, allowed_names, authorized_operations, bitfield, check, shortcut_allowed
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.requests.work import Each, Pure, Steps, run_inline, run_sliced
@@ -126,7 +126,7 @@ def _describe(topic: Topic) -> _Topic:
 def _missing(name: str) -> _Topic:
     # A KRaft broker answers 3 for an absent topic whether or not it auto-creates it
     # (creation is asynchronous), and 17 for a name that could never exist.
-    error = ErrorCode.INVALID_TOPIC_EXCEPTION if topic_name_error(name) else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    error = ErrorCode.INVALID_TOPIC_EXCEPTION if invalid_topic_name(name) else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     return _Topic(error_code=error, name=name, topic_id=ZERO_UUID, is_internal=name in INTERNAL_TOPICS)
 
 
@@ -195,8 +195,8 @@ def _auto_create(ctx: RequestContext, absent: ScalaSet[str]) -> list[str]:
     ``transaction.state.log.*``; the default replication factor of 3 is more than one broker holds, so by default
     they are not).
     """
-    invalid = [n for n in absent if topic_name_invalid(n)]
-    valid = [n for n in absent if not topic_name_invalid(n)]
+    invalid = [n for n in absent if invalid_topic_name(n)]
+    valid = [n for n in absent if not invalid_topic_name(n)]
     creatable = [valid[i] for i in _scala_mutable_hash_order([java_string_hash(n) for n in valid])]
     partitions = ctx.services.partitions
     config = ctx.services.config

@@ -21,7 +21,7 @@ from kafka_shim.protocol.primitives import ZERO_UUID
 from kafka_shim.shim.cluster.configs.definition import ConfigSource, ConfigValueError, to_config_string
 from kafka_shim.shim.cluster.configs.describe import DescribedConfig
 from kafka_shim.shim.cluster.configs.topic_configs import TOPIC_CONFIGS, validate_topic_configs
-from kafka_shim.shim.cluster.topics import MAX_TOPIC_NAME_LENGTH
+from kafka_shim.shim.cluster.topics import invalid_topic_name
 from kafka_shim.shim.javacompat.java_hash import JavaHashMap
 from kafka_shim.shim.partitions.manager import Partitions
 
@@ -38,21 +38,6 @@ TOPIC_AUTHORIZATION_MESSAGE = "Topic authorization failed."
 DUPLICATE_NAME_MESSAGE = "Duplicate topic name."
 
 NameFilter = Callable[[Collection[str]], set[str]]
-
-
-def topic_name_invalid(name: str) -> str | None:
-    """Kafka 3.9's Topic.validate message for an illegal name, or None (lengths in UTF-16 units, as Java counts)."""
-    if not name:
-        reason = "the empty string is not allowed"
-    elif name in (".", ".."):
-        reason = f"'{name}' is not allowed"
-    elif len(name.encode("utf-16-le", "surrogatepass")) // 2 > MAX_TOPIC_NAME_LENGTH:
-        reason = f"the length of '{name}' is longer than the max allowed length {MAX_TOPIC_NAME_LENGTH}"
-    elif any(not (c.isascii() and (c.isalnum() or c in "._-")) for c in name):
-        reason = f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
-    else:
-        return None
-    return "Topic name is invalid: " + reason
 
 
 def effective_topic_configs(overrides: Mapping[str, str], broker_properties: Mapping[str, str]) -> list[DescribedConfig]:
@@ -306,7 +291,7 @@ class TopicAdmin:
         """ReplicationControlManager's checks in its order; the partition count and config overrides to create."""
         name = topic.name
         refused: _Refused | None = None
-        invalid = topic_name_invalid(name)
+        invalid = invalid_topic_name(name)
         if invalid is not None:
             refused = _Refused(ErrorCode.INVALID_TOPIC_EXCEPTION, invalid)
         if ("." in name or "_" in name) and _unify_collision_chars(name) in colliding:

@@ -36,8 +36,7 @@ from kafka_shim.shim.cluster.configs.dynamic_broker import (
 )
 from kafka_shim.shim.cluster.configs.scala_order import scala_hashmap_order
 from kafka_shim.shim.cluster.configs.topic_configs import validate_topic_configs
-from kafka_shim.shim.cluster.configs.topic_names import invalid_topic_name
-from kafka_shim.shim.cluster.topics import Topic
+from kafka_shim.shim.cluster.topics import Topic, invalid_topic_name
 
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS = 2, 4, 8, 16
 # Errors.X.message(): the text ApiError carries when no message was given.

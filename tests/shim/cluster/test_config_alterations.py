@@ -21,7 +21,7 @@ from kafka_shim.shim.cluster.configs.dynamic_broker import (
 )
 from kafka_shim.shim.cluster.configs.loggers import BrokerLoggers
 from kafka_shim.shim.cluster.configs.scala_order import scala_hashmap_order, scala_table_size
-from kafka_shim.shim.cluster.configs.topic_names import invalid_topic_name
+from kafka_shim.shim.cluster.topics import invalid_topic_name
 
 S, D, APPEND, SUBTRACT = OpType.SET, OpType.DELETE, OpType.APPEND, OpType.SUBTRACT
 

@@ -12,6 +12,7 @@ import pytest
 from kafka_shim.protocol.codes import ErrorCode as E
 from kafka_shim.protocol.primitives import ZERO_UUID
 from kafka_shim.shim.cluster.state import ClusterState
+from kafka_shim.shim.cluster.topics import invalid_topic_name
 from kafka_shim.shim.javacompat.java_hash import hash_set_order
 from kafka_shim.shim.log.log_manager import LogManager
 from kafka_shim.shim.partitions.manager import Partitions
@@ -23,7 +24,6 @@ from kafka_shim.shim.partitions.topic_admin import (
     TopicAdmin,
     TopicDeletionDisabled,
     TopicRef,
-    topic_name_invalid,
 )
 
 
@@ -133,9 +133,9 @@ def test_more_than_ten_thousand_records_fail_the_request() -> None:
 
 
 def test_topic_name_rules_count_utf16_units() -> None:
-    assert topic_name_invalid("a" * 249) is None
-    assert "longer than the max allowed length 249" in topic_name_invalid("a" * 250)
-    assert topic_name_invalid(".") == "Topic name is invalid: '.' is not allowed"
+    assert invalid_topic_name("a" * 249) is None
+    assert "longer than the max allowed length 249" in invalid_topic_name("a" * 250)
+    assert invalid_topic_name(".") == "Topic name is invalid: '.' is not allowed"
 
 
 # -- CreatePartitions -----------------------------------------------------------------------------------------------------
