@@ -7,7 +7,8 @@ Behaviour. DELETE on each topic (asked once per name): denied partitions get 29,
 another negative offset, or one above the high watermark, OFFSET_OUT_OF_RANGE (1), low watermark -1. Otherwise the
 log start offset becomes the offset (never lower than it was) and the answer's low watermark is the new log start
 offset: a single node has no followers to wait for, so ``timeout_ms`` is never waited. Whole segments below the
-new start go at the next retention pass; fetches below it get OFFSET_OUT_OF_RANGE at once.
+new start go at the next retention pass; fetches below it get OFFSET_OUT_OF_RANGE at once, long-polling ones
+included (Kafka 3.9 answers them the same 1, but only at their max_wait_ms or at the partition's next append).
 
 Answer order: Kafka groups the partitions in Scala hash maps, an order that carries no meaning; kafka-shim
 answers the allowed partitions in request order, then the denied, then the unknown ones, one entry per topic.
@@ -82,4 +83,5 @@ def _delete(ctx: RequestContext, topic: str, partition: int, offset: int) -> _Pa
     except LogError as exc:
         return _failed(partition, exc.error_code)
     partitions.logs.checkpoint()  # the new log start offset survives a restart
+    partitions.appended(topic, partition)  # a fetch waiting below the new log start answers 1 now, not at max_wait_ms
     return _Partition(partition_index=partition, low_watermark=low_watermark, error_code=ErrorCode.NONE)

@@ -117,20 +117,26 @@ class Partitions:
     def delete_topic(self, name: str) -> None:
         """Forget a topic and delete its logs."""
         self.cluster.topics.pop(name, None)
-        for key in [key for key in self._states if key[0] == name]:
+        gone = [key for key in self._states if key[0] == name]
+        for key in gone:
             del self._states[key]
         self.logs.delete_topic(name)
         self._save()
         log.info("topic_deleted", topic=name)
+        for topic, index in gone:
+            # As ReplicaManager.stopPartitions completes the delayed fetches of a deleted partition: a fetch waiting
+            # on it answers now (UNKNOWN_TOPIC_OR_PARTITION) rather than at the end of its max_wait_ms.
+            self.appended(topic, index)
 
     # -- appends ------------------------------------------------------------------------------------------------------
 
     def add_append_listener(self, listener: AppendListener) -> None:
-        """Call ``listener(topic, partition)`` after each append (what wakes waiting fetches)."""
+        """Call ``listener(topic, partition)`` after each append, and when the partition is deleted or its log start
+        moves (what wakes waiting fetches: they read again and answer what changed)."""
         self._listeners.append(listener)
 
     def appended(self, topic: str, partition: int) -> None:
-        """Tell the listeners that a partition's log grew (the append path calls it)."""
+        """Tell the listeners that a partition's log grew (the append path calls it), or was cut or deleted."""
         for listener in self._listeners:
             listener(topic, partition)
 

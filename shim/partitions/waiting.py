@@ -1,10 +1,12 @@
-"""Fetches waiting for records: woken by the append that brings them, or by their time limit, never by polling.
+"""Fetches waiting for records: woken by the append that brings them, by the deletion of their topic or a
+DeleteRecords that moves the log start, or by their time limit; never by polling.
 
 Kafka's counterpart: the delayed-fetch purgatory (``DelayedFetch`` watched under ``TopicPartitionOperationKey``s,
 ``checkAndComplete`` after each append). Here a waiting fetch registers one future under each partition it reads;
 ``appended(topic, partition)`` (an append listener of :class:`~.manager.Partitions`) resolves the futures of that
-partition and forgets them. The fetch then reads again and decides whether it has enough (``min_bytes``) or waits
-for the rest of its time. Nothing wakes up unless a partition it watches grew, and no timer runs per partition.
+partition and forgets them. The fetch then reads again and decides whether it has enough (``min_bytes``), has an
+error to answer (its topic deleted: 3; its offset now below the log start: 1), or waits for the rest of its time.
+A fetch whose client went away is cancelled: ``wait`` forgets its future all the same, so nothing is left behind. Nothing wakes up unless a partition it watches grew, and no timer runs per partition.
 Knows no wire types: keys are (topic, partition) pairs.
 """
 
