@@ -58,7 +58,8 @@ _Increased = CreatePartitionsResponse.CreatePartitionsTopicResult
 def _admin(ctx: RequestContext) -> TopicAdmin:
     config = ctx.services.config
     return TopicAdmin(ctx.services.partitions, num_partitions=config.num_partitions,
-                      default_replication_factor=config.default_replication_factor, delete_topic_enable=config.delete_topic_enable)
+                      default_replication_factor=config.default_replication_factor, delete_topic_enable=config.delete_topic_enable,
+                      broker_configs=ctx.services.broker_configs)
 
 
 def _filter(ctx: RequestContext, c):

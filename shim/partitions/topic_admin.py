@@ -20,6 +20,7 @@ from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.protocol.primitives import ZERO_UUID
 from kafka_shim.shim.cluster.configs.definition import ConfigSource, ConfigValueError, to_config_string
 from kafka_shim.shim.cluster.configs.describe import DescribedConfig
+from kafka_shim.shim.cluster.configs.dynamic_broker import DynamicBrokerConfigs
 from kafka_shim.shim.cluster.configs.topic_configs import TOPIC_CONFIGS, validate_topic_configs
 from kafka_shim.shim.cluster.topics import invalid_topic_name
 from kafka_shim.shim.javacompat.java_hash import JavaHashMap
@@ -40,13 +41,21 @@ DUPLICATE_NAME_MESSAGE = "Duplicate topic name."
 NameFilter = Callable[[Collection[str]], set[str]]
 
 
-def effective_topic_configs(overrides: Mapping[str, str], broker_properties: Mapping[str, str]) -> list[DescribedConfig]:
-    """A new topic's configs as CreateTopics v5+ reports them (KafkaConfigSchema.resolveEffectiveTopicConfigs).
+def effective_topic_configs(overrides: Mapping[str, str], static: Mapping[str, str],
+                            cluster_default: Mapping[str, str] | None = None,
+                            per_broker: Mapping[str, str] | None = None) -> list[DescribedConfig]:
+    """A new topic's configs as CreateTopics v5+ reports them (KafkaConfigSchema.resolveEffectiveTopicConfigs, with
+    the controller's static config, the cluster-wide dynamic defaults and its own dynamic configs).
 
     Unlike DescribeConfigs: an override as the request spelled it (TOPIC_CONFIG); else the first broker synonym set
-    in server.properties, as written there, hours and minutes turned into ms (STATIC_BROKER_CONFIG); else the topic
-    key's own default (DEFAULT_CONFIG). No synonyms; sorted by name; sensitive values hidden.
+    dynamically for this broker (DYNAMIC_BROKER_CONFIG), else the first one set as a cluster-wide dynamic default
+    (DYNAMIC_DEFAULT_BROKER_CONFIG), else the first one in server.properties (STATIC_BROKER_CONFIG), each as written,
+    hours and minutes turned into ms; else the topic key's own default (DEFAULT_CONFIG). No synonyms; sorted by name;
+    sensitive values hidden.
     """
+    layers = ((per_broker or {}, ConfigSource.DYNAMIC_BROKER_CONFIG),
+              (cluster_default or {}, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+              (static, ConfigSource.STATIC_BROKER_CONFIG))
     configs = []
     for name in sorted(TOPIC_CONFIGS):
         key = TOPIC_CONFIGS[name]
@@ -54,13 +63,13 @@ def effective_topic_configs(overrides: Mapping[str, str], broker_properties: Map
         if name in overrides:
             value, source = overrides[name], ConfigSource.TOPIC_CONFIG
         else:
-            synonym = next((s for s in key.synonyms if s.name in broker_properties), None)
-            if synonym is not None:
-                raw = broker_properties[synonym.name]
-                value = raw if synonym.to_ms == 1 else _in_ms(raw, synonym.to_ms)
-                source = ConfigSource.STATIC_BROKER_CONFIG
-            else:
-                value, source = to_config_string(key.default, key.type), ConfigSource.DEFAULT_CONFIG
+            value, source = to_config_string(key.default, key.type), ConfigSource.DEFAULT_CONFIG
+            for properties, layer_source in layers:
+                synonym = next((s for s in key.synonyms if s.name in properties), None)
+                if synonym is not None:
+                    raw = properties[synonym.name]
+                    value, source = (raw if synonym.to_ms == 1 else _in_ms(raw, synonym.to_ms)), layer_source
+                    break
         sensitive = key.type.sensitive
         configs.append(DescribedConfig(name, None if sensitive else value, source, key.type, sensitive))
     return configs
@@ -210,8 +219,9 @@ class TopicAdmin:
     """The single node's topic administration over ``Partitions``."""
 
     def __init__(self, partitions: Partitions, *, num_partitions: int = 1, default_replication_factor: int = 1,
-                 delete_topic_enable: bool = True) -> None:
+                 delete_topic_enable: bool = True, broker_configs: DynamicBrokerConfigs | None = None) -> None:
         self.partitions = partitions
+        self.broker_configs = broker_configs  # where CreateTopics' config sources come from (else all static)
         self.num_partitions = num_partitions
         self.default_replication_factor = default_replication_factor
         self.delete_topic_enable = delete_topic_enable
@@ -276,7 +286,7 @@ class TopicAdmin:
             result = CreateResult(topic.name, topic_id=uuid.uuid4())
             if topic.name in describable:
                 result.num_partitions, result.replication_factor = partitions, 1
-                result.configs = effective_topic_configs(overrides, self.partitions.broker_properties)
+                result.configs = self._effective_configs(overrides)
             else:
                 result.config_error = ErrorCode.TOPIC_AUTHORIZATION_FAILED
             results.append(result)
@@ -286,6 +296,12 @@ class TopicAdmin:
             for topic, partitions, overrides in planned:
                 self.partitions.create_topic(topic.name, partitions, overrides, topic_id=ids[topic.name])
         return results
+
+    def _effective_configs(self, overrides: Mapping[str, str]) -> list[DescribedConfig]:
+        dynamic = self.broker_configs
+        if dynamic is None:
+            return effective_topic_configs(overrides, self.partitions.broker_properties)
+        return effective_topic_configs(overrides, dynamic.static, dynamic.cluster_default, dynamic.per_broker)
 
     def _check_new_topic(self, topic: NewTopic, colliding: dict[str, str]) -> tuple[int, dict[str, str]]:
         """ReplicationControlManager's checks in its order; the partition count and config overrides to create."""
