@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, example, given, note, settings
 from hypothesis import strategies as st
 
 from kafka_shim.protocol.framing import encode_request
@@ -97,10 +97,10 @@ cluster_acl = st.tuples(
     st.sampled_from([ALLOW, ALLOW, DENY]),
     st.sampled_from(["User:ANONYMOUS", "User:*"]),
 )
-# Half the examples also allow everything on the example's prefix, so that creations, deletions and descriptions
-# succeed often enough to meet the random DENYs and the state they change.
+# Two examples in three also allow everything on the prefix, so that creations, deletions and descriptions succeed
+# often enough to meet the random DENYs and the state they change.
 BROAD = (TOPIC, ("+", PREFIXED), ALL, ALLOW, "User:ANONYMOUS")
-acls = st.tuples(st.lists(st.one_of(topic_acl, topic_acl, cluster_acl), max_size=7), st.booleans()).map(
+acls = st.tuples(st.lists(st.one_of(topic_acl, topic_acl, cluster_acl), max_size=7), st.sampled_from([True, True, False])).map(
     lambda drawn: drawn[0] + [BROAD] if drawn[1] else drawn[0])
 
 # -- requests (symbolic: resolved against the example's prefix and each broker's ids when sent) ------------------------
@@ -132,16 +132,17 @@ def delete_step(draw) -> tuple:
     return ("delete", version, tuple(draw(st.lists(entries, min_size=1, max_size=4))))
 
 
-partition_assignments = st.sampled_from([None, None, (1,), (1, 1), (2,), (), "one-too-few"])
+partition_assignments = st.one_of(st.none(), st.none(), st.none(), st.sampled_from([(1,), (1, 1), (2,), (), "one-too-few"]))
 create_partitions_step = st.tuples(
     st.just("partitions"), st.integers(0, 3), st.booleans(),
-    st.lists(st.tuples(harmless_name, st.sampled_from([0, 1, 2, 3, 4]), partition_assignments), min_size=1, max_size=3).map(tuple),
+    st.lists(st.tuples(st.one_of(legal_name, harmless_name), st.sampled_from([0, 1, 2, 3, 4, 5]), partition_assignments),
+             min_size=1, max_size=3).map(tuple),
 )
 
 
 @st.composite
 def metadata_step(draw) -> tuple:
-    version = draw(st.integers(0, 12))
+    version = draw(st.one_of(st.integers(0, 12), st.integers(8, 12)))  # v8+ (authorized operations) twice as often
     allow_auto = version < 4 or draw(st.booleans())  # before v4 Metadata always allows auto-creation
     names = any_name if allow_auto else harmless_name
     entry = st.tuples(names, st.just("zero"))
@@ -155,11 +156,11 @@ def metadata_step(draw) -> tuple:
 
 describe_step = st.tuples(
     st.just("describe"), st.lists(harmless_name, max_size=4).map(tuple), st.sampled_from([1, 2, 3, 5, 2000]),
-    st.one_of(st.none(), st.tuples(harmless_name, st.sampled_from([-1, 0, 1, 2, 5]))),
+    st.one_of(st.none(), st.none(), st.tuples(harmless_name, st.sampled_from([-1, 0, 1, 2, 5]))),
 )
 step = st.one_of(create_step(), create_step(), delete_step(), create_partitions_step, metadata_step(), metadata_step(), describe_step)
-seed_topics = st.dictionaries(st.sampled_from(LEGAL[:6]), st.integers(1, 3), max_size=4)
-program = st.fixed_dictionaries({"seed": seed_topics, "acls": acls, "steps": st.lists(step, min_size=1, max_size=8)})
+seed_topics = st.dictionaries(st.sampled_from(LEGAL[:6]), st.integers(1, 3), min_size=1, max_size=4)
+program = st.fixed_dictionaries({"seed": seed_topics, "acls": acls, "steps": st.lists(step, min_size=2, max_size=10)})
 
 
 # -- the brokers ------------------------------------------------------------------------------------------------------
@@ -429,6 +430,11 @@ def check_random_topic_sets(kafka: RealKafka, shim: EmbeddedBroker, max_examples
     @settings(max_examples=max_examples, deadline=None, derandomize=derandomize, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(program=program)
+    # Differences this test found, kept as fixed examples: the all-topics Metadata order (rt-b hashes before rt-a in
+    # Kafka's mutable.HashSet), and the random id a validating CreateTopics v7 makes up.
+    @example(program={"seed": {"+a": 1, "+b": 2, "+c": 1}, "acls": [BROAD],
+                      "steps": [("metadata", 12, None, False, False, True), ("metadata", 0, (), True, False, False),
+                                ("create", 7, True, (("+A", -1, -1, [], None),))]})
     def check(program) -> None:
         world = World(brokers, PREFIX)
         run = Run(world)
