@@ -85,6 +85,13 @@ def _partition_order(partitions: tuple[tuple[int, int, int, tuple[int, ...], tup
     return tuple(_scala_mutable_hash_order([_partition_hash(fields) for fields in partitions]))
 
 
+def _mutable_hash_set(names: ScalaSet[str]) -> ScalaSet[str]:
+    """The names as KafkaApis' ``topics.partition(...)`` leaves them when Metadata asks for all topics: the image's
+    key set is a Java set wrapped as a Scala mutable.Set, and partition builds a mutable.HashSet of those kept."""
+    order = _scala_mutable_hash_order([java_string_hash(n) for n in names])
+    return ScalaSet(tuple(names.items[i] for i in order), java_string_hash, hashed=False)
+
+
 def _scala_mutable_hash_order(hashes: list[int]) -> list[int]:
     """The positions of elements (given their Java hashCodes, unsigned) in the order a Scala 2.13 mutable.HashSet or
     HashMap filled with them in that order iterates: buckets of ``h ^ h >>> 16`` masked by the table (16 slots,
@@ -230,7 +237,8 @@ def _answer(ctx: RequestContext, request: messages.MetadataRequest) -> Steps[Met
     unknown_ids: list[_Topic] = []
     by_id = False
     if all_topics:
-        # Kafka iterates its metadata image's topic map here; kafka-shim answers in creation order.
+        # Kafka starts from its metadata image's topic names; the partition into describable and not (below) puts them
+        # into a Scala mutable.HashSet, whose order is the answer's.
         names = ScalaSet(tuple(state.topics), java_string_hash, hashed=False)
     else:
         ids = scala_set((t.topic_id for t in requested if t.topic_id != ZERO_UUID), kafka_uuid_hash) if version >= 12 else None
@@ -251,6 +259,8 @@ def _answer(ctx: RequestContext, request: messages.MetadataRequest) -> Steps[Met
         if len(describable) < len(names):
             authorized = names.where(describable.__contains__)
             undescribable = names.where(lambda n: n not in describable)
+    if all_topics:
+        authorized = _mutable_hash_set(authorized)
     create_denied: tuple[str, ...] | ScalaSet[str] = ()
     may_create = services.config.auto_create_topics and _CREATE.applies_to(request, version)
     if services.authorizer is not None and may_create:
