@@ -143,11 +143,14 @@ class PartitionLog:
 
     # -- append ---------------------------------------------------------------------------------------------------
 
-    def append(self, records: bytes, *, leader_epoch: int = 0) -> AppendInfo:
-        """Append validated magic-2 batches as the leader: offsets from the log end offset on."""
+    def append(self, records: bytes | bytearray, *, leader_epoch: int = 0) -> AppendInfo:
+        """Append validated magic-2 batches as the leader: offsets from the log end offset on.
+
+        A ``bytearray`` is stamped in place and stored (the produce path hands over the buffer it validated, so a
+        megabyte is not copied twice more); ``bytes`` are copied first."""
         now = self._clock()
         log_append = self.config.message_timestamp_type is TimestampType.LOG_APPEND_TIME
-        data = bytearray(records)
+        data = records if type(records) is bytearray else bytearray(records)
         headers = assign_offsets(data, self.log_end_offset, leader_epoch, now if log_append else None)
         if len(data) > self.config.segment_bytes:
             raise BatchTooLarge(
@@ -155,7 +158,7 @@ class PartitionLog:
                 f"{self.config.segment_bytes}."
             )
         self._maybe_roll(len(data), headers, now)
-        self._append_to_active(bytes(data), headers)
+        self._append_to_active(data, headers)
         # A single node has no followers to wait for: what is appended is fully replicated.
         self._high_watermark = self.log_end_offset
         self._unflushed_messages += headers[-1].last_offset - headers[0].base_offset + 1
@@ -163,7 +166,7 @@ class PartitionLog:
             self.flush()
         return AppendInfo(headers[0].base_offset, headers[-1].last_offset, now if log_append else -1, self._log_start_offset)
 
-    def _append_to_active(self, data: bytes, headers: list[BatchHeader]) -> None:
+    def _append_to_active(self, data: bytes | bytearray, headers: list[BatchHeader]) -> None:
         self.active.append(data, headers)
         self._dirty.add(self.active.base_offset)
 

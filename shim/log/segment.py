@@ -151,7 +151,7 @@ class Segment:
 
     # -- writing --------------------------------------------------------------------------------------------------
 
-    def append(self, data: bytes, headers: list[BatchHeader]) -> None:
+    def append(self, data: bytes | bytearray, headers: list[BatchHeader]) -> None:
         """Store ``data`` (the batches ``headers`` describe, positions relative to ``data``) at the end.
 
         When the storage fails (a full disk), the segment is put back as it was before raising, so the log stays
@@ -172,7 +172,7 @@ class Segment:
             self._restore(before)
             raise
 
-    def _append(self, data: bytes, headers: list[BatchHeader]) -> None:
+    def _append(self, data: bytes | bytearray, headers: list[BatchHeader]) -> None:
         position = self.size
         self.directory.append(self.log_file, data)
         for header in headers:

@@ -145,7 +145,7 @@ class BatchInfo:
 class Validated:
     """Records ready for PartitionLog.append (magic 2, base offset 0) and what each batch is."""
 
-    records: bytes
+    records: bytes | bytearray  # a bytearray is handed to PartitionLog.append, which stamps it in place
     batches: tuple[BatchInfo, ...] = ()
     converted: bool = False  # rebuilt or converted rather than kept as sent
 
@@ -339,7 +339,7 @@ class _Rec:
     compressed: bool = False
 
 
-def _uvarint(buf: bytes, pos: int) -> tuple[int, int]:
+def _uvarint(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
     b = buf[pos]
     if b < 0x80:
         return b, pos + 1
@@ -369,7 +369,11 @@ def _scan_v2(batch: _Shallow) -> _Scan:
     header = batch.header
     codec = header[5] & _CODEC_MASK
     payload = batch.view[V2_HEADER_SIZE:]
+    count = header[12]
     if codec == Compression.NONE:
+        uniform = _scan_uniform(payload, count, False) if count > 0 else None  # the regex engine reads the view
+        if uniform is not None:
+            return _scanned(header, count, *uniform)
         buf = bytes(payload)
     else:
         try:
@@ -378,11 +382,9 @@ def _scan_v2(batch: _Shallow) -> _Scan:
             raise _Refused(Refusal(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, str(exc))) from None
         except DecodeError as exc:
             raise _Refused(Refusal(ErrorCode.UNKNOWN_SERVER_ERROR, f"records cannot be decompressed: {exc}")) from None
-    count = header[12]
-    uniform = _scan_uniform(buf, count, codec != Compression.NONE) if count > 0 else None
-    if uniform is not None:
-        low, high, in_order = uniform
-        return _scanned(header, count, low, high, in_order)
+        uniform = _scan_uniform(buf, count, True) if count > 0 else None
+        if uniform is not None:
+            return _scanned(header, count, *uniform)
     end, pos = len(buf), 0
     low = high = None
     in_order = True
@@ -548,12 +550,12 @@ def _offset_deltas_in_order(count: int) -> bytes:
     return b"".join(_zigzag_varint(i) for i in range(count))
 
 
-def _field_size(buf: bytes, pos: int) -> tuple[int, int]:
+def _field_size(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
     raw, pos = _uvarint(buf, pos)
     return (raw >> 1) ^ -(raw & 1), pos
 
 
-def _scan_uniform(buf: bytes, count: int, want_order: bool) -> tuple[int, int, bool] | None:
+def _scan_uniform(buf: bytes | memoryview, count: int, want_order: bool) -> tuple[int, int, bool] | None:
     """(smallest timestamp delta, largest, offset deltas 0, 1, 2...) when every record has the first one's shape and
     the structure is whole; None to leave the batch to the walk. ``want_order``: whether the offset order matters
     (a compressed batch kept in place); when it does not, it is not read and reported as in order."""
@@ -732,7 +734,7 @@ def _in_place_uncompressed(batches: list[_Shallow], settings: AppendSettings, no
             _set_max_timestamp(data, at, max(max_timestamp, NO_TIMESTAMP))
         infos.append(_info(batch.header, delta, count, max_timestamp))
         delta += count
-    return Validated(bytes(data), tuple(infos))
+    return Validated(data, tuple(infos))
 
 
 def _convert_uncompressed(batches: list[_Shallow], settings: AppendSettings, now: int, partition: str) -> Validated:
@@ -760,7 +762,7 @@ def _compressed(batches: list[_Shallow], source: Compression, target: Compressio
         if scanned is not None and scanned.offsets_in_order:
             data = bytearray(first.view)
             _set_max_timestamp(data, 0, scanned.max_timestamp)
-            return Validated(bytes(data), (_info(first.header, 0, scanned.count, scanned.max_timestamp),))
+            return Validated(data, (_info(first.header, 0, scanned.count, scanned.max_timestamp),))
     records: list[_Rec] = []
     for batch in batches:
         _validate_batch(first, batch, partition)
@@ -793,7 +795,7 @@ def _compressed(batches: list[_Shallow], source: Compression, target: Compressio
     data = bytearray(first.view)
     if settings.timestamp_type is TimestampType.CREATE_TIME:
         _set_max_timestamp(data, 0, max_timestamp)
-    return Validated(bytes(data), (_info(first.header, 0, len(records), max_timestamp),))
+    return Validated(data, (_info(first.header, 0, len(records), max_timestamp),))
 
 
 def _rebuilt(records: list[_Rec], codec: Compression, producer: tuple | None, settings: AppendSettings) -> Validated:
