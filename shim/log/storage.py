@@ -44,7 +44,7 @@ class Directory(Protocol):
         """Up to ``size`` bytes from ``position`` (fewer at the end of the file)."""
         ...
 
-    def append(self, file: str, data: bytes | bytearray) -> None:
+    def append(self, file: str, data: bytes | bytearray | memoryview) -> None:
         """Add ``data`` at the end of the file, creating it if needed. ``data`` must not change afterwards (the
         in-memory directory keeps a large append rather than copying it)."""
         ...
@@ -111,12 +111,12 @@ class _MemoryFile:
     __slots__ = ("chunks", "ends", "own_tail", "size")
 
     def __init__(self) -> None:
-        self.chunks: list[bytes | bytearray] = []
+        self.chunks: list[bytes | bytearray | memoryview] = []
         self.ends: list[int] = []  # where each chunk ends in the file
         self.size = 0
         self.own_tail = False  # the last chunk is this file's bytearray (small appends may extend it)
 
-    def append(self, data: bytes | bytearray) -> None:
+    def append(self, data: bytes | bytearray | memoryview) -> None:
         if not data:
             return
         if len(data) < _SMALL_APPEND and self.own_tail:
@@ -201,7 +201,7 @@ class MemoryDirectory:
         data = self._files.get(file)
         return b"" if data is None else data.read(position, size)
 
-    def append(self, file: str, data: bytes | bytearray) -> None:
+    def append(self, file: str, data: bytes | bytearray | memoryview) -> None:
         target = self._files.get(file)
         if target is None:
             target = self._files[file] = _MemoryFile()
@@ -308,7 +308,7 @@ class FileDirectory:
         except OSError as exc:
             raise StorageFailure(f"cannot read {self.path / file}: {exc.strerror}") from exc
 
-    def append(self, file: str, data: bytes | bytearray) -> None:
+    def append(self, file: str, data: bytes | bytearray | memoryview) -> None:
         try:
             fd = self._fd(file)
             view = memoryview(data)

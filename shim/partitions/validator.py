@@ -145,7 +145,9 @@ class BatchInfo:
 class Validated:
     """Records ready for PartitionLog.append (magic 2, base offset 0) and what each batch is."""
 
-    records: bytes | bytearray  # a bytearray is handed to PartitionLog.append, which stamps it in place
+    # A bytearray is handed to PartitionLog.append, which stamps it in place; a memoryview (of the request's bytes,
+    # kept as sent) is stored in pieces, its headers stamped apart.
+    records: bytes | bytearray | memoryview
     batches: tuple[BatchInfo, ...] = ()
     converted: bool = False  # rebuilt or converted rather than kept as sent
 
@@ -728,13 +730,29 @@ def _in_place_uncompressed(batches: list[_Shallow], settings: AppendSettings, no
             _raise_record_errors(errors)
             max_timestamp = max((r.timestamp for r in records), default=NO_TIMESTAMP)
             count = len(records)
+        infos.append(_info(batch.header, delta, count, max_timestamp))
+        delta += count
+    if len(batches) == 1:
+        timestamp = max(max_timestamp, NO_TIMESTAMP) if settings.timestamp_type is TimestampType.CREATE_TIME else None
+        return Validated(_kept(batches[0], timestamp), tuple(infos))
+    data = bytearray()
+    for batch, info in zip(batches, infos, strict=True):
         at = len(data)
         data += batch.view
         if settings.timestamp_type is TimestampType.CREATE_TIME:
-            _set_max_timestamp(data, at, max(max_timestamp, NO_TIMESTAMP))
-        infos.append(_info(batch.header, delta, count, max_timestamp))
-        delta += count
+            _set_max_timestamp(data, at, max(info.max_timestamp, NO_TIMESTAMP))
     return Validated(data, tuple(infos))
+
+
+def _kept(batch: _Shallow, max_timestamp: int | None) -> bytes | bytearray | memoryview:
+    """The batch as sent, its max timestamp set to ``max_timestamp`` (None: left alone). When nothing changes and
+    the request's bytes cannot change (``bytes``), a view of them: the log then stores them without a copy."""
+    if type(batch.view.obj) is bytes and (max_timestamp is None or batch.header[8] == max_timestamp):
+        return batch.view
+    data = bytearray(batch.view)
+    if max_timestamp is not None:
+        _set_max_timestamp(data, 0, max_timestamp)
+    return data
 
 
 def _convert_uncompressed(batches: list[_Shallow], settings: AppendSettings, now: int, partition: str) -> Validated:
@@ -760,9 +778,7 @@ def _compressed(batches: list[_Shallow], source: Compression, target: Compressio
         _validate_batch(first, first, partition)
         scanned = _fast_scan(first, settings)
         if scanned is not None and scanned.offsets_in_order:
-            data = bytearray(first.view)
-            _set_max_timestamp(data, 0, scanned.max_timestamp)
-            return Validated(data, (_info(first.header, 0, scanned.count, scanned.max_timestamp),))
+            return Validated(_kept(first, scanned.max_timestamp), (_info(first.header, 0, scanned.count, scanned.max_timestamp),))
     records: list[_Rec] = []
     for batch in batches:
         _validate_batch(first, batch, partition)
@@ -792,10 +808,8 @@ def _compressed(batches: list[_Shallow], source: Compression, target: Compressio
             raise _Refused(Refusal(ErrorCode.MESSAGE_TOO_LARGE, f"Message batch size is {len(rebuilt.records)} bytes in append "
                                    f"to partition {partition} which exceeds the maximum configured size of {settings.max_message_bytes}."))
         return rebuilt
-    data = bytearray(first.view)
-    if settings.timestamp_type is TimestampType.CREATE_TIME:
-        _set_max_timestamp(data, 0, max_timestamp)
-    return Validated(data, (_info(first.header, 0, len(records), max_timestamp),))
+    kept_timestamp = max_timestamp if settings.timestamp_type is TimestampType.CREATE_TIME else None
+    return Validated(_kept(first, kept_timestamp), (_info(first.header, 0, len(records), max_timestamp),))
 
 
 def _rebuilt(records: list[_Rec], codec: Compression, producer: tuple | None, settings: AppendSettings) -> Validated:
