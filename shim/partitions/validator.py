@@ -530,21 +530,26 @@ def _field_pattern(size: int) -> tuple[bytes, int]:
 @lru_cache(maxsize=64)
 def _uniform_patterns(key_size: int, value_size: int) -> tuple[re.Pattern[bytes], re.Pattern[bytes], re.Pattern[bytes]]:
     """For records of this shape: (the whole records section; one record, its timestamp delta the group; one record,
-    its offset delta the group). The group is read by a lookahead, so that ``findall`` answers plain bytes."""
+    its offset delta the group). The group is read by a lookahead, so that ``findall`` answers plain bytes; the last
+    two only step from record to record, so they are for a section the first matched."""
     key, key_bytes = _field_pattern(key_size)
     value, value_bytes = _field_pattern(value_size)
-    alternatives, lengths = [], set()
+    alternatives: list[bytes] = []
+    lengths: dict[bytes, int] = {}  # a record's length bytes (escaped): the length
     for ts_width in (1, 2, 3):
         for offset_width in (1, 2, 3):
-            length = re.escape(_zigzag_varint(1 + ts_width + offset_width + key_bytes + value_bytes + 1))
-            lengths.add(length)
+            record_length = 1 + ts_width + offset_width + key_bytes + value_bytes + 1
+            length = re.escape(_zigzag_varint(record_length))
+            lengths[length] = record_length
             alternatives.append(length + rb"." + _varint_of_width(ts_width) + _varint_of_width(offset_width) + key + value + rb"\x00")
     record = rb"(?:" + rb"|".join(alternatives) + rb")"
     length = rb"(?:" + rb"|".join(sorted(lengths)) + rb")."
     varint = rb"[\x80-\xff]{0,2}[\x00-\x7f]"
+    # Once the whole section matched, a record only needs stepping over: its length bytes, then that many bytes.
+    step = rb"(?:" + rb"|".join(sorted(b + rb".{%d}" % v for b, v in lengths.items())) + rb")"
     return (re.compile(record + rb"*", re.DOTALL),
-            re.compile(rb"(?=" + length + rb"(" + varint + rb"))" + record, re.DOTALL),
-            re.compile(rb"(?=" + length + varint + rb"(" + varint + rb"))" + record, re.DOTALL))
+            re.compile(rb"(?=" + length + rb"(" + varint + rb"))" + step, re.DOTALL),
+            re.compile(rb"(?=" + length + varint + rb"(" + varint + rb"))" + step, re.DOTALL))
 
 
 @lru_cache(maxsize=16)
