@@ -1,11 +1,13 @@
 """Produce and fetch throughput and produce-to-consume latency: kafka-shim, librdkafka's mock cluster, Apache Kafka 3.9.
 
-    .venv/bin/python bench/data_plane.py [--mb 64] [--quick] [--without-kafka] [--json out.json] [--chart out.png]
+    .venv/bin/python bench/data_plane.py [--mb 64] [--min-seconds 4] [--quick] [--without-kafka] [--without-mock]
+                                         [--json out.json] [--chart out.png]
 
 The load comes from librdkafka (confluent-kafka), a C client fast enough not to be the bottleneck, in separate
 processes (one per producer), so no Python load generator shares a GIL with what is measured. Shapes: 100 B and
 1 KiB records, acks=1 and acks=all, 1 and 8 producers, each writing its share of ``--mb`` MiB into one topic of 4
-partitions; then one consumer reads everything back with assign() from offset 0 (fetch throughput); then one
+partitions, and on until ``--min-seconds`` have passed (at 150 MB/s, 64 MiB of 1 KiB records take 0.4 s: too
+short to be stable); then one consumer reads everything back with assign() from offset 0 (fetch throughput); then one
 producer sends a record every 2 ms while a consumer long-polls, and the time from send to receipt gives the
 latency percentiles. Every server starts empty and gets the same workloads in the same order. On a 2-core machine
 the load generators share the CPU with the server under test, so absolute figures are lower bounds; compare ratios.
@@ -40,6 +42,7 @@ PRODUCER = r"""
 import json, sys, time
 from confluent_kafka import Producer
 bootstrap, topic, count, size, acks = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+min_seconds = float(sys.argv[6])
 p = Producer({"bootstrap.servers": bootstrap, "acks": acks, "linger.ms": 5, "batch.size": 1000000,
               "queue.buffering.max.messages": 1000000, "queue.buffering.max.kbytes": 1048576, "enable.idempotence": False})
 failed = 0
@@ -51,7 +54,10 @@ payload = b"x" * size
 p.list_topics(topic, timeout=30)
 sys.stdout.write("ready\n"); sys.stdout.flush(); sys.stdin.readline()
 start = time.perf_counter()
-for i in range(count):
+i = 0
+# At least `count` records, and on until `min_seconds` have passed: a fast server still gets a measurement long
+# enough to be stable.
+while i < count or (i % 1000 != 0 or time.perf_counter() - start < min_seconds):
     while True:
         try:
             p.produce(topic, payload, on_delivery=report)
@@ -60,8 +66,9 @@ for i in range(count):
             p.poll(0.01)
     if i % 1000 == 0:
         p.poll(0)
+    i += 1
 left = p.flush(120)
-print(json.dumps({"seconds": time.perf_counter() - start, "failed": failed + left}))
+print(json.dumps({"seconds": time.perf_counter() - start, "records": i, "failed": failed + left}))
 """
 
 # One consumer: reads `count` records from every partition of the topic from offset 0.
@@ -166,9 +173,10 @@ def create_topic(bootstrap: str, topic: str, partitions: int, *, auto: bool = Fa
     raise SystemExit(f"{bootstrap}: topic {topic} has no leaders after 60 s")
 
 
-def produce(server: str, bootstrap: str, topic: str, total_bytes: int, size: int, acks: str, producers: int) -> Throughput:
+def produce(server: str, bootstrap: str, topic: str, total_bytes: int, size: int, acks: str, producers: int,
+            min_seconds: float) -> Throughput:
     per_producer = max(total_bytes // size // producers, 1)
-    procs = [_python(PRODUCER, bootstrap, topic, per_producer, size, acks, stdin=True) for _ in range(producers)]
+    procs = [_python(PRODUCER, bootstrap, topic, per_producer, size, acks, min_seconds, stdin=True) for _ in range(producers)]
     for proc in procs:
         if proc.stdout.readline().strip() != "ready":
             raise SystemExit(f"{server}: a producer did not start")
@@ -178,7 +186,7 @@ def produce(server: str, bootstrap: str, topic: str, total_bytes: int, size: int
         proc.stdin.flush()
     outs = [json.loads(proc.communicate(timeout=600)[0]) for proc in procs]
     elapsed = time.perf_counter() - start
-    records = per_producer * producers
+    records = sum(o["records"] for o in outs)
     return Throughput(server, "produce", size, acks, producers, records, round(elapsed, 3), records / elapsed,
                       records * size / elapsed / 2**20, sum(o["failed"] for o in outs))
 
@@ -202,7 +210,7 @@ def start_shim() -> tuple[subprocess.Popen, str]:
     return proc, proc.stdout.readline().strip().split("://", 1)[1]
 
 
-def measure(server: str, bootstrap: str, total_bytes: int, latency_count: int) -> tuple[list[Throughput], Latency]:
+def measure(server: str, bootstrap: str, total_bytes: int, latency_count: int, min_seconds: float) -> tuple[list[Throughput], Latency]:
     results: list[Throughput] = []
     run = 0
     for size in (100, 1024):
@@ -212,7 +220,7 @@ def measure(server: str, bootstrap: str, total_bytes: int, latency_count: int) -
         for acks in ("1", "all"):
             for producers in (1, 8):
                 run += 1
-                result = produce(server, bootstrap, topic, total_bytes, size, acks, producers)
+                result = produce(server, bootstrap, topic, total_bytes, size, acks, producers, min_seconds)
                 written += result.records
                 results.append(result)
                 print(f"  [{run}/8] {server} produce {size} B acks={acks} x{producers}: {result.mb_per_s:.1f} MB/s "
@@ -253,6 +261,8 @@ def chart(results: list[Throughput], path: Path) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=64, help="MiB written per produce shape (split among the producers)")
+    parser.add_argument("--min-seconds", type=float, default=4.0,
+                        help="each producer goes on past its share of --mb until this long has passed (stable figures)")
     parser.add_argument("--quick", action="store_true", help="8 MiB per shape and 300 latency samples (a smoke run)")
     parser.add_argument("--without-kafka", action="store_true", help="leave out the real Apache Kafka broker")
     parser.add_argument("--without-mock", action="store_true", help="leave out librdkafka's mock cluster")
@@ -261,8 +271,10 @@ def main() -> int:
     args = parser.parse_args()
     total = (8 if args.quick else args.mb) * 2**20
     latency_count = 300 if args.quick else 2000
+    min_seconds = 0.0 if args.quick else args.min_seconds
     print("command:", " ".join([Path(sys.executable).name, *sys.argv]))
-    print(f"python {platform.python_version()}, {os.cpu_count()} cores, {total // 2**20} MiB per produce shape", flush=True)
+    print(f"python {platform.python_version()}, {os.cpu_count()} cores, {total // 2**20} MiB per produce shape "
+          f"(at least {min_seconds:g} s each)", flush=True)
     servers = [("kafka-shim", start_shim)]
     if not args.without_mock:
         servers.append(("librdkafka-mock", start_mock))
@@ -271,7 +283,7 @@ def main() -> int:
     for name, starter in servers:
         proc, address = starter()
         try:
-            found, lat = measure(name, address, total, latency_count)
+            found, lat = measure(name, address, total, latency_count, min_seconds)
             results += found
             latencies.append(lat)
         finally:
@@ -283,7 +295,7 @@ def main() -> int:
     if not args.without_kafka:
         kafka = start_real_kafka("authorizer.class.name=", "auto.create.topics.enable=false", jvm_opts=STOCK_JVM_OPTS)
         try:
-            found, lat = measure("apache-kafka", kafka.plaintext, total, latency_count)
+            found, lat = measure("apache-kafka", kafka.plaintext, total, latency_count, min_seconds)
             results += found
             latencies.append(lat)
         finally:

@@ -146,6 +146,10 @@ def decode_response(api_key: int, version: int, payload: bytes) -> tuple[int, Me
     return header.correlation_id, response_class(api_key).decode(payload, version, offset)
 
 
+# Frames from this size on that arrive in several chunks are collected chunk by chunk (see FrameSplitter).
+_COLLECT_FROM = 64 * 1024
+
+
 class FrameSplitter:
     """Cuts a byte stream into frames; refuses a size above ``max_size``, or a negative one, before buffering the body.
 
@@ -157,7 +161,7 @@ class FrameSplitter:
     without re-copying on every chunk.
     """
 
-    __slots__ = ("_buf", "_pos", "max_size")
+    __slots__ = ("_buf", "_have", "_need", "_parts", "_pos", "_ready", "max_size")
 
     def __init__(self, max_size: int) -> None:
         self.max_size = max_size
@@ -165,28 +169,76 @@ class FrameSplitter:
         # between chunks (appending to it does not re-copy what is already there).
         self._buf: bytes | bytearray = b""
         self._pos = 0  # start of the first frame not yet returned
+        # A large frame arriving in chunks is collected as the chunks themselves and joined once, straight into its
+        # payload (one copy in all), when its last byte arrives; it then waits in ``_ready`` for next_frame.
+        self._parts: list[bytes | memoryview] | None = None
+        self._have = self._need = 0
+        self._ready: bytes | None = None
 
     @property
     def buffered(self) -> int:
         """Bytes received and not yet returned as frames."""
-        return len(self._buf) - self._pos
+        pending = len(self._buf) - self._pos
+        if self._parts is not None:
+            pending += self._have
+        if self._ready is not None:
+            pending += 4 + len(self._ready)
+        return pending
 
     def receive(self, data: bytes) -> None:
         """Append bytes as they arrive; nothing is parsed until :meth:`next_frame`."""
+        if self._parts is not None:
+            self._parts.append(data)
+            self._have += len(data)
+            if self._have >= self._need:
+                self._join()
+            return
         buf, pos = self._buf, self._pos
         if pos == len(buf):
             self._buf, self._pos = bytes(data), 0
+        else:
+            if isinstance(buf, bytes):
+                self._buf = bytearray(memoryview(buf)[pos:])
+            elif pos:
+                del buf[:pos]  # drop the frames already returned before growing the buffer
+            self._pos = 0
+            self._buf += data
+        if self._ready is None:
+            self._maybe_collect()
+
+    def _maybe_collect(self) -> None:
+        """Start collecting when the next frame is large, acceptable and still incomplete."""
+        buf, pos = self._buf, self._pos
+        available = len(buf) - pos
+        if available < 4:
+            return
+        (size,) = _SIZE.unpack_from(buf, pos)
+        if size < _COLLECT_FROM or size > self.max_size or available - 4 >= size:
             return
         if isinstance(buf, bytes):
-            self._buf = bytearray(memoryview(buf)[pos:])
-        elif pos:
-            del buf[:pos]  # drop the frames already returned before growing the buffer
-        self._pos = 0
-        self._buf += data
+            first: bytes | memoryview = memoryview(buf)[pos:]  # immutable: a view is safe to keep
+        else:
+            with memoryview(buf) as view:
+                first = bytes(view[pos:])
+        self._parts, self._have, self._need = [first], available, 4 + size
+        self._buf, self._pos = b"", 0
+
+    def _join(self) -> None:
+        parts = self._parts
+        assert parts is not None
+        extra = self._have - self._need  # bytes of the frames after this one, at the end of the last chunk
+        last = memoryview(parts[-1])
+        pieces = [memoryview(parts[0])[4:], *parts[1:-1], last[: len(last) - extra]] if len(parts) > 1 else \
+            [memoryview(parts[0])[4 : len(last) - extra]]
+        self._ready = b"".join(pieces)
+        self._buf, self._pos = (bytes(last[len(last) - extra :]) if extra else b""), 0
+        self._parts, self._have, self._need = None, 0, 0
 
     @property
     def frame_ready(self) -> bool:
         """True if :meth:`next_frame` would return a frame or raise (a refused size), False if it needs more bytes."""
+        if self._ready is not None:
+            return True
         buf, pos = self._buf, self._pos
         if len(buf) - pos < 4:
             return False
@@ -199,6 +251,12 @@ class FrameSplitter:
         Raises FrameTooLarge for a size above ``max_size`` and ProtocolError for a negative size, as soon as the
         size prefix is complete (its body is never waited for), and again on every later call.
         """
+        ready = self._ready
+        if ready is not None:
+            self._ready = None
+            if self._buf:
+                self._maybe_collect()
+            return ready
         buf, pos = self._buf, self._pos
         available = len(buf) - pos
         if available < 4:

@@ -21,6 +21,7 @@ Kafka's counterpart: ``UnifiedLog`` over ``LocalLog`` (kafka.log / storage inter
 from __future__ import annotations
 
 import bisect
+import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ import structlog
 from kafka_shim.protocol.errors import DecodeError
 from kafka_shim.protocol.records import TimestampType, decode_batch
 from kafka_shim.shim.log import retention
-from kafka_shim.shim.log.batches import BatchHeader, assign_offsets
+from kafka_shim.shim.log.batches import HEADER_SIZE, BatchHeader, assign_offsets, check_batch, parse_header
 from kafka_shim.shim.log.errors import BatchTooLarge, CorruptBatch, OffsetOutOfRange
 from kafka_shim.shim.log.index import NO_TIMESTAMP
 from kafka_shim.shim.log.log_config import LogConfig
@@ -40,6 +41,8 @@ from kafka_shim.shim.log.storage import Directory
 log = structlog.get_logger(__name__)
 
 _INT32_MAX = 2**31 - 1
+_BASE_OFFSET, _INT32 = struct.Struct(">q"), struct.Struct(">i")
+_LEADER_EPOCH_AT = 12
 HIGH_WATERMARK = -1  # DeleteRecords' "up to the high watermark"
 
 
@@ -68,6 +71,32 @@ class TimestampAndOffset:
     timestamp: int
     offset: int
     leader_epoch: int | None  # None when the batch carries no epoch (-1)
+
+
+def _stamped_pieces(view: memoryview, base_offset: int, leader_epoch: int) -> tuple[list[bytearray | memoryview], list[BatchHeader]]:
+    """assign_offsets without copying the records: each batch as its stamped header (a copy of its first
+    HEADER_SIZE bytes) and the rest of it (a view). The same checks as assign_offsets."""
+    pieces: list[bytearray | memoryview] = []
+    headers: list[BatchHeader] = []
+    at, next_offset, end = 0, base_offset, len(view)
+    while at < end:
+        problem = check_batch(view, at, end - at)
+        if problem is not None:
+            raise CorruptBatch(f"batch at byte {at}: {problem}")
+        header = parse_header(view, at, at)
+        if header.last_offset < header.base_offset:
+            raise CorruptBatch(f"batch at byte {at}: negative lastOffsetDelta {header.last_offset - header.base_offset}")
+        head = bytearray(view[at : at + HEADER_SIZE])
+        _BASE_OFFSET.pack_into(head, 0, next_offset)
+        _INT32.pack_into(head, _LEADER_EPOCH_AT, leader_epoch)
+        stamped = parse_header(head, 0, at)
+        pieces += (head, view[at + HEADER_SIZE : at + header.size])
+        headers.append(stamped)
+        next_offset = stamped.next_offset
+        at += header.size
+    if not headers:
+        raise CorruptBatch("no record batch to append")
+    return pieces, headers
 
 
 class PartitionLog:
@@ -143,19 +172,30 @@ class PartitionLog:
 
     # -- append ---------------------------------------------------------------------------------------------------
 
-    def append(self, records: bytes, *, leader_epoch: int = 0) -> AppendInfo:
-        """Append validated magic-2 batches as the leader: offsets from the log end offset on."""
+    def append(self, records: bytes | bytearray | memoryview, *, leader_epoch: int = 0) -> AppendInfo:
+        """Append validated magic-2 batches as the leader: offsets from the log end offset on.
+
+        A ``bytearray`` is stamped in place and stored (the produce path hands over the buffer it validated, so a
+        megabyte is not copied twice more); a ``memoryview`` (which must not change afterwards) is stored in pieces,
+        only the batch headers copied; ``bytes`` are copied first."""
         now = self._clock()
         log_append = self.config.message_timestamp_type is TimestampType.LOG_APPEND_TIME
-        data = bytearray(records)
-        headers = assign_offsets(data, self.log_end_offset, leader_epoch, now if log_append else None)
-        if len(data) > self.config.segment_bytes:
+        data: bytearray | list[bytearray | memoryview]
+        if type(records) is memoryview and not log_append:
+            # Stamping touches only each batch's first bytes (the CRC does not cover them): the headers are copied
+            # and stamped, the rest is stored as the view given, uncopied.
+            data, headers = _stamped_pieces(records, self.log_end_offset, leader_epoch)
+        else:
+            data = records if type(records) is bytearray else bytearray(records)
+            headers = assign_offsets(data, self.log_end_offset, leader_epoch, now if log_append else None)
+        size = headers[-1].position + headers[-1].size
+        if size > self.config.segment_bytes:
             raise BatchTooLarge(
-                f"Message batch size is {len(data)} bytes which exceeds the maximum configured segment size of "
+                f"Message batch size is {size} bytes which exceeds the maximum configured segment size of "
                 f"{self.config.segment_bytes}."
             )
-        self._maybe_roll(len(data), headers, now)
-        self._append_to_active(bytes(data), headers)
+        self._maybe_roll(size, headers, now)
+        self._append_to_active(data, headers)
         # A single node has no followers to wait for: what is appended is fully replicated.
         self._high_watermark = self.log_end_offset
         self._unflushed_messages += headers[-1].last_offset - headers[0].base_offset + 1
@@ -163,7 +203,7 @@ class PartitionLog:
             self.flush()
         return AppendInfo(headers[0].base_offset, headers[-1].last_offset, now if log_append else -1, self._log_start_offset)
 
-    def _append_to_active(self, data: bytes, headers: list[BatchHeader]) -> None:
+    def _append_to_active(self, data: bytes | bytearray | list[bytearray | memoryview], headers: list[BatchHeader]) -> None:
         self.active.append(data, headers)
         self._dirty.add(self.active.base_offset)
 

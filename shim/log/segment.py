@@ -151,7 +151,7 @@ class Segment:
 
     # -- writing --------------------------------------------------------------------------------------------------
 
-    def append(self, data: bytes, headers: list[BatchHeader]) -> None:
+    def append(self, data: bytes | bytearray | list[bytearray | memoryview], headers: list[BatchHeader]) -> None:
         """Store ``data`` (the batches ``headers`` describe, positions relative to ``data``) at the end.
 
         When the storage fails (a full disk), the segment is put back as it was before raising, so the log stays
@@ -172,9 +172,15 @@ class Segment:
             self._restore(before)
             raise
 
-    def _append(self, data: bytes, headers: list[BatchHeader]) -> None:
+    def _append(self, data: bytes | bytearray | list[bytearray | memoryview], headers: list[BatchHeader]) -> None:
         position = self.size
-        self.directory.append(self.log_file, data)
+        if type(data) is list:  # a batch's stamped header and its records, kept apart (PartitionLog.append)
+            for piece in data:
+                self.directory.append(self.log_file, piece)
+            size = sum(len(piece) for piece in data)
+        else:
+            self.directory.append(self.log_file, data)
+            size = len(data)
         for header in headers:
             at = position + header.position
             if self.first_timestamp is None:
@@ -186,7 +192,7 @@ class Segment:
                 self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
                 self._bytes_since_index_entry = 0
             self._bytes_since_index_entry += header.size
-        self.size += len(data)
+        self.size += size
         self.next_offset = headers[-1].next_offset
 
     def _restore(self, before: tuple[int, int, int, int, int | None, int, int, int]) -> None:

@@ -15,6 +15,7 @@ An ``OSError`` from the disk (ENOSPC, EIO) surfaces as :class:`~kafka_shim.shim.
 
 from __future__ import annotations
 
+import bisect
 import os
 import time
 from collections.abc import Callable
@@ -43,8 +44,9 @@ class Directory(Protocol):
         """Up to ``size`` bytes from ``position`` (fewer at the end of the file)."""
         ...
 
-    def append(self, file: str, data: bytes) -> None:
-        """Add ``data`` at the end of the file, creating it if needed."""
+    def append(self, file: str, data: bytes | bytearray | memoryview) -> None:
+        """Add ``data`` at the end of the file, creating it if needed. ``data`` must not change afterwards (the
+        in-memory directory keeps a large append rather than copying it)."""
         ...
 
     def truncate(self, file: str, size: int) -> None:
@@ -102,13 +104,87 @@ def _wall_clock_ms() -> int:
 # In memory
 
 
+class _MemoryFile:
+    """A file as the chunks appended to it: a large append is kept as the object given (no copy: a produced batch
+    is stored as the buffer it was stamped in), small ones (index entries) go into a chunk of the file's own."""
+
+    __slots__ = ("chunks", "ends", "own_tail", "size")
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes | bytearray | memoryview] = []
+        self.ends: list[int] = []  # where each chunk ends in the file
+        self.size = 0
+        self.own_tail = False  # the last chunk is this file's bytearray (small appends may extend it)
+
+    def append(self, data: bytes | bytearray | memoryview) -> None:
+        if not data:
+            return
+        if len(data) < _SMALL_APPEND and self.own_tail:
+            self.chunks[-1].extend(data)  # type: ignore[union-attr]
+            self.size += len(data)
+            self.ends[-1] = self.size
+            return
+        small = len(data) < _SMALL_APPEND
+        self.chunks.append(bytearray(data) if small else data)
+        self.own_tail = small
+        self.size += len(data)
+        self.ends.append(self.size)
+
+    def read(self, position: int, size: int) -> bytes:
+        end = min(position + size, self.size)
+        if position >= end or position < 0:
+            return b""
+        first = bisect.bisect_right(self.ends, position)
+        start = self.ends[first] - len(self.chunks[first])
+        if end <= self.ends[first]:  # one chunk: one copy, through a view released at once (a viewed bytearray
+            with memoryview(self.chunks[first]) as view:  # cannot grow)
+                return bytes(view[position - start : end - start])
+        views = []
+        at, index = position, first
+        try:
+            while at < end:
+                chunk = self.chunks[index]
+                chunk_start = self.ends[index] - len(chunk)
+                view = memoryview(chunk)
+                views.append(view)
+                views.append(view[at - chunk_start : min(end, self.ends[index]) - chunk_start])
+                at = self.ends[index]
+                index += 1
+            return b"".join(views[1::2])
+        finally:
+            for view in reversed(views):
+                view.release()
+
+    def truncate(self, size: int) -> None:
+        if size >= self.size:
+            return
+        keep = bisect.bisect_right(self.ends, size)  # chunks wholly below ``size``, then the one cut
+        if keep < len(self.chunks):
+            chunk = self.chunks[keep]
+            cut = size - (self.ends[keep] - len(chunk))
+            del self.chunks[keep + 1 :], self.ends[keep + 1 :]
+            if cut:
+                self.chunks[keep] = bytearray(memoryview(chunk)[:cut])
+                self.ends[keep] = size
+                self.own_tail = True
+            else:
+                del self.chunks[keep:], self.ends[keep:]
+                self.own_tail = False
+        self.size = size
+
+
+# Appends below this size are copied into the file's own last chunk rather than kept as chunks of their own.
+_SMALL_APPEND = 4096
+
+
 class MemoryDirectory:
-    """Files as bytearrays; they last as long as the process."""
+    """Files held in memory; they last as long as the process. A large append is kept, not copied: its caller
+    must not change it afterwards (the partition log hands over the buffer it stamped)."""
 
     def __init__(self, name: str, clock: Callable[[], int]) -> None:
         self.name = name
         self._clock = clock
-        self._files: dict[str, bytearray] = {}
+        self._files: dict[str, _MemoryFile] = {}
         self._modified: dict[str, int] = {}
 
     def list(self) -> list[str]:
@@ -119,23 +195,29 @@ class MemoryDirectory:
 
     def size(self, file: str) -> int:
         data = self._files.get(file)
-        return 0 if data is None else len(data)
+        return 0 if data is None else data.size
 
     def read(self, file: str, position: int, size: int) -> bytes:
         data = self._files.get(file)
-        return b"" if data is None else bytes(data[position : position + size])
+        return b"" if data is None else data.read(position, size)
 
-    def append(self, file: str, data: bytes) -> None:
-        self._files.setdefault(file, bytearray()).extend(data)
+    def append(self, file: str, data: bytes | bytearray | memoryview) -> None:
+        target = self._files.get(file)
+        if target is None:
+            target = self._files[file] = _MemoryFile()
+        target.append(data)
         self._modified[file] = self._clock()
 
     def truncate(self, file: str, size: int) -> None:
-        data = self._files.setdefault(file, bytearray())
-        del data[size:]
+        target = self._files.get(file)
+        if target is None:
+            target = self._files[file] = _MemoryFile()
+        target.truncate(size)
         self._modified[file] = self._clock()
 
     def replace(self, file: str, data: bytes) -> None:
-        self._files[file] = bytearray(data)
+        target = self._files[file] = _MemoryFile()
+        target.append(bytes(data))
         self._modified[file] = self._clock()
 
     def delete(self, file: str) -> None:
@@ -216,14 +298,17 @@ class FileDirectory:
             return 0
 
     def read(self, file: str, position: int, size: int) -> bytes:
-        if not self.exists(file):
-            return b""
+        fd = self._fds.get(file)
+        if fd is None:
+            if not self.exists(file):  # opening would create it
+                return b""
+            fd = self._fd(file)
         try:
-            return os.pread(self._fd(file), size, position)
+            return os.pread(fd, size, position)
         except OSError as exc:
             raise StorageFailure(f"cannot read {self.path / file}: {exc.strerror}") from exc
 
-    def append(self, file: str, data: bytes) -> None:
+    def append(self, file: str, data: bytes | bytearray | memoryview) -> None:
         try:
             fd = self._fd(file)
             view = memoryview(data)

@@ -1,0 +1,97 @@
+"""The uniform-record fast path of Produce's record scan gives exactly the walk's answers.
+
+The fast path (shim.partitions.validator: records of one shape checked by the regular-expression engine) must accept
+exactly what DefaultRecord.readFrom's walk accepts, with the same count, max timestamp and offset order, and leave
+everything else to the walk, whose refusals are Kafka's. Randomized batches, uncompressed and compressed, whole and
+with bytes flipped, cut or added, are scanned both ways and the outcomes compared.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from kafka_shim.protocol.records import Compression, Record, RecordBatch, TimestampType, batch_attributes, encode_batch
+from kafka_shim.protocol.records.batch import Header
+from kafka_shim.shim.partitions import validator
+
+
+def _outcome(batch_bytes: bytes, codec: Compression, fast: bool, monkeypatch: pytest.MonkeyPatch) -> object:
+    with monkeypatch.context() as patch:
+        if not fast:
+            patch.setattr(validator, "_scan_uniform", lambda *_: None)
+        try:
+            shallow = validator.shallow_batches(batch_bytes)
+            if not shallow or not shallow[0].header:
+                return "no batch"
+            scan = validator._scan_v2(shallow[0])
+            # The offset order matters only for a compressed batch (kept in place or rebuilt); the fast path does
+            # not read it for an uncompressed one.
+            return scan if codec is not Compression.NONE else (scan.count, scan.max_timestamp)
+        except validator._Refused as refused:
+            return refused.refusal
+        except validator._Wraps:
+            return "wraps"
+
+
+def _batch(rng: random.Random, codec: Compression) -> bytes:
+    count = rng.choice([1, 2, 5, 63, 64, 65, 200, 8200])
+    key_size = rng.choice([None, 0, 3, 100])
+    value_size = rng.choice([None, 0, 1, 100, 1024, 9000])
+    if count * (value_size or 1) > 2_000_000:
+        count = 50
+    shuffle = rng.random() < 0.2
+    offsets = list(range(count))
+    if shuffle:
+        rng.shuffle(offsets)
+    spread = rng.choice([0, 5, 100, 100_000, 2**40])
+    headers = [Header("h", b"v")] if rng.random() < 0.1 else []
+    records = [Record(offsets[i], rng.randrange(-spread, spread + 1) if spread else 0,
+                      None if key_size is None else bytes(rng.randrange(256) for _ in range(key_size)),
+                      None if value_size is None else rng.randbytes(value_size),
+                      headers if rng.random() < 0.5 else [])
+               for i in range(count)]
+    return encode_batch(RecordBatch(attributes=batch_attributes(codec, TimestampType.CREATE_TIME),
+                                    last_offset_delta=count - 1, base_timestamp=1_700_000_000_000,
+                                    max_timestamp=1_700_000_000_000, records=records))
+
+
+def _damaged(rng: random.Random, data: bytes) -> bytes:
+    """The batch with its records section changed (the header and CRC refreshed so that the scan is what decides)."""
+    body = bytearray(data[validator.V2_HEADER_SIZE:])
+    what = rng.choice(["flip", "cut", "add", "count"])
+    header = bytearray(data[:validator.V2_HEADER_SIZE])
+    if what == "flip" and body:
+        for _ in range(rng.randint(1, 3)):
+            body[rng.randrange(len(body))] = rng.randrange(256)
+    elif what == "cut" and body:
+        del body[rng.randrange(len(body)):]
+    elif what == "add":
+        body += rng.randbytes(rng.randint(1, 4))
+    else:
+        header[57:61] = (int.from_bytes(header[57:61], "big") + rng.choice([-1, 1])).to_bytes(4, "big", signed=True)
+    out = header + body
+    out[8:12] = (len(out) - 12).to_bytes(4, "big")
+    return bytes(out)
+
+
+@pytest.mark.parametrize("codec", [Compression.NONE, Compression.GZIP])
+def test_fast_path_answers_as_the_walk(codec: Compression, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(20261123 + int(codec))
+    for _ in range(150 if codec is Compression.NONE else 60):
+        whole = _batch(rng, codec)
+        cases = [whole]
+        if codec is Compression.NONE:
+            cases += [_damaged(rng, whole) for _ in range(4)]
+        for data in cases:
+            assert _outcome(data, codec, True, monkeypatch) == _outcome(data, codec, False, monkeypatch)
+
+
+def test_fast_path_takes_a_producers_batch() -> None:
+    """A batch such as librdkafka sends (no key, 100 B values, 500 records) is read by the fast path."""
+    records = [Record(i, i // 50, None, b"x" * 100) for i in range(500)]
+    data = encode_batch(RecordBatch(last_offset_delta=499, base_timestamp=1_700_000_000_000,
+                                    max_timestamp=1_700_000_000_000, records=records))
+    low, high, in_order = validator._scan_uniform(data[validator.V2_HEADER_SIZE:], 500, True)
+    assert (low, high, in_order) == (0, 9, True)
