@@ -90,8 +90,7 @@ def _shim_waiting(shim: EmbeddedBroker) -> Waiting:
     return waiting
 
 
-def _delete_topic_while_fetching(address: tuple[str, int], waiting: Waiting) -> tuple[int, float]:
-    name = f"wake-del-{uuid.uuid4().hex[:8]}"
+def _delete_topic_while_fetching(address: tuple[str, int], name: str, waiting: Waiting) -> tuple[int, float]:
     _topic(address, name)
     fetch = _start_fetch(address, name, 5, 1, LONG_WAIT_MS)  # at the log end: waits for the next append
     waiting()
@@ -102,8 +101,7 @@ def _delete_topic_while_fetching(address: tuple[str, int], waiting: Waiting) -> 
     return _await_fetch(fetch)
 
 
-def _delete_records_under_fetch(address: tuple[str, int], max_wait_ms: int, waiting: Waiting) -> tuple[int, float]:
-    name = f"wake-dr-{uuid.uuid4().hex[:8]}"
+def _delete_records_under_fetch(address: tuple[str, int], name: str, max_wait_ms: int, waiting: Waiting) -> tuple[int, float]:
     _topic(address, name)
     fetch = _start_fetch(address, name, 0, 50 << 20, max_wait_ms)  # records there, fewer than min_bytes: waits
     waiting()
@@ -116,14 +114,17 @@ def _delete_records_under_fetch(address: tuple[str, int], max_wait_ms: int, wait
 
 
 def test_deleting_the_topic_answers_a_waiting_fetch_at_once(oracle_open, shim_peer, shim_address) -> None:
-    kafka_code, kafka_wait = _delete_topic_while_fetching(oracle_open.plaintext, _kafka_waiting)
-    shim_code, shim_wait = _delete_topic_while_fetching(shim_address, _shim_waiting(shim_peer))
+    # One name on both brokers: the session's brokers must keep the same topics, which later all-topics comparisons list.
+    name = f"wake-del-{uuid.uuid4().hex[:8]}"
+    kafka_code, kafka_wait = _delete_topic_while_fetching(oracle_open.plaintext, name, _kafka_waiting)
+    shim_code, shim_wait = _delete_topic_while_fetching(shim_address, name, _shim_waiting(shim_peer))
     assert kafka_code == shim_code == 3
     assert kafka_wait < LONG_WAIT_MS / 2000 and shim_wait < LONG_WAIT_MS / 2000, (kafka_wait, shim_wait)
 
 
 def test_delete_records_past_a_waiting_fetch_answers_offset_out_of_range(oracle_open, shim_peer, shim_address) -> None:
-    kafka_code, _ = _delete_records_under_fetch(oracle_open.plaintext, 3000, _kafka_waiting)
-    shim_code, shim_wait = _delete_records_under_fetch(shim_address, LONG_WAIT_MS, _shim_waiting(shim_peer))
+    name = f"wake-dr-{uuid.uuid4().hex[:8]}"  # one name on both brokers (see above)
+    kafka_code, _ = _delete_records_under_fetch(oracle_open.plaintext, name, 3000, _kafka_waiting)
+    shim_code, shim_wait = _delete_records_under_fetch(shim_address, name, LONG_WAIT_MS, _shim_waiting(shim_peer))
     assert kafka_code == shim_code == 1
     assert shim_wait < LONG_WAIT_MS / 2000, shim_wait
