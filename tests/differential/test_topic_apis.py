@@ -16,6 +16,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from kafka_shim.authorizer import AclOperation, AclPermissionType, PatternType, ResourceType
+from kafka_shim.protocol.codes import ApiKey
 from kafka_shim.protocol.framing import encode_request
 from kafka_shim.protocol.messages import (
     CreatePartitionsRequest,
@@ -31,11 +33,15 @@ from tests.support.compare import assert_same
 from tests.support.peers import start_real_kafka, stop_real_kafka
 from tests.support.wire import Answer, Wire, exchange_both
 
-CREATE_TOPICS, DELETE_TOPICS, CREATE_PARTITIONS, DESCRIBE_TOPIC_PARTITIONS, METADATA = 19, 20, 37, 75, 3
-TOPIC, CLUSTER = 2, 4
-LITERAL, PREFIXED = 3, 4
-DENY, ALLOW = 2, 3
-READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS = 3, 4, 5, 6, 7, 8, 10, 11
+# Kafka's codes, from their one definition (protocol.codes, authorizer.model), under short names for the tables below.
+CREATE_TOPICS, DELETE_TOPICS, CREATE_PARTITIONS, DESCRIBE_TOPIC_PARTITIONS, METADATA = (
+    ApiKey.CREATE_TOPICS, ApiKey.DELETE_TOPICS, ApiKey.CREATE_PARTITIONS, ApiKey.DESCRIBE_TOPIC_PARTITIONS, ApiKey.METADATA)
+TOPIC, CLUSTER = ResourceType.TOPIC, ResourceType.CLUSTER
+LITERAL, PREFIXED = PatternType.LITERAL, PatternType.PREFIXED
+DENY, ALLOW = AclPermissionType.DENY, AclPermissionType.ALLOW
+READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS = (
+    AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE, AclOperation.DELETE, AclOperation.ALTER,
+    AclOperation.DESCRIBE, AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS)
 IDS = ("topics.*.topic_id", "responses.*.topic_id")
 CT = CreateTopicsRequest.CreatableTopic
 CC = CreateTopicsRequest.CreatableTopicConfig

@@ -31,6 +31,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, note, settings
 from hypothesis import strategies as st
 
+from kafka_shim.authorizer import AclOperation, AclPermissionType, PatternType, ResourceType
+from kafka_shim.protocol.codes import ApiKey
 from kafka_shim.protocol.framing import encode_request
 from kafka_shim.protocol.messages import (
     CreateAclsRequest,
@@ -47,11 +49,15 @@ from tests.support.compare import differences
 from tests.support.peers import RealKafka, start_real_kafka, stop_real_kafka
 from tests.support.wire import Answer, Wire
 
-CREATE_TOPICS, DELETE_TOPICS, CREATE_PARTITIONS, DESCRIBE_TOPIC_PARTITIONS, METADATA = 19, 20, 37, 75, 3
-TOPIC, CLUSTER = 2, 4
-LITERAL, PREFIXED = 3, 4
-DENY, ALLOW = 2, 3
-ALL, READ, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS = 2, 3, 5, 6, 7, 8, 10, 11
+# Kafka's codes, from their one definition (protocol.codes, authorizer.model), under short names for the tables below.
+CREATE_TOPICS, DELETE_TOPICS, CREATE_PARTITIONS, DESCRIBE_TOPIC_PARTITIONS, METADATA = (
+    ApiKey.CREATE_TOPICS, ApiKey.DELETE_TOPICS, ApiKey.CREATE_PARTITIONS, ApiKey.DESCRIBE_TOPIC_PARTITIONS, ApiKey.METADATA)
+TOPIC, CLUSTER = ResourceType.TOPIC, ResourceType.CLUSTER
+LITERAL, PREFIXED = PatternType.LITERAL, PatternType.PREFIXED
+DENY, ALLOW = AclPermissionType.DENY, AclPermissionType.ALLOW
+ALL, READ, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS = (
+    AclOperation.ALL, AclOperation.READ, AclOperation.CREATE, AclOperation.DELETE, AclOperation.ALTER,
+    AclOperation.DESCRIBE, AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS)
 ZERO = uuid.UUID(int=0)
 CT = CreateTopicsRequest.CreatableTopic
 CC = CreateTopicsRequest.CreatableTopicConfig
