@@ -18,6 +18,8 @@ from kafka_shim.shim.cluster.endpoints import Endpoints
 from kafka_shim.shim.cluster.identity import load_cluster_identity
 from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError, Listener
+from kafka_shim.shim.groups.coordinator import GroupCoordinator
+from kafka_shim.shim.groups.settings import GroupSettings
 from kafka_shim.shim.handlers import load_all
 from kafka_shim.shim.log.errors import LogError
 from kafka_shim.shim.log.log_manager import LogManager
@@ -74,6 +76,7 @@ class Broker:
             producer_ids=_producer_ids(config),
             fetch_sessions=FetchSessionCache(config.max_incremental_fetch_session_cache_slots),
             append_waiters=waiters,
+            groups=GroupCoordinator(GroupSettings.from_properties(config.raw)),
         )
         self.security: dict[str, ListenerSecurity] = {}
         self.connections: set[KafkaConnection] = set()
@@ -166,6 +169,8 @@ class Broker:
             chores, self._chores = self._chores, None
             chores.cancel()
             await asyncio.gather(chores, return_exceptions=True)  # let it finish before the loop closes
+        if self.services.groups is not None:
+            self.services.groups.close()
         if self.services.partitions is not None:
             self.services.partitions.close()
         if self.services.authorizer is not None:

@@ -68,7 +68,24 @@ KNOWN_IGNORED = {
     "log.retention.hours",
     "log.segment.bytes",
     "log.retention.check.interval.ms",
+    # read by the group coordinator (shim/groups/settings.py)
     "group.initial.rebalance.delay.ms",
+    "group.min.session.timeout.ms",
+    "group.max.session.timeout.ms",
+    "group.max.size",
+    "group.coordinator.rebalance.protocols",
+    "offset.metadata.max.bytes",
+    "offsets.retention.minutes",
+    "offsets.retention.check.interval.ms",
+    "group.consumer.session.timeout.ms",
+    "group.consumer.min.session.timeout.ms",
+    "group.consumer.max.session.timeout.ms",
+    "group.consumer.heartbeat.interval.ms",
+    "group.consumer.min.heartbeat.interval.ms",
+    "group.consumer.max.heartbeat.interval.ms",
+    "group.consumer.max.size",
+    "group.consumer.assignors",
+    "group.consumer.migration.policy",
 }
 
 

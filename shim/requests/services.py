@@ -14,6 +14,7 @@ from kafka_shim.shim.cluster.configs.dynamic_broker import DynamicBrokerConfigs
 from kafka_shim.shim.cluster.endpoints import Endpoints
 from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.groups.coordinator import GroupCoordinator
 from kafka_shim.shim.partitions.fetch_sessions import FetchSessionCache
 from kafka_shim.shim.partitions.manager import Partitions
 from kafka_shim.shim.partitions.waiting import AppendWaiters
@@ -41,3 +42,5 @@ class Services:
     # Incremental fetch sessions (KIP-227) and the fetches waiting for appends (None only in hand-built Services).
     fetch_sessions: FetchSessionCache | None = None
     append_waiters: AppendWaiters | None = None
+    # Consumer groups and their committed offsets (None only in tests that build Services by hand).
+    groups: GroupCoordinator | None = None

@@ -1,0 +1,35 @@
+"""The group coordinator's settings: Kafka's key names, Kafka 3.9's defaults, and server.properties overrides."""
+
+from __future__ import annotations
+
+from kafka_shim.shim.cluster.configs.broker_configs import BROKER_CONFIGS
+from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.groups.settings import DEFAULTS, GroupSettings
+
+
+def test_defaults_are_kafkas() -> None:
+    kafka = {name: key.default for name, key in BROKER_CONFIGS.items()}
+    for key, value in DEFAULTS.items():
+        assert kafka[key] == value, key
+
+
+def test_defaults_without_properties() -> None:
+    settings = GroupSettings.from_properties({})
+    assert settings == GroupSettings()
+    assert not settings.consumer_protocol_enabled
+
+
+def test_properties_override() -> None:
+    settings = GroupSettings.from_properties({
+        "group.initial.rebalance.delay.ms": "0",
+        "group.coordinator.rebalance.protocols": "classic, CONSUMER",
+        "group.max.size": "3",
+    })
+    assert settings.initial_rebalance_delay_ms == 0
+    assert settings.consumer_protocol_enabled
+    assert settings.max_size == 3
+
+
+def test_group_keys_are_not_reported_unknown() -> None:
+    config = BrokerConfig.from_properties({"listeners": "PLAINTEXT://127.0.0.1:0", **DEFAULTS})
+    assert config.unknown_keys == []
