@@ -9,10 +9,27 @@ call this class with plain values and turn its answers into wire messages; nothi
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from kafka_shim.protocol.codes import ErrorCode
+from kafka_shim.shim.groups.admin_views import (
+    CLASSIC,
+    CONSUMER,
+    DEAD,
+    EMPTY,
+    NO_PROTOCOL,
+    NO_PROTOCOL_TYPE,
+    STABLE,
+    GroupOverview,
+    GroupSummary,
+    MemberSummary,
+    groups_in_kafka_order,
+    members_in_kafka_order,
+)
 from kafka_shim.shim.groups.settings import GroupSettings
+from kafka_shim.shim.javacompat.hash_orders import scala_mutable_map_order
+from kafka_shim.shim.javacompat.java_hash import java_string_hash
 
 
 class GroupCoordinator:
@@ -24,3 +41,120 @@ class GroupCoordinator:
 
     def close(self) -> None:
         """Stop the timers; called once when the broker stops."""
+
+    # -- group administration: DescribeGroups, ListGroups, DeleteGroups (the groupadmin section) ---------------------
+    # Kafka 3.9's old coordinator (GroupCoordinator.handleDescribeGroup / handleListGroups / handleDeleteGroups). A
+    # group is "local" once this broker leads its __consumer_offsets partition; before that (no group coordinator
+    # asked for yet) Kafka answers NOT_COORDINATOR, which the handler decides through ``is_local``.
+
+    def describe_group(self, group_id: str, is_local: Callable[[str], bool]) -> GroupSummary:
+        """GroupCoordinator.handleDescribeGroup: the group's summary, Dead for an unknown one."""
+        if not is_local(group_id):
+            return GroupSummary(group_id, ErrorCode.NOT_COORDINATOR)
+        group = self._admin_group(group_id)
+        if group is None:
+            return GroupSummary(group_id, state=DEAD)
+        if not self._is_classic(group):
+            # Only the new coordinator holds consumer groups; its DescribeGroups shows them as Dead (not classic).
+            return GroupSummary(group_id, state=DEAD)
+        protocol_type = group.protocol_type or NO_PROTOCOL_TYPE
+        members = group.members
+        order = members_in_kafka_order(members)
+        if group.state == STABLE:
+            protocol = group.protocol_name or NO_PROTOCOL
+            return GroupSummary(group_id, state=group.state, protocol_type=protocol_type, protocol=protocol,
+                                members=[_member_summary(members[m], protocol) for m in order])
+        return GroupSummary(group_id, state=group.state, protocol_type=protocol_type,
+                            members=[_member_summary(members[m], None) for m in order])
+
+    def list_groups(self, states: Iterable[str] = (), types: Iterable[str] = ()) -> list[GroupOverview]:
+        """GroupCoordinator.handleListGroups: every group held, filtered by state (case-insensitive) and type; the
+        old coordinator holds only classic groups, so a type filter without ``classic`` lists nothing."""
+        wanted_states = {s.lower() for s in states}
+        wanted_types = {t.lower() for t in types}
+        listed = []
+        for group_id in groups_in_kafka_order(self._admin_group_ids()):
+            group = self._admin_group(group_id)
+            overview = self._overview(group_id, group)
+            if wanted_states and overview.state.lower() not in wanted_states:
+                continue
+            if wanted_types and overview.group_type not in wanted_types:
+                continue
+            listed.append(overview)
+        return listed
+
+    def delete_groups(self, group_ids: Iterable[str], is_local: Callable[[str], bool] = lambda _: True) -> dict[str, int]:
+        """GroupCoordinator.handleDeleteGroups: each distinct group's error code, in Kafka's (Scala mutable.HashMap)
+        order. An Empty group goes Dead, leaves the coordinator and loses its committed offsets; a group with members
+        is NON_EMPTY_GROUP, an unknown (or Dead) one GROUP_ID_NOT_FOUND."""
+        errors: dict[str, int] = {}
+        for group_id in dict.fromkeys(group_ids):
+            if not is_local(group_id):
+                errors[group_id] = ErrorCode.NOT_COORDINATOR
+                continue
+            group = self._admin_group(group_id)
+            state = None if group is None else self._overview(group_id, group).state
+            if state is None or state == DEAD:
+                errors[group_id] = ErrorCode.GROUP_ID_NOT_FOUND
+            elif state == EMPTY:
+                self._remove_group(group_id, group)
+                errors[group_id] = ErrorCode.NONE
+            else:
+                errors[group_id] = ErrorCode.NON_EMPTY_GROUP
+        return {group_id: errors[group_id] for group_id in scala_mutable_map_order(errors, java_string_hash)}
+
+    def _admin_group(self, group_id: str) -> Any:
+        """The group held under this id; a group known only by its committed offsets (as Kafka loads one from
+        __consumer_offsets, or a simple consumer's commits) is an Empty classic group without protocol type."""
+        group = self.groups.get(group_id)
+        if group is None and self._admin_offsets_of(group_id):
+            return _OffsetsOnlyGroup()
+        return group
+
+    def _admin_group_ids(self) -> list[str]:
+        ids = list(self.groups)
+        store = getattr(self, "offsets", None)
+        known = getattr(store, "group_ids", None)
+        if callable(known):
+            ids.extend(g for g in known() if g not in self.groups)
+        return ids
+
+    def _admin_offsets_of(self, group_id: str) -> bool:
+        store = getattr(self, "offsets", None)
+        return bool(store is not None and store.has_offsets(group_id))
+
+    @staticmethod
+    def _is_classic(group: Any) -> bool:
+        return getattr(group, "group_type", CLASSIC) == CLASSIC
+
+    def _overview(self, group_id: str, group: Any) -> GroupOverview:
+        if self._is_classic(group):
+            return GroupOverview(group_id, group.protocol_type or NO_PROTOCOL_TYPE, group.state, CLASSIC)
+        return GroupOverview(group_id, CONSUMER, group.state, CONSUMER)
+
+    def _remove_group(self, group_id: str, group: Any) -> None:
+        if hasattr(group, "state") and not isinstance(group, _OffsetsOnlyGroup):
+            group.state = DEAD
+        self.groups.pop(group_id, None)
+        store = getattr(self, "offsets", None)
+        if store is not None:
+            store.delete_group(group_id)
+
+
+class _OffsetsOnlyGroup:
+    """A group that exists only through its committed offsets: Kafka shows it as an Empty group with no protocol."""
+
+    group_type = CLASSIC
+    state = EMPTY
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    members: dict[str, Any] = {}
+
+
+def _member_summary(member: Any, protocol: str | None) -> MemberSummary:
+    """MemberMetadata.summary (the member's metadata for the group's protocol) or summaryNoMetadata."""
+    if protocol is None:
+        return MemberSummary(member.member_id, member.group_instance_id, member.client_id, member.client_host, b"", b"")
+    metadata = next((data for name, data in member.protocols if name == protocol), b"")
+    return MemberSummary(member.member_id, member.group_instance_id, member.client_id, member.client_host,
+                         bytes(metadata), bytes(member.assignment or b""))
