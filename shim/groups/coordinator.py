@@ -133,7 +133,11 @@ class GroupCoordinator:
         return GroupOverview(group_id, CONSUMER, group.state, CONSUMER)
 
     def _remove_group(self, group_id: str, group: Any) -> None:
-        if hasattr(group, "state") and not isinstance(group, _OffsetsOnlyGroup):
+        if isinstance(group, _OffsetsOnlyGroup):
+            pass
+        elif hasattr(group, "transition_to"):
+            group.transition_to(DEAD)
+        else:
             group.state = DEAD
         self.groups.pop(group_id, None)
         store = getattr(self, "offsets", None)
