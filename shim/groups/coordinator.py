@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import structlog
+
 from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.shim.groups.admin_views import (
     CLASSIC,
@@ -30,6 +32,8 @@ from kafka_shim.shim.groups.admin_views import (
 from kafka_shim.shim.groups.settings import GroupSettings
 from kafka_shim.shim.javacompat.hash_orders import scala_mutable_map_order
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
+
+_log = structlog.get_logger("kafka_shim.groups")
 
 
 class GroupCoordinator:
@@ -97,10 +101,13 @@ class GroupCoordinator:
             if state is None or state == DEAD:
                 errors[group_id] = ErrorCode.GROUP_ID_NOT_FOUND
             elif state == EMPTY:
-                self._remove_group(group_id, group)
                 errors[group_id] = ErrorCode.NONE
             else:
                 errors[group_id] = ErrorCode.NON_EMPTY_GROUP
+        deleted = [g for g, code in errors.items() if code == ErrorCode.NONE]
+        if deleted:
+            removed = sum(self._remove_group(g, self._admin_group(g)) for g in deleted)
+            _log.info("groups_deleted", groups=deleted, offsets_removed=removed)
         return {group_id: errors[group_id] for group_id in scala_mutable_map_order(errors, java_string_hash)}
 
     def _admin_group(self, group_id: str) -> Any:
@@ -132,7 +139,8 @@ class GroupCoordinator:
             return GroupOverview(group_id, group.protocol_type or NO_PROTOCOL_TYPE, group.state, CLASSIC)
         return GroupOverview(group_id, CONSUMER, group.state, CONSUMER)
 
-    def _remove_group(self, group_id: str, group: Any) -> None:
+    def _remove_group(self, group_id: str, group: Any) -> int:
+        """The group goes Dead and leaves the coordinator with its committed offsets; how many offsets went."""
         if isinstance(group, _OffsetsOnlyGroup):
             pass
         elif hasattr(group, "transition_to"):
@@ -141,8 +149,8 @@ class GroupCoordinator:
             group.state = DEAD
         self.groups.pop(group_id, None)
         store = getattr(self, "offsets", None)
-        if store is not None:
-            store.delete_group(group_id)
+        removed = store.delete_group(group_id) if store is not None else 0
+        return removed if isinstance(removed, int) else 0
 
 
 class _OffsetsOnlyGroup:
