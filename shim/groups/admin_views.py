@@ -63,21 +63,72 @@ def members_in_kafka_order(member_ids: Iterable[str]) -> list[str]:
     return scala_mutable_map_order(member_ids, java_string_hash)
 
 
+class GroupCacheOrder:
+    """The iteration order of Kafka's group cache (GroupMetadataManager's Pool: a ``java.util.concurrent.
+    ConcurrentHashMap`` of default capacity), which ListGroups answers in.
+
+    ConcurrentHashMap keeps a table of bins (16 at first); a group goes to the tail of bin ``spread(hash) & (n - 1)``
+    and leaves its bin in place; once the count reaches three quarters of the table, the table doubles and each bin is
+    split as ``transfer`` splits it: the bin's last run of nodes bound for the same half is moved as it is, the nodes
+    before it are pushed, one by one, onto the front of their half, which reverses them. The table never shrinks.
+    The order thus depends on the history of the groups, not only on the ones there now: ``sync`` replays the
+    additions and removals seen since its last call. (Bins of eight or more, which Kafka turns into trees, are kept as
+    lists; with group ids they practically never occur.)
+    """
+
+    def __init__(self) -> None:
+        self._bins: list[list[tuple[int, str]]] = [[] for _ in range(16)]
+        self._members: set[str] = set()
+
+    def sync(self, group_ids: Iterable[str]) -> list[str]:
+        """Bring the cache up to these ids (new ones added in the given order, missing ones removed); the ids in
+        Kafka's iteration order."""
+        current = list(dict.fromkeys(group_ids))
+        present = set(current)
+        for gone in self._members - present:
+            self._remove(gone)
+        for new in current:
+            if new not in self._members:
+                self._add(new)
+        return [key for bin_ in self._bins for _, key in bin_]
+
+    def _add(self, key: str) -> None:
+        h = java_string_hash(key)
+        spread = (h ^ (h >> 16)) & 0x7FFFFFFF
+        self._bins[spread & (len(self._bins) - 1)].append((spread, key))
+        self._members.add(key)
+        if len(self._members) >= len(self._bins) * 3 // 4:
+            self._resize()
+
+    def _remove(self, key: str) -> None:
+        self._members.discard(key)
+        for bin_ in self._bins:
+            for i, (_, k) in enumerate(bin_):
+                if k == key:
+                    del bin_[i]
+                    return
+
+    def _resize(self) -> None:
+        n = len(self._bins)
+        table: list[list[tuple[int, str]]] = [[] for _ in range(2 * n)]
+        for index, nodes in enumerate(self._bins):
+            if not nodes:
+                continue
+            run_start = len(nodes) - 1
+            while run_start > 0 and (nodes[run_start - 1][0] & n) == (nodes[-1][0] & n):
+                run_start -= 1
+            low: list[tuple[int, str]] = []
+            high: list[tuple[int, str]] = []
+            (high if nodes[-1][0] & n else low).extend(nodes[run_start:])
+            for node in nodes[:run_start]:
+                (high if node[0] & n else low).insert(0, node)
+            table[index], table[index + n] = low, high
+        self._bins = table
+
+
 def groups_in_kafka_order(group_ids: Iterable[str]) -> list[str]:
-    """The group cache (GroupMetadataManager's Pool, a ``ConcurrentHashMap`` of default capacity) in iteration order:
-    by bucket of the spread hash, within a bucket in insertion order. (A bucket of three or more groups that a resize
-    split can come out reordered in Kafka; kafka-shim keeps insertion order there.)"""
-    ids = list(dict.fromkeys(group_ids))
-    length = 16
-    while len(ids) >= length * 3 // 4:  # ConcurrentHashMap resizes once the count reaches 0.75 of the table
-        length *= 2
-    position = {gid: i for i, gid in enumerate(ids)}
-
-    def bucket(gid: str) -> tuple[int, int]:
-        h = java_string_hash(gid)
-        return ((h ^ (h >> 16)) & 0x7FFFFFFF) & (length - 1), position[gid]
-
-    return sorted(ids, key=bucket)
+    """The order of a group cache that these groups were added to, in this order, and nothing removed from."""
+    return GroupCacheOrder().sync(group_ids)
 
 
 def offsets_partition(group_id: str, partitions: int) -> int:

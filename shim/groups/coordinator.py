@@ -23,10 +23,10 @@ from kafka_shim.shim.groups.admin_views import (
     NO_PROTOCOL,
     NO_PROTOCOL_TYPE,
     STABLE,
+    GroupCacheOrder,
     GroupOverview,
     GroupSummary,
     MemberSummary,
-    groups_in_kafka_order,
     members_in_kafka_order,
 )
 from kafka_shim.shim.groups.settings import GroupSettings
@@ -77,7 +77,8 @@ class GroupCoordinator:
         wanted_states = {s.lower() for s in states}
         wanted_types = {t.lower() for t in types}
         listed = []
-        for group_id in groups_in_kafka_order(self._admin_group_ids()):
+        cache = self.__dict__.setdefault("_admin_group_cache", GroupCacheOrder())
+        for group_id in cache.sync(self._admin_group_ids()):
             group = self._admin_group(group_id)
             overview = self._overview(group_id, group)
             if wanted_states and overview.state.lower() not in wanted_states:

@@ -68,10 +68,31 @@ def test_list_filters_by_state_case_insensitively_and_by_type() -> None:
     assert c.list_groups(states=["unknown-state"]) == []
 
 
-def test_list_order_follows_kafkas_group_cache() -> None:
-    names = [f"group-{i}" for i in range(20)]
-    c = coordinator(*(FakeClassicGroup(n) for n in names))
-    assert [g.group_id for g in c.list_groups()] == groups_in_kafka_order(names)
+# Observed from Kafka 3.9's ListGroups after 40 "simple" groups committed offsets one after the other (ord-0 first),
+# and again after DeleteGroups removed the even ones: its ConcurrentHashMap split bins when it grew (ord-8 before ord-6)
+# and kept its 64 bins when the groups went.
+NAMES = [f"ord-{i}-{'x' * (i % 7)}" for i in range(40)]
+KAFKA_AFTER_40 = [
+    "ord-5-xxxxx", "ord-29-x", "ord-1-x", "ord-8-x", "ord-6-xxxxxx", "ord-17-xxx", "ord-4-xxxx", "ord-22-x", "ord-28-", "ord-16-xx",
+    "ord-14-", "ord-38-xxx", "ord-37-xx", "ord-21-", "ord-20-xxxxxx", "ord-32-xxxx", "ord-30-xx", "ord-25-xxxx", "ord-39-xxxx",
+    "ord-33-xxxxx", "ord-34-xxxxxx", "ord-7-", "ord-24-xxx", "ord-10-xxx", "ord-3-xxx", "ord-9-xx", "ord-23-xx", "ord-15-x",
+    "ord-26-xxxxx", "ord-27-xxxxxx", "ord-36-x", "ord-35-", "ord-11-xxxx", "ord-13-xxxxxx", "ord-19-xxxxx", "ord-0-", "ord-2-xx",
+    "ord-31-xxx", "ord-18-xxxx", "ord-12-xxxxx"]
+KAFKA_AFTER_DELETING_EVENS = [
+    "ord-5-xxxxx", "ord-29-x", "ord-1-x", "ord-17-xxx", "ord-37-xx", "ord-21-", "ord-25-xxxx", "ord-39-xxxx", "ord-33-xxxxx", "ord-7-",
+    "ord-3-xxx", "ord-9-xx", "ord-23-xx", "ord-15-x", "ord-27-xxxxxx", "ord-35-", "ord-11-xxxx", "ord-13-xxxxxx", "ord-19-xxxxx",
+    "ord-31-xxx"]
+
+
+def test_list_order_is_kafkas_group_cache_order_through_growth_and_deletion() -> None:
+    c = coordinator()
+    for name in NAMES:
+        c.groups[name] = FakeClassicGroup(name)
+        c.list_groups()  # the cache sees each group arrive
+    assert [g.group_id for g in c.list_groups()] == KAFKA_AFTER_40
+    assert c.delete_groups(NAMES[::2], local) == dict.fromkeys(scala_mutable_map_order(NAMES[::2], java_string_hash), 0)
+    assert [g.group_id for g in c.list_groups()] == KAFKA_AFTER_DELETING_EVENS
+    assert groups_in_kafka_order(NAMES) == KAFKA_AFTER_40
 
 
 def test_delete_removes_empty_groups_with_their_offsets_and_refuses_others() -> None:
