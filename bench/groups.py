@@ -262,14 +262,16 @@ def check_offsets(address: str, group: str) -> None:
 
 
 def rate(address: str, frame: bytes, seconds: float, connections: int, in_flight: int) -> float:
-    done, elapsed, _ = drive(address, connections, in_flight, seconds, 0.5, lambda n: frame * n)
+    done, elapsed, _ = drive(address, connections, in_flight, seconds, 1.0, lambda n: frame * n)
     return done / elapsed
 
 
 # -- the brokers ----------------------------------------------------------------------------------------------------
 def start_shim(delay_ms: int) -> tuple[subprocess.Popen, str]:
     args = [sys.executable, "-m", "kafka_shim.shim.tools.cli", "serve", "--override", "listeners=PLAINTEXT://127.0.0.1:0",
-            "--override", f"group.initial.rebalance.delay.ms={delay_ms}", "--log-level", "warning"]
+            "--override", f"group.initial.rebalance.delay.ms={delay_ms}",
+            # A single broker, as scripts/real-kafka configures Kafka (the default 3 leaves __consumer_offsets uncreated).
+            "--override", "offsets.topic.replication.factor=1", "--log-level", "warning"]
     proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     return proc, proc.stdout.readline().strip().split("://", 1)[1]
 
@@ -284,6 +286,8 @@ class Figures:
 
 def measure(server: str, address: str, sizes: list[int], args: argparse.Namespace) -> Figures:
     asyncio.run(prepare(address))
+    # One unreported round first, so that neither broker is timed while it warms up (Kafka's JIT, first connections).
+    asyncio.run(join_run(address, f"bench-warm-up-{time.time_ns()}", 5, args.heartbeat_ms / 1000, args.timeout))
     joins = []
     for n in sizes:
         run = asyncio.run(join_run(address, f"bench-join-{n}-{time.time_ns()}", n, args.heartbeat_ms / 1000, args.timeout))

@@ -383,7 +383,7 @@ def prepare(brokers: Brokers) -> None:
         time.sleep(0.1)
 
 
-def check_random_group_traffic(kafka: RealKafka, shim: EmbeddedBroker, max_examples: int = 40, derandomize: bool = True) -> None:
+def check_random_group_traffic(kafka: RealKafka, shim: EmbeddedBroker, max_examples: int = 100, derandomize: bool = True) -> None:
     brokers = Brokers(kafka, shim)
     brokers.reset()
     prepare(brokers)
