@@ -45,6 +45,7 @@ from kafka_shim.protocol.messages import (
 )
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
+from tests.differential.test_group_admin_clients import needs_group_protocol
 from tests.differential.test_topic_sets_random import USERS, Brokers
 from tests.support.compare import differences
 from tests.support.peers import RealKafka, start_real_kafka, stop_real_kafka
@@ -405,4 +406,5 @@ def check_random_group_traffic(kafka: RealKafka, shim: EmbeddedBroker, max_examp
 
 def test_random_group_traffic_agrees(oracle_groups) -> None:
     with shim_like_the_oracle() as shim:
+        needs_group_protocol(shim)
         check_random_group_traffic(oracle_groups, shim)
