@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from kafka_shim.protocol.codes import ErrorCode
+from kafka_shim.shim.groups.consumer import ConsumerGroup, ConsumerGroupManager
 from kafka_shim.shim.groups.settings import GroupSettings
 
 
@@ -24,3 +26,32 @@ class GroupCoordinator:
 
     def close(self) -> None:
         """Stop the timers; called once when the broker stops."""
+
+    # -- consumer groups (KIP-848; shim/groups/consumer.py) -----------------------------------------------
+
+    @property
+    def consumer(self) -> ConsumerGroupManager:
+        """The consumer-protocol half of the coordinator, over the same ``groups`` map."""
+        manager = self.__dict__.get("_consumer")
+        if manager is None:
+            manager = self.__dict__["_consumer"] = ConsumerGroupManager(self.groups, self.settings, self.clock)
+        return manager
+
+    def consumer_group(self, group_id: str) -> ConsumerGroup | None:
+        """The consumer group of that id (its expired members fenced first), or None (absent or classic)."""
+        return self.consumer.group(group_id)
+
+    def validate_consumer_offset_commit(self, group_id: str, member_id: str, member_epoch: int, api_version: int = 9) -> int:
+        """OffsetCommit against a consumer group (ConsumerGroup.validateOffsetCommit): 0 when it may go on, else
+        UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH, or UNSUPPORTED_VERSION for a consumer-protocol member below v9."""
+        group = self.consumer_group(group_id)
+        if group is None:
+            return ErrorCode.GROUP_ID_NOT_FOUND
+        return self.consumer.validate_offset_commit(group, member_id, member_epoch, api_version)
+
+    def validate_consumer_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> int:
+        """OffsetFetch v9 with a member id/epoch against a consumer group (ConsumerGroup.validateOffsetFetch)."""
+        group = self.consumer_group(group_id)
+        if group is None:
+            return ErrorCode.GROUP_ID_NOT_FOUND
+        return self.consumer.validate_offset_fetch(group, member_id, member_epoch)
