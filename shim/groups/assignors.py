@@ -156,7 +156,7 @@ def _uniform_homogeneous(members: Mapping[str, MemberSpec], partition_counts: Ma
 
 def _uniform_heterogeneous(members: Mapping[str, MemberSpec], partition_counts: Mapping[uuid.UUID, int]) -> dict[str, Assignment]:
     """The general case (members subscribe to different topics): every partition of a topic goes to one of its
-    subscribers; current owners keep theirs while that leaves the group balanced; the rest go to the subscriber
+    subscribers; current owners keep theirs; the rest go to the subscriber
     with the fewest partitions; then partitions move from the most to the least loaded subscriber of the same
     topic until no move narrows the spread (Kafka's UniformHeterogeneousAssignmentBuilder has the same goals)."""
     order = sorted(members)
@@ -169,8 +169,6 @@ def _uniform_heterogeneous(members: Mapping[str, MemberSpec], partition_counts: 
     result: dict[str, dict[uuid.UUID, set[int]]] = {m: {} for m in order}
     load = dict.fromkeys(order, 0)
     owner: dict[tuple[uuid.UUID, int], str] = {}
-    # Each topic's fair share per subscriber bounds what an owner keeps, so stickiness never blocks balance.
-    fair = {t: -(-partition_counts[t] // len(subs)) for t, subs in subscribers.items()}
     for member_id in order:
         for topic_id in sorted(members[member_id].assignment):
             if topic_id not in subscribers or member_id not in subscribers[topic_id]:
@@ -178,8 +176,6 @@ def _uniform_heterogeneous(members: Mapping[str, MemberSpec], partition_counts: 
             for partition in sorted(members[member_id].assignment[topic_id]):
                 key = (topic_id, partition)
                 if partition >= partition_counts[topic_id] or key in owner:
-                    continue
-                if len(result[member_id].get(topic_id, ())) >= fair[topic_id]:
                     continue
                 owner[key] = member_id
                 result[member_id].setdefault(topic_id, set()).add(partition)

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from kafka_shim.protocol.codes import ErrorCode
-from kafka_shim.protocol.messages import ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest, FindCoordinatorRequest
+from kafka_shim.protocol.messages import ApiVersionsRequest, ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest, FindCoordinatorRequest
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from tests.support.appending import create_topic
@@ -165,6 +165,10 @@ def _relabel(node: Any, labels: dict[str, str], names: dict[uuid.UUID, str]) -> 
 def test_default_config_answers_35_before_any_acl_check(oracle, shim_classic: EmbeddedBroker) -> None:
     """Kafka's default coordinator serves neither API: 35, even for a principal with no ACL at all."""
     both = Peers(oracle, shim_classic)
+    versions = both.both(18, 3, lambda side: ApiVersionsRequest(client_software_name="differential", client_software_version="1"))
+    for answer in versions:
+        ranges = {k.api_key: (k.min_version, k.max_version) for k in answer.body.api_keys}
+        assert (ranges.get(HEARTBEAT), ranges.get(DESCRIBE)) == ((0, 0), (0, 0)), answer
     heartbeat = ConsumerGroupHeartbeatRequest(group_id="cg-default", member_id="", member_epoch=0, rebalance_timeout_ms=30000,
                                               subscribed_topic_names=["t"], topic_partitions=[])
     kafka, shim = both.both(HEARTBEAT, 0, lambda side: heartbeat)
