@@ -32,14 +32,18 @@ import base64
 import enum
 import os
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
+
+import structlog
 
 from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.shim.groups import assignors
 from kafka_shim.shim.groups.assignors import AssignorError, MemberSpec
 from kafka_shim.shim.javacompat.java_hash import hash_set_order
+
+log = structlog.get_logger(__name__)
 
 JOIN_EPOCH = 0
 LEAVE_EPOCH = -1
@@ -263,13 +267,6 @@ def _next_assignment(member: ConsumerMember, epoch: int, target_epoch: int, targ
                    assigned=assigned, pending_revocation={})
 
 
-def _partitions_of(owned: Iterable[tuple[uuid.UUID, list[int]]]) -> dict[uuid.UUID, set[int]]:
-    result: dict[uuid.UUID, set[int]] = {}
-    for topic_id, partitions in owned:
-        result.setdefault(topic_id, set()).update(partitions)
-    return result
-
-
 class ConsumerGroupManager:
     """The consumer-protocol half of the coordinator (GroupMetadataManager's consumer methods) over the shared
     ``groups`` map: a group id holds a classic group or a ConsumerGroup, never both."""
@@ -386,7 +383,11 @@ class ConsumerGroupManager:
         metadata = {name: topics[name] for name in names if name in topics}
         if metadata != group.subscription_metadata:
             bump = True
+        joined = member_id not in group.members
         group.put_member(updated)
+        if joined:
+            log.info("consumer_group_member_joined", group=group.group_id, member=member_id, instance=updated.instance_id,
+                     topics=sorted(updated.subscribed_topic_names))
         if bump:
             group.subscription_metadata = metadata
             group.group_epoch += 1
@@ -471,6 +472,8 @@ class ConsumerGroupManager:
                              f"Failed to compute a new target assignment for epoch {group.group_epoch}: {e}") from e
         group.target = {m: dict(a) for m, a in result.items()}
         group.assignment_epoch = group.group_epoch
+        log.info("consumer_group_target_assignment", group=group.group_id, epoch=group.group_epoch, assignor=name,
+                 members=len(group.members))
 
     def _reconcile(self, group: ConsumerGroup, member: ConsumerMember, owned: list[tuple[uuid.UUID, list[int]]] | None,
                    now: float) -> ConsumerMember:
@@ -508,8 +511,9 @@ class ConsumerGroupManager:
         self.fence(group, existing.member_id)
         return HeartbeatAnswer(member_id=hb.member_id, member_epoch=hb.member_epoch)
 
-    def fence(self, group: ConsumerGroup, member_id: str) -> None:
+    def fence(self, group: ConsumerGroup, member_id: str, reason: str = "it left the group") -> None:
         """consumerGroupFenceMember: remove the member and bump the group epoch (the others then rebalance)."""
+        log.info("consumer_group_member_removed", group=group.group_id, member=member_id, reason=reason)
         group.remove_member(member_id)
         names = group.subscribed_topics()
         group.subscription_metadata = {n: s for n, s in group.subscription_metadata.items() if n in names}
@@ -520,13 +524,13 @@ class ConsumerGroupManager:
         now = self.clock()
         for member_id, deadline in list(group.session_deadlines.items()):
             if deadline <= now and member_id in group.members:
-                self.fence(group, member_id)
+                self.fence(group, member_id, "the member session expired")
         for member_id, (epoch, deadline) in list(group.rebalance_deadlines.items()):
             member = group.members.get(member_id)
             if member is None:
                 group.rebalance_deadlines.pop(member_id, None)
             elif deadline <= now and member.member_epoch == epoch and member.state is MemberState.UNREVOKED_PARTITIONS:
-                self.fence(group, member_id)
+                self.fence(group, member_id, f"it failed to transition from epoch {epoch} within {member.rebalance_timeout_ms}ms")
 
     def expire_all(self) -> None:
         for group in list(self.groups.values()):

@@ -18,7 +18,12 @@ from typing import Any
 import pytest
 
 from kafka_shim.protocol.codes import ErrorCode
-from kafka_shim.protocol.messages import ApiVersionsRequest, ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest, FindCoordinatorRequest
+from kafka_shim.protocol.messages import (
+    ApiVersionsRequest,
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupHeartbeatRequest,
+    FindCoordinatorRequest,
+)
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from tests.support.appending import create_topic
@@ -36,17 +41,24 @@ _SECURED = {
     "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer", "super.users": "User:admin",
 }
 
+# Shorter sessions than Kafka's 45 s so that an expiry can be compared in the module's run; both brokers the same.
+_TIMEOUTS = {
+    "group.consumer.min.session.timeout.ms": "6000", "group.consumer.session.timeout.ms": "15000",
+    "group.consumer.min.heartbeat.interval.ms": "1000", "group.consumer.heartbeat.interval.ms": "1000",
+}
+
 
 @pytest.fixture(scope="module")
 def oracle_consumer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealKafka]:
-    kafka = start_real_kafka(tmp_path_factory.mktemp("kafka-consumer-protocol"), "group.coordinator.rebalance.protocols=classic,consumer")
+    kafka = start_real_kafka(tmp_path_factory.mktemp("kafka-consumer-protocol"), "group.coordinator.rebalance.protocols=classic,consumer",
+                             *(f"{k}={v}" for k, v in _TIMEOUTS.items()))
     yield kafka
     stop_real_kafka(kafka)
 
 
 @pytest.fixture(scope="module")
 def shim_consumer() -> Iterator[EmbeddedBroker]:
-    with EmbeddedBroker(BrokerConfig.from_properties({**_SECURED, "group.coordinator.rebalance.protocols": "classic,consumer"})) as broker:
+    with EmbeddedBroker(BrokerConfig.from_properties({**_SECURED, **_TIMEOUTS, "group.coordinator.rebalance.protocols": "classic,consumer"})) as broker:
         yield broker
 
 
@@ -254,3 +266,29 @@ def test_uniform_assignor_balances_like_kafka(peers: Peers) -> None:
         assert (group.error_code, group.group_state, group.group_epoch, group.assignment_epoch) == (0, "Reconciling", 2, 2), group
         sizes[side] = sorted(sum(len(t.partitions) for t in m.target_assignment.topic_partitions) for m in group.members)
     assert sizes[0] == sizes[1] == [2, 3]
+
+
+def test_a_silent_member_expires_on_both(peers: Peers) -> None:
+    """b stops heartbeating; a keeps going. Once b's session (15 s) has passed, both brokers have fenced it."""
+    script = Script(peers, "cg-expire")
+    peers.grant("cg-expire", READ, resource_type=GROUP_RT)
+    a, _ = script.heartbeat("a", 0, topics=["cg-a"], owned={}, rebalance_timeout_ms=60000, what="a joins")
+    script.heartbeat("b", 0, topics=["cg-a"], owned={}, rebalance_timeout_ms=60000, what="b joins")
+    owned = sorted(p for t in a.body.assignment.topic_partitions for p in t.partitions)
+    kept, _ = script.heartbeat("a", 1, owned={"cg-a": owned}, what="a is told to revoke")
+    mine = sorted(p for t in kept.body.assignment.topic_partitions for p in t.partitions)
+    script.heartbeat("a", 1, owned={"cg-a": mine}, what="a revoked")
+    deadline = time.monotonic() + 90
+    while True:
+        # a keeps its session alive on both brokers; b says nothing.
+        peers.both(HEARTBEAT, 0, lambda side: ConsumerGroupHeartbeatRequest(
+            group_id="cg-expire", member_id=script.member_ids[side]["a"], member_epoch=2, topic_partitions=None))
+        answers = peers.both(DESCRIBE, 0, lambda side: ConsumerGroupDescribeRequest(group_ids=["cg-expire"]))
+        if all(len(answer.body.groups[0].members) == 1 for answer in answers):
+            break
+        assert time.monotonic() < deadline, f"b never expired: {answers}"
+        time.sleep(1.0)
+    script.describe(["cg-expire"], operations=False, what="after b's session expired")
+    script.heartbeat("a", 2, owned={"cg-a": mine}, what="a takes b's partitions")
+    script.heartbeat("b", 2, owned={}, what="b comes back too late")
+    script.describe(["cg-expire"], operations=False, what="a alone")

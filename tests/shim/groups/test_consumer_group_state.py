@@ -262,3 +262,13 @@ def test_offset_commit_and_fetch_checks(coordinator: GroupCoordinator) -> None:
     assert coordinator.validate_consumer_offset_fetch("g", m1.member_id, 2) == ErrorCode.STALE_MEMBER_EPOCH
     beat(coordinator, m1.member_id, -1)
     assert coordinator.validate_consumer_offset_commit("g", "", -1) == 0  # empty group: admin commits allowed
+
+
+def test_a_topic_created_later_is_assigned_at_the_next_heartbeat(coordinator: GroupCoordinator) -> None:
+    hb = Heartbeat(group_id="late", member_id="", member_epoch=0, rebalance_timeout_ms=30000, subscribed_topic_names=["new"], owned=[])
+    first = coordinator.consumer.heartbeat(hb, TOPICS, "client", "/127.0.0.1")
+    assert (first.member_epoch, first.assignment) == (1, {})
+    created = {**TOPICS, "new": TopicShape(uuid.UUID(int=0xC), 3)}
+    later = coordinator.consumer.heartbeat(Heartbeat(group_id="late", member_id=first.member_id, member_epoch=1, owned=[]),
+                                           created, "client", "/127.0.0.1")
+    assert later.member_epoch == 2 and flat(later.assignment) == {(uuid.UUID(int=0xC), p) for p in range(3)}
