@@ -272,3 +272,11 @@ def test_a_topic_created_later_is_assigned_at_the_next_heartbeat(coordinator: Gr
     later = coordinator.consumer.heartbeat(Heartbeat(group_id="late", member_id=first.member_id, member_epoch=1, owned=[]),
                                            created, "client", "/127.0.0.1")
     assert later.member_epoch == 2 and flat(later.assignment) == {(uuid.UUID(int=0xC), p) for p in range(3)}
+
+
+def test_an_empty_consumer_group_gives_way_to_a_classic_join(coordinator: GroupCoordinator) -> None:
+    m = beat(coordinator, topics=["a"], group="turn")
+    assert coordinator.release_empty_consumer_group("turn") is False  # it has a member
+    beat(coordinator, m.member_id, -1, group="turn")
+    assert coordinator.release_empty_consumer_group("turn") is True
+    assert "turn" not in coordinator.groups
