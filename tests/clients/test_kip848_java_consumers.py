@@ -66,10 +66,10 @@ class Probe:
                 self.errors.append(event)
 
 
-def _start(name: str, bootstrap: str) -> Probe:
+def _start(name: str, bootstrap: str, group: str = GROUP) -> Probe:
     proc = subprocess.Popen(
         [sys.executable, str(REAL_KAFKA), "run", "kafkashim.oracle.ConsumerGroupProbe", "--bootstrap", bootstrap,
-         "--group", GROUP, "--topic", TOPIC, "--commit", "--max-ms", "240000"],
+         "--group", group, "--topic", TOPIC, "--commit", "--max-ms", "240000"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     probe = Probe(name, proc)
 
@@ -112,6 +112,9 @@ def broker() -> Iterator[EmbeddedBroker]:
         "listeners": "PLAINTEXT://127.0.0.1:0", "node.id": "1",
         "group.coordinator.rebalance.protocols": "classic,consumer",
         "offsets.topic.replication.factor": "1", "group.initial.rebalance.delay.ms": "0",
+        # A killed consumer is fenced after its session: 6 s (Kafka's minimum is configurable too) keeps the test short.
+        "group.consumer.min.session.timeout.ms": "6000", "group.consumer.session.timeout.ms": "6000",
+        "group.consumer.min.heartbeat.interval.ms": "1000", "group.consumer.heartbeat.interval.ms": "1000",
     })
     with EmbeddedBroker(config) as running:
         create_topic(running, TOPIC, PARTITIONS)
@@ -127,14 +130,47 @@ def _produce(broker: EmbeddedBroker, prefix: str, per_partition: int) -> set[str
     return values
 
 
+def _stop(probes: list[Probe]) -> None:
+    for p in probes:
+        if p.proc.poll() is None:
+            try:
+                p.proc.stdin.write("quit\n")
+                p.proc.stdin.flush()
+            except (BrokenPipeError, OSError):
+                pass
+    for p in probes:
+        try:
+            p.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.proc.kill()
+            p.proc.wait()
+
+
+def _read(ps: list[Probe]) -> set[str]:
+    return {value for p in ps for _, _, value in p.records}
+
+
+def test_a_killed_java_consumer_is_fenced_after_its_session(broker: EmbeddedBroker) -> None:
+    first = _produce(broker, "early", 3)
+    probes = [_start(f"consumer-{i}", broker.bootstrap_servers, "kip848-killed") for i in range(2)]
+    try:
+        _wait(probes, lambda: _partitions_shared(probes) and first <= _read(probes), "two consumers to share the partitions")
+        victim, survivor = probes
+        victim.proc.kill()  # "scripts/real-kafka run" execs java: this is the JVM itself, gone without a leave
+        started = time.monotonic()
+        _wait([survivor], lambda: survivor.assignment == list(range(PARTITIONS)), "the survivor to get every partition")
+        assert time.monotonic() - started >= 3.0, "taken over before the dead member's session could expire"
+        later = _produce(broker, "late", 2)
+        _wait([survivor], lambda: later <= _read([survivor]), "the survivor to read the new records")
+    finally:
+        _stop(probes)
+
+
 def test_three_java_consumers_share_then_two_take_over(broker: EmbeddedBroker) -> None:
     first = _produce(broker, "before", 5)
     probes = [_start(f"consumer-{i}", broker.bootstrap_servers) for i in range(3)]
     try:
-        def read(ps: list[Probe]) -> set[str]:
-            return {value for p in ps for _, _, value in p.records}
-
-        _wait(probes, lambda: _partitions_shared(probes) and first <= read(probes), "three consumers to share the partitions and read")
+        _wait(probes, lambda: _partitions_shared(probes) and first <= _read(probes), "three consumers to share the partitions and read")
         assert all(len(p.assignment) == 2 for p in probes), [p.assignment for p in probes]
         host, port = broker.bootstrap_servers.rsplit(":", 1)
         with Wire((host, int(port))) as wire:
@@ -150,23 +186,11 @@ def test_three_java_consumers_share_then_two_take_over(broker: EmbeddedBroker) -
         assert sorted(len(p.assignment) for p in staying) == [3, 3]
         before = {p.name: len(p.records) for p in staying}
         second = _produce(broker, "after", 4)
-        _wait(staying, lambda: second <= read(staying), "the other two to read the new records")
+        _wait(staying, lambda: second <= _read(staying), "the other two to read the new records")
         new_reads = [value for p in staying for _, _, value in p.records[before[p.name]:] if value.startswith("after")]
         assert sorted(new_reads) == sorted(second), "each new record is read once"
         # They go on from the committed offsets: nothing read before the leave is read again.
         again = [value for p in staying for _, _, value in p.records[before[p.name]:] if value.startswith("before")]
         assert again == [], again
     finally:
-        for p in probes:
-            if p.proc.poll() is None:
-                try:
-                    p.proc.stdin.write("quit\n")
-                    p.proc.stdin.flush()
-                except (BrokenPipeError, OSError):
-                    pass
-        for p in probes:
-            try:
-                p.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                p.proc.kill()
-                p.proc.wait()
+        _stop(probes)
