@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.protocol.messages import (
@@ -79,6 +81,30 @@ def fresh_peers(oracle_consumer: RealKafka, shim_consumer: EmbeddedBroker) -> It
     both.reset_acls()
 
 
+def _grant_prefixed(peers: Peers, prefix: str, operation: int) -> None:
+    """ALLOW ``operation`` on every group named ``prefix...`` to User:ANONYMOUS, on both brokers."""
+    from kafka_shim.authorizer import (
+        AccessControlEntry,
+        AclBinding,
+        AclOperation,
+        AclPermissionType,
+        PatternType,
+        ResourcePattern,
+        ResourceType,
+    )
+    from kafka_shim.authorizer.model import ANONYMOUS
+    from kafka_shim.protocol.messages import CreateAclsRequest
+    creation = CreateAclsRequest.AclCreation(resource_type=GROUP_RT, resource_name=prefix, resource_pattern_type=4, principal=ANONYMOUS,
+                                             host="*", operation=operation, permission_type=3)
+    with peers._admin() as admin:
+        answer = admin.request(30, 3, CreateAclsRequest(creations=[creation]))
+    assert [r.error_code for r in answer.body.results] == [0], answer
+    peers.shim.call(lambda: peers.shim.broker.authorizer.create_acls([AclBinding(
+        ResourcePattern(ResourceType.GROUP, prefix, PatternType.PREFIXED),
+        AccessControlEntry(ANONYMOUS, "*", AclOperation(operation), AclPermissionType.ALLOW))]))
+    peers._settle()
+
+
 @pytest.fixture(scope="module")
 def peers(fresh_peers: Peers) -> Peers:
     """Both brokers with ``__consumer_offsets``: Kafka creates it at a FindCoordinator and loads its shards."""
@@ -91,6 +117,7 @@ def peers(fresh_peers: Peers) -> Peers:
             assert time.monotonic() < deadline, f"Kafka's group coordinator never loaded: {found}"
             time.sleep(0.1)
     create_topic(fresh_peers.shim, OFFSETS_TOPIC, 50, {"cleanup.policy": "compact"})
+    _grant_prefixed(fresh_peers, "cg-rand-", READ)
     return fresh_peers
 
 
@@ -315,3 +342,71 @@ def test_scripted_subscription_changes_and_rejoins(peers: Peers) -> None:
     script.describe(["cg-change", "cg-range", "cg-change", "cg-other", "cg-nope"], operations=True,
                     what="several groups, a repeated one, a denied one (Kafka 3.9 walks every id once per shard)",
                     ignore=("groups.*.members",))  # another script's members: their ids are not labelled here
+
+
+def test_a_member_that_does_not_revoke_in_time_is_fenced_on_both(peers: Peers) -> None:
+    script = Script(peers, "cg-slow")
+    peers.grant("cg-slow", READ, resource_type=GROUP_RT)
+    a, _ = script.heartbeat("a", 0, topics=["cg-a"], owned={}, rebalance_timeout_ms=3000, instance="i-a", assignor="range", what="a joins")
+    script.heartbeat("b", 0, topics=["cg-a"], owned={}, rebalance_timeout_ms=60000, instance="i-b", assignor="range", what="b joins")
+    everything = sorted(p for t in a.body.assignment.topic_partitions for p in t.partitions)
+    script.heartbeat("a", 1, owned={"cg-a": everything}, instance="i-a", what="a is told to revoke and does not")
+    time.sleep(4.5)  # past a's 3 s rebalance timeout (Kafka's timer fires on its own; kafka-shim's when the group is next reached)
+    script.heartbeat("a", 1, owned={"cg-a": everything}, instance="i-a", what="a comes back after its rebalance timeout")
+    script.heartbeat("b", 2, owned={}, instance="i-b", what="b gets everything")
+    script.describe(["cg-slow"], operations=False, what="b alone")
+
+
+class RandomRun:
+    """Random heartbeats of three static members (range assignor: deterministic on both brokers), each built
+    from what that broker last answered, compared answer by answer."""
+
+    def __init__(self, peers: Peers, group: str) -> None:
+        self.script = Script(peers, group)
+        self.epoch = {name: None for name in ("x", "y", "z")}  # None: not in the group (as the members believe)
+        self.owned: dict[str, dict[str, list[int]]] = {name: {} for name in self.epoch}
+
+    def step(self, op: str, name: str, topics: list[str]) -> None:
+        script = self.script
+        if op == "join" and self.epoch[name] is None:
+            script.member_ids[0].pop(name, None)
+            script.member_ids[1].pop(name, None)
+            kafka, _ = script.heartbeat(name, 0, topics=topics, owned={}, rebalance_timeout_ms=60000, instance=f"inst-{name}",
+                                        assignor="range", what=f"{name} joins {topics}")
+        elif op == "beat" and self.epoch[name] is not None:
+            kafka, _ = script.heartbeat(name, self.epoch[name], owned=self.owned[name], instance=f"inst-{name}",
+                                        what=f"{name} heartbeats at {self.epoch[name]} owning {self.owned[name]}")
+        elif op == "subscribe" and self.epoch[name] is not None:
+            kafka, _ = script.heartbeat(name, self.epoch[name], topics=topics, owned=self.owned[name], instance=f"inst-{name}",
+                                        what=f"{name} subscribes to {topics}")
+        elif op in ("leave", "pause") and self.epoch[name] is not None:
+            kafka, _ = script.heartbeat(name, -1 if op == "leave" else -2, instance=f"inst-{name}", what=f"{name} {op}s")
+            self.epoch[name] = None
+            self.owned[name] = {}
+            return
+        else:
+            script.describe([script.group], operations=False, what="describe")
+            return
+        body = kafka.body
+        if body.error_code != 0:
+            self.epoch[name] = None
+            self.owned[name] = {}
+            return
+        self.epoch[name] = body.member_epoch
+        if body.assignment is not None:
+            self.owned[name] = {str(t.topic_id): sorted(t.partitions) for t in body.assignment.topic_partitions}
+
+
+_runs = iter(range(10_000))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.tuples(st.sampled_from(["join", "beat", "beat", "beat", "subscribe", "leave", "pause", "describe"]),
+                          st.sampled_from(["x", "y", "z"]),
+                          st.sampled_from([["cg-a"], ["cg-b"], ["cg-a", "cg-b"]])), min_size=6, max_size=16))
+def test_random_static_member_traffic(peers: Peers, steps: list) -> None:
+    group = f"cg-rand-{next(_runs)}"
+    run = RandomRun(peers, group)
+    for op, name, topics in steps:
+        run.step(op, name, topics)
+    run.script.describe([group], operations=True, what="the final state")
