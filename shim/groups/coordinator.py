@@ -66,3 +66,8 @@ class GroupCoordinator:
             del self.groups[group_id]
             return True
         return False
+
+    def consumer_groups(self) -> list[ConsumerGroup]:
+        """Every consumer group, its expired members fenced first (for ListGroups-like views of all groups)."""
+        self.consumer.expire_all()
+        return [group for group in self.groups.values() if isinstance(group, ConsumerGroup)]
