@@ -7,8 +7,9 @@ ids, the dynamic members waiting to rejoin with their new id (MEMBER_ID_REQUIRED
 current generation still waits a SyncGroup from. The rules that move it (join, sync, heartbeat, leave, timers) are in
 ``classic_coordinator.py``.
 
-Kafka iterates members in a Scala HashMap's order (which decides the leader's member list and the next leader when
-the leader leaves); kafka-shim uses join order. Member ids are ``<client.id or group.instance.id>-<uuid4>``, as Kafka.
+Kafka keeps members in a Scala ``mutable.HashMap`` keyed by member id; its iteration order decides the leader's
+member list, the next leader when the leader leaves and which rejoined member leads when the leader did not rejoin,
+and kafka-shim follows it (``kafka_order``). Member ids are ``<client.id or group.instance.id>-<uuid4>``, as Kafka.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from dataclasses import dataclass, field
 
 from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.shim.groups.timers import Timer
+from kafka_shim.shim.javacompat.hash_orders import scala_mutable_map_order
+from kafka_shim.shim.javacompat.java_hash import java_string_hash
 
 EMPTY, PREPARING_REBALANCE, COMPLETING_REBALANCE, STABLE, DEAD = (
     "Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead")
@@ -195,6 +198,10 @@ class ClassicGroup:
     def not_yet_rejoined(self) -> list[ClassicMember]:
         return [m for m in self.members.values() if not m.is_awaiting_join]
 
+    def kafka_order(self) -> list[ClassicMember]:
+        """The members as Kafka's Scala mutable.HashMap iterates them."""
+        return [self.members[m] for m in scala_mutable_map_order(self.members, java_string_hash)]
+
     def rebalance_timeout_ms(self) -> int:
         return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
 
@@ -220,7 +227,7 @@ class ClassicGroup:
                 member.heartbeat_timer.cancel()
                 member.heartbeat_timer = None
         if self.is_leader(member_id):
-            self.leader_id = next(iter(self.members), None)
+            self.leader_id = next((m.member_id for m in self.kafka_order()), None)
         self.pending_members.discard(member_id)
         timer = self.pending_member_timers.pop(member_id, None)
         if timer is not None:
@@ -253,7 +260,7 @@ class ClassicGroup:
             return False
         if self.members[self.leader_id].is_awaiting_join:
             return True
-        joined = next((m for m in self.members.values() if m.is_awaiting_join), None)
+        joined = next((m for m in self.kafka_order() if m.is_awaiting_join), None)
         if joined is None:
             return False
         self.leader_id = joined.member_id
@@ -305,7 +312,7 @@ class ClassicGroup:
 
     def current_member_metadata(self) -> list[tuple[str, str | None, bytes]]:
         assert self.protocol_name is not None
-        return [(m.member_id, m.group_instance_id, m.metadata(self.protocol_name)) for m in self.members.values()]
+        return [(m.member_id, m.group_instance_id, m.metadata(self.protocol_name)) for m in self.kafka_order()]
 
     def _compute_subscribed_topics(self) -> set[str] | None:
         if self.protocol_type != CONSUMER_PROTOCOL_TYPE:

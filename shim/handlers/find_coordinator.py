@@ -15,8 +15,9 @@ Behaviour, per key (v4+ batch their keys and answer each; v0-3 carry one key and
   create it and the answer stays 15: set ``offsets.topic.replication.factor=1`` as Kafka's shipped
   server.properties (and kafka-shim's example config) do.
 - Errors carry node id -1, host "" and port -1 (Node.noNode). v1-3: ``error_message`` is Kafka's default message of
-  the code ("NONE" on success, as Errors.NONE.message()). v4+: a key's answer has no message, except when the whole
-  request fails (42 for an unknown key type), where every key carries the code's message.
+  the code ("NONE" on success, as Errors.NONE.message()). v4+: a key's answer has an empty message (the field's
+  default; getCoordinator sets none), except when the whole request fails (42 for an unknown key type), where every
+  key carries the code's message.
 
 A transactional id's coordinator is reported although kafka-shim has no transaction coordinator yet (issue 17);
 InitProducerId still answers 16 for transactional ids.
@@ -55,13 +56,16 @@ _Coordinator = FindCoordinatorResponse.Coordinator
 
 def find_coordinator_error_response(request: messages.FindCoordinatorRequest, code: int, message: str | None,
                                     version: int | None = None) -> FindCoordinatorResponse:
-    """FindCoordinatorRequest.getErrorResponse: v0-3 one error with no node; v4+ the error for every key."""
+    """FindCoordinatorRequest.getErrorResponse: v0-3 one error with no node; v4+ the error for every key. Without
+    the version (the API table's generic refusal), a request with coordinator keys is taken for v4+."""
     text = _MESSAGES.get(code)
     keys = list(getattr(request, "coordinator_keys", None) or [])
-    return FindCoordinatorResponse(
-        throttle_time_ms=0, error_code=code, error_message=text, node_id=-1, host="", port=-1,
-        coordinators=[_Coordinator(key=k, node_id=-1, host="", port=-1, error_code=code, error_message=text)
-                      for k in keys])
+    if version is None:
+        version = 4 if keys else 0
+    if version >= 4:
+        return FindCoordinatorResponse(throttle_time_ms=0, coordinators=[
+            _Coordinator(key=k, node_id=-1, host="", port=-1, error_code=code, error_message=text) for k in keys])
+    return FindCoordinatorResponse(throttle_time_ms=0, error_code=code, error_message=text, node_id=-1, host="", port=-1)
 
 
 class _UnknownKeyType(Exception):
@@ -76,15 +80,15 @@ def find_coordinator(ctx: RequestContext, request: messages.FindCoordinatorReque
         if version >= 4:
             answers = [(key, *_coordinator_for(ctx, key_type, key)) for key in request.coordinator_keys]
             return FindCoordinatorResponse(throttle_time_ms=0, coordinators=[
-                _Coordinator(key=key, node_id=node, host=host, port=port, error_code=code, error_message=None)
+                _Coordinator(key=key, node_id=node, host=host, port=port, error_code=code, error_message="")
                 for key, code, (node, host, port) in answers])
         code, (node, host, port) = _coordinator_for(ctx, key_type, request.key)
     except _UnknownKeyType:
         log.info("find_coordinator_unknown_key_type", key_type=key_type, error_code=ErrorCode.INVALID_REQUEST,
                  hint="key type 0 is a group, 1 a transactional id")
-        return find_coordinator_error_response(request, ErrorCode.INVALID_REQUEST, None)
+        return find_coordinator_error_response(request, ErrorCode.INVALID_REQUEST, None, version)
     if code:
-        return find_coordinator_error_response(request, code, None)
+        return find_coordinator_error_response(request, code, None, version)
     return FindCoordinatorResponse(throttle_time_ms=0, error_code=code, error_message=_MESSAGES[code],
                                    node_id=node, host=host, port=port)
 
