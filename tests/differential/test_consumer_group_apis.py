@@ -25,13 +25,14 @@ from kafka_shim.protocol.messages import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupHeartbeatRequest,
     FindCoordinatorRequest,
+    JoinGroupRequest,
 )
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from tests.support.appending import create_topic
 from tests.support.compare import assert_same
 from tests.support.fetch_peers import Peers
-from tests.support.peers import RealKafka, start_real_kafka, stop_real_kafka
+from tests.support.peers import REPORTED, RealKafka, start_real_kafka, stop_real_kafka
 from tests.support.wire import Answer
 
 HEARTBEAT, DESCRIBE, FIND_COORDINATOR = 68, 69, 10
@@ -410,3 +411,20 @@ def test_random_static_member_traffic(peers: Peers, steps: list) -> None:
     for op, name, topics in steps:
         run.step(op, name, topics)
     run.script.describe([group], operations=True, what="the final state")
+
+
+def test_a_classic_join_for_a_consumer_group(peers: Peers) -> None:
+    """Kafka 3.9's new coordinator takes a classic JoinGroup into a non-empty consumer group (KIP-848's mixed groups:
+    MEMBER_ID_REQUIRED first at v4+), whatever group.consumer.migration.policy says. kafka-shim does not build
+    mixed groups: the difference is reported, Kafka's side checked."""
+    script = Script(peers, "cg-mixed")
+    peers.grant("cg-mixed", READ, resource_type=GROUP_RT)
+    script.heartbeat("a", 0, topics=["cg-a"], owned={}, rebalance_timeout_ms=30000, what="a consumer-protocol member joins")
+    subscription = bytes.fromhex("0000" "00000001" "0004") + b"cg-a" + bytes.fromhex("ffffffff")  # ConsumerProtocolSubscription v0
+    join = JoinGroupRequest(group_id="cg-mixed", session_timeout_ms=30000, rebalance_timeout_ms=30000, member_id="",
+                            protocol_type="consumer", protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=subscription)])
+    kafka, shim = peers.both(11, 9, lambda side: join)
+    assert kafka.body.error_code == ErrorCode.MEMBER_ID_REQUIRED, kafka
+    if shim.body.error_code != kafka.body.error_code:
+        REPORTED.append(f"JoinGroup for a non-empty consumer group: Kafka 3.9 {kafka.body.error_code} (it takes classic members into "
+                        f"consumer groups), kafka-shim {shim.body.error_code}")
