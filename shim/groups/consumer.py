@@ -48,6 +48,8 @@ import structlog
 from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.shim.groups import assignors
 from kafka_shim.shim.groups.assignors import AssignorError, MemberSpec
+from kafka_shim.shim.groups.classic import JoinResult, SyncResult
+from kafka_shim.shim.groups.consumer_protocol import MalformedProtocol, decode_subscription, encode_assignment, version_of
 from kafka_shim.shim.javacompat.java_hash import hash_set_order
 
 log = structlog.get_logger(__name__)
@@ -82,6 +84,15 @@ class MemberState(enum.Enum):
 
 
 @dataclass(frozen=True)
+class ClassicMetadata:
+    """A member that joined with JoinGroup (classic protocol) inside a consumer group: its session timeout and the
+    protocols (name, subscription bytes) it offered."""
+
+    session_timeout_ms: int
+    protocols: tuple[tuple[str, bytes], ...]
+
+
+@dataclass(frozen=True)
 class ConsumerMember:
     member_id: str
     instance_id: str | None = None
@@ -96,6 +107,11 @@ class ConsumerMember:
     state: MemberState = MemberState.STABLE
     assigned: Mapping[uuid.UUID, frozenset[int]] = field(default_factory=dict)
     pending_revocation: Mapping[uuid.UUID, frozenset[int]] = field(default_factory=dict)
+    classic: ClassicMetadata | None = None
+
+    @property
+    def uses_classic_protocol(self) -> bool:
+        return self.classic is not None
 
     def is_reconciled_to(self, epoch: int) -> bool:
         return self.state is MemberState.STABLE and self.member_epoch == epoch
@@ -146,6 +162,9 @@ class ConsumerGroup:
         self.owners: dict[tuple[uuid.UUID, int], str] = {}
         self.session_deadlines: dict[str, float] = {}
         self.rebalance_deadlines: dict[str, tuple[int, float]] = {}  # member id -> (epoch it must leave, deadline)
+        # Classic-protocol members: SyncGroup due after a JoinGroup, JoinGroup due after a REBALANCE_IN_PROGRESS.
+        self.sync_deadlines: dict[str, float] = {}
+        self.join_deadlines: dict[str, float] = {}
 
     # -- views -------------------------------------------------------------------------------------------
 
@@ -203,8 +222,29 @@ class ConsumerGroup:
         self.target.pop(member_id, None)
         if member.instance_id is not None and self.static_members.get(member.instance_id) == member_id:
             del self.static_members[member.instance_id]
-        self.session_deadlines.pop(member_id, None)
-        self.rebalance_deadlines.pop(member_id, None)
+        for deadlines in (self.session_deadlines, self.rebalance_deadlines, self.sync_deadlines, self.join_deadlines):
+            deadlines.pop(member_id, None)
+
+    def classic_members(self) -> list[ConsumerMember]:
+        return [m for m in self.members.values() if m.classic is not None]
+
+    def supports_classic_protocols(self, protocol_type: str, names: set[str]) -> bool:
+        """ConsumerGroup.supportsClassicProtocols: type "consumer" and a protocol every classic member offers."""
+        if protocol_type != "consumer":
+            return False
+        if not self.members:
+            return bool(names)
+        classic = self.classic_members()
+        return any(all(name in {n for n, _ in m.classic.protocols} for m in classic) for name in names)
+
+    def waiting_on_unreleased_partition(self, member: ConsumerMember) -> bool:
+        if member.state is not MemberState.UNRELEASED_PARTITIONS:
+            return False
+        for topic_id, partitions in self.target.get(member.member_id, {}).items():
+            held = member.assigned.get(topic_id, frozenset())
+            if any(p not in held and self.partition_owner_epoch(topic_id, p) != -1 for p in partitions):
+                return True
+        return False
 
     def _release(self, member: ConsumerMember) -> None:
         for topic_id, partitions in (*member.assigned.items(), *member.pending_revocation.items()):
@@ -375,7 +415,7 @@ class ConsumerGroupManager:
             server_assignor=hb.server_assignor if hb.server_assignor is not None else member.server_assignor,
             subscribed_topic_names=(frozenset(hb.subscribed_topic_names) if hb.subscribed_topic_names is not None
                                     else member.subscribed_topic_names),
-            client_id=client_id, client_host=client_host)
+            client_id=client_id, client_host=client_host, classic=None)
         if group.group_id not in self.groups or self.groups[group.group_id] is not group:
             self.groups[group.group_id] = group  # a new group, or one replacing an empty classic group
         bump = updated.subscribed_topic_names != member.subscribed_topic_names
@@ -490,7 +530,9 @@ class ConsumerGroupManager:
                             group.partition_owner_epoch, owned)
         if updated != member:
             group.put_member(updated)
-            if updated.state is MemberState.UNREVOKED_PARTITIONS:
+            if updated.classic is not None:
+                pass  # classic members have join and sync timers instead
+            elif updated.state is MemberState.UNREVOKED_PARTITIONS:
                 group.rebalance_deadlines[updated.member_id] = (updated.member_epoch, now + updated.rebalance_timeout_ms / 1000)
             else:
                 group.rebalance_deadlines.pop(updated.member_id, None)
@@ -539,10 +581,192 @@ class ConsumerGroupManager:
             elif deadline <= now and member.member_epoch == epoch and member.state is MemberState.UNREVOKED_PARTITIONS:
                 self.fence(group, member_id, f"it failed to transition from epoch {epoch} within {member.rebalance_timeout_ms}ms")
 
+        for reason, deadlines in (("the member failed to sync within timeout", group.sync_deadlines),
+                                  ("the classic member failed to join within the rebalance timeout", group.join_deadlines)):
+            for member_id, deadline in list(deadlines.items()):
+                if deadline <= now and member_id in group.members:
+                    self.fence(group, member_id, reason)
+
     def expire_all(self) -> None:
         for group in list(self.groups.values()):
             if isinstance(group, ConsumerGroup):
                 self.expire(group)
+
+    # -- classic-protocol members of a consumer group (JoinGroup/SyncGroup/Heartbeat/LeaveGroup) ---------------
+
+    def classic_join(self, group: ConsumerGroup, member_id: str, instance_id: str | None, *, require_known_member_id: bool,
+                     client_id: str, client_host: str, rebalance_timeout_ms: int, session_timeout_ms: int,
+                     protocol_type: str, protocols: list[tuple[str, bytes]], topics: Mapping[str, TopicShape]) -> JoinResult:
+        """GroupMetadataManager.classicGroupJoinToConsumerGroup: the member joins the consumer group and is answered at
+        once with its member epoch as the generation (no leader: every classic member is a follower)."""
+        try:
+            return self._classic_join(group, member_id, instance_id, require_known_member_id, client_id, client_host,
+                                      rebalance_timeout_ms, session_timeout_ms, protocol_type, protocols, topics)
+        except GroupError as e:
+            return JoinResult(e.code, member_id)
+
+    def _classic_join(self, group: ConsumerGroup, member_id: str, instance_id: str | None, require_known_member_id: bool,
+                      client_id: str, client_host: str, rebalance_timeout_ms: int, session_timeout_ms: int,
+                      protocol_type: str, protocols: list[tuple[str, bytes]], topics: Mapping[str, TopicShape]) -> JoinResult:
+        self.expire(group)
+        now = self.clock()
+        unknown = member_id == ""
+        if unknown:
+            member_id = new_member_id()
+        if len(group.members) >= self.settings.consumer_max_size and member_id not in group.members:
+            raise GroupError(ErrorCode.GROUP_MAX_SIZE_REACHED, None)
+        if not group.supports_classic_protocols(protocol_type, {name for name, _ in protocols}):
+            raise GroupError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, f"Member {member_id}'s protocols are not supported.")
+        if require_known_member_id and unknown:
+            return JoinResult(ErrorCode.MEMBER_ID_REQUIRED, member_id)
+        try:
+            subscription = decode_subscription(protocols[0][1])
+        except MalformedProtocol as e:
+            raise GroupError(ErrorCode.UNKNOWN_SERVER_ERROR, "Malformed embedded consumer protocol in subscription deserialization.") from e
+        replaced: str | None = None
+        if instance_id is None:
+            member = group.members.get(member_id) or ConsumerMember(member_id=member_id)
+        else:
+            existing_id = group.static_members.get(instance_id)
+            existing = group.members.get(existing_id) if existing_id is not None else None
+            if unknown:
+                if existing is None:
+                    member = ConsumerMember(member_id=member_id)
+                else:
+                    member = replace(existing, member_id=member_id, member_epoch=0, previous_member_epoch=0)
+                    replaced = existing.member_id
+            else:
+                if existing is None:
+                    raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
+                if existing.member_id != member_id:
+                    raise GroupError(ErrorCode.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id {instance_id} "
+                                     f"was fenced by member {existing.member_id}.")
+                member = existing
+        updated = replace(
+            member, instance_id=instance_id if instance_id is not None else member.instance_id,
+            rack_id=subscription.rack_id if subscription.rack_id is not None else member.rack_id,
+            rebalance_timeout_ms=rebalance_timeout_ms if rebalance_timeout_ms != -1 else member.rebalance_timeout_ms,
+            subscribed_topic_names=frozenset(subscription.topics), client_id=client_id, client_host=client_host,
+            classic=ClassicMetadata(session_timeout_ms, tuple(protocols)))
+        if group.group_id not in self.groups or self.groups[group.group_id] is not group:
+            self.groups[group.group_id] = group
+        bump = updated.subscribed_topic_names != member.subscribed_topic_names
+        if replaced is not None:
+            target = group.target.pop(replaced, {})
+            group.remove_member(replaced)
+            group.target[member_id] = target
+        names = {n for m in group.members.values() if m.member_id != member_id for n in m.subscribed_topic_names}
+        names |= set(updated.subscribed_topic_names)
+        metadata = {name: topics[name] for name in names if name in topics}
+        bump = bump or metadata != group.subscription_metadata
+        if member_id not in group.members:
+            log.info("consumer_group_member_joined", group=group.group_id, member=member_id, instance=instance_id,
+                     topics=sorted(updated.subscribed_topic_names), protocol="classic")
+        group.put_member(updated)
+        if bump:
+            group.subscription_metadata = metadata
+            group.group_epoch += 1
+        if group.group_epoch > group.assignment_epoch:
+            self._update_target(group)
+        owned = [(topics[t].topic_id, ps) for t, ps in subscription.owned if t in topics]
+        reconciled = self._reconcile(group, group.members[member_id], owned, now)
+        group.join_deadlines.pop(member_id, None)
+        group.session_deadlines[member_id] = now + session_timeout_ms / 1000
+        group.sync_deadlines[member_id] = now + max(rebalance_timeout_ms, 0) / 1000
+        return JoinResult(ErrorCode.NONE, member_id, generation_id=reconciled.member_epoch, protocol_type="consumer",
+                          protocol_name=protocols[0][0])
+
+    def _classic_member(self, group: ConsumerGroup, member_id: str, instance_id: str | None) -> ConsumerMember:
+        """validateConsumerGroupMember plus throwIfMemberDoesNotUseClassicProtocol."""
+        if instance_id is None:
+            member = self._member(group, member_id, False)
+        else:
+            static_id = group.static_members.get(instance_id)
+            member = group.members.get(static_id) if static_id is not None else None
+            if member is None:
+                raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID,
+                                 f"Member with instance id {instance_id} is not a member of group {group.group_id}.")
+            if member.member_id != member_id:
+                raise GroupError(ErrorCode.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id {instance_id} "
+                                 f"was fenced by member {member.member_id}.")
+        if member.classic is None:
+            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member.member_id} does not use the classic protocol.")
+        return member
+
+    def classic_sync(self, group: ConsumerGroup, member_id: str, instance_id: str | None, generation_id: int,
+                     protocol_type: str | None, protocol_name: str | None, topic_names: Mapping[uuid.UUID, str]) -> SyncResult:
+        """classicGroupSyncToConsumerGroup: the member's assigned partitions, in ConsumerProtocol form."""
+        self.expire(group)
+        if not group.members:
+            return SyncResult(ErrorCode.UNKNOWN_MEMBER_ID)
+        try:
+            member = self._classic_member(group, member_id, instance_id)
+            if generation_id != member.member_epoch:
+                raise GroupError(ErrorCode.ILLEGAL_GENERATION, None)
+            name = member.classic.protocols[0][0]
+            if (protocol_type is not None and protocol_type != "consumer") or (protocol_name is not None and protocol_name != name):
+                raise GroupError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, None)
+            self._throw_if_rebalancing(group, member)
+        except GroupError as e:
+            return SyncResult(e.code)
+        now = self.clock()
+        group.sync_deadlines.pop(member.member_id, None)
+        group.session_deadlines[member.member_id] = now + member.classic.session_timeout_ms / 1000
+        partitions = sorted((topic_names[t], sorted(ps)) for t, ps in member.assigned.items() if t in topic_names)
+        assignment = encode_assignment(version_of(member.classic.protocols[0][1]), partitions)
+        return SyncResult(ErrorCode.NONE, protocol_type=protocol_type, protocol_name=protocol_name, assignment=assignment)
+
+    def _throw_if_rebalancing(self, group: ConsumerGroup, member: ConsumerMember) -> None:
+        if group.group_epoch > member.member_epoch and member.state is not MemberState.UNREVOKED_PARTITIONS:
+            group.join_deadlines.setdefault(member.member_id, self.clock() + max(member.rebalance_timeout_ms, 0) / 1000)
+            raise GroupError(ErrorCode.REBALANCE_IN_PROGRESS, None)
+
+    def classic_heartbeat(self, group: ConsumerGroup, member_id: str, instance_id: str | None, generation_id: int) -> int:
+        """classicGroupHeartbeatToConsumerGroup: 27 while the member must rejoin to move towards its target."""
+        self.expire(group)
+        try:
+            member = self._classic_member(group, member_id, instance_id)
+        except GroupError as e:
+            return e.code
+        if generation_id != member.member_epoch:
+            return ErrorCode.ILLEGAL_GENERATION
+        group.session_deadlines[member.member_id] = self.clock() + member.classic.session_timeout_ms / 1000
+        if (member.member_epoch < group.group_epoch or member.state is MemberState.UNREVOKED_PARTITIONS
+                or (member.state is MemberState.UNRELEASED_PARTITIONS and not group.waiting_on_unreleased_partition(member))):
+            group.join_deadlines.setdefault(member.member_id, self.clock() + max(member.rebalance_timeout_ms, 0) / 1000)
+            return ErrorCode.REBALANCE_IN_PROGRESS
+        return ErrorCode.NONE
+
+    def classic_leave(self, group: ConsumerGroup, members: list[tuple[str, str | None]]) -> list[tuple[str, int]]:
+        """classicGroupLeaveToConsumerGroup: (member id answered, error) per leaving member; one epoch bump for all."""
+        self.expire(group)
+        answers: list[tuple[str, int]] = []
+        left = False
+        for member_id, instance_id in members:
+            try:
+                if instance_id is None:
+                    member = self._member(group, member_id, False)
+                else:
+                    static_id = group.static_members.get(instance_id)
+                    member = group.members.get(static_id) if static_id is not None else None
+                    if member is None:
+                        raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
+                    if member_id != "" and member.member_id != member_id:
+                        raise GroupError(ErrorCode.FENCED_INSTANCE_ID, None)
+                if member.classic is None:
+                    raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, None)
+            except GroupError as e:
+                answers.append((member_id, e.code))
+                continue
+            log.info("consumer_group_member_removed", group=group.group_id, member=member.member_id, reason="LeaveGroup")
+            group.remove_member(member.member_id)
+            left = True
+            answers.append((member.member_id, ErrorCode.NONE))
+        if left:
+            names = group.subscribed_topics()
+            group.subscription_metadata = {n: t for n, t in group.subscription_metadata.items() if n in names}
+            group.group_epoch += 1
+        return answers
 
     # -- offsets (ConsumerGroup.validateOffsetCommit / validateOffsetFetch) -----------------------------------
 
@@ -553,9 +777,9 @@ class ConsumerGroupManager:
         member = group.members.get(member_id)
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
-        if not transactional and api_version < 9:
+        if not transactional and member.classic is None and api_version < 9:
             return ErrorCode.UNSUPPORTED_VERSION
-        return 0 if member_epoch == member.member_epoch else ErrorCode.STALE_MEMBER_EPOCH
+        return self._member_epoch_check(member, member_epoch)
 
     def validate_offset_fetch(self, group: ConsumerGroup, member_id: str | None, member_epoch: int) -> int:
         if member_id is None and member_epoch < 0:
@@ -563,7 +787,14 @@ class ConsumerGroupManager:
         member = group.members.get(member_id or "")
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
-        return 0 if member_epoch == member.member_epoch else ErrorCode.STALE_MEMBER_EPOCH
+        return self._member_epoch_check(member, member_epoch)
+
+    @staticmethod
+    def _member_epoch_check(member: ConsumerMember, epoch: int) -> int:
+        """ConsumerGroup.validateMemberEpoch: classic members get ILLEGAL_GENERATION, the others STALE_MEMBER_EPOCH."""
+        if epoch == member.member_epoch:
+            return 0
+        return ErrorCode.ILLEGAL_GENERATION if member.classic is not None else ErrorCode.STALE_MEMBER_EPOCH
 
 
 def _is_empty_classic(group: Any) -> bool:

@@ -66,7 +66,8 @@ def _coordinator_loaded(ctx: RequestContext) -> bool:
     return _OFFSETS_TOPIC in ctx.services.cluster.topics
 
 
-def _topics(ctx: RequestContext) -> dict[str, TopicShape]:
+def consumer_topics(ctx: RequestContext) -> dict[str, TopicShape]:
+    """Every topic's id and partition count, as the consumer-group coordinator takes them."""
     return {name: TopicShape(t.topic_id, len(t.partitions)) for name, t in ctx.services.cluster.topics.items()}
 
 
@@ -86,7 +87,7 @@ def consumer_group_heartbeat(ctx: RequestContext, request: messages.ConsumerGrou
                    subscribed_topic_names=request.subscribed_topic_names, server_assignor=request.server_assignor, owned=owned)
     try:
         # Kafka renders the client's address with InetAddress.toString: "/" and the address.
-        answer = ctx.services.groups.consumer.heartbeat(hb, _topics(ctx), ctx.header.client_id or "", "/" + ctx.client_host)
+        answer = ctx.services.groups.consumer.heartbeat(hb, consumer_topics(ctx), ctx.header.client_id or "", "/" + ctx.client_host)
     except GroupError as e:
         return ConsumerGroupHeartbeatResponse(error_code=e.code, error_message=e.message)
     response = ConsumerGroupHeartbeatResponse(member_id=answer.member_id, member_epoch=answer.member_epoch,

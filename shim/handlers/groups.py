@@ -23,8 +23,10 @@ from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import HeartbeatResponse, JoinGroupResponse, LeaveGroupResponse, SyncGroupResponse
 from kafka_shim.shim.groups.classic import JoinResult, SyncResult
+from kafka_shim.shim.groups.consumer import ConsumerGroup
 from kafka_shim.shim.groups.coordinator import GroupCoordinator
 from kafka_shim.shim.handlers import handles
+from kafka_shim.shim.handlers.consumer_groups import consumer_topics
 from kafka_shim.shim.requests.authz import allowed, check
 from kafka_shim.shim.requests.context import RequestContext
 
@@ -56,6 +58,21 @@ def _coordinator(ctx: RequestContext) -> GroupCoordinator | None:
     return ctx.services.groups
 
 
+def _consumer_group_for_join(ctx: RequestContext, coordinator: GroupCoordinator,
+                             request: messages.JoinGroupRequest) -> ConsumerGroup | None:
+    """The KIP-848 group a JoinGroup goes to, or None for the classic path (no such group; an empty one, which
+    Kafka 3.9 deletes to make room for a classic group; or a request the classic checks refuse first)."""
+    group_id = request.group_id
+    if not group_id or coordinator.consumer_group(group_id) is None:
+        return None
+    settings = coordinator.settings
+    if not settings.min_session_timeout_ms <= request.session_timeout_ms <= settings.max_session_timeout_ms:
+        return None
+    if coordinator.release_empty_consumer_group(group_id):
+        return None
+    return coordinator.consumer_group(group_id)
+
+
 def _join_response(result: JoinResult, version: int) -> JoinGroupResponse:
     name = result.protocol_name
     # JoinGroupResponse's constructor: below v7 a null name is sent as ""; from v7 an empty name is sent as null.
@@ -76,6 +93,14 @@ async def join_group(ctx: RequestContext, request: messages.JoinGroupRequest) ->
     if coordinator is None:
         return _join_response(JoinResult(ErrorCode.COORDINATOR_NOT_AVAILABLE, ""), version)
     instance_id = request.group_instance_id if version >= 5 else None
+    mixed = _consumer_group_for_join(ctx, coordinator, request)
+    if mixed is not None:  # KIP-848: a classic member inside a consumer group (Kafka 3.9's new coordinator)
+        return _join_response(coordinator.consumer.classic_join(
+            mixed, request.member_id, instance_id, require_known_member_id=version >= 4 and instance_id is None,
+            client_id=ctx.header.client_id or "", client_host=f"/{ctx.client_host}",
+            rebalance_timeout_ms=request.rebalance_timeout_ms if version >= 1 else request.session_timeout_ms,
+            session_timeout_ms=request.session_timeout_ms, protocol_type=request.protocol_type,
+            protocols=[(p.name, bytes(p.metadata)) for p in request.protocols], topics=consumer_topics(ctx)), version)
     answer: asyncio.Future[JoinResult] = asyncio.get_running_loop().create_future()
 
     def respond(result: JoinResult) -> None:
@@ -104,6 +129,14 @@ async def sync_group(ctx: RequestContext, request: messages.SyncGroupRequest) ->
     coordinator = _coordinator(ctx)
     if coordinator is None:
         return sync_group_error_response(request, ErrorCode.COORDINATOR_NOT_AVAILABLE, None)
+    mixed = coordinator.consumer_group(request.group_id) if request.group_id else None
+    if mixed is not None:
+        result = coordinator.consumer.classic_sync(
+            mixed, request.member_id, request.group_instance_id if version >= 3 else None, request.generation_id,
+            request.protocol_type if version >= 5 else None, request.protocol_name if version >= 5 else None,
+            {t.topic_id: name for name, t in ctx.services.cluster.topics.items()})
+        return SyncGroupResponse(throttle_time_ms=0, error_code=result.error, protocol_type=result.protocol_type,
+                                 protocol_name=result.protocol_name, assignment=result.assignment)
     answer: asyncio.Future[SyncResult] = asyncio.get_running_loop().create_future()
 
     def respond(result: SyncResult) -> None:
@@ -128,6 +161,12 @@ def heartbeat(ctx: RequestContext, request: messages.HeartbeatRequest) -> Heartb
     coordinator = _coordinator(ctx)
     if coordinator is None:
         return heartbeat_error_response(request, ErrorCode.COORDINATOR_NOT_AVAILABLE, None)
+    mixed = coordinator.consumer_group(request.group_id) if request.group_id else None
+    if mixed is not None:
+        code = coordinator.consumer.classic_heartbeat(mixed, request.member_id,
+                                                      request.group_instance_id if ctx.api_version >= 3 else None,
+                                                      request.generation_id)
+        return HeartbeatResponse(throttle_time_ms=0, error_code=code)
     code = coordinator.classic.heartbeat(request.group_id, request.member_id,
                                          request.group_instance_id if ctx.api_version >= 3 else None,
                                          request.generation_id)
@@ -146,7 +185,11 @@ def leave_group(ctx: RequestContext, request: messages.LeaveGroupRequest) -> Lea
         leaving = [(request.member_id, None, None)]
     else:
         leaving = [(m.member_id, m.group_instance_id, m.reason if version >= 5 else None) for m in request.members]
-    top, errors = coordinator.classic.leave(request.group_id, leaving)
+    mixed = coordinator.consumer_group(request.group_id) if request.group_id else None
+    if mixed is not None:
+        top, errors = ErrorCode.NONE, [e for _, e in coordinator.consumer.classic_leave(mixed, [(m, i) for m, i, _ in leaving])]
+    else:
+        top, errors = coordinator.classic.leave(request.group_id, leaving)
     if version < 3:
         # LeaveGroupResponse for v0-2: the top-level error, else the first member error.
         return LeaveGroupResponse(throttle_time_ms=0, error_code=top or next((e for e in errors if e), ErrorCode.NONE))

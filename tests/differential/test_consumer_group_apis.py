@@ -10,6 +10,7 @@ the assignments deterministic on both sides; with ``uniform`` the sizes are comp
 from __future__ import annotations
 
 import re
+import struct
 import time
 import uuid
 from collections.abc import Iterator
@@ -25,14 +26,17 @@ from kafka_shim.protocol.messages import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupHeartbeatRequest,
     FindCoordinatorRequest,
+    HeartbeatRequest,
     JoinGroupRequest,
+    LeaveGroupRequest,
+    SyncGroupRequest,
 )
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from tests.support.appending import create_topic
 from tests.support.compare import assert_same
 from tests.support.fetch_peers import Peers
-from tests.support.peers import REPORTED, RealKafka, start_real_kafka, stop_real_kafka
+from tests.support.peers import RealKafka, start_real_kafka, stop_real_kafka
 from tests.support.wire import Answer
 
 HEARTBEAT, DESCRIBE, FIND_COORDINATOR = 68, 69, 10
@@ -413,18 +417,90 @@ def test_random_static_member_traffic(peers: Peers, steps: list) -> None:
     run.script.describe([group], operations=True, what="the final state")
 
 
-def test_a_classic_join_for_a_consumer_group(peers: Peers) -> None:
-    """Kafka 3.9's new coordinator takes a classic JoinGroup into a non-empty consumer group (KIP-848's mixed groups:
-    MEMBER_ID_REQUIRED first at v4+), whatever group.consumer.migration.policy says. kafka-shim does not build
-    mixed groups: the difference is reported, Kafka's side checked."""
+def _subscription(*topics: str, owned: list[tuple[str, list[int]]] = (), version: int = 1) -> bytes:
+    """A ConsumerProtocolSubscription (v0 or v1) as a classic Java consumer sends it."""
+    def string(text: str) -> bytes:
+        return struct.pack(">h", len(text)) + text.encode()
+    out = struct.pack(">hi", version, len(topics)) + b"".join(string(t) for t in topics) + struct.pack(">i", -1)
+    if version >= 1:
+        out += struct.pack(">i", len(owned)) + b"".join(string(t) + struct.pack(">i", len(ps)) + b"".join(struct.pack(">i", p) for p in ps)
+                                                      for t, ps in owned)
+    return out
+
+
+def _assignment(data: bytes) -> list[tuple[str, list[int]]]:
+    """A ConsumerProtocolAssignment's partitions, sorted (Kafka lists topics in hash order)."""
+    if not data:
+        return []
+    at = 2
+    (count,) = struct.unpack_from(">i", data, at)
+    at += 4
+    result = []
+    for _ in range(count):
+        (length,) = struct.unpack_from(">h", data, at)
+        at += 2
+        topic = data[at:at + length].decode()
+        at += length
+        (n,) = struct.unpack_from(">i", data, at)
+        at += 4
+        result.append((topic, sorted(struct.unpack_from(f">{n}i", data, at))))
+        at += 4 * n
+    return sorted(result)
+
+
+def test_classic_members_inside_a_consumer_group(peers: Peers) -> None:
+    """Kafka 3.9's new coordinator takes classic JoinGroups into a non-empty consumer group (KIP-848's mixed groups,
+    whatever group.consumer.migration.policy says): JoinGroup, SyncGroup, Heartbeat and LeaveGroup compared."""
     script = Script(peers, "cg-mixed")
     peers.grant("cg-mixed", READ, resource_type=GROUP_RT)
-    script.heartbeat("a", 0, topics=["cg-a"], owned={}, rebalance_timeout_ms=30000, what="a consumer-protocol member joins")
-    subscription = bytes.fromhex("0000" "00000001" "0004") + b"cg-a" + bytes.fromhex("ffffffff")  # ConsumerProtocolSubscription v0
-    join = JoinGroupRequest(group_id="cg-mixed", session_timeout_ms=30000, rebalance_timeout_ms=30000, member_id="",
-                            protocol_type="consumer", protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=subscription)])
-    kafka, shim = peers.both(11, 9, lambda side: join)
-    assert kafka.body.error_code == ErrorCode.MEMBER_ID_REQUIRED, kafka
-    if shim.body.error_code != kafka.body.error_code:
-        REPORTED.append(f"JoinGroup for a non-empty consumer group: Kafka 3.9 {kafka.body.error_code} (it takes classic members into "
-                        f"consumer groups), kafka-shim {shim.body.error_code}")
+    script.heartbeat("a", 0, topics=["cg-a"], owned={}, rebalance_timeout_ms=30000, instance="i-a", assignor="range",
+                     what="a consumer-protocol member joins")
+
+    def join(label: str, *, protocol_type: str = "consumer", names: tuple[str, ...] = ("range",), owned=(), what: str):
+        def make(side: int) -> JoinGroupRequest:
+            return JoinGroupRequest(group_id="cg-mixed", session_timeout_ms=30000, rebalance_timeout_ms=30000,
+                                    member_id=script.member_ids[side].get(label, ""), group_instance_id="i-" + label,
+                                    protocol_type=protocol_type, protocols=[JoinGroupRequest.JoinGroupRequestProtocol(
+                                        name=n, metadata=_subscription("cg-a", owned=list(owned))) for n in names])
+        kafka, shim = peers.both(11, 9, make)
+        for side, answer in enumerate((kafka, shim)):
+            if answer.body.error_code == 0 and label not in script.member_ids[side]:
+                script.member_ids[side][label] = answer.body.member_id
+        script._compare(kafka, shim, what)
+        return kafka
+
+    def sync(label: str, generation: int, what: str) -> list[tuple[str, list[int]]]:
+        kafka, shim = peers.both(14, 5, lambda side: SyncGroupRequest(
+            group_id="cg-mixed", generation_id=generation, member_id=script.member_ids[side][label], group_instance_id="i-" + label,
+            protocol_type="consumer", protocol_name="range", assignments=[]))
+        partitions = [_assignment(bytes(a.body.assignment)) for a in (kafka, shim)]
+        assert partitions[0] == partitions[1], (what, partitions)
+        for a in (kafka, shim):
+            a.body.assignment = b""
+        script._compare(kafka, shim, what)
+        return partitions[0]
+
+    def heartbeat(label: str, generation: int, what: str) -> int:
+        kafka, shim = peers.both(12, 4, lambda side: HeartbeatRequest(
+            group_id="cg-mixed", generation_id=generation, member_id=script.member_ids[side].get(label, "nobody"),
+            group_instance_id="i-" + label))
+        script._compare(kafka, shim, what)
+        return kafka.body.error_code
+
+    join("b", protocol_type="other", what="a classic join with another protocol type")
+    first = join("b", what="a static classic member joins the consumer group")
+    generation = first.body.generation_id
+    assert sync("b", generation, "SyncGroup of the classic member") == []  # its range is still held by a
+    assert heartbeat("b", generation - 1, "a heartbeat with an old generation") == ErrorCode.ILLEGAL_GENERATION
+    heartbeat("b", generation, "the classic member heartbeats while a still holds its partitions")
+    a_owned = {"cg-a": [0, 1, 2]}
+    script.heartbeat("a", 1, owned=a_owned, instance="i-a", what="a is told to revoke")
+    script.heartbeat("a", 1, owned={"cg-a": [0, 1]}, instance="i-a", what="a revoked")
+    heartbeat("b", generation, "the classic member is told to rejoin")
+    again = join("b", what="the classic member rejoins")
+    assert sync("b", again.body.generation_id, "SyncGroup after the rejoin") == [("cg-a", [2])]
+    script.describe(["cg-mixed"], operations=False, what="a mixed group")
+    kafka, shim = peers.both(13, 5, lambda side: LeaveGroupRequest(group_id="cg-mixed", members=[
+        LeaveGroupRequest.MemberIdentity(member_id=script.member_ids[side]["b"], group_instance_id="i-b")]))
+    script._compare(kafka, shim, "the classic member leaves")
+    script.describe(["cg-mixed"], operations=False, what="after the classic member left")
