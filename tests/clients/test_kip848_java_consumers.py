@@ -68,10 +68,10 @@ class Probe:
                 self.errors.append(event)
 
 
-def _start(name: str, bootstrap: str, group: str = GROUP) -> Probe:
+def _start(name: str, bootstrap: str, group: str = GROUP, protocol: str = "consumer") -> Probe:
     proc = subprocess.Popen(
         [sys.executable, str(REAL_KAFKA), "run", "kafkashim.oracle.ConsumerGroupProbe", "--bootstrap", bootstrap,
-         "--group", group, "--topic", TOPIC, "--commit", "--max-ms", "240000"],
+         "--group", group, "--topic", TOPIC, "--commit", "--max-ms", "240000", "--protocol", protocol],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     probe = Probe(name, proc)
 
@@ -195,5 +195,26 @@ def test_three_java_consumers_share_then_two_take_over(broker: EmbeddedBroker) -
         # They go on from the committed offsets: nothing read before the leave is read again.
         again = [value for p in staying for _, _, value in p.records[before[p.name]:] if value.startswith("before")]
         assert again == [], again
+    finally:
+        _stop(probes)
+
+
+def test_a_classic_java_consumer_joins_a_consumer_group(broker: EmbeddedBroker) -> None:
+    """Kafka 3.9 takes a classic consumer (JoinGroup) into a KIP-848 group: the two share the partitions."""
+    first = _produce(broker, "mixed", 3)
+    modern = _start("modern", broker.bootstrap_servers, "kip848-mixed")
+    probes = [modern]
+    try:
+        _wait(probes, lambda: modern.assignment == list(range(PARTITIONS)), "the consumer-protocol member to get everything")
+        classic = _start("classic", broker.bootstrap_servers, "kip848-mixed", protocol="classic")
+        probes.append(classic)
+        _wait(probes, lambda: _partitions_shared(probes) and first <= _read(probes), "both to share the partitions")
+        assert sorted(len(p.assignment) for p in probes) == [3, 3]
+        later = _produce(broker, "mixed-later", 2)
+        _wait(probes, lambda: later <= _read(probes), "both to read the new records")
+        host, port = broker.bootstrap_servers.rsplit(":", 1)
+        with Wire((host, int(port))) as wire:
+            described = wire.request(ApiKey.CONSUMER_GROUP_DESCRIBE, 0, ConsumerGroupDescribeRequest(group_ids=["kip848-mixed"])).body.groups[0]
+        assert (described.error_code, len(described.members)) == (0, 2), described
     finally:
         _stop(probes)

@@ -280,3 +280,42 @@ def test_an_empty_consumer_group_gives_way_to_a_classic_join(coordinator: GroupC
     beat(coordinator, m.member_id, -1, group="turn")
     assert coordinator.release_empty_consumer_group("turn") is True
     assert "turn" not in coordinator.groups
+
+
+def _subscription(*topics: str) -> bytes:
+    import struct
+    return struct.pack(">hi", 0, len(topics)) + b"".join(struct.pack(">h", len(t)) + t.encode() for t in topics) + struct.pack(">i", -1)
+
+
+def test_a_classic_member_inside_a_consumer_group(coordinator: GroupCoordinator, clock: Clock) -> None:
+    m1 = beat(coordinator, topics=["a"])
+    group = coordinator.consumer_group("g")
+    manager = coordinator.consumer
+    refused = manager.classic_join(group, "", None, require_known_member_id=True, client_id="c", client_host="/h",
+                                   rebalance_timeout_ms=10000, session_timeout_ms=10000, protocol_type="other",
+                                   protocols=[("range", _subscription("a"))], topics=TOPICS)
+    assert refused.error == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    first = manager.classic_join(group, "", None, require_known_member_id=True, client_id="c", client_host="/h",
+                                 rebalance_timeout_ms=10000, session_timeout_ms=10000, protocol_type="consumer",
+                                 protocols=[("range", _subscription("a"))], topics=TOPICS)
+    assert first.error == ErrorCode.MEMBER_ID_REQUIRED and first.member_id not in group.members
+    joined = manager.classic_join(group, first.member_id, None, require_known_member_id=True, client_id="c", client_host="/h",
+                                  rebalance_timeout_ms=10000, session_timeout_ms=10000, protocol_type="consumer",
+                                  protocols=[("range", _subscription("a"))], topics=TOPICS)
+    assert (joined.error, joined.generation_id, joined.protocol_type, joined.protocol_name) == (0, 2, "consumer", "range")
+    names = {A: "a", B: "b"}
+    synced = manager.classic_sync(group, first.member_id, None, 2, "consumer", "range", names)
+    assert synced.error == 0 and synced.assignment == b"\x00\x00" + b"\x00\x00\x00\x00" + b"\xff\xff\xff\xff"  # v0, nothing yet
+    # Its partitions are still m1's: the heartbeat tells it nothing yet; m1 revokes; then it must rejoin.
+    assert manager.classic_heartbeat(group, first.member_id, None, 2) == 0
+    kept = beat(coordinator, m1.member_id, 1, owned=m1.assignment).assignment
+    beat(coordinator, m1.member_id, 1, owned=kept)
+    assert manager.classic_heartbeat(group, first.member_id, None, 2) == ErrorCode.REBALANCE_IN_PROGRESS
+    assert manager.classic_heartbeat(group, first.member_id, None, 1) == ErrorCode.ILLEGAL_GENERATION
+    assert coordinator.validate_consumer_offset_commit("g", first.member_id, 1, api_version=2) == ErrorCode.ILLEGAL_GENERATION
+    # A classic member that never comes back in its session is fenced.
+    clock.now += 11
+    beat(coordinator, m1.member_id, 2, owned=kept)
+    assert first.member_id not in group.members
+    assert manager.classic_leave(group, [(first.member_id, None)]) == [(first.member_id, ErrorCode.UNKNOWN_MEMBER_ID)]
+    assert manager.classic_heartbeat(group, m1.member_id, None, 2) == ErrorCode.UNKNOWN_MEMBER_ID  # not a classic member
