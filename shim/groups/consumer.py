@@ -20,17 +20,19 @@ Behaviour, as 3.9:
   epoch bumped); a member that does not revoke within its rebalance timeout is fenced too. Timers are deadlines
   checked on every call that reaches the group (``expire``) and by the coordinator's sweep, so a test clock drives them.
 
-Classic-protocol requests for a consumer group's id (Kafka 3.9's new coordinator, not built here): a JoinGroup for
-an *empty* consumer group deletes it and goes on with a classic group (``GroupCoordinator.release_empty_consumer_group``);
-for a non-empty one the member joins the consumer group as a classic-protocol member (protocol type "consumer" and a
-protocol every classic member supports, else 23 "Member m's protocols are not supported."; generation = member
-epoch), SyncGroup returns its assigned partitions in ConsumerProtocol form, Heartbeat answers 27 while the member
-must rejoin, LeaveGroup removes it and bumps the epoch. kafka-shim's classic side answers such a JoinGroup with 23.
+Classic-protocol requests for a consumer group's id, as Kafka 3.9's new coordinator (whatever
+``group.consumer.migration.policy`` says): a JoinGroup for an *empty* consumer group deletes it and goes on with a
+classic group (``GroupCoordinator.release_empty_consumer_group``); for a non-empty one the member joins the consumer
+group as a classic-protocol member (``classic_join``: protocol type "consumer" and a protocol every classic member
+offers, else 23; MEMBER_ID_REQUIRED first at v4+; generation = member epoch; no leader), SyncGroup returns its
+assigned partitions in ConsumerProtocol form (``classic_sync``), Heartbeat answers 27 while it must rejoin to move
+towards its target (``classic_heartbeat``), LeaveGroup removes it (``classic_leave``). Its session is the JoinGroup's
+session timeout; it must SyncGroup within its rebalance timeout after joining and rejoin within it after a 27.
 
 Version notes. 3.9's schema has no SubscribedTopicRegex in the heartbeat (regex subscriptions arrived in 4.0);
 the first heartbeat must name topics (42 "SubscribedTopicNames must be set in first request."). Online
-upgrade/downgrade between classic and consumer groups (``group.consumer.migration.policy``) is off by default in
-3.9 and not built here; a non-empty classic group answers the heartbeat with 69.
+upgrade/downgrade (converting a whole group between the two types, ``group.consumer.migration.policy``) is off by
+default in 3.9 and not built here; a non-empty classic group answers the heartbeat with 69.
 """
 
 from __future__ import annotations
