@@ -28,6 +28,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import structlog
+
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import ProduceResponse
@@ -51,6 +53,7 @@ from kafka_shim.shim.partitions.append import (
 from kafka_shim.shim.partitions.validator import (
     V2_HEADER_SIZE,
     AppendSettings,
+    RequestFailed,
     check_request,
     first_batch_transactional,
     transactional_producers,
@@ -59,6 +62,7 @@ from kafka_shim.shim.requests.authz import allowed, allowed_names, check
 from kafka_shim.shim.requests.context import NO_RESPONSE, RequestContext
 from kafka_shim.shim.requests.work import Pure, Steps, run_inline, run_sliced
 
+log = structlog.get_logger(__name__)
 _TXN, _TOPICS = check(ApiKey.PRODUCE, "transactional_id"), check(ApiKey.PRODUCE, "topics")
 ADMIN_CLIENT_ID = "__admin_client"  # AdminUtils.ADMIN_CLIENT_ID
 MORE_THAN_ONE_PRODUCER = "Transactional records contained more than one producer ID"
@@ -143,6 +147,19 @@ def _finish(ctx: RequestContext, request: messages.ProduceRequest, results: dict
 
 
 def _answer(ctx: RequestContext, request: messages.ProduceRequest) -> Steps[dict[Key, AppendResult]]:
+    try:
+        return (yield from _answer_walked(ctx, request))
+    except RequestFailed as failed:
+        # Kafka could not walk some partition's batches (validator.RequestFailed): the exception leaves
+        # handleProduceRequest and the whole request answers with it, or the connection closes for acks=0.
+        if request.acks == 0:
+            raise CloseConnection(f"Produce with acks=0 of records Kafka cannot read: {failed}") from None
+        refusal = failed.refusal
+        log.info("produce_request_failed", client_id=ctx.header.client_id, error=refusal.error.name, reason=refusal.detail)
+        return _whole_request(request, refusal.error, refusal.message)
+
+
+def _answer_walked(ctx: RequestContext, request: messages.ProduceRequest) -> Steps[dict[Key, AppendResult]]:
     services = ctx.services
     partitions = services.partitions
     version = ctx.api_version
