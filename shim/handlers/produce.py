@@ -2,6 +2,11 @@
 
 Behaviour (KafkaApis.handleProduceRequest, then ReplicaManager; the append itself is shim.partitions.append):
 
+- Batches Kafka cannot walk (validator.RequestFailed: a first batch's size below 14, a magic outside 0-2, a size that
+  overflows an int, a batch too short for its producer id, ...) fail the whole request as KafkaApis' uncaught
+  exception does: every partition gets the error in getErrorResponse's order, CORRUPT_MESSAGE with the exception's
+  text in error_message, UNKNOWN_SERVER_ERROR without; acks=0 closes the connection. Where in the steps below Kafka
+  reads which batches decides which problem wins (see validator's module notes).
 - Transactional batches (the first batch of any partition has the transactional bit) need the request's
   ``transactional_id`` and WRITE on it; otherwise the whole request fails with 53 in every partition (Kafka's
   getErrorResponse, in its java.util.HashMap order; no error_message, as the exception's is the default one).

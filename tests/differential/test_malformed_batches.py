@@ -14,7 +14,8 @@ import uuid
 
 import pytest
 
-from kafka_shim.protocol.messages import CreateTopicsRequest, ListOffsetsRequest, ProduceRequest
+from kafka_shim.protocol.framing import encode_request
+from kafka_shim.protocol.messages import CreateTopicsRequest, ListOffsetsRequest, MetadataRequest, ProduceRequest
 from tests.support.appending import batch, values
 from tests.support.compare import assert_same
 from tests.support.malformed import (
@@ -25,7 +26,7 @@ from tests.support.malformed import (
 )
 from tests.support.wire import Answer, Wire
 
-PRODUCE, LIST_OFFSETS, CREATE_TOPICS = 0, 2, 19
+PRODUCE, LIST_OFFSETS, METADATA, CREATE_TOPICS = 0, 2, 3, 19
 CASES = malformed_batches()
 MESSAGE_SET_CASES = malformed_message_sets()
 TRANSACTIONAL_CASES = malformed_transactional_batches()
@@ -51,11 +52,11 @@ def _topic(address: tuple[str, int], name: str, partitions: int = 1) -> None:
             time.sleep(0.05)
 
 
-def _produce(parts: list[tuple[str, int, bytes]], transactional_id: str | None = None) -> ProduceRequest:
+def _produce(parts: list[tuple[str, int, bytes]], transactional_id: str | None = None, acks: int = -1) -> ProduceRequest:
     topics: dict[str, list[ProduceRequest.PartitionProduceData]] = {}
     for name, index, records in parts:
         topics.setdefault(name, []).append(ProduceRequest.PartitionProduceData(index=index, records=records))
-    return ProduceRequest(transactional_id=transactional_id, acks=-1, timeout_ms=30000, topic_data=[
+    return ProduceRequest(transactional_id=transactional_id, acks=acks, timeout_ms=30000, topic_data=[
         ProduceRequest.TopicProduceData(name=name, partition_data=data) for name, data in topics.items()])
 
 
@@ -134,3 +135,17 @@ def test_which_first_batches_kafka_reads(transactional_first: bool) -> None:
 
     _compare(parts, 9, f"transactional batch {'before' if transactional_first else 'after'} garbage", partitions=2,
              malformed=1)
+
+
+@pytest.mark.parametrize("case", ["garbage", "absurd-batch-length", "bad-crc"])
+def test_malformed_batch_with_acks_0(case: str) -> None:
+    # No answer is read with acks=0; a failed request closes the connection instead (the whole-request failures as
+    # well as a refused partition). A Metadata request behind it tells which: answered, or the connection closed.
+    name = f"malformed-{uuid.uuid4().hex[:8]}"
+    after = []
+    for address in (oracle_address, shim_address_):
+        _topic(address, name)
+        with Wire(address, timeout=60) as wire:
+            wire.send_frame(encode_request(PRODUCE, 9, 7, _produce([(name, 0, CASES[case])], acks=0), client_id="differential"))
+            after.append(wire.request(METADATA, 12, MetadataRequest(topics=[])))
+    assert after[0].closed and after[1].closed, after
