@@ -750,6 +750,8 @@ def _legacy_records(batch: _Shallow) -> list[_Rec]:
         raise _Refused(Refusal(ErrorCode.CORRUPT_MESSAGE, str(exc))) from None
     except legacy.LegacyInvalid as exc:
         raise _invalid(str(exc)) from None
+    except legacy.LegacyUnreadable as exc:
+        raise _Refused(Refusal(ErrorCode.UNKNOWN_SERVER_ERROR, str(exc))) from None
     out = []
     for m in messages:
         codec = Compression(m.codec).name if m.codec <= Compression.ZSTD else str(m.codec)

@@ -15,21 +15,23 @@ import uuid
 import pytest
 
 from kafka_shim.protocol.framing import encode_request
-from kafka_shim.protocol.messages import CreateTopicsRequest, ListOffsetsRequest, MetadataRequest, ProduceRequest
+from kafka_shim.protocol.messages import CreateTopicsRequest, FetchRequest, ListOffsetsRequest, MetadataRequest, ProduceRequest
 from tests.support.appending import batch, values
 from tests.support.compare import assert_same
 from tests.support.malformed import (
     malformed_batches,
     malformed_message_sets,
     malformed_transactional_batches,
+    odd_message_sets,
     transactional_batch,
 )
 from tests.support.wire import Answer, Wire
 
-PRODUCE, LIST_OFFSETS, METADATA, CREATE_TOPICS = 0, 2, 3, 19
+PRODUCE, FETCH, LIST_OFFSETS, METADATA, CREATE_TOPICS = 0, 1, 2, 3, 19
 CASES = malformed_batches()
 MESSAGE_SET_CASES = malformed_message_sets()
 TRANSACTIONAL_CASES = malformed_transactional_batches()
+ODD_MESSAGE_SETS = odd_message_sets()
 GARBAGE = CASES["garbage"]
 
 
@@ -103,7 +105,10 @@ def test_malformed_batch(case: str) -> None:
 
 @pytest.mark.parametrize("case", sorted(MESSAGE_SET_CASES))
 def test_malformed_message_set_v2(case: str) -> None:
-    _compare(lambda name: [(name, 0, MESSAGE_SET_CASES[case])], 2, f"{case} (Produce v2)")
+    # Produce v2 answers carry no log start offset nor message: a good partition beside shows whether the whole
+    # request failed.
+    good = batch(values("g", 2))
+    _compare(lambda name: [(name, 0, MESSAGE_SET_CASES[case]), (name, 1, good)], 2, f"{case} (Produce v2)", partitions=2)
 
 
 @pytest.mark.parametrize("case", ["garbage", "then-garbage", "absurd-batch-length", "then-absurd-batch-length",
@@ -149,3 +154,26 @@ def test_malformed_batch_with_acks_0(case: str) -> None:
             wire.send_frame(encode_request(PRODUCE, 9, 7, _produce([(name, 0, CASES[case])], acks=0), client_id="differential"))
             after.append(wire.request(METADATA, 12, MetadataRequest(topics=[])))
     assert after[0].closed and after[1].closed, after
+
+
+def _fetch(topic: str) -> FetchRequest:
+    return FetchRequest(replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=1 << 20, isolation_level=0, session_id=0,
+                        session_epoch=-1, topics=[FetchRequest.FetchTopic(topic=topic, partitions=[FetchRequest.FetchPartition(
+                            partition=0, fetch_offset=0, partition_max_bytes=1 << 20, log_start_offset=-1,
+                            current_leader_epoch=-1, last_fetched_epoch=-1)])], forgotten_topics_data=[], rack_id="")
+
+
+@pytest.mark.parametrize("case", sorted(ODD_MESSAGE_SETS))
+def test_odd_but_readable_message_sets_are_kept(case: str) -> None:
+    # Kafka reads a magic 0/1 message by its lengths: bytes after the value are ignored, a negative length is null.
+    name = f"malformed-{uuid.uuid4().hex[:8]}"
+    answers = []
+    for address in (oracle_address, shim_address_):
+        _topic(address, name)
+        with Wire(address, timeout=60) as wire:
+            answers.append((wire.request(PRODUCE, 2, _produce([(name, 0, ODD_MESSAGE_SETS[case])])),
+                            wire.request(FETCH, 11, _fetch(name))))
+    (kafka, kafka_fetch), (shim, shim_fetch) = answers
+    assert kafka.body.responses[0].partition_responses[0].error_code == 0, kafka
+    assert_same(kafka, shim, what=case)
+    assert_same(kafka_fetch, shim_fetch, what=f"{case}: the records kept")

@@ -119,6 +119,25 @@ def malformed_transactional_batches() -> dict[str, bytes]:
     return {f"transactional-batch-length-{n}-cut": _with_length(good, n, cut=True) for n in (38, 39, 40, 44, 45)}
 
 
+def _legacy_raw(body: bytes) -> bytes:
+    """A magic 0/1 message of ``body`` (magic, attributes, [timestamp], then anything), its size and CRC-32 right."""
+    entry = struct.pack(">I", zlib.crc32(body)) + body
+    return struct.pack(">qi", 0, len(entry)) + entry
+
+
+_NULL = struct.pack(">i", -1)
+_STAMP = struct.pack(">q", 1_700_000_000_000)
+
+
+def odd_message_sets() -> dict[str, bytes]:
+    """Magic 0/1 messages that look wrong but that Kafka reads (by their lengths) and keeps."""
+    return {
+        "v0-bytes-after-the-value": _legacy_raw(b"\x00\x00" + _NULL + struct.pack(">i", 1) + b"a" + b"zz"),
+        "v0-value-length--2": _legacy_raw(b"\x00\x00" + _NULL + struct.pack(">i", -2)),
+        "v0-key-length--5": _legacy_raw(b"\x00\x00" + struct.pack(">i", -5) + _NULL),
+    }
+
+
 def malformed_message_sets() -> dict[str, bytes]:
     """Malformed records for a Produce v2 request (Kafka's ProduceRequest checks nothing below v3, so everything
     reaches the log): batches after a good one, and magic 0/1 messages with sizes that do not fit."""
@@ -143,4 +162,12 @@ def malformed_message_sets() -> dict[str, bytes]:
         "v1-absurd-size": _with_length(v1, INT_MAX),
         "v1-bad-crc": _with_byte(v1, len(v1) - 1, 0),
         "v1-then-v1-absurd-size": v1 + _with_length(v1, INT_MAX),
+        # Whole messages with a valid CRC whose key or value does not fit: Kafka trips over them in LogValidator.
+        "v1-size-14": _legacy_raw(b"\x01\x00" + _STAMP),
+        "v1-size-21": _legacy_raw(b"\x01\x00" + _STAMP + _NULL + b"\x00\x00\x00"),
+        "v0-value-cut": _legacy_raw(b"\x00\x00" + _NULL + struct.pack(">i", 5) + b"a"),
+        "v0-key-too-long": _legacy_raw(b"\x00\x00" + struct.pack(">i", 100) + b"abc" + _NULL),
+        "v0-unknown-codec": _legacy_raw(b"\x00\x05" + _NULL + struct.pack(">i", 1) + b"a"),
+        "v1-unknown-codec": _legacy_raw(b"\x01\x06" + _STAMP + _NULL + struct.pack(">i", 1) + b"a"),
+        "v1-gzip-value-too-long": _legacy_raw(b"\x01\x01" + _STAMP + _NULL + struct.pack(">i", 50) + b"\x1f\x8b"),
     }
