@@ -15,7 +15,7 @@ Kafka's counterparts: ``UnifiedLog.analyzeAndValidateRecords`` (base offset 0, `
 Refusals carry Kafka's codes: CORRUPT_MESSAGE (2) for an unreadable set or a CRC that fails, MESSAGE_TOO_LARGE (10)
 for a batch above ``max.message.bytes``, INVALID_RECORD (87) for broken batch rules (plain, no message in the
 response), UNKNOWN_SERVER_ERROR (-1) where Kafka trips over the bytes with a plain Java exception (a codec id above
-4), and RecordValidationException's INVALID_RECORD / INVALID_TIMESTAMP (32) with per-record ``record_errors`` and an
+4, a magic 0/1 key or value length past the message's end), and RecordValidationException's INVALID_RECORD / INVALID_TIMESTAMP (32) with per-record ``record_errors`` and an
 ``error_message`` (the only partition refusals that carry one, as in ReplicaManager).
 
 Some batches Kafka cannot even walk, and the exception escapes KafkaApis.handleProduceRequest: then the whole
@@ -358,9 +358,9 @@ def _validate(records: bytes, settings: AppendSettings, now: int, partition: str
     source = Compression.NONE
     for batch in batches:  # UnifiedLog.analyzeAndValidateRecords
         size = len(batch.view)
-        if batch.magic == 2 and batch.header and batch.header[0] != 0:
+        if batch.magic == 2 and (base := batch.header[0] if batch.header else _INT64.unpack_from(batch.view)[0]) != 0:
             raise _Refused(Refusal(ErrorCode.INVALID_RECORD, f"The baseOffset of the record batch in the append to {partition} "
-                                   f"should be 0, but it is {batch.header[0]}"))
+                                   f"should be 0, but it is {base}"))
         if size > settings.max_message_bytes:
             raise _Refused(Refusal(ErrorCode.MESSAGE_TOO_LARGE, f"The record batch size in the append to {partition} is {size} "
                                    f"bytes which exceeds the maximum configured value of {settings.max_message_bytes}."))
@@ -386,8 +386,8 @@ def _validate(records: bytes, settings: AppendSettings, now: int, partition: str
 def _crc_problem(batch: _Shallow) -> int | None:
     """The stored CRC when the batch is not valid (Kafka's isValid), else None."""
     if batch.magic == 2:
-        if not batch.header:
-            return 0
+        if not batch.header:  # shorter than the header: never valid (DefaultRecordBatch.isValid)
+            return _CRC.unpack_from(batch.view, _CRC_AT)[0]
         stored = batch.header[4]
         return None if crc32c.crc32c(batch.view[_ATTRIBUTES_AT:]) == stored else stored
     assert batch.legacy is not None

@@ -32,6 +32,10 @@ def _with_length(data: bytes, length: int, *, cut: bool = False) -> bytes:
     return bytes(out[: 12 + length]) if cut else bytes(out)
 
 
+def _with_base_offset(data: bytes, offset: int) -> bytes:
+    return struct.pack(">q", offset) + data[8:]
+
+
 def _with_byte(data: bytes, at: int, value: int) -> bytes:
     out = bytearray(data)
     out[at] = value
@@ -100,6 +104,8 @@ def malformed_batches() -> dict[str, bytes]:
         cases[f"batch-length-{length}-cut"] = _with_length(good, length, cut=True)
     for length in (INT_MAX - 12, INT_MAX - 11, INT_MAX - 10):
         cases[f"batch-length-2^31-{2**31 - length}"] = _with_length(good, length)
+    # Too short for the header, and not at base offset 0: the base offset is checked first.
+    cases["batch-length-48-cut-base-offset-5"] = _with_length(_with_base_offset(good, 5), 48, cut=True)
     # A codec id Kafka does not know (5-7).
     cases["unknown-codec"] = _with_crc(bytearray(_with_byte(good, 22, 5)))
     # Too short for the header, but transactional: the transactional id is asked for first.
