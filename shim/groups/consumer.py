@@ -167,12 +167,21 @@ class ConsumerGroup:
         # Classic-protocol members: SyncGroup due after a JoinGroup, JoinGroup due after a REBALANCE_IN_PROGRESS.
         self.sync_deadlines: dict[str, float] = {}
         self.join_deadlines: dict[str, float] = {}
+        self.dead = False  # deleted (DeleteGroups of an Empty group)
+
+    def transition_to(self, state: str) -> None:
+        """Only DeleteGroups moves a consumer group by hand, and only to Dead; every other state follows its members."""
+        if state != "Dead":
+            raise ValueError(f"a consumer group's state follows its members; it cannot be set to {state}")
+        self.dead = True
 
     # -- views -------------------------------------------------------------------------------------------
 
     @property
     def state(self) -> str:
-        """Kafka's ConsumerGroupState names: Empty, Assigning, Reconciling, Stable."""
+        """Kafka's ConsumerGroupState names: Empty, Assigning, Reconciling, Stable (Dead once deleted)."""
+        if self.dead:
+            return "Dead"
         if not self.members:
             return "Empty"
         if self.group_epoch > self.assignment_epoch:

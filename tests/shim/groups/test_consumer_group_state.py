@@ -319,3 +319,14 @@ def test_a_classic_member_inside_a_consumer_group(coordinator: GroupCoordinator,
     assert first.member_id not in group.members
     assert manager.classic_leave(group, [(first.member_id, None)]) == [(first.member_id, ErrorCode.UNKNOWN_MEMBER_ID)]
     assert manager.classic_heartbeat(group, m1.member_id, None, 2) == ErrorCode.UNKNOWN_MEMBER_ID  # not a classic member
+
+
+def test_a_deleted_consumer_group_is_dead(coordinator: GroupCoordinator) -> None:
+    m = beat(coordinator, topics=["a"], group="gone")
+    beat(coordinator, m.member_id, -1, group="gone")
+    group = coordinator.consumer_group("gone")
+    assert group.state == "Empty"
+    group.transition_to("Dead")
+    assert group.state == "Dead"
+    with pytest.raises(ValueError):
+        group.transition_to("Stable")
