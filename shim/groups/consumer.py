@@ -329,10 +329,15 @@ class ConsumerGroupManager:
     """The consumer-protocol half of the coordinator (GroupMetadataManager's consumer methods) over the shared
     ``groups`` map: a group id holds a classic group or a ConsumerGroup, never both."""
 
-    def __init__(self, groups: dict[str, Any], settings: Any, clock: Callable[[], float]) -> None:
+    def __init__(self, groups: dict[str, Any], settings: Any, clock: Callable[[], float], scheduler: Any = None) -> None:
         self.groups = groups
         self.settings = settings
         self.clock = clock
+        # Timers that re-check a group when one of its deadlines passes, so a member that stops talking is fenced
+        # on time even when nobody else reaches the group (Kafka's timer does the same). Every read of a group
+        # checks its deadlines too, which is all a loop-less user (a unit test) gets.
+        self.scheduler = scheduler
+        self._timers: dict[tuple[str, str, str], Any] = {}
         self.assignor_names = [assignors.assignor_name(name) for name in settings.consumer_assignors]
 
     # -- lookups -----------------------------------------------------------------------------------------
@@ -452,7 +457,7 @@ class ConsumerGroupManager:
         if group.group_epoch > group.assignment_epoch:
             self._update_target(group)
         reconciled = self._reconcile(group, group.members[member_id], hb.owned, now)
-        group.session_deadlines[member_id] = now + self.settings.consumer_session_timeout_ms / 1000
+        self._set_deadline(group, "session", member_id, self.settings.consumer_session_timeout_ms / 1000)
         full = joining or (hb.rebalance_timeout_ms != -1 and hb.subscribed_topic_names is not None and hb.owned is not None)
         send = full or dict(reconciled.assigned) != dict(member.assigned)
         return HeartbeatAnswer(member_id=reconciled.member_id, member_epoch=reconciled.member_epoch,
@@ -545,11 +550,37 @@ class ConsumerGroupManager:
                 pass  # classic members have join and sync timers instead
             elif updated.state is MemberState.UNREVOKED_PARTITIONS:
                 group.rebalance_deadlines[updated.member_id] = (updated.member_epoch, now + updated.rebalance_timeout_ms / 1000)
+                self._arm(group.group_id, updated.member_id, "rebalance", updated.rebalance_timeout_ms / 1000)
             else:
                 group.rebalance_deadlines.pop(updated.member_id, None)
         return updated
 
     # -- leaving, fencing, timers -------------------------------------------------------------------------
+
+    def _set_deadline(self, group: ConsumerGroup, kind: str, member_id: str, seconds: float) -> None:
+        """Set one of the member's deadlines (session, sync, join) ``seconds`` from now and arm its timer."""
+        deadline = self.clock() + seconds
+        {"session": group.session_deadlines, "sync": group.sync_deadlines, "join": group.join_deadlines}[kind][member_id] = deadline
+        self._arm(group.group_id, member_id, kind, seconds)
+
+    def _arm(self, group_id: str, member_id: str, kind: str, seconds: float) -> None:
+        if self.scheduler is None:
+            return
+        key = (group_id, member_id, kind)
+        previous = self._timers.pop(key, None)
+        if previous is not None:
+            previous.cancel()
+        try:
+            # A few ms past the deadline: the loop may run a timer a clock tick early.
+            self._timers[key] = self.scheduler.call_later(int(seconds * 1000) + 5, lambda: self._fire(key))
+        except RuntimeError:
+            pass  # no running event loop (plain use): deadlines are checked when the group is next reached
+
+    def _fire(self, key: tuple[str, str, str]) -> None:
+        self._timers.pop(key, None)
+        group = self.groups.get(key[0])
+        if isinstance(group, ConsumerGroup):
+            self.expire(group)
 
     def _leave(self, hb: Heartbeat, topics: Mapping[str, TopicShape]) -> HeartbeatAnswer:
         group = self._existing(hb.group_id, f"Group {hb.group_id} not found.")
@@ -682,8 +713,8 @@ class ConsumerGroupManager:
         owned = [(topics[t].topic_id, ps) for t, ps in subscription.owned if t in topics]
         reconciled = self._reconcile(group, group.members[member_id], owned, now)
         group.join_deadlines.pop(member_id, None)
-        group.session_deadlines[member_id] = now + session_timeout_ms / 1000
-        group.sync_deadlines[member_id] = now + max(rebalance_timeout_ms, 0) / 1000
+        self._set_deadline(group, "session", member_id, session_timeout_ms / 1000)
+        self._set_deadline(group, "sync", member_id, max(rebalance_timeout_ms, 0) / 1000)
         return JoinResult(ErrorCode.NONE, member_id, generation_id=reconciled.member_epoch, protocol_type="consumer",
                           protocol_name=protocols[0][0])
 
@@ -720,16 +751,16 @@ class ConsumerGroupManager:
             self._throw_if_rebalancing(group, member)
         except GroupError as e:
             return SyncResult(e.code)
-        now = self.clock()
         group.sync_deadlines.pop(member.member_id, None)
-        group.session_deadlines[member.member_id] = now + member.classic.session_timeout_ms / 1000
+        self._set_deadline(group, "session", member.member_id, member.classic.session_timeout_ms / 1000)
         partitions = sorted((topic_names[t], sorted(ps)) for t, ps in member.assigned.items() if t in topic_names)
         assignment = encode_assignment(version_of(member.classic.protocols[0][1]), partitions)
         return SyncResult(ErrorCode.NONE, protocol_type=protocol_type, protocol_name=protocol_name, assignment=assignment)
 
     def _throw_if_rebalancing(self, group: ConsumerGroup, member: ConsumerMember) -> None:
         if group.group_epoch > member.member_epoch and member.state is not MemberState.UNREVOKED_PARTITIONS:
-            group.join_deadlines.setdefault(member.member_id, self.clock() + max(member.rebalance_timeout_ms, 0) / 1000)
+            if member.member_id not in group.join_deadlines:
+                self._set_deadline(group, "join", member.member_id, max(member.rebalance_timeout_ms, 0) / 1000)
             raise GroupError(ErrorCode.REBALANCE_IN_PROGRESS, None)
 
     def classic_heartbeat(self, group: ConsumerGroup, member_id: str, instance_id: str | None, generation_id: int) -> int:
@@ -741,10 +772,11 @@ class ConsumerGroupManager:
             return e.code
         if generation_id != member.member_epoch:
             return ErrorCode.ILLEGAL_GENERATION
-        group.session_deadlines[member.member_id] = self.clock() + member.classic.session_timeout_ms / 1000
+        self._set_deadline(group, "session", member.member_id, member.classic.session_timeout_ms / 1000)
         if (member.member_epoch < group.group_epoch or member.state is MemberState.UNREVOKED_PARTITIONS
                 or (member.state is MemberState.UNRELEASED_PARTITIONS and not group.waiting_on_unreleased_partition(member))):
-            group.join_deadlines.setdefault(member.member_id, self.clock() + max(member.rebalance_timeout_ms, 0) / 1000)
+            if member.member_id not in group.join_deadlines:
+                self._set_deadline(group, "join", member.member_id, max(member.rebalance_timeout_ms, 0) / 1000)
             return ErrorCode.REBALANCE_IN_PROGRESS
         return ErrorCode.NONE
 

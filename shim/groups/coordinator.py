@@ -61,7 +61,7 @@ class GroupCoordinator:
         """The consumer-protocol half of the coordinator, over the same ``groups`` map."""
         manager = self.__dict__.get("_consumer")
         if manager is None:
-            manager = self.__dict__["_consumer"] = ConsumerGroupManager(self.groups, self.settings, self.clock)
+            manager = self.__dict__["_consumer"] = ConsumerGroupManager(self.groups, self.settings, self.clock, self.scheduler)
         return manager
 
     def consumer_group(self, group_id: str) -> ConsumerGroup | None:

@@ -330,3 +330,16 @@ def test_a_deleted_consumer_group_is_dead(coordinator: GroupCoordinator) -> None
     assert group.state == "Dead"
     with pytest.raises(ValueError):
         group.transition_to("Stable")
+
+
+def test_a_silent_member_is_fenced_on_time_without_any_other_request() -> None:
+    from kafka_shim.shim.groups.timers import ManualScheduler
+    scheduler = ManualScheduler()
+    settings = GroupSettings.from_properties({"group.coordinator.rebalance.protocols": "classic,consumer"})
+    coordinator = GroupCoordinator(settings, lambda: scheduler.now_ms() / 1000, scheduler)
+    m1 = beat(coordinator, topics=["a"])
+    group = coordinator.groups["g"]
+    scheduler.advance(44_000)
+    assert m1.member_id in group.members and group.group_epoch == 1
+    scheduler.advance(1_100)  # 45 s (group.consumer.session.timeout.ms) after its heartbeat, nobody else asked
+    assert group.members == {} and group.group_epoch == 2 and group.state == "Empty"
