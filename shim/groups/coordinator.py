@@ -29,7 +29,11 @@ from kafka_shim.shim.groups.admin_views import (
     MemberSummary,
     members_in_kafka_order,
 )
+from kafka_shim.shim.groups.classic import ClassicGroup
+from kafka_shim.shim.groups.classic_coordinator import ClassicCoordinator
+from kafka_shim.shim.groups.consumer import ConsumerGroup, ConsumerGroupManager
 from kafka_shim.shim.groups.settings import GroupSettings
+from kafka_shim.shim.groups.timers import LoopScheduler, Scheduler
 from kafka_shim.shim.javacompat.hash_orders import scala_mutable_map_order
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 
@@ -37,14 +41,83 @@ _log = structlog.get_logger("kafka_shim.groups")
 
 
 class GroupCoordinator:
-    def __init__(self, settings: GroupSettings, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, settings: GroupSettings, clock: Callable[[], float] = time.monotonic,
+                 scheduler: Scheduler | None = None) -> None:
         self.settings = settings
         self.clock = clock
         # group id -> its group (classic or consumer protocol).
         self.groups: dict[str, Any] = {}
+        # --- classic protocol (classic.py, classic_coordinator.py) ---
+        self.scheduler: Scheduler = scheduler if scheduler is not None else LoopScheduler()
+        self.classic = ClassicCoordinator(self.groups, settings, self.scheduler)
 
     def close(self) -> None:
         """Stop the timers; called once when the broker stops."""
+        self.classic.close()
+
+    # --- classic protocol: the interface the offsets and admin parts use ---
+
+    def classic_group(self, group_id: str) -> ClassicGroup | None:
+        return self.classic.group(group_id)
+
+    def validate_classic_offset_commit(self, group_id: str, generation_id: int, member_id: str,
+                                       group_instance_id: str | None, api_version: int) -> int:
+        """The error code of Kafka's member checks for an OffsetCommit to a classic group, 0 when it may be stored.
+
+        Kafka checks generation and member whatever the version (v0-1 carry -1 / "" when the client has none, which
+        is the "simple" consumer's case), so ``api_version`` changes nothing; it is taken for the interface's sake."""
+        return self.classic.validate_offset_commit(group_id, generation_id, member_id, group_instance_id)
+
+    def validate_classic_txn_offset_commit(self, group_id: str, generation_id: int, member_id: str,
+                                           group_instance_id: str | None) -> int:
+        """TxnOffsetCommit's variant: a missing group is created whatever the generation; no member needed when empty."""
+        return self.classic.validate_offset_commit(group_id, generation_id, member_id, group_instance_id,
+                                                   is_transactional=True)
+
+    # -- consumer groups (KIP-848; shim/groups/consumer.py) -----------------------------------------------
+
+    @property
+    def consumer(self) -> ConsumerGroupManager:
+        """The consumer-protocol half of the coordinator, over the same ``groups`` map."""
+        manager = self.__dict__.get("_consumer")
+        if manager is None:
+            manager = self.__dict__["_consumer"] = ConsumerGroupManager(self.groups, self.settings, self.clock, self.scheduler)
+        return manager
+
+    def consumer_group(self, group_id: str) -> ConsumerGroup | None:
+        """The consumer group of that id (its expired members fenced first), or None (absent or classic)."""
+        return self.consumer.group(group_id)
+
+    def validate_consumer_offset_commit(self, group_id: str, member_id: str, member_epoch: int, api_version: int = 9) -> int:
+        """OffsetCommit against a consumer group (ConsumerGroup.validateOffsetCommit): 0 when it may go on, else
+        UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH, or UNSUPPORTED_VERSION for a consumer-protocol member below v9."""
+        group = self.consumer_group(group_id)
+        if group is None:
+            return ErrorCode.GROUP_ID_NOT_FOUND
+        return self.consumer.validate_offset_commit(group, member_id, member_epoch, api_version)
+
+    def validate_consumer_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> int:
+        """OffsetFetch v9 with a member id/epoch against a consumer group (ConsumerGroup.validateOffsetFetch)."""
+        group = self.consumer_group(group_id)
+        if group is None:
+            return ErrorCode.GROUP_ID_NOT_FOUND
+        return self.consumer.validate_offset_fetch(group, member_id, member_epoch)
+
+    def release_empty_consumer_group(self, group_id: str) -> bool:
+        """A JoinGroup (classic protocol) for the id of an *empty* consumer group: Kafka 3.9's new coordinator deletes
+        that group and goes on with a classic one (maybeDeleteEmptyConsumerGroup). True when it was dropped. For a
+        non-empty consumer group 3.9 takes the JoinGroup into the consumer group as a classic-protocol member,
+        which kafka-shim does not do (see README)."""
+        group = self.groups.get(group_id)
+        if isinstance(group, ConsumerGroup) and group.is_empty():
+            del self.groups[group_id]
+            return True
+        return False
+
+    def consumer_groups(self) -> list[ConsumerGroup]:
+        """Every consumer group, its expired members fenced first (for ListGroups-like views of all groups)."""
+        self.consumer.expire_all()
+        return [group for group in self.groups.values() if isinstance(group, ConsumerGroup)]
 
     # -- group administration: DescribeGroups, ListGroups, DeleteGroups (the groupadmin section) ---------------------
     # Kafka 3.9's old coordinator (GroupCoordinator.handleDescribeGroup / handleListGroups / handleDeleteGroups). A
@@ -77,6 +150,8 @@ class GroupCoordinator:
         wanted_states = {s.lower() for s in states}
         wanted_types = {t.lower() for t in types}
         listed = []
+        if self.settings.consumer_protocol_enabled:
+            self.consumer_groups()  # fences expired consumer-group members (a group may go Empty)
         cache = self.__dict__.setdefault("_admin_group_cache", GroupCacheOrder())
         for group_id in cache.sync(self._admin_group_ids()):
             group = self._admin_group(group_id)
@@ -117,6 +192,8 @@ class GroupCoordinator:
         group = self.groups.get(group_id)
         if group is None and self._admin_offsets_of(group_id):
             return _OffsetsOnlyGroup()
+        if group is not None and not self._is_classic(group):
+            group = self.consumer_group(group_id)  # its expired members fenced first, as a read in Kafka sees them
         return group
 
     def _admin_group_ids(self) -> list[str]:
