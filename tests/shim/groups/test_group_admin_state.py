@@ -129,3 +129,25 @@ def test_offsets_partition_is_kafkas_partition_for() -> None:
     assert offsets_partition("g1", 50) == 3242 % 50  # "g1".hashCode() == 103 * 31 + 49
     assert offsets_partition("polygenelubricants", 50) == 0  # hashCode() == Integer.MIN_VALUE; Utils.abs maps it to 0
     assert offsets_partition("Aa", 7) == offsets_partition("BB", 7)  # equal Java hash codes
+
+
+def test_consumer_groups_as_kafkas_new_coordinator_shows_them() -> None:
+    """With group.coordinator.rebalance.protocols=classic,consumer: a consumer group is listed with type "consumer",
+    described through DescribeGroups as Dead (it is not a classic group), and deleted only once empty."""
+    import uuid
+
+    from kafka_shim.shim.groups.consumer import Heartbeat, TopicShape
+
+    c = GroupCoordinator(GroupSettings.from_properties({"group.coordinator.rebalance.protocols": "classic,consumer"}))
+    c.groups["old"] = FakeClassicGroup("old")
+    topics = {"t": TopicShape(uuid.uuid4(), 2)}
+    answer = c.consumer.heartbeat(Heartbeat("new", "", 0, rebalance_timeout_ms=30000, subscribed_topic_names=["t"], server_assignor="uniform", owned=[]), topics, "c", "/127.0.0.1")
+    listed = {g.group_id: (g.group_type, g.protocol_type, g.state) for g in c.list_groups()}
+    assert listed["old"] == ("classic", "consumer", "Empty")
+    assert listed["new"][:2] == ("consumer", "consumer") and listed["new"][2] != "Empty"
+    assert [g.group_id for g in c.list_groups(types=["consumer"])] == ["new"]
+    assert (c.describe_group("new", local).state, c.describe_group("new", local).members) == ("Dead", [])
+    assert c.delete_groups(["new"], local) == {"new": ErrorCode.NON_EMPTY_GROUP}
+    c.consumer.heartbeat(Heartbeat("new", answer.member_id, -1), topics, "c", "/127.0.0.1")  # leaves
+    assert c.delete_groups(["new"], local) == {"new": 0}
+    assert "new" not in c.groups
