@@ -63,6 +63,8 @@ WITH_ERROR_FORM |= {ApiKey.FETCH, ApiKey.LIST_OFFSETS, ApiKey.DELETE_RECORDS, Ap
 WITH_ERROR_FORM |= {ApiKey.FIND_COORDINATOR, ApiKey.JOIN_GROUP, ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP, ApiKey.SYNC_GROUP}
 # KIP-848 consumer groups (issue 14).
 WITH_ERROR_FORM |= {ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.CONSUMER_GROUP_DESCRIBE}
+# Group administration (issue 14).
+WITH_ERROR_FORM |= {ApiKey.DESCRIBE_GROUPS, ApiKey.LIST_GROUPS, ApiKey.DELETE_GROUPS}
 
 
 def test_the_error_forms_are_registered_with_their_handlers() -> None:
@@ -101,6 +103,10 @@ def _request(api_key: int) -> object:
         return cls(topics=[cls.TopicRequest(name="t")])
     if api_key == ApiKey.CONSUMER_GROUP_DESCRIBE:
         return cls(group_ids=["g"])
+    if api_key == ApiKey.DESCRIBE_GROUPS:
+        return cls(groups=["g", "h"])
+    if api_key == ApiKey.DELETE_GROUPS:
+        return cls(groups_names=["g", "h"])
     if api_key == ApiKey.PRODUCE:
         return cls(acks=-1, topic_data=[cls.TopicProduceData(name="t", partition_data=[cls.PartitionProduceData(index=0)])])
     return cls()
