@@ -40,7 +40,8 @@ def shim_secured() -> Iterator[EmbeddedBroker]:
     config = BrokerConfig.from_properties({
         "listeners": "PLAINTEXT://127.0.0.1:0", "node.id": "1", "auto.create.topics.enable": "false",
         "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer", "super.users": "User:admin",
-        "allow.everyone.if.no.acl.found": "false",
+        "allow.everyone.if.no.acl.found": "false", "offsets.topic.replication.factor": "1",
+        "group.initial.rebalance.delay.ms": "0",  # as scripts/real-kafka configures Kafka
     })
     with EmbeddedBroker(config) as broker:
         yield broker
@@ -135,3 +136,73 @@ def test_list_without_rights_is_empty_and_silent(peers, prefix, version) -> None
     same(peers, LIST_GROUPS, version, body, f"ListGroups v{version}")
     peers.grant(group_acl(prefix, DESCRIBE, PREFIXED))
     same(peers, LIST_GROUPS, version, body, f"ListGroups v{version} with DESCRIBE on the (still absent) groups")
+
+
+# -- groups with members (the classic protocol) -------------------------------------------------------------------------
+MEMBER_IDS = ("groups.*.members.*.member_id",)
+
+
+def join_alone(address: tuple[str, int], group: str, client_id: str) -> tuple[Wire, str, int]:
+    """One consumer joins ``group`` (JoinGroup v5 with its member-id round, SyncGroup v3 with its own assignment); the
+    connection stays open so the member lives."""
+    from kafka_shim.protocol.messages import JoinGroupRequest, SyncGroupRequest
+
+    wire = Wire(address, timeout=60)
+    # ConsumerProtocolSubscription v0 of one topic (Kafka parses it when the generation completes).
+    subscription = b"\x00\x00\x00\x00\x00\x01\x00\x05topic\xff\xff\xff\xff"
+    protocols = [JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=subscription),
+                 JoinGroupRequest.JoinGroupRequestProtocol(name="roundrobin", metadata=subscription)]
+    body = JoinGroupRequest(group_id=group, session_timeout_ms=60000, rebalance_timeout_ms=60000, member_id="", protocol_type="consumer",
+                            protocols=protocols)
+    first = wire.request(ApiKey.JOIN_GROUP, 5, body, client_id=client_id)
+    assert first.body.error_code == 79, first
+    body.member_id = first.body.member_id
+    joined = wire.request(ApiKey.JOIN_GROUP, 5, body, client_id=client_id)
+    assert joined.body.error_code == 0, joined
+    synced = wire.request(ApiKey.SYNC_GROUP, 3, SyncGroupRequest(
+        group_id=group, generation_id=joined.body.generation_id, member_id=joined.body.member_id,
+        assignments=[SyncGroupRequest.SyncGroupRequestAssignment(member_id=joined.body.member_id, assignment=b"\x00\x00\x00\x00\x00\x00")]),
+        client_id=client_id)
+    assert synced.body.error_code == 0, synced
+    return wire, joined.body.member_id, joined.body.generation_id
+
+
+def leave(wire: Wire, group: str, member_id: str) -> None:
+    from kafka_shim.protocol.messages import LeaveGroupRequest
+
+    answer = wire.request(ApiKey.LEAVE_GROUP, 1, LeaveGroupRequest(group_id=group, member_id=member_id))
+    assert answer.body.error_code == 0, answer
+    wire.close()
+
+
+def test_groups_with_a_member_then_empty_then_deleted(peers, prefix) -> None:
+    if peers.shim.call(lambda: peers.shim.broker.services.api_table.versions(ApiKey.JOIN_GROUP)) is None:
+        pytest.skip("this build does not serve JoinGroup")
+    peers.grant(group_acl(prefix, READ, PREFIXED), group_acl(prefix + "del", DELETE, PREFIXED))
+    live, gone = prefix + "del-live", prefix + "del-gone"
+    members = {}
+    for side, address in (("kafka", peers.oracle.plaintext), ("shim", peers.shim_address)):
+        members[side] = {g: join_alone(address, g, "admin-test") for g in (live, gone)}
+    wire_k, id_k, _ = members["kafka"][gone]
+    wire_s, id_s, _ = members["shim"][gone]
+    leave(wire_k, gone, id_k)
+    leave(wire_s, gone, id_s)
+    groups = [live, gone, prefix + "nobody", live]
+    for version in range(6):
+        kafka, shim = peers.both(DESCRIBE_GROUPS, version, DescribeGroupsRequest(groups=groups, include_authorized_operations=version >= 3))
+        assert_same(kafka, shim, ignore=MEMBER_IDS, what=f"DescribeGroups v{version}")
+    states = kafka.body.groups
+    assert [(g.group_state, len(g.members)) for g in states] == [("Stable", 1), ("Empty", 0), ("Dead", 0), ("Stable", 1)]
+    for version in range(6):
+        body = ListGroupsRequest(states_filter=["stable", "Empty"] if version >= 4 else [], types_filter=["classic"] if version >= 5 else [])
+        kafka, shim = peers.both(LIST_GROUPS, version, body)
+        # Kafka's session broker holds other tests' groups too; only this test's are describable, in its cache's order.
+        assert_same(kafka, shim, what=f"ListGroups v{version}")
+    for version in range(3):
+        same(peers, DELETE_GROUPS, version, DeleteGroupsRequest(groups_names=[live, gone, gone]), f"DeleteGroups v{version}")
+    kafka, shim = peers.both(DESCRIBE_GROUPS, 5, DescribeGroupsRequest(groups=[gone, live]))
+    assert_same(kafka, shim, ignore=MEMBER_IDS, what="DescribeGroups after the deletion")
+    assert [g.group_state for g in kafka.body.groups] == ["Dead", "Stable"]
+    for side in members.values():
+        wire, member_id, _ = side[live]
+        leave(wire, live, member_id)
