@@ -3,9 +3,11 @@ as Kafka 3.9's KafkaApis hands them to its (default, Scala) GroupCoordinator.
 
 Checks in Kafka's order (KafkaApis.handleJoinGroupRequest etc.): SyncGroup v5+ without protocol type or name 23
 before anything else; then READ on the group (declared in authorizer.api_checks, keys 11-14), else 30 in the
-request's getErrorResponse form; then the coordinator (``shim/groups/classic_coordinator.py``), whose answers are
-copied field by field. JoinGroup and SyncGroup wait for the rebalance (the connection's later requests wait too, as
-Kafka mutes the channel); Heartbeat and LeaveGroup answer at once.
+request's getErrorResponse form; an empty group id 24; before ``__consumer_offsets`` exists (no FindCoordinator
+has created it) 16, NOT_COORDINATOR, as Kafka answers for a group whose partition it does not lead; then the
+coordinator (``shim/groups/classic_coordinator.py``), whose answers are copied field by field. JoinGroup and
+SyncGroup wait for the rebalance (the connection's later requests wait too, as Kafka mutes the channel); Heartbeat
+and LeaveGroup answer at once.
 
 Version notes. JoinGroup: v0 has no rebalance timeout (the session timeout is used); v4+ a new dynamic member gets
 79 with its id first (KIP-394); v5+ ``group_instance_id`` (KIP-345); v7+ protocol type, and an empty protocol name
@@ -56,6 +58,16 @@ def _coordinator(ctx: RequestContext) -> GroupCoordinator | None:
     return ctx.services.groups
 
 
+OFFSETS_TOPIC = "__consumer_offsets"
+
+
+def _not_coordinator(ctx: RequestContext, group_id: str) -> bool:
+    """GroupCoordinator.validateGroupStatus: a valid (non-empty) group id whose ``__consumer_offsets`` partition this
+    broker does not lead, because no FindCoordinator has created the topic yet, is NOT_COORDINATOR (16)."""
+    partitions = ctx.services.partitions
+    return bool(group_id) and partitions is not None and OFFSETS_TOPIC not in partitions.cluster.topics
+
+
 def _join_response(result: JoinResult, version: int) -> JoinGroupResponse:
     name = result.protocol_name
     # JoinGroupResponse's constructor: below v7 a null name is sent as ""; from v7 an empty name is sent as null.
@@ -75,6 +87,8 @@ async def join_group(ctx: RequestContext, request: messages.JoinGroupRequest) ->
     coordinator = _coordinator(ctx)
     if coordinator is None:
         return _join_response(JoinResult(ErrorCode.COORDINATOR_NOT_AVAILABLE, ""), version)
+    if _not_coordinator(ctx, request.group_id):
+        return _join_response(JoinResult(ErrorCode.NOT_COORDINATOR, request.member_id), version)
     instance_id = request.group_instance_id if version >= 5 else None
     answer: asyncio.Future[JoinResult] = asyncio.get_running_loop().create_future()
 
@@ -104,6 +118,8 @@ async def sync_group(ctx: RequestContext, request: messages.SyncGroupRequest) ->
     coordinator = _coordinator(ctx)
     if coordinator is None:
         return sync_group_error_response(request, ErrorCode.COORDINATOR_NOT_AVAILABLE, None)
+    if _not_coordinator(ctx, request.group_id):
+        return sync_group_error_response(request, ErrorCode.NOT_COORDINATOR, None)
     answer: asyncio.Future[SyncResult] = asyncio.get_running_loop().create_future()
 
     def respond(result: SyncResult) -> None:
@@ -128,6 +144,8 @@ def heartbeat(ctx: RequestContext, request: messages.HeartbeatRequest) -> Heartb
     coordinator = _coordinator(ctx)
     if coordinator is None:
         return heartbeat_error_response(request, ErrorCode.COORDINATOR_NOT_AVAILABLE, None)
+    if _not_coordinator(ctx, request.group_id):
+        return heartbeat_error_response(request, ErrorCode.NOT_COORDINATOR, None)
     code = coordinator.classic.heartbeat(request.group_id, request.member_id,
                                          request.group_instance_id if ctx.api_version >= 3 else None,
                                          request.generation_id)
@@ -142,6 +160,8 @@ def leave_group(ctx: RequestContext, request: messages.LeaveGroupRequest) -> Lea
     coordinator = _coordinator(ctx)
     if coordinator is None:
         return leave_group_error_response(request, ErrorCode.COORDINATOR_NOT_AVAILABLE, None)
+    if _not_coordinator(ctx, request.group_id):
+        return leave_group_error_response(request, ErrorCode.NOT_COORDINATOR, None)
     if version < 3:
         leaving = [(request.member_id, None, None)]
     else:
