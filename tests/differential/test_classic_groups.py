@@ -392,3 +392,50 @@ def test_find_coordinator_authorized_and_denied(peers, group, version) -> None:
         diff = [line for line in field_diff(normalise(kafka.body.to_dict(), ("throttle_time_ms", *FIND_IGNORE)),
                                             normalise(shim.body.to_dict(), ("throttle_time_ms", *FIND_IGNORE)))]
         assert not diff, f"FindCoordinator v{version} key type {key_type}:\n  " + "\n  ".join(diff)
+
+
+def test_silent_member_expires_at_its_session_timeout(peers, group) -> None:
+    """Two members; one stops heartbeating. The other's heartbeats turn to 27 when the silent one's session timeout
+    (6 s, the minimum) ends, on both brokers at about the same time, and the survivor rebalances alone."""
+    peers.grant(group_acl(group, READ))
+    version, session = 5, 6000
+    elapsed: dict[tuple[str, int], float] = {}
+
+    def join(t: Transcript, on: str, member: str = "") -> JoinGroupRequest:
+        return JoinGroupRequest(group_id=group, session_timeout_ms=session, rebalance_timeout_ms=20000, member_id=member,
+                                protocol_type="consumer",
+                                protocols=[_Protocol(name="range", metadata=subscription("t"))])
+
+    def beat(t: Transcript, on: str, member: str, generation: int) -> int:
+        return t.wire(on).request(HEARTBEAT, 3, HeartbeatRequest(group_id=group, generation_id=generation,
+                                                                  member_id=member)).body.error_code
+
+    def script(t: Transcript) -> None:
+        a = t.request("join a", JOIN, version, join(t, "a")).body.member_id
+        first = t.request("join a with id", JOIN, version, join(t, "a", a))
+        t.request("sync a", SYNC, 3, sync_body(3, group, first.body.generation_id, a, {a: b"all"}))
+        b = t.request("join b", JOIN, version, join(t, "b"), on="b").body.member_id
+        t.send(JOIN, version, join(t, "b", b), on="b")
+        deadline = time.monotonic() + 30
+        while beat(t, "a", a, first.body.generation_id) != ErrorCode.REBALANCE_IN_PROGRESS:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        rejoined = t.request("join a again", JOIN, version, join(t, "a", a))
+        generation = t.receive("join b answered", JOIN, version, on="b").body.generation_id
+        t.send(SYNC, 3, sync_body(3, group, generation, b, {}), on="b")
+        t.request("sync a", SYNC, 3, sync_body(3, group, rejoined.body.generation_id, a, {a: b"1", b: b"2"}))
+        t.receive("sync b", SYNC, 3, on="b")
+        silent_from = time.monotonic()  # a's session runs from its SyncGroup answer
+        while (code := beat(t, "b", b, generation)) == ErrorCode.NONE:
+            assert time.monotonic() - silent_from < 60, "the silent member was never expired"
+            time.sleep(0.1)
+        elapsed[t.address] = time.monotonic() - silent_from
+        assert code == ErrorCode.REBALANCE_IN_PROGRESS
+        alone = t.request("b rejoins alone", JOIN, version, join(t, "b", b), on="b")
+        assert [m.member_id for m in alone.body.members] == [b]
+
+    compare(peers, script)
+    kafka, shim = elapsed[peers.oracle.plaintext], elapsed[peers.shim_address]
+    for took in (kafka, shim):
+        assert session / 1000 - 0.5 <= took <= session / 1000 + 5, elapsed
+    assert abs(kafka - shim) < 2.0, elapsed
