@@ -439,3 +439,34 @@ def test_silent_member_expires_at_its_session_timeout(peers, group) -> None:
     for took in (kafka, shim):
         assert session / 1000 - 0.5 <= took <= session / 1000 + 5, elapsed
     assert abs(kafka - shim) < 2.0, elapsed
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    (["range", "roundrobin"], ["roundrobin", "range"]),
+    (["cooperative-sticky", "range"], ["range", "cooperative-sticky"]),
+    (["sticky", "roundrobin", "range"], ["range", "sticky"]),
+])
+def test_protocol_vote_and_ties(peers, group, first, second) -> None:
+    """Each member votes for its first protocol that every member supports; a tie goes the way Kafka's vote map
+    (a Scala immutable HashMap) iterates."""
+    peers.grant(group_acl(group, READ))
+
+    def join(member: str, names: list[str]) -> JoinGroupRequest:
+        return join_body(5, group, member, protocols=[_Protocol(name=n, metadata=subscription("t")) for n in names])
+
+    def script(t: Transcript) -> None:
+        a = t.request("join a", JOIN, 5, join("", first)).body.member_id
+        one = t.request("join a with id", JOIN, 5, join(a, first))
+        t.request("sync a", SYNC, 3, sync_body(3, group, one.body.generation_id, a, {a: b""}))
+        b = t.request("join b", JOIN, 5, join("", second), on="b").body.member_id
+        t.send(JOIN, 5, join(b, second), on="b")
+        deadline = time.monotonic() + 30
+        while t.wire("a").request(HEARTBEAT, 3, HeartbeatRequest(group_id=group, generation_id=one.body.generation_id,
+                                                                 member_id=a)).body.error_code == 0:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        t.request("join a again", JOIN, 5, join(a, first))
+        t.receive("join b answered", JOIN, 5, on="b")
+
+    answers = compare(peers, script)
+    assert answers[-1][1]["protocol_name"] in set(first) & set(second)
