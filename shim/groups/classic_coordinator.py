@@ -172,6 +172,13 @@ class ClassicCoordinator:
             callback(JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id))
             return
         if group.is_pending_member(member_id):
+            if instance_id is not None:
+                # Kafka throws IllegalStateException here (a pending member cannot be static): the request fails
+                # with UNKNOWN_SERVER_ERROR in JoinGroupRequest's error form and the member stays pending.
+                log.warning("pending_member_joined_as_static", group_id=group.group_id, member_id=member_id,
+                            group_instance_id=instance_id)
+                callback(JoinResult(ErrorCode.UNKNOWN_SERVER_ERROR, UNKNOWN_MEMBER_ID))
+                return
             self._add_member_and_rebalance(group, member_id, None, client_id, client_host, rebalance_timeout_ms,
                                            session_timeout_ms, protocol_type, protocols, callback, reason)
             return

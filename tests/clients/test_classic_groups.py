@@ -371,3 +371,26 @@ def test_kafkajs_consumer_joins_and_reads_back_what_was_produced(broker) -> None
     assert again["ok"], again
     assert sorted(m["value"] for m in again["messages"]) == ["late-0", "late-1", "late-2"]
     assert group_view(broker, group)[0] == "Empty"  # kafkajs left the group on disconnect
+
+
+def test_kafka_console_consumer_with_a_group(broker) -> None:
+    """Kafka 3.9's own Java consumer (kafka-console-consumer.sh --group: FindCoordinator v4, JoinGroup v9, SyncGroup
+    v5, Heartbeat v4, LeaveGroup v5) reads everything once, and a second run of the group starts at its commits."""
+    from tests.support.peers import REAL_KAFKA
+
+    topic, group = new_topic(broker, 2), f"console-{uuid.uuid4().hex[:6]}"
+    produce(broker.bootstrap_servers, topic, [f"c-{i}" for i in range(20)], 2)
+
+    def console(count: int) -> list[str]:
+        proc = subprocess.run(
+            [sys.executable, str(REAL_KAFKA), "run", "org.apache.kafka.tools.consumer.ConsoleConsumer",
+             "--bootstrap-server", broker.bootstrap_servers, "--topic", topic, "--group", group, "--from-beginning",
+             "--max-messages", str(count), "--timeout-ms", "60000"],
+            capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+        return proc.stdout.split()
+
+    assert sorted(console(20)) == sorted(f"c-{i}" for i in range(20))
+    assert group_view(broker, group)[0] == "Empty"  # it left the group when done
+    produce(broker.bootstrap_servers, topic, ["d-0", "d-1"], 2)
+    assert sorted(console(2)) == ["d-0", "d-1"]

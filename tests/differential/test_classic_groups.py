@@ -331,6 +331,11 @@ def test_join_errors(peers, group, version) -> None:
         t.request("leave unknown group", LEAVE, lv, body)
         if sv >= 5:
             t.request("sync without protocol type", SYNC, sv, sync_body(sv, group, 1, "ghost", {}, protocol_type=None))
+        if version >= 5:
+            pending = t.request("new member", JOIN, version, join_body(version, group + "-p")).body.member_id
+            t.request("pending member joins as static", JOIN, version,
+                      join_body(version, group + "-p", pending, instance="static-p"))
+            t.request("pending member joins", JOIN, version, join_body(version, group + "-p", pending))
 
     compare(peers, script)
 
