@@ -380,7 +380,7 @@ def test_denied_without_read_on_the_group(peers, group, version) -> None:
 FIND_IGNORE = ("host", "port", "coordinators.*.host", "coordinators.*.port")
 
 
-@pytest.mark.parametrize("version", range(6))
+@pytest.mark.parametrize("version", range(7))
 def test_find_coordinator_authorized_and_denied(peers, group, version) -> None:
     peers.grant(group_acl(group + "-ok", DESCRIBE),
                 acl(rtype=TXN, name=group + "-tx-ok", pattern=PREFIXED, principal=ANONYMOUS, operation=DESCRIBE,
