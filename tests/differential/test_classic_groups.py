@@ -475,3 +475,58 @@ def test_protocol_vote_and_ties(peers, group, first, second) -> None:
 
     answers = compare(peers, script)
     assert answers[-1][1]["protocol_name"] in set(first) & set(second)
+
+
+def test_member_that_does_not_rejoin_is_dropped_at_the_rebalance_timeout(peers, group) -> None:
+    """The leader rejoins a Stable group; the follower keeps heartbeating (27) but never rejoins. When the rebalance
+    timeout (3 s, the largest of the members') passes, the rebalance completes without it and its next heartbeat is
+    25, on both brokers at about the same time."""
+    peers.grant(group_acl(group, READ))
+    rebalance_ms = 3000
+    took: dict[tuple[str, int], float] = {}
+
+    def join(member: str = "") -> JoinGroupRequest:
+        return JoinGroupRequest(group_id=group, session_timeout_ms=10000, rebalance_timeout_ms=rebalance_ms,
+                                member_id=member, protocol_type="consumer",
+                                protocols=[_Protocol(name="range", metadata=subscription("t"))])
+
+    def beat(t: Transcript, member: str, generation: int) -> int:
+        return t.wire("b").request(HEARTBEAT, 3, HeartbeatRequest(group_id=group, generation_id=generation,
+                                                                  member_id=member)).body.error_code
+
+    def script(t: Transcript) -> None:
+        a = t.request("join a", JOIN, 5, join()).body.member_id
+        one = t.request("join a with id", JOIN, 5, join(a))
+        t.request("sync a", SYNC, 3, sync_body(3, group, one.body.generation_id, a, {}))
+        b = t.request("join b", JOIN, 5, join(), on="b").body.member_id
+        t.send(JOIN, 5, join(b), on="b")
+        deadline = time.monotonic() + 30
+        while t.wire("a").request(HEARTBEAT, 3, HeartbeatRequest(group_id=group, generation_id=one.body.generation_id,
+                                                                 member_id=a)).body.error_code == 0:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        two = t.request("join a again", JOIN, 5, join(a))
+        t.receive("join b answered", JOIN, 5, on="b")
+        generation = two.body.generation_id
+        t.send(SYNC, 3, sync_body(3, group, generation, b, {}), on="b")
+        t.request("sync a", SYNC, 3, sync_body(3, group, generation, a, {}))
+        t.receive("sync b", SYNC, 3, on="b")
+        started = time.monotonic()
+        t.send(JOIN, 5, join(a), on="a")  # the leader rejoins: a rebalance b will not take part in
+        while (code := beat(t, b, generation)) == ErrorCode.NONE:  # until the broker has taken a's JoinGroup
+            assert time.monotonic() - started < 30
+            time.sleep(0.05)
+        codes = []
+        while code == ErrorCode.REBALANCE_IN_PROGRESS and time.monotonic() - started < 60:
+            codes.append(code)
+            time.sleep(0.2)
+            code = beat(t, b, generation)
+        t.receive("join a answered without b", JOIN, 5, on="a")
+        took[t.address] = time.monotonic() - started
+        assert codes and code == ErrorCode.UNKNOWN_MEMBER_ID, (codes, code)
+
+    answers = compare(peers, script)
+    assert [m["member_id"] for m in answers[-1][1]["members"]] == [answers[-1][1]["member_id"]]
+    for elapsed in took.values():
+        assert rebalance_ms / 1000 - 0.3 <= elapsed <= rebalance_ms / 1000 + 5, took
+    assert abs(took[peers.oracle.plaintext] - took[peers.shim_address]) < 2.0, took
