@@ -394,3 +394,36 @@ def test_kafka_console_consumer_with_a_group(broker) -> None:
     assert group_view(broker, group)[0] == "Empty"  # it left the group when done
     produce(broker.bootstrap_servers, topic, ["d-0", "d-1"], 2)
     assert sorted(console(2)) == ["d-0", "d-1"]
+
+
+def test_group_max_size_refuses_the_member_too_many() -> None:
+    """group.max.size=1: a second consumer's JoinGroup fails with 81 (librdkafka reports GROUP_MAX_SIZE_REACHED) and
+    the first keeps its partitions."""
+    from confluent_kafka import Consumer, KafkaError
+
+    offsets_standin.install()
+    config = BrokerConfig.from_properties({
+        "listeners": "PLAINTEXT://127.0.0.1:0", "offsets.topic.replication.factor": "1",
+        "group.initial.rebalance.delay.ms": "0", "group.max.size": "1"})
+    with EmbeddedBroker(config) as broker:
+        topic, group = new_topic(broker, 2), "max-size"
+        first = ConfluentMember(broker.bootstrap_servers, group, topic)
+        first.start()
+        try:
+            wait_until(lambda: first.assigned == {0, 1}, "the first member's assignment")
+            errors: list = []
+            second = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": group,
+                               "error_cb": errors.append})
+            second.subscribe([topic])
+            try:
+                def refused() -> bool:
+                    message = second.poll(0.2)
+                    if message is not None and message.error():
+                        errors.append(message.error())
+                    return any(e.code() == KafkaError.GROUP_MAX_SIZE_REACHED for e in errors)
+                wait_until(refused, "GROUP_MAX_SIZE_REACHED")
+            finally:
+                second.close()
+            assert first.assigned == {0, 1} and group_view(broker, group)[2] == 1
+        finally:
+            first.finish()
