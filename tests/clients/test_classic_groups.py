@@ -285,9 +285,11 @@ def test_killed_member_is_expired_at_its_session_timeout(broker) -> None:
         victim.wait(WAIT)
         wait_until(lambda: group_view(broker, group)[2] == 1, "the dead member's removal")
         gone_after = time.monotonic() - killed_at
-        # Its last heartbeat was at most one interval (plus scheduling) before the kill: not removed before the
-        # session timeout minus that interval, and removed about when the session timeout ends.
-        assert gone_after >= (session_ms - heartbeat_ms - 250) / 1000, gone_after
+        # Removed when the session timeout, counted from its last heartbeat (normally at most one 0.5 s interval
+        # before the kill), runs out: not at the disconnect, and not much later. The lower bound leaves room for a
+        # victim starved of CPU before it died (the exact deadline is checked on a fake clock in
+        # tests/shim/groups/test_classic_state.py and against Kafka in tests/differential/test_classic_groups.py).
+        assert gone_after >= session_ms / 2000, gone_after
         assert gone_after < session_ms / 1000 + 10, gone_after
         wait_until(lambda: survivor.assigned == {0, 1, 2, 3}, "the survivor owning every partition")
     finally:
@@ -299,8 +301,8 @@ def test_killed_member_is_expired_at_its_session_timeout(broker) -> None:
 def test_static_member_restarts_without_a_rebalance(broker) -> None:
     topic, group = new_topic(broker, 4), f"static-{uuid.uuid4().hex[:6]}"
     bootstrap = broker.bootstrap_servers
-    first = ConfluentMember(bootstrap, group, topic, **{"group.instance.id": "static-a", "session.timeout.ms": 30000})
-    other = ConfluentMember(bootstrap, group, topic, **{"group.instance.id": "static-b", "session.timeout.ms": 30000})
+    first = ConfluentMember(bootstrap, group, topic, **{"group.instance.id": "static-a", "session.timeout.ms": 120000})
+    other = ConfluentMember(bootstrap, group, topic, **{"group.instance.id": "static-b", "session.timeout.ms": 120000})
     first.start()
     other.start()
     try:
@@ -311,7 +313,7 @@ def test_static_member_restarts_without_a_rebalance(broker) -> None:
         before = set(first.assigned)
         first.finish()  # a static member does not send LeaveGroup: the group keeps its place
         assert group_view(broker, group) == ("Stable", generation, 2)
-        again = ConfluentMember(bootstrap, group, topic, **{"group.instance.id": "static-a", "session.timeout.ms": 30000})
+        again = ConfluentMember(bootstrap, group, topic, **{"group.instance.id": "static-a", "session.timeout.ms": 120000})
         again.start()
         try:
             wait_until(lambda: again.assigned, "the restarted member's assignment")
