@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import asyncio
 
+import structlog
+
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import HeartbeatResponse, JoinGroupResponse, LeaveGroupResponse, SyncGroupResponse
@@ -33,6 +35,28 @@ from kafka_shim.shim.requests.context import RequestContext
 _JOIN, _HEARTBEAT = check(ApiKey.JOIN_GROUP, "group"), check(ApiKey.HEARTBEAT, "group")
 _LEAVE, _SYNC = check(ApiKey.LEAVE_GROUP, "group"), check(ApiKey.SYNC_GROUP, "group")
 _JoinMember = JoinGroupResponse.JoinGroupResponseMember
+log = structlog.get_logger("kafka_shim.groups")
+
+# What a client (or its user) can do about a refusal; codes that are part of normal rebalancing are not logged.
+_HINTS = {
+    ErrorCode.INVALID_SESSION_TIMEOUT: "session.timeout.ms must lie within the broker's group.min.session.timeout.ms and "
+                                       "group.max.session.timeout.ms",
+    ErrorCode.INCONSISTENT_GROUP_PROTOCOL: "the group's members use another protocol type, or share no assignor with this "
+                                           "member (partition.assignment.strategy)",
+    ErrorCode.GROUP_MAX_SIZE_REACHED: "the group has group.max.size members already",
+    ErrorCode.FENCED_INSTANCE_ID: "another consumer joined with the same group.instance.id and replaced this one",
+    ErrorCode.INVALID_GROUP_ID: "a group id may not be empty",
+}
+_ROUTINE = {ErrorCode.NONE, ErrorCode.MEMBER_ID_REQUIRED, ErrorCode.REBALANCE_IN_PROGRESS,
+            ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.ILLEGAL_GENERATION}
+
+
+def _log_refusal(api: str, group_id: str, member_id: str, code: int) -> None:
+    if code in _ROUTINE:
+        log.debug("group_request_answered", api=api, group_id=group_id, member_id=member_id, error_code=code)
+    else:
+        log.info("group_request_refused", api=api, group_id=group_id, member_id=member_id, error_code=code,
+                 hint=_HINTS.get(code))
 
 
 def join_group_error_response(request: object, code: int, message: str | None) -> JoinGroupResponse:
@@ -105,7 +129,9 @@ async def join_group(ctx: RequestContext, request: messages.JoinGroupRequest) ->
         session_timeout_ms=request.session_timeout_ms, protocol_type=request.protocol_type,
         protocols=[(p.name, bytes(p.metadata)) for p in request.protocols],
         reason=request.reason if version >= 8 else None, callback=respond)
-    return _join_response(await answer, version)
+    result = await answer
+    _log_refusal("JoinGroup", request.group_id, request.member_id, result.error)
+    return _join_response(result, version)
 
 
 @handles(ApiKey.SYNC_GROUP, 0, 5, error_response=sync_group_error_response)
@@ -133,6 +159,7 @@ async def sync_group(ctx: RequestContext, request: messages.SyncGroupRequest) ->
         request.protocol_type if version >= 5 else None, request.protocol_name if version >= 5 else None,
         request.group_instance_id if version >= 3 else None, assignments, respond)
     result = await answer
+    _log_refusal("SyncGroup", request.group_id, request.member_id, result.error)
     return SyncGroupResponse(throttle_time_ms=0, error_code=result.error, protocol_type=result.protocol_type,
                              protocol_name=result.protocol_name, assignment=result.assignment)
 
@@ -149,6 +176,7 @@ def heartbeat(ctx: RequestContext, request: messages.HeartbeatRequest) -> Heartb
     code = coordinator.classic.heartbeat(request.group_id, request.member_id,
                                          request.group_instance_id if ctx.api_version >= 3 else None,
                                          request.generation_id)
+    _log_refusal("Heartbeat", request.group_id, request.member_id, code)
     return HeartbeatResponse(throttle_time_ms=0, error_code=code)
 
 
