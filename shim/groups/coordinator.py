@@ -11,16 +11,17 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
 
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.shim.groups.offsets import (
+    EMPTY_GROUP_ID_ALLOWED,
     ExpiryRule,
     FetchedOffset,
     OffsetAndMetadata,
+    OffsetsOnlyGroup,
     OffsetStore,
     TopicPartition,
     commit_order,
@@ -63,7 +64,7 @@ class GroupCoordinator:
     def offsets_status(self, group_id: str, api_key: int) -> int:
         """GroupCoordinator.validateGroupStatus: INVALID_GROUP_ID (an empty id is fine for OffsetCommit/OffsetFetch),
         then NOT_COORDINATOR while ``__consumer_offsets`` does not exist."""
-        if group_id is None or (group_id == "" and api_key not in _EMPTY_GROUP_ID_ALLOWED):
+        if group_id is None or (group_id == "" and api_key not in EMPTY_GROUP_ID_ALLOWED):
             return ErrorCode.INVALID_GROUP_ID
         if self._offsets_topic is not None and self._offsets_topic.partition_count() is None:
             return ErrorCode.NOT_COORDINATOR
@@ -231,30 +232,11 @@ class GroupCoordinator:
         return ErrorCode.UNKNOWN_MEMBER_ID if group.state != "Empty" else ErrorCode.NONE
 
     def _new_simple_group(self, group_id: str) -> Any:
-        return _SimpleGroup(group_id, current_state_timestamp=self.offsets.now_ms())
+        return OffsetsOnlyGroup(group_id, current_state_timestamp=self.offsets.now_ms())
 
     def _restore_group(self, group_id: str, record: GroupRecord) -> Any:
-        return _SimpleGroup(group_id, state="Stable" if record.members else "Empty", protocol_type=record.protocol_type or None,
-                            protocol_name=record.protocol, generation_id=record.generation, leader_id=record.leader,
-                            current_state_timestamp=record.current_state_timestamp)
-
-
-# OffsetCommit and OffsetFetch accept the empty group id, for old clients (GroupCoordinator.isValidGroupId).
-_EMPTY_GROUP_ID_ALLOWED = frozenset({ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.DESCRIBE_GROUPS, ApiKey.DELETE_GROUPS})
-
-
-@dataclass
-class _SimpleGroup:
-    """Stand-in for the classic group until it lands: what the offsets need of a group."""
-
-    group_id: str
-    state: str = "Empty"
-    protocol_type: str | None = None
-    protocol_name: str | None = None
-    generation_id: int = 0
-    leader_id: str | None = None
-    current_state_timestamp: int | None = None
-    members: dict[str, Any] = field(default_factory=dict)
-
-    def subscribed_topics(self) -> set[str] | None:
-        return None
+        # Kafka restores the members (Stable) and lets their sessions run; the stand-in has no sessions to run, so it
+        # restores the group Empty at its generation and the members join again. The classic protocol replaces this.
+        return OffsetsOnlyGroup(group_id, protocol_type=record.protocol_type or None, protocol_name=record.protocol,
+                                generation_id=record.generation, leader_id=record.leader,
+                                current_state_timestamp=record.current_state_timestamp)

@@ -22,12 +22,12 @@ No wire types, no asyncio; changed only on the event loop.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import structlog
 
-from kafka_shim.protocol.codes import ErrorCode
+from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.shim.javacompat.hash_orders import (
     scala_immutable_map_order,
     scala_mutable_map_order,
@@ -104,6 +104,28 @@ class SinkError(Exception):
     def __init__(self, error_code: int, message: str) -> None:
         super().__init__(message)
         self.error_code = error_code
+
+
+# OffsetCommit and OffsetFetch accept the empty group id, for old clients (GroupCoordinator.isValidGroupId).
+EMPTY_GROUP_ID_ALLOWED = frozenset({ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.DESCRIBE_GROUPS, ApiKey.DELETE_GROUPS})
+
+
+@dataclass
+class OffsetsOnlyGroup:
+    """A group that only stores offsets, until the classic protocol's group lands (the coordinator's stand-in):
+    what the offsets need of a group, in the classic group's attribute names."""
+
+    group_id: str
+    state: str = "Empty"
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    generation_id: int = 0
+    leader_id: str | None = None
+    current_state_timestamp: int | None = None
+    members: dict[str, Any] = field(default_factory=dict)
+
+    def subscribed_topics(self) -> set[str] | None:
+        return None
 
 
 def java_length(text: str) -> int:
