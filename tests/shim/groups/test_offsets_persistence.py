@@ -3,6 +3,7 @@ back at start; tombstones remove them; Kafka's own kafka-dump-log --offsets-deco
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -104,3 +105,26 @@ async def test_kafka_dump_log_decodes_the_offsets_segment(tmp_path: Path) -> Non
     assert '"group":"my-group","topic":"orders","partition":0' in out, out
     assert '"offset":17' in out and '"leaderEpoch":4' in out and '"metadata":"m17"' in out, out
     assert '"protocolType":"consumer"' in out and '"generation":1' in out and '"memberId":"m-1"' in out, out
+
+
+async def test_the_retention_chore_expires_offsets_at_its_interval(tmp_path: Path) -> None:
+    config = BrokerConfig.from_properties({"listeners": "PLAINTEXT://127.0.0.1:0", "node.id": "1", "log.dirs": str(tmp_path),
+                                           "offsets.retention.minutes": "1", "offsets.retention.check.interval.ms": "20"})
+    now = [1_700_000_000_000]
+    async with Broker(config) as broker:
+        groups = broker.services.groups
+        groups.offsets.now_ms = lambda: now[0]
+        broker.services.partitions.create_topic("orders", 1)
+        broker.services.partitions.create_topic("__consumer_offsets", 50, {"cleanup.policy": "compact"})
+        async with await connect(broker) as client:
+            await client.request(ApiKey.OFFSET_COMMIT, 8, _commit("app", {("orders", 0): 5}))
+        now[0] += 59_999
+        assert groups.expire_offsets() == 0 and groups.offsets.has_offsets("app")  # a minute less a millisecond: kept
+        now[0] += 1
+        deadline = asyncio.get_running_loop().time() + 30
+        while groups.offsets.has_offsets("app"):
+            assert asyncio.get_running_loop().time() < deadline, "the retention chore never expired the offset"
+            await asyncio.sleep(0.02)
+        assert "app" not in groups.groups
+    async with Broker(config) as broker:  # the expiry was tombstoned
+        assert not broker.services.groups.offsets.has_offsets("app")
