@@ -185,3 +185,31 @@ def test_offset_delete(peers) -> None:
     peers.same(OFFSET_FETCH, 8, lambda side: fetch(8, group, None), what="what OffsetDelete left")
     peers.same(OFFSET_DELETE, 0, lambda side: delete(group, {"co-a": [1], "co-b": [0, 1]}), what="OffsetDelete of the last offsets")
     peers.same(OFFSET_DELETE, 0, lambda side: delete(group, {"co-a": [1]}), what="OffsetDelete once the group is gone")
+
+
+def test_deleting_a_topic_drops_its_offsets_and_groups_left_without_any(peers) -> None:
+    from kafka_shim.protocol.messages import DeleteTopicsRequest
+
+    peers.topic("co-doomed", 2)
+    _seed(peers, "co-doomed-mixed", {"co-doomed": [0, 1], "co-a": [0]})
+    _seed(peers, "co-doomed-only", {"co-doomed": [1]})
+    with peers._admin() as admin:
+        answer = admin.request(20, 6, DeleteTopicsRequest(timeout_ms=30000, topics=[DeleteTopicsRequest.DeleteTopicState(name="co-doomed")]))
+        assert answer.body.responses[0].error_code == 0, answer
+    peers.shim.call(lambda: peers.shim.broker.services.partitions.delete_topic("co-doomed"))
+    peers.topic_ids.pop("co-doomed", None)
+    _granted(peers, "co-doomed-mixed", (READ, DELETE), {"co-a": (READ,), "co-doomed": (READ,)})
+    peers.grant("co-doomed-only", READ, DELETE, resource_type=GROUP)
+    deadline = time.monotonic() + 60
+    while True:  # Kafka removes the offsets when its metadata log reaches the coordinator
+        kafka, _ = peers.both(OFFSET_FETCH, 8, lambda side: fetch(8, "co-doomed-mixed", None))
+        if {t.name for t in kafka.body.groups[0].topics} == {"co-a"}:
+            break
+        assert time.monotonic() < deadline, f"Kafka kept the deleted topic's offsets: {kafka}"
+        time.sleep(0.2)
+    peers.same(OFFSET_FETCH, 8, lambda side: fetch(8, "co-doomed-mixed", None, more={"co-doomed-only": None}),
+               what="offsets after the topic's deletion")
+    peers.same(OFFSET_FETCH, 8, lambda side: fetch(8, "co-doomed-mixed", {"co-doomed": [0, 1], "co-a": [0]}),
+               what="the deleted topic's partitions, named")
+    peers.same(OFFSET_DELETE, 0, lambda side: delete("co-doomed-only", {"co-a": [0]}),
+               what="a group whose only offsets were the deleted topic's is gone")
