@@ -87,6 +87,7 @@ class Broker:
         self.bound: list[BoundListener] = []
         self.dispatcher = Dispatcher(self.services)
         self._chores: asyncio.Task | None = None
+        self._offsets_loaded = False
 
     # The cluster state and the authorizer, for tests and embedding code (handlers use ``ctx.services``).
     @property
@@ -113,6 +114,9 @@ class Broker:
             self.security = build_listener_security(self.config, services.scram)
         if self.config.authorizer_enabled and services.authorizer is None:
             services.authorizer = _open_authorizer(self.config, self.preload_acls)
+        if services.groups is not None and not self._offsets_loaded:
+            _load_offsets(services.groups)
+            self._offsets_loaded = True
         dispatcher = self.dispatcher
         unknown = [key for key in self.config.unknown_keys if not is_kafka_broker_key(key)]
         if unknown:  # Kafka's own broker keys are known: DescribeConfigs reports them (shim/cluster/configs)
@@ -226,9 +230,13 @@ class _OffsetsTopic:
 
 
 def _attach_offsets_topic(groups: GroupCoordinator, partitions: Partitions, *, persist: bool) -> None:
-    """Committed offsets: kept in __consumer_offsets with log.dirs (read back now), dropped with a deleted topic."""
+    """Committed offsets: kept in __consumer_offsets with log.dirs, dropped with a deleted topic."""
     groups.attach_offsets_topic(_OffsetsTopic(partitions), persist=persist)
     partitions.add_topic_deleted_listener(groups.topic_deleted)
+
+
+def _load_offsets(groups: GroupCoordinator) -> None:
+    """Committed offsets read back from __consumer_offsets (on the loop: loaded groups take its clock)."""
     try:
         groups.load_offsets()
     except (OSError, ValueError, LogError) as exc:

@@ -16,25 +16,28 @@ from typing import Any
 import structlog
 
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
+from kafka_shim.shim.groups.classic import ClassicGroup
+from kafka_shim.shim.groups.classic_coordinator import ClassicCoordinator
 from kafka_shim.shim.groups.offsets import (
     EMPTY_GROUP_ID_ALLOWED,
     ExpiryRule,
     FetchedOffset,
     OffsetAndMetadata,
-    OffsetsOnlyGroup,
     OffsetStore,
     TopicPartition,
     commit_order,
     delete_order,
 )
-from kafka_shim.shim.groups.offsets_log import GroupRecord, Loaded, OffsetsLog, OffsetsTopic
+from kafka_shim.shim.groups.offsets_log import GroupRecord, Loaded, MemberRecord, OffsetsLog, OffsetsTopic
 from kafka_shim.shim.groups.settings import GroupSettings
+from kafka_shim.shim.groups.timers import LoopScheduler, Scheduler
 
 log = structlog.get_logger(__name__)
 
 
 class GroupCoordinator:
-    def __init__(self, settings: GroupSettings, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, settings: GroupSettings, clock: Callable[[], float] = time.monotonic,
+                 scheduler: Scheduler | None = None) -> None:
         self.settings = settings
         self.clock = clock
         # group id -> its group (classic or consumer protocol).
@@ -44,12 +47,16 @@ class GroupCoordinator:
         self.offsets_log: OffsetsLog | None = None
         self._offsets_topic: OffsetsTopic | None = None
         self._expiry_timer: asyncio.TimerHandle | None = None
+        # --- classic protocol (classic.py, classic_coordinator.py) ---
+        self.scheduler: Scheduler = scheduler if scheduler is not None else LoopScheduler()
+        self.classic = ClassicCoordinator(self.groups, settings, self.scheduler)
 
     def close(self) -> None:
         """Stop the timers; called once when the broker stops."""
         if self._expiry_timer is not None:
             self._expiry_timer.cancel()
             self._expiry_timer = None
+        self.classic.close()
 
     # -- committed offsets (OffsetCommit, OffsetFetch, OffsetDelete; GroupCoordinator.scala's offset methods) -----------
 
@@ -203,40 +210,55 @@ class GroupCoordinator:
         if group is None or getattr(group, "state", None) != "Empty" or self.offsets.has_offsets(group_id):
             return
         del self.groups[group_id]
-        if hasattr(group, "state"):
-            group.state = "Dead"
+        group.transition_to("Dead", self.scheduler.now_ms())
         if getattr(group, "generation_id", 0) > 0:
             self.offsets.tombstone_group(group_id)
 
-    # Stand-ins until the classic protocol lands (coordinator.py's classic section provides the real ones: the lead
-    # wires them at merge). They cover groups that only store offsets: an unknown group committing with generation
-    # -1 becomes an Empty group (Kafka's "simple" group); anything else is refused as Kafka refuses it without
-    # members.
+    def group_record_of(self, group: ClassicGroup, assignment: dict[str, bytes]) -> GroupRecord:
+        """GroupMetadataManager.groupMetadataValue's content for a classic group and its members' assignments (for
+        ``record_group``): the state timestamp in wall-clock ms, each member's metadata of the chosen protocol."""
+        members = tuple(
+            MemberRecord(m.member_id, m.group_instance_id, m.client_id, m.client_host, m.rebalance_timeout_ms, m.session_timeout_ms,
+                         m.metadata(group.protocol_name) if group.protocol_name else b"", assignment.get(m.member_id, b""))
+            for m in group.members.values())
+        return GroupRecord(group.protocol_type or "", group.generation_id, group.protocol_name, group.leader_id,
+                           self._state_since_ms(group) or -1, members)
+
     def _validate_offset_commit(self, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None,
                                 api_version: int) -> int:
-        real = getattr(self, "validate_classic_offset_commit", None)
-        if real is not None:
-            return real(group_id, generation_id, member_id, group_instance_id, api_version)
-        group = self.groups.get(group_id)
-        if group is None:
-            if generation_id >= 0:
-                return ErrorCode.ILLEGAL_GENERATION
-            self.groups[group_id] = self._new_simple_group(group_id)
-            return ErrorCode.NONE
-        if generation_id < 0 and group.state == "Empty":
-            return ErrorCode.NONE
-        if generation_id >= 0 or member_id != "" or group_instance_id is not None:
-            if member_id not in getattr(group, "members", {}):
-                return ErrorCode.UNKNOWN_MEMBER_ID
-            return ErrorCode.ILLEGAL_GENERATION if generation_id != group.generation_id else ErrorCode.NONE
-        return ErrorCode.UNKNOWN_MEMBER_ID if group.state != "Empty" else ErrorCode.NONE
+        return self.validate_classic_offset_commit(group_id, generation_id, member_id, group_instance_id, api_version)
 
-    def _new_simple_group(self, group_id: str) -> Any:
-        return OffsetsOnlyGroup(group_id, current_state_timestamp=self.offsets.now_ms())
+    def _new_simple_group(self, group_id: str) -> ClassicGroup:
+        """A group loaded with offsets and no metadata: Empty, no protocol, generation 0, its state starting now."""
+        return ClassicGroup(group_id, self.scheduler.now_ms())
 
-    def _restore_group(self, group_id: str, record: GroupRecord) -> Any:
-        # Kafka restores the members (Stable) and lets their sessions run; the stand-in has no sessions to run, so it
-        # restores the group Empty at its generation and the members join again. The classic protocol replaces this.
-        return OffsetsOnlyGroup(group_id, protocol_type=record.protocol_type or None, protocol_name=record.protocol,
-                                generation_id=record.generation, leader_id=record.leader,
-                                current_state_timestamp=record.current_state_timestamp)
+    def _restore_group(self, group_id: str, record: GroupRecord) -> ClassicGroup:
+        """A group read back from its GroupMetadataValue. Kafka restores its members (Stable) and lets their sessions
+        run out unless they heartbeat; kafka-shim restores it Empty at its generation (the members join again), with
+        the time it entered its state."""
+        group = self._new_simple_group(group_id)
+        group.protocol_type = record.protocol_type or None
+        group.protocol_name = record.protocol if record.members else None
+        group.generation_id = record.generation
+        if record.current_state_timestamp >= 0:
+            group.state_timestamp_ms = self.scheduler.now_ms() - (self.offsets.now_ms() - record.current_state_timestamp)
+        return group
+
+    # --- classic protocol: the interface the offsets and admin parts use ---
+
+    def classic_group(self, group_id: str) -> ClassicGroup | None:
+        return self.classic.group(group_id)
+
+    def validate_classic_offset_commit(self, group_id: str, generation_id: int, member_id: str,
+                                       group_instance_id: str | None, api_version: int) -> int:
+        """The error code of Kafka's member checks for an OffsetCommit to a classic group, 0 when it may be stored.
+
+        Kafka checks generation and member whatever the version (v0-1 carry -1 / "" when the client has none, which
+        is the "simple" consumer's case), so ``api_version`` changes nothing; it is taken for the interface's sake."""
+        return self.classic.validate_offset_commit(group_id, generation_id, member_id, group_instance_id)
+
+    def validate_classic_txn_offset_commit(self, group_id: str, generation_id: int, member_id: str,
+                                           group_instance_id: str | None) -> int:
+        """TxnOffsetCommit's variant: a missing group is created whatever the generation; no member needed when empty."""
+        return self.classic.validate_offset_commit(group_id, generation_id, member_id, group_instance_id,
+                                                   is_transactional=True)

@@ -22,8 +22,8 @@ No wire types, no asyncio; changed only on the event loop.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Protocol
 
 import structlog
 
@@ -108,24 +108,6 @@ class SinkError(Exception):
 
 # OffsetCommit and OffsetFetch accept the empty group id, for old clients (GroupCoordinator.isValidGroupId).
 EMPTY_GROUP_ID_ALLOWED = frozenset({ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.DESCRIBE_GROUPS, ApiKey.DELETE_GROUPS})
-
-
-@dataclass
-class OffsetsOnlyGroup:
-    """A group that only stores offsets, until the classic protocol's group lands (the coordinator's stand-in):
-    what the offsets need of a group, in the classic group's attribute names."""
-
-    group_id: str
-    state: str = "Empty"
-    protocol_type: str | None = None
-    protocol_name: str | None = None
-    generation_id: int = 0
-    leader_id: str | None = None
-    current_state_timestamp: int | None = None
-    members: dict[str, Any] = field(default_factory=dict)
-
-    def subscribed_topics(self) -> set[str] | None:
-        return None
 
 
 def java_length(text: str) -> int:

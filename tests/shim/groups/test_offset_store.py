@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kafka_shim.protocol.codes import ErrorCode
+from kafka_shim.shim.groups.classic import ClassicGroup
 from kafka_shim.shim.groups.coordinator import GroupCoordinator
 from kafka_shim.shim.groups.offsets import (
     NEVER_COMMITTED,
@@ -16,6 +17,7 @@ from kafka_shim.shim.groups.offsets import (
     java_length,
 )
 from kafka_shim.shim.groups.settings import GroupSettings
+from kafka_shim.shim.groups.timers import ManualScheduler
 
 MINUTE = 60_000
 
@@ -29,7 +31,7 @@ class Clock:
 
 
 def coordinator(clock: Clock | None = None, **settings: int) -> GroupCoordinator:
-    c = GroupCoordinator(GroupSettings(**settings))
+    c = GroupCoordinator(GroupSettings(**settings), scheduler=ManualScheduler())
     c.offsets.now_ms = clock or Clock()
     return c
 
@@ -123,16 +125,14 @@ def test_offset_delete_rules() -> None:
     # Empty and without offsets: the group is gone, as Kafka's cleanupGroupMetadata makes it Dead.
     assert "g" not in c.groups and c.delete_offsets("g", [("t", 1)]) == (ErrorCode.GROUP_ID_NOT_FOUND, [])
 
-    class Consuming:
-        state, protocol_type, generation_id, members = "Stable", "consumer", 1, {"m": None}
-
-        def subscribed_topics(self):
-            return {"t"}
-
-    c.groups["cg"] = Consuming()
+    consuming = ClassicGroup("cg")
+    consuming.state, consuming.protocol_type, consuming._subscribed = "Stable", "consumer", {"t"}
+    c.groups["cg"] = consuming
     c.offsets.commit("cg", [(("t", 0), OffsetAndMetadata(1)), (("u", 0), OffsetAndMetadata(1))])
     assert dict(c.delete_offsets("cg", [("t", 0), ("u", 0)])[1]) == {("t", 0): ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC, ("u", 0): 0}
-    Consuming.protocol_type = "connect"
+    consuming._subscribed = None  # unknown subscriptions: every topic counts as consumed, as Kafka plays safe
+    assert dict(c.delete_offsets("cg", [("u", 0)])[1]) == {("u", 0): ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC}
+    consuming.protocol_type = "connect"
     assert c.delete_offsets("cg", [("t", 0)]) == (ErrorCode.NON_EMPTY_GROUP, [])
 
 
@@ -154,3 +154,24 @@ def test_retention_pass_expires_simple_groups_by_commit_time() -> None:
     clock.now += 1
     assert c.expire_offsets() == 1
     assert "g" not in c.groups
+
+
+def test_retention_of_an_empty_consumer_group_counts_from_when_it_became_empty() -> None:
+    clock = Clock()
+    c = coordinator(clock, offsets_retention_minutes=10)
+    group = ClassicGroup("cg", c.scheduler.now_ms())
+    group.protocol_type = "consumer"
+    c.groups["cg"] = group
+    c.offsets.commit("cg", [(("t", 0), OffsetAndMetadata(1, commit_timestamp=clock.now - 60 * MINUTE))])
+    group.state = "Stable"  # members: nothing expires (subscriptions unknown)
+    clock.now += 60 * MINUTE
+    assert c.expire_offsets() == 0
+    c.scheduler.advance(30 * MINUTE)
+    group.transition_to("PreparingRebalance", c.scheduler.now_ms())
+    group.transition_to("Empty", c.scheduler.now_ms())  # empty from now on, whatever the commit's age
+    clock.now += 10 * MINUTE - 1
+    c.scheduler.advance(10 * MINUTE - 1)
+    assert c.expire_offsets() == 0
+    clock.now += 1
+    c.scheduler.advance(1)
+    assert c.expire_offsets() == 1 and "cg" not in c.groups
