@@ -213,3 +213,39 @@ def test_deleting_a_topic_drops_its_offsets_and_groups_left_without_any(peers) -
                what="the deleted topic's partitions, named")
     peers.same(OFFSET_DELETE, 0, lambda side: delete("co-doomed-only", {"co-a": [0]}),
                what="a group whose only offsets were the deleted topic's is gone")
+
+
+def _group_command(bootstrap: str, *args: str) -> tuple[int, str]:
+    """kafka-consumer-groups.sh (Kafka 3.9's ConsumerGroupCommand), its output with runs of spaces collapsed."""
+    import re
+    import subprocess
+    import sys
+
+    from tests.support.peers import REAL_KAFKA
+
+    proc = subprocess.run([sys.executable, str(REAL_KAFKA), "run", "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+                           "--bootstrap-server", bootstrap, *args], capture_output=True, text=True, timeout=300)
+    text = proc.stdout + "\n".join(line for line in proc.stderr.splitlines() if line.startswith("Error"))
+    return proc.returncode, "\n".join(re.sub(r" +", " ", line).strip() for line in text.splitlines() if line.strip())
+
+
+def test_kip163_kafka_consumer_groups_describe(peers) -> None:
+    """A monitoring user with DESCRIBE on the group and its topic: ``--describe`` shows the committed offsets; with
+    nothing on the group it fails with Kafka's authorization error."""
+    from kafka_shim.protocol.codes import ApiKey
+    from kafka_shim.shim.handlers import load_all
+
+    group = "co-cli"
+    _seed(peers, group, {"co-a": [0, 1, 2]})
+    _granted(peers, group, (DESCRIBE,), {"co-a": (DESCRIBE,)})
+    host, port = peers.oracle.plaintext
+    kafka = _group_command(f"{host}:{port}", "--describe", "--group", group)
+    assert kafka[0] == 0 and f"{group} co-a 0 10 0 -" in kafka[1], kafka  # offset 10 committed; the log is empty
+    _granted(peers, group, (), {"co-a": (DESCRIBE,)})
+    kafka_denied = _group_command(f"{host}:{port}", "--describe", "--group", group)
+    assert "GroupAuthorizationException" in kafka_denied[1], kafka_denied  # the tool exits 0 even so
+    assert _group_command(peers.shim.bootstrap_servers, "--describe", "--group", group) == kafka_denied
+    if ApiKey.DESCRIBE_GROUPS not in load_all():
+        pytest.skip("kafka-consumer-groups.sh --describe also sends DescribeGroups (the group admin part of issue 14)")
+    _granted(peers, group, (DESCRIBE,), {"co-a": (DESCRIBE,)})
+    assert _group_command(peers.shim.bootstrap_servers, "--describe", "--group", group) == kafka
