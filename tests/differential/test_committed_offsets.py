@@ -27,7 +27,7 @@ GROUP = 3
 @pytest.fixture(scope="module")
 def shim_secured() -> Iterator[EmbeddedBroker]:
     config = BrokerConfig.from_properties({
-        "listeners": "PLAINTEXT://127.0.0.1:0", "node.id": "1", "auto.create.topics.enable": "false",
+        "listeners": "PLAINTEXT://127.0.0.1:0", "node.id": "1", "auto.create.topics.enable": "false", "group.initial.rebalance.delay.ms": "0",
         "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer", "super.users": "User:admin",
     })
     with EmbeddedBroker(config) as broker:
@@ -249,3 +249,57 @@ def test_kip163_kafka_consumer_groups_describe(peers) -> None:
         pytest.skip("kafka-consumer-groups.sh --describe also sends DescribeGroups (the group admin part of issue 14)")
     _granted(peers, group, (DESCRIBE,), {"co-a": (DESCRIBE,)})
     assert _group_command(peers.shim.bootstrap_servers, "--describe", "--group", group) == kafka
+
+
+def _subscription(*topics: str) -> bytes:
+    """ConsumerProtocolSubscription v0: the topics, no user data."""
+    import struct
+
+    out = struct.pack(">hi", 0, len(topics)) + b"".join(struct.pack(">h", len(t)) + t.encode() for t in topics)
+    return out + struct.pack(">i", -1)
+
+
+def _join_as_member(peers: Peers, group: str, topics: tuple[str, ...]) -> list[tuple[str, int]]:
+    """JoinGroup (twice: v9 wants a member id first) and SyncGroup on each broker: (member id, generation) per side."""
+    from kafka_shim.protocol.messages import JoinGroupRequest, SyncGroupRequest
+    from tests.support.wire import Wire
+
+    members = []
+    for address in (peers.oracle.plaintext, peers.shim_address):
+        with Wire(address) as wire:
+            member = ""
+            for _ in range(2):
+                joined = wire.request(11, 9, JoinGroupRequest(
+                    group_id=group, session_timeout_ms=120000, rebalance_timeout_ms=60000, member_id=member, group_instance_id=None,
+                    protocol_type="consumer", protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=_subscription(*topics))],
+                    reason=None)).body
+                member = joined.member_id
+            assert joined.error_code == 0, joined
+            synced = wire.request(14, 5, SyncGroupRequest(
+                group_id=group, generation_id=joined.generation_id, member_id=member, group_instance_id=None, protocol_type="consumer",
+                protocol_name="range", assignments=[SyncGroupRequest.SyncGroupRequestAssignment(member_id=member, assignment=b"")])).body
+            assert synced.error_code == 0, synced
+            members.append((member, joined.generation_id))
+    return members
+
+
+def test_commits_of_a_group_with_members(peers) -> None:
+    group = "co-members"
+    _granted(peers, group, (READ, DELETE), {"co-a": (READ,), "co-b": (READ,)})
+    members = _join_as_member(peers, group, ("co-a",))
+    assert members[0][1] == members[1][1] == 1
+    kafka, _ = peers.same(OFFSET_COMMIT, 8, lambda side: commit(8, group, {"co-a": [0, 1], "co-b": [0]}, generation=1,
+                                                                member=members[side][0]), what="a member's commit")
+    assert {p.error_code for t in kafka.body.topics for p in t.partitions} == {0}
+    peers.same(OFFSET_COMMIT, 8, lambda side: commit(8, group, {"co-a": [0]}, generation=2, member=members[side][0]),
+               what="a member's commit from another generation")
+    peers.same(OFFSET_COMMIT, 8, lambda side: commit(8, group, {"co-a": [0]}, generation=1, member="someone-else"),
+               what="a commit from an unknown member")
+    peers.same(OFFSET_COMMIT, 8, lambda side: commit(8, group, {"co-a": [0]}), what="a commit without membership to a group with members")
+    peers.same(OFFSET_COMMIT, 1, lambda side: commit(1, group, {"co-a": [2]}, generation=1, member=members[side][0], timestamp=5),
+               what="a member's v1 commit")
+    kafka, _ = peers.same(OFFSET_DELETE, 0, lambda side: delete(group, {"co-a": [0], "co-b": [0]}),
+                          what="OffsetDelete in a Stable consumer group: its subscribed topic 86, the other deleted")
+    assert sorted((t.name, p.error_code) for t in kafka.body.topics for p in t.partitions) == [("co-a", 86), ("co-b", 0)]
+    _granted(peers, group, (DESCRIBE,), {"co-a": (DESCRIBE,), "co-b": (DESCRIBE,)})
+    peers.same(OFFSET_FETCH, 8, lambda side: fetch(8, group, None), what="what the members committed")
