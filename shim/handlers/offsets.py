@@ -24,6 +24,12 @@ Behaviour, in Kafka's order of work:
   partitions of subscribed topics get 86 and the others are deleted. A group-level error replaces every partition.
 
 Answer orders follow Kafka's Scala maps (``groups.offsets``: commit_order, fetch_order, delete_order).
+
+Version notes. OffsetCommit: v0 is ZooKeeper-only (35 from a KRaft broker); v1 adds the generation, member id and a
+per-partition commit timestamp; v2-v4 carry ``retention_time_ms`` instead; v6 the leader epoch; v7 the group instance
+id; v8 is flexible; v9 is v8 (the new coordinator's member epochs; the old one reads it as a generation).
+OffsetFetch: v0 is ZooKeeper-only; v2 allows null topics (all partitions) and adds the top-level error; v5 the leader
+epoch; v7 ``require_stable``; v8 several groups; v9 member id and epoch (ignored by the old coordinator).
 """
 
 from __future__ import annotations
@@ -135,14 +141,6 @@ _UNAUTHORIZED = FetchedOffset(error=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
 GroupAnswer = tuple[str, int, list[tuple[str, list[tuple[int, FetchedOffset]]]]]
 
 
-def offset_fetch_error_response(request: messages.OffsetFetchRequest, code: int, message: str | None) -> OffsetFetchResponse:
-    """OffsetFetchRequest.getErrorResponse for v2+ (v8+ when the request names groups): the error on each group."""
-    if request.groups:
-        return OffsetFetchResponse(throttle_time_ms=0, groups=[_Group(group_id=g.group_id, topics=[], error_code=code)
-                                                               for g in request.groups])
-    return OffsetFetchResponse(throttle_time_ms=0, topics=[], error_code=code)
-
-
 def _v0_error_response(request: messages.OffsetFetchRequest, code: int) -> OffsetFetchResponse:
     """getErrorResponse below v2: the code on each requested partition, in Kafka's java.util.HashMap orders."""
     partitions = java_hash_map_order([(t.name, p) for t in request.topics or [] for p in t.partition_indexes], topic_partition_hash)
@@ -152,7 +150,10 @@ def _v0_error_response(request: messages.OffsetFetchRequest, code: int) -> Offse
                                                  error_code=code) for t, p in partitions if t == name]) for name in topics])
 
 
-@handles(ApiKey.OFFSET_FETCH, 0, 9, error_response=offset_fetch_error_response)
+# No whole-request error form: Kafka's (OffsetFetchRequest.getErrorResponse) depends on the version, which the form
+# is not given (v0-1 put the code on each partition, v2-7 at the top, v8+ on each group); a request that must be
+# refused wholesale (during a SASL exchange) closes the connection instead.
+@handles(ApiKey.OFFSET_FETCH, 0, 9)
 def offset_fetch(ctx: RequestContext, request: messages.OffsetFetchRequest) -> OffsetFetchResponse:
     version = ctx.api_version
     if version == 0:  # ZooKeeper-only in Kafka: a KRaft broker checks the group, then refuses the version

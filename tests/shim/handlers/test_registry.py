@@ -59,6 +59,8 @@ WITH_ERROR_FORM = {ApiKey.METADATA, ApiKey.SASL_HANDSHAKE, ApiKey.API_VERSIONS, 
                    ApiKey.PRODUCE, ApiKey.INIT_PRODUCER_ID}
 # The read side of the data plane (issue 13).
 WITH_ERROR_FORM |= {ApiKey.FETCH, ApiKey.LIST_OFFSETS, ApiKey.DELETE_RECORDS, ApiKey.OFFSET_FOR_LEADER_EPOCH}
+# Committed offsets (issue 14); OffsetFetch's form depends on the version, so it has none.
+WITH_ERROR_FORM |= {ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_DELETE}
 
 
 def test_the_error_forms_are_registered_with_their_handlers() -> None:
@@ -93,6 +95,8 @@ def _request(api_key: int) -> object:
         return cls(topics=[cls.CreatePartitionsTopic(name="t", count=2)])
     if api_key == ApiKey.DESCRIBE_TOPIC_PARTITIONS:
         return cls(topics=[cls.TopicRequest(name="t")])
+    if api_key == ApiKey.OFFSET_COMMIT:
+        return cls(group_id="g", topics=[cls.OffsetCommitRequestTopic(name="t", partitions=[cls.OffsetCommitRequestPartition(partition_index=0)])])
     if api_key == ApiKey.PRODUCE:
         return cls(acks=-1, topic_data=[cls.TopicProduceData(name="t", partition_data=[cls.PartitionProduceData(index=0)])])
     return cls()
