@@ -292,7 +292,11 @@ class OffsetsLog:
                 if batch.is_control or batch.is_transactional:
                     continue
                 for record in batch.records:
-                    self._replay(loaded, record.key, record.value, partition)
+                    try:
+                        self._replay(loaded, record.key, record.value, partition)
+                    except (ValueError, struct.error, IndexError) as exc:  # Kafka logs an unreadable record and goes on
+                        log.warning("unreadable_offsets_topic_record", partition=partition, offset=batch.base_offset + record.offset_delta,
+                                    error=str(exc), hint="the record is skipped; the offsets it held are not restored")
         return loaded
 
     @staticmethod

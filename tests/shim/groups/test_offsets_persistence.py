@@ -128,3 +128,29 @@ async def test_the_retention_chore_expires_offsets_at_its_interval(tmp_path: Pat
         assert "app" not in groups.groups
     async with Broker(config) as broker:  # the expiry was tombstoned
         assert not broker.services.groups.offsets.has_offsets("app")
+
+
+def test_an_unreadable_record_is_skipped_at_load() -> None:
+    from kafka_shim.protocol.records import build_batch, encode_batch
+    from kafka_shim.shim.groups.offsets_log import OffsetsLog, offset_commit_key
+    from kafka_shim.shim.log.log_config import LogConfig
+    from kafka_shim.shim.log.partition_log import PartitionLog, wall_clock_ms
+    from kafka_shim.shim.log.storage import MemoryDirectory
+
+    log = PartitionLog.open(MemoryDirectory("__consumer_offsets-0", wall_clock_ms), LogConfig())
+
+    class Topic:
+        def partition_count(self):
+            return 1
+
+        def log(self, partition):
+            return log
+
+        def appended(self, partition):
+            pass
+
+    good = OffsetsLog(Topic())
+    good.append_offsets("g", {("t", 0): OffsetAndMetadata(3)})
+    log.append(encode_batch(build_batch([(offset_commit_key("g", ("t", 1)), b"\x00\x07garbage", [], 0)])))
+    loaded = good.load().offsets  # the garbage value is skipped, the good record before it is kept
+    assert list(loaded) == ["g"] and list(loaded["g"]) == [("t", 0)] and loaded["g"][("t", 0)].offset == 3
