@@ -118,6 +118,13 @@ def test_commit_and_fetch_every_version_authorized(peers) -> None:
     peers.same(OFFSET_FETCH, 8, lambda side: fetch(8, group, {"co-a": [0]}, more={"co-unknown-group": None, "co-other": {"co-b": [1]}},
                                                    require_stable=True), what="OffsetFetch v8, three groups")
 
+    def with_member(side: int) -> OffsetFetchRequest:
+        request = fetch(9, group, {"co-a": [0, 1]})
+        request.groups[0].member_id, request.groups[0].member_epoch = "not-a-member", 7
+        return request
+
+    peers.same(OFFSET_FETCH, 9, with_member, what="OffsetFetch v9 naming a member and epoch (the old coordinator ignores them)")
+
 
 def test_commit_checks_generation_metadata_and_old_versions(peers) -> None:
     group = "co-checks"
