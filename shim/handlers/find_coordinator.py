@@ -14,10 +14,12 @@ Behaviour, per key (v4+ batch their keys and answer each; v0-3 carry one key and
   (COORDINATOR_NOT_AVAILABLE); clients ask again. With Kafka's default replication factor of 3 a single broker cannot
   create it and the answer stays 15: set ``offsets.topic.replication.factor=1`` as Kafka's shipped
   server.properties (and kafka-shim's example config) do.
-- Errors carry node id -1, host "" and port -1 (Node.noNode). v1-3: ``error_message`` is Kafka's default message of
-  the code ("NONE" on success, as Errors.NONE.message()). v4+: a key's answer has an empty message (the field's
-  default; getCoordinator sets none), except when the whole request fails (42 for an unknown key type), where every
-  key carries the code's message.
+- Errors carry node id -1, host "" and port -1 (Node.noNode).
+
+Version notes. v0 asks for a group only; v1+ key type; v1-3: ``error_message`` is Kafka's default message of the
+code ("NONE" on success, as Errors.NONE.message()). v4+ batch their keys: a key's answer has an empty message (the
+field's default; getCoordinator sets none), except when the whole request fails (42 for an unknown key type), where
+every key carries the code's message. v5 is v4's (TRANSACTION_ABORTABLE for clients).
 
 A transactional id's coordinator is reported although kafka-shim has no transaction coordinator yet (issue 17);
 InitProducerId still answers 16 for transactional ids.

@@ -1,7 +1,7 @@
 """JoinGroup (11) v0-9, Heartbeat (12) v0-4, LeaveGroup (13) v0-5, SyncGroup (14) v0-5: the classic group protocol,
 as Kafka 3.9's KafkaApis hands them to its (default, Scala) GroupCoordinator.
 
-Checks in Kafka's order (KafkaApis.handleJoinGroupRequest etc.): SyncGroup v5+ without protocol type or name 23
+Behaviour. Checks in Kafka's order (KafkaApis.handleJoinGroupRequest etc.): SyncGroup v5+ without protocol type or name 23
 before anything else; then READ on the group (declared in authorizer.api_checks, keys 11-14), else 30 in the
 request's getErrorResponse form; then the coordinator (``shim/groups/classic_coordinator.py``), whose answers are
 copied field by field. JoinGroup and SyncGroup wait for the rebalance (the connection's later requests wait too, as
@@ -33,11 +33,12 @@ _LEAVE, _SYNC = check(ApiKey.LEAVE_GROUP, "group"), check(ApiKey.SYNC_GROUP, "gr
 _JoinMember = JoinGroupResponse.JoinGroupResponseMember
 
 
-def join_group_error_response(request: object, code: int, message: str | None) -> JoinGroupResponse:
+def join_group_error_response(request: object, code: int, message: str | None, version: int | None = None) -> JoinGroupResponse:
     """JoinGroupRequest.getErrorResponse: generation -1, empty leader and member id, no members; the protocol name is
-    "" (null from v7 once the response is built)."""
+    "" below v7 and null from v7 (JoinGroupResponse's constructor); without a version, the v7+ form."""
     return JoinGroupResponse(throttle_time_ms=0, error_code=code, generation_id=-1, protocol_type=None,
-                             protocol_name=None, leader="", skip_assignment=False, member_id="", members=[])
+                             protocol_name="" if version is not None and version < 7 else None, leader="",
+                             skip_assignment=False, member_id="", members=[])
 
 
 def sync_group_error_response(request: object, code: int, message: str | None) -> SyncGroupResponse:

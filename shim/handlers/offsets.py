@@ -141,6 +141,20 @@ _UNAUTHORIZED = FetchedOffset(error=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
 GroupAnswer = tuple[str, int, list[tuple[str, list[tuple[int, FetchedOffset]]]]]
 
 
+def offset_fetch_error_response(request: messages.OffsetFetchRequest, code: int, message: str | None,
+                                version: int | None = None) -> OffsetFetchResponse:
+    """OffsetFetchRequest.getErrorResponse: v0-1 the code on each requested partition, v2-7 at the top, v8+ on each
+    group. Without the version, a request naming groups is taken for v8+, another for v2-7."""
+    if version is None:
+        version = 8 if request.groups else 2
+    if version >= 8:
+        return OffsetFetchResponse(throttle_time_ms=0, groups=[_Group(group_id=g.group_id, topics=[], error_code=code)
+                                                               for g in request.groups])
+    if version >= 2:
+        return OffsetFetchResponse(throttle_time_ms=0, topics=[], error_code=code)
+    return _v0_error_response(request, code)
+
+
 def _v0_error_response(request: messages.OffsetFetchRequest, code: int) -> OffsetFetchResponse:
     """getErrorResponse below v2: the code on each requested partition, in Kafka's java.util.HashMap orders."""
     partitions = java_hash_map_order([(t.name, p) for t in request.topics or [] for p in t.partition_indexes], topic_partition_hash)
@@ -150,10 +164,7 @@ def _v0_error_response(request: messages.OffsetFetchRequest, code: int) -> Offse
                                                  error_code=code) for t, p in partitions if t == name]) for name in topics])
 
 
-# No whole-request error form: Kafka's (OffsetFetchRequest.getErrorResponse) depends on the version, which the form
-# is not given (v0-1 put the code on each partition, v2-7 at the top, v8+ on each group); a request that must be
-# refused wholesale (during a SASL exchange) closes the connection instead.
-@handles(ApiKey.OFFSET_FETCH, 0, 9)
+@handles(ApiKey.OFFSET_FETCH, 0, 9, error_response=offset_fetch_error_response)
 def offset_fetch(ctx: RequestContext, request: messages.OffsetFetchRequest) -> OffsetFetchResponse:
     version = ctx.api_version
     if version == 0:  # ZooKeeper-only in Kafka: a KRaft broker checks the group, then refuses the version

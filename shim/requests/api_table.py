@@ -8,6 +8,7 @@ which handler a request reaches and what the ApiVersions answer lists, so the tw
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -73,10 +74,15 @@ class ApiTable:
         """(min, max) served for a key, or None."""
         return self._ranges.get(api_key)
 
-    def error_response(self, api_key: int, request: Any, code: int, message: str | None) -> Any | None:
-        """The API's whole-request error answer (its getErrorResponse), or None when it has no such form."""
+    def error_response(self, api_key: int, request: Any, code: int, message: str | None, version: int | None = None) -> Any | None:
+        """The API's whole-request error answer (its getErrorResponse), or None when it has no such form. Forms whose
+        shape depends on the version (FindCoordinator's v4 batch, JoinGroup's nullable name) take it as ``version``."""
         form = self._error_forms.get(api_key)
-        return form(request, code, message) if form is not None else None
+        if form is None:
+            return None
+        if version is not None and "version" in inspect.signature(form).parameters:
+            return form(request, code, message, version=version)
+        return form(request, code, message)
 
     # -- ApiVersions ---------------------------------------------------------------------------
     def api_versions_list(self) -> list[Any]:
