@@ -310,3 +310,12 @@ def test_commits_of_a_group_with_members(peers) -> None:
     assert sorted((t.name, p.error_code) for t in kafka.body.topics for p in t.partitions) == [("co-a", 86), ("co-b", 0)]
     _granted(peers, group, (DESCRIBE,), {"co-a": (DESCRIBE,), "co-b": (DESCRIBE,)})
     peers.same(OFFSET_FETCH, 8, lambda side: fetch(8, group, None), what="what the members committed")
+
+
+def test_partitions_named_twice(peers) -> None:
+    group = "co-twice"
+    _granted(peers, group, (READ, DELETE), {"co-a": (READ,)})
+    peers.same(OFFSET_COMMIT, 8, lambda side: commit(8, group, {"co-a": [1, 0, 1, 9, 9], "co-secret": [0, 0]}),
+               what="OffsetCommit naming partitions twice (valid, unknown and denied)")
+    peers.same(OFFSET_FETCH, 8, lambda side: fetch(8, group, {"co-a": [0, 1, 0], "co-secret": [0, 0]}), what="OffsetFetch naming partitions twice")
+    peers.same(OFFSET_DELETE, 0, lambda side: delete(group, {"co-a": [0, 0, 9, 9]}), what="OffsetDelete naming partitions twice")
