@@ -175,3 +175,16 @@ def test_retention_of_an_empty_consumer_group_counts_from_when_it_became_empty()
     clock.now += 1
     c.scheduler.advance(1)
     assert c.expire_offsets() == 1 and "cg" not in c.groups
+
+
+def test_a_stable_consumer_group_keeps_its_subscribed_topics_offsets() -> None:
+    clock = Clock()
+    c = coordinator(clock, offsets_retention_minutes=10)
+    group = ClassicGroup("cg", c.scheduler.now_ms())
+    group.state, group.protocol_type, group._subscribed = "Stable", "consumer", {"t"}
+    c.groups["cg"] = group
+    c.offsets.commit("cg", [(("t", 0), OffsetAndMetadata(1, commit_timestamp=clock.now)),
+                            (("u", 0), OffsetAndMetadata(1, commit_timestamp=clock.now))])
+    clock.now += 10 * MINUTE
+    assert c.expire_offsets() == 1  # the unsubscribed topic's offset, by its commit time
+    assert c.fetch_offsets("cg", None) == (ErrorCode.NONE, [(("t", 0), FetchedOffset(1))]) and "cg" in c.groups
