@@ -25,6 +25,7 @@ from kafka_shim.shim.groups.offsets import (
     FetchedOffset,
     OffsetAndMetadata,
     OffsetStore,
+    SinkError,
     TopicPartition,
     commit_order,
     delete_order,
@@ -51,6 +52,8 @@ class GroupCoordinator:
         # --- classic protocol (classic.py, classic_coordinator.py) ---
         self.scheduler: Scheduler = scheduler if scheduler is not None else LoopScheduler()
         self.classic = ClassicCoordinator(self.groups, settings, self.scheduler)
+        # Where Kafka's storeGroup writes a group's metadata record, kafka-shim writes it to __consumer_offsets too.
+        self.classic.on_group_stored = self._store_classic_group
 
     def close(self) -> None:
         """Stop the timers; called once when the broker stops."""
@@ -150,6 +153,13 @@ class GroupCoordinator:
         append fails (Kafka answers it as storeGroup's converted error)."""
         if self.offsets_log is not None:
             self.offsets_log.append_group(group_id, group)
+
+    def _store_classic_group(self, group: ClassicGroup) -> None:
+        record = self.group_record_of(group, {m.member_id: m.assignment for m in group.members.values()})
+        try:
+            self.record_group(group.group_id, record)
+        except SinkError as exc:  # the group goes on in memory; only its restart state is lost (Kafka logs it too)
+            log.error("group_metadata_not_stored", group_id=group.group_id, generation_id=group.generation_id, error=str(exc))
 
     def load_offsets(self) -> Loaded | None:
         """At start, with a data directory: the committed offsets read back into the store; groups that only stored

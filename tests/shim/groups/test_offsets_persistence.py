@@ -9,7 +9,13 @@ import sys
 from pathlib import Path
 
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
-from kafka_shim.protocol.messages import OffsetCommitRequest, OffsetDeleteRequest, OffsetFetchRequest
+from kafka_shim.protocol.messages import (
+    JoinGroupRequest,
+    OffsetCommitRequest,
+    OffsetDeleteRequest,
+    OffsetFetchRequest,
+    SyncGroupRequest,
+)
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.groups.offsets import OffsetAndMetadata
@@ -29,7 +35,8 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def _config(data: Path) -> BrokerConfig:
-    return BrokerConfig.from_properties({"listeners": "PLAINTEXT://127.0.0.1:0", "node.id": "1", "log.dirs": str(data)})
+    return BrokerConfig.from_properties({"listeners": "PLAINTEXT://127.0.0.1:0", "node.id": "1", "log.dirs": str(data),
+                                         "group.initial.rebalance.delay.ms": "0"})
 
 
 def _commit(group: str, offsets: dict[tuple[str, int], int]) -> OffsetCommitRequest:
@@ -154,3 +161,37 @@ def test_an_unreadable_record_is_skipped_at_load() -> None:
     log.append(encode_batch(build_batch([(offset_commit_key("g", ("t", 1)), b"\x00\x07garbage", [], 0)])))
     loaded = good.load().offsets  # the garbage value is skipped, the good record before it is kept
     assert list(loaded) == ["g"] and list(loaded["g"]) == [("t", 0)] and loaded["g"][("t", 0)].offset == 3
+
+
+def _join(member_id: str) -> JoinGroupRequest:
+    return JoinGroupRequest(group_id="app", session_timeout_ms=30000, rebalance_timeout_ms=30000, member_id=member_id,
+                            group_instance_id=None, protocol_type="consumer",
+                            protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"\x00\x01")])
+
+
+async def _join_and_sync(client) -> tuple[int, str]:
+    """One dynamic member through JoinGroup v5 (79 and its id first) and SyncGroup: its generation and member id."""
+    first = await client.request(ApiKey.JOIN_GROUP, 5, _join(""))
+    assert first.error_code == ErrorCode.MEMBER_ID_REQUIRED
+    joined = await client.request(ApiKey.JOIN_GROUP, 5, _join(first.member_id))
+    assert joined.error_code == ErrorCode.NONE
+    synced = await client.request(ApiKey.SYNC_GROUP, 3, SyncGroupRequest(
+        group_id="app", generation_id=joined.generation_id, member_id=joined.member_id, group_instance_id=None,
+        assignments=[SyncGroupRequest.SyncGroupRequestAssignment(member_id=joined.member_id, assignment=b"\x00\x01")]))
+    assert synced.error_code == ErrorCode.NONE
+    return joined.generation_id, joined.member_id
+
+
+async def test_a_groups_generation_survives_a_restart(tmp_path: Path) -> None:
+    """The classic protocol's metadata records (GroupMetadataValue) are written where Kafka writes them, so after a
+    restart the group goes on from its generation instead of starting again at 1 (members then join again)."""
+    async with Broker(_config(tmp_path)) as broker:
+        broker.services.partitions.create_topic("__consumer_offsets", 50, {"cleanup.policy": "compact"})
+        async with await connect(broker) as client:
+            generation, _ = await _join_and_sync(client)
+    async with Broker(_config(tmp_path)) as broker:
+        restored = broker.services.groups.classic_group("app")
+        assert restored is not None and restored.generation_id >= generation and restored.protocol_type == "consumer"
+        async with await connect(broker) as client:
+            again, _ = await _join_and_sync(client)
+    assert again > generation
