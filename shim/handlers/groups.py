@@ -3,9 +3,11 @@ as Kafka 3.9's KafkaApis hands them to its (default, Scala) GroupCoordinator.
 
 Behaviour. Checks in Kafka's order (KafkaApis.handleJoinGroupRequest etc.): SyncGroup v5+ without protocol type or name 23
 before anything else; then READ on the group (declared in authorizer.api_checks, keys 11-14), else 30 in the
-request's getErrorResponse form; then the coordinator (``shim/groups/classic_coordinator.py``), whose answers are
-copied field by field. JoinGroup and SyncGroup wait for the rebalance (the connection's later requests wait too, as
-Kafka mutes the channel); Heartbeat and LeaveGroup answer at once.
+request's getErrorResponse form; an empty group id 24; before ``__consumer_offsets`` exists (no FindCoordinator
+has created it) 16, NOT_COORDINATOR, as Kafka answers for a group whose partition it does not lead; then the
+coordinator (``shim/groups/classic_coordinator.py``), whose answers are copied field by field. JoinGroup and
+SyncGroup wait for the rebalance (the connection's later requests wait too, as Kafka mutes the channel); Heartbeat
+and LeaveGroup answer at once.
 
 Version notes. JoinGroup: v0 has no rebalance timeout (the session timeout is used); v4+ a new dynamic member gets
 79 with its id first (KIP-394); v5+ ``group_instance_id`` (KIP-345); v7+ protocol type, and an empty protocol name
@@ -18,6 +20,8 @@ members by id or by instance id, each answered; v5 reasons.
 from __future__ import annotations
 
 import asyncio
+
+import structlog
 
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
@@ -33,6 +37,28 @@ from kafka_shim.shim.requests.context import RequestContext
 _JOIN, _HEARTBEAT = check(ApiKey.JOIN_GROUP, "group"), check(ApiKey.HEARTBEAT, "group")
 _LEAVE, _SYNC = check(ApiKey.LEAVE_GROUP, "group"), check(ApiKey.SYNC_GROUP, "group")
 _JoinMember = JoinGroupResponse.JoinGroupResponseMember
+log = structlog.get_logger("kafka_shim.groups")
+
+# What a client (or its user) can do about a refusal; codes that are part of normal rebalancing are not logged.
+_HINTS = {
+    ErrorCode.INVALID_SESSION_TIMEOUT: "session.timeout.ms must lie within the broker's group.min.session.timeout.ms and "
+                                       "group.max.session.timeout.ms",
+    ErrorCode.INCONSISTENT_GROUP_PROTOCOL: "the group's members use another protocol type, or share no assignor with this "
+                                           "member (partition.assignment.strategy)",
+    ErrorCode.GROUP_MAX_SIZE_REACHED: "the group has group.max.size members already",
+    ErrorCode.FENCED_INSTANCE_ID: "another consumer joined with the same group.instance.id and replaced this one",
+    ErrorCode.INVALID_GROUP_ID: "a group id may not be empty",
+}
+_ROUTINE = {ErrorCode.NONE, ErrorCode.MEMBER_ID_REQUIRED, ErrorCode.REBALANCE_IN_PROGRESS,
+            ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.ILLEGAL_GENERATION}
+
+
+def _log_refusal(api: str, group_id: str, member_id: str, code: int) -> None:
+    if code in _ROUTINE:
+        log.debug("group_request_answered", api=api, group_id=group_id, member_id=member_id, error_code=code)
+    else:
+        log.info("group_request_refused", api=api, group_id=group_id, member_id=member_id, error_code=code,
+                 hint=_HINTS.get(code))
 
 
 def join_group_error_response(request: object, code: int, message: str | None, version: int | None = None) -> JoinGroupResponse:
@@ -57,6 +83,16 @@ def leave_group_error_response(request: object, code: int, message: str | None) 
 
 def _coordinator(ctx: RequestContext) -> GroupCoordinator | None:
     return ctx.services.groups
+
+
+OFFSETS_TOPIC = "__consumer_offsets"
+
+
+def _not_coordinator(ctx: RequestContext, group_id: str) -> bool:
+    """GroupCoordinator.validateGroupStatus: a valid (non-empty) group id whose ``__consumer_offsets`` partition this
+    broker does not lead, because no FindCoordinator has created the topic yet, is NOT_COORDINATOR (16)."""
+    partitions = ctx.services.partitions
+    return bool(group_id) and partitions is not None and OFFSETS_TOPIC not in partitions.cluster.topics
 
 
 def _consumer_group_for_join(ctx: RequestContext, coordinator: GroupCoordinator,
@@ -93,6 +129,8 @@ async def join_group(ctx: RequestContext, request: messages.JoinGroupRequest) ->
     coordinator = _coordinator(ctx)
     if coordinator is None:
         return _join_response(JoinResult(ErrorCode.COORDINATOR_NOT_AVAILABLE, ""), version)
+    if _not_coordinator(ctx, request.group_id):
+        return _join_response(JoinResult(ErrorCode.NOT_COORDINATOR, request.member_id), version)
     instance_id = request.group_instance_id if version >= 5 else None
     mixed = _consumer_group_for_join(ctx, coordinator, request)
     if mixed is not None:  # KIP-848: a classic member inside a consumer group (Kafka 3.9's new coordinator)
@@ -117,7 +155,9 @@ async def join_group(ctx: RequestContext, request: messages.JoinGroupRequest) ->
         session_timeout_ms=request.session_timeout_ms, protocol_type=request.protocol_type,
         protocols=[(p.name, bytes(p.metadata)) for p in request.protocols],
         reason=request.reason if version >= 8 else None, callback=respond)
-    return _join_response(await answer, version)
+    result = await answer
+    _log_refusal("JoinGroup", request.group_id, request.member_id, result.error)
+    return _join_response(result, version)
 
 
 @handles(ApiKey.SYNC_GROUP, 0, 5, error_response=sync_group_error_response)
@@ -130,6 +170,8 @@ async def sync_group(ctx: RequestContext, request: messages.SyncGroupRequest) ->
     coordinator = _coordinator(ctx)
     if coordinator is None:
         return sync_group_error_response(request, ErrorCode.COORDINATOR_NOT_AVAILABLE, None)
+    if _not_coordinator(ctx, request.group_id):
+        return sync_group_error_response(request, ErrorCode.NOT_COORDINATOR, None)
     mixed = coordinator.consumer_group(request.group_id) if request.group_id else None
     if mixed is not None:
         result = coordinator.consumer.classic_sync(
@@ -151,6 +193,7 @@ async def sync_group(ctx: RequestContext, request: messages.SyncGroupRequest) ->
         request.protocol_type if version >= 5 else None, request.protocol_name if version >= 5 else None,
         request.group_instance_id if version >= 3 else None, assignments, respond)
     result = await answer
+    _log_refusal("SyncGroup", request.group_id, request.member_id, result.error)
     return SyncGroupResponse(throttle_time_ms=0, error_code=result.error, protocol_type=result.protocol_type,
                              protocol_name=result.protocol_name, assignment=result.assignment)
 
@@ -162,6 +205,8 @@ def heartbeat(ctx: RequestContext, request: messages.HeartbeatRequest) -> Heartb
     coordinator = _coordinator(ctx)
     if coordinator is None:
         return heartbeat_error_response(request, ErrorCode.COORDINATOR_NOT_AVAILABLE, None)
+    if _not_coordinator(ctx, request.group_id):
+        return heartbeat_error_response(request, ErrorCode.NOT_COORDINATOR, None)
     mixed = coordinator.consumer_group(request.group_id) if request.group_id else None
     if mixed is not None:
         code = coordinator.consumer.classic_heartbeat(mixed, request.member_id,
@@ -171,6 +216,7 @@ def heartbeat(ctx: RequestContext, request: messages.HeartbeatRequest) -> Heartb
     code = coordinator.classic.heartbeat(request.group_id, request.member_id,
                                          request.group_instance_id if ctx.api_version >= 3 else None,
                                          request.generation_id)
+    _log_refusal("Heartbeat", request.group_id, request.member_id, code)
     return HeartbeatResponse(throttle_time_ms=0, error_code=code)
 
 
@@ -182,6 +228,8 @@ def leave_group(ctx: RequestContext, request: messages.LeaveGroupRequest) -> Lea
     coordinator = _coordinator(ctx)
     if coordinator is None:
         return leave_group_error_response(request, ErrorCode.COORDINATOR_NOT_AVAILABLE, None)
+    if _not_coordinator(ctx, request.group_id):
+        return leave_group_error_response(request, ErrorCode.NOT_COORDINATOR, None)
     if version < 3:
         leaving = [(request.member_id, None, None)]
     else:

@@ -46,7 +46,7 @@ class FakeOffsets:
     def has_offsets(self, group_id: str) -> bool:
         return bool(self.committed.get(group_id))
 
-    def delete_group(self, group_id: str) -> int:
+    def delete_group(self, group_id: str, *, generation: int = 0) -> int:
         return len(self.committed.pop(group_id, {}))
 
     def group_ids(self) -> list[str]:
