@@ -128,3 +128,35 @@ async def test_delete_needs_delete_on_each_group(secured_broker, client_of, vers
     assert sorted(results[:3]) == [("busy", 68), ("empty", 0), ("nobody", 69)]
     assert results[3:] == [("kept", 30)]
     assert set(coordinator.groups) == {"busy", "kept"} and coordinator.offsets.committed == {}
+
+
+async def test_deleted_groups_stay_deleted_after_a_restart(tmp_path) -> None:
+    """DeleteGroups writes the tombstones Kafka's cleanupGroupMetadata writes (each offset, and the group's metadata
+    when it had a generation): with log.dirs the group and its offsets do not come back at start."""
+    from kafka_shim.protocol.messages import OffsetCommitRequest, OffsetFetchRequest
+    from kafka_shim.shim.broker import Broker
+    from kafka_shim.shim.config.broker_config import BrokerConfig
+    from tests.support.acl_helpers import connect
+
+    config = BrokerConfig.from_properties({"listeners": "PLAINTEXT://127.0.0.1:0", "node.id": "1", "log.dirs": str(tmp_path)})
+    commit = OffsetCommitRequest(group_id="gone", generation_id_or_member_epoch=-1, member_id="", topics=[
+        OffsetCommitRequest.OffsetCommitRequestTopic(name="orders", partitions=[
+            OffsetCommitRequest.OffsetCommitRequestPartition(partition_index=p, committed_offset=5) for p in (0, 1)])])
+    async with Broker(config) as broker:
+        broker.services.partitions.create_topic("orders", 2)
+        broker.services.partitions.create_topic("__consumer_offsets", 50, {"cleanup.policy": "compact"})
+        async with await connect(broker) as client:
+            for group in ("gone", "kept"):
+                commit.group_id = group
+                answer = await client.request(8, 8, commit)
+                assert {p.error_code for t in answer.topics for p in t.partitions} == {0}
+            deleted = await client.request(DELETE_GROUPS, 2, DeleteGroupsRequest(groups_names=["gone"]))
+            assert [(r.group_id, r.error_code) for r in deleted.results] == [("gone", 0)]
+    async with Broker(config) as broker:
+        async with await connect(broker) as client:
+            described = await client.request(DESCRIBE_GROUPS, 5, DescribeGroupsRequest(groups=["gone", "kept"]))
+            assert [(g.group_id, g.group_state) for g in described.groups] == [("gone", "Dead"), ("kept", "Empty")]
+            listed = await client.request(LIST_GROUPS, 4, ListGroupsRequest())
+            assert [g.group_id for g in listed.groups] == ["kept"]
+            fetched = await client.request(9, 8, OffsetFetchRequest(groups=[OffsetFetchRequest.OffsetFetchRequestGroup(group_id="gone", topics=None)]))
+            assert fetched.groups[0].topics == []
