@@ -1,7 +1,6 @@
 """Kafka 3.9's kafka-dump-log.sh (kafka.tools.DumpLogSegments) reads a data directory that real clients wrote
 through kafka-shim: idempotent confluent-kafka producers, one topic per codec, a clean restart in between (so each
-partition has a producer-state snapshot), then a second producer (lz4 from kafka-python: librdkafka sends lz4
-batches uncompressed to a broker without FindCoordinator). The tool must print every record the clients
+partition has a producer-state snapshot), then a second producer (lz4 from kafka-python). The tool must print every record the clients
 wrote, batch by batch with their producer ids, epochs, sequences and codecs, and read the ``.snapshot`` files as
 the producers' last batches. Needs the JVM (``scripts/real-kafka run``).
 """
