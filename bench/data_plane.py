@@ -229,8 +229,9 @@ def fetch(server: str, bootstrap: str, size: int, min_seconds: float, *, auto: b
         raise SystemExit(f"{server}: filling {topic} failed for {filled.failed} of {filled.records} records")
     count = filled.records
     out = json.loads(_python(CONSUMER, bootstrap, topic, count, PARTITIONS, min_seconds).communicate(timeout=600)[0])
-    return Throughput(server, "fetch", size, "-", 1, out["records"], round(out["seconds"], 3), out["records"] / out["seconds"],
-                      out["bytes"] / out["seconds"] / 2**20, out["missing"])
+    seconds = max(out["seconds"], 1e-9)  # no timed pass when the untimed one came back incomplete
+    return Throughput(server, "fetch", size, "-", 1, out["records"], round(seconds, 3), out["records"] / seconds,
+                      out["bytes"] / seconds / 2**20, out["missing"])
 
 
 def latency(server: str, bootstrap: str, topic: str, count: int) -> Latency:
