@@ -605,72 +605,107 @@ def _scan_uniform(buf: bytes | memoryview, count: int, want_order: bool) -> tupl
 
 # -- the fixed-layout fast path: the uniform records a producer writes in one go ------------------------------------
 #
-# When every record's timestamp delta takes one byte and its offset delta is 0, 1, 2... in canonical varints (what
-# librdkafka, the Java client and the others write for a batch filled within 63 ms), the records of one offset-delta
-# width all have the same size. Record i then starts at a known position, and each field of all the records of a
-# width is one strided slice of the buffer (``buf[at::stride]``, in C): the length bytes, the key and value sizes and
-# the header count must equal the first record's, each timestamp delta must be one byte and each offset delta the
-# canonical one, and the records must end exactly at the end of the buffer. That is the parse DefaultRecord.readFrom
-# makes of those bytes, at a few slices per width instead of a regex step per record. Anything else is left to the
-# regular expressions above.
+# Records of one shape (the first record's key and value sizes, no headers) whose offset deltas are 0, 1, 2... in
+# canonical varints, as librdkafka, the Java client and the others write them, fall into a few runs of records of
+# one size: the offset delta takes 1 byte for records 0-63, 2 up to 8191, 3 beyond, and the timestamp delta 1 byte
+# up to 63 ms from the first record, 2 up to 8191 ms. Within a run record i starts at a known position, and each
+# field of all its records is one strided slice of the buffer (``buf[at::stride]``, in C): the length bytes, the key
+# and value sizes and the header count must equal the run's, each timestamp and offset delta must be a varint of the
+# run's width (for a compressed batch, the canonical offset itself), and the runs must end exactly at the end of the
+# buffer. That is the parse DefaultRecord.readFrom makes of those bytes, at a few slices per run instead of a regex
+# step per record. Anything else (wider deltas, more than _MAX_RUNS runs, any field that differs) is left to the
+# regular expressions above, which give the same answers, only slower.
 
 _OFFSET_WIDTHS = ((1, 0, 64), (2, 64, 8192), (3, 8192, 1 << 21))  # canonical zigzag varint width of offset deltas
+_MAX_RUNS = 16
+_HIGH_BYTES = bytes(range(0x80, 0x100))
+_LOW_BYTES = bytes(range(0x80))
+_FIRST_HIGH = re.compile(rb"[\x80-\xff]")
+_FIRST_LOW = re.compile(rb"[\x00-\x7f]")
+_NO_CONTINUATION = bytes(b & 0x7F for b in range(256))
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=64)
 def _canonical_offset_bytes(width: int, first: int, count: int) -> tuple[bytes, ...]:
     """Byte k of the canonical varints of offset deltas first..first+count-1, one bytes object per k."""
     encoded = [_zigzag_varint(i) for i in range(first, first + count)]
     return tuple(bytes(e[k] for e in encoded) for k in range(width))
 
 
-_HIGH_BYTES = bytes(range(0x80, 0x100))
+def _first(pattern: re.Pattern[bytes], data: bytes, limit: int) -> int:
+    """Where ``pattern`` first matches one byte of ``data``, or ``limit`` when it does not."""
+    found = pattern.search(data)
+    return limit if found is None else found.start()
+
+
+def _zigzag_values(data: bytes, at: int, stop: int, stride: int, width: int) -> set[int]:
+    """The distinct unsigned values of the ``width``-byte varints at ``at``, ``at + stride``... before ``stop``."""
+    if width == 1:
+        return set(data[at:stop:stride])
+    low = data[at:stop:stride].translate(_NO_CONTINUATION)
+    return {lo | hi << 7 for lo, hi in set(zip(low, data[at + 1 : stop : stride], strict=True))}
 
 
 def _scan_fixed(buf: bytes | memoryview, count: int, want_order: bool, key_size: int,
                 value_size: int) -> tuple[int, int, bool] | None:
-    """(smallest timestamp delta, largest, True) when the records have the fixed layout above; None otherwise."""
+    """(smallest timestamp delta, largest, True) when the records fall into runs of the fixed layout above; None
+    otherwise."""
     # One copy into bytes, whose strided slices are a tight loop (a strided memoryview's copy is element by element).
     data = buf if type(buf) is bytes else bytes(buf)
+    end_of_data = len(data)
     key_field, value_field = _zigzag_varint(key_size), _zigzag_varint(value_size)
     key_bytes = len(key_field) + max(key_size, 0)
-    at, index, low, high = 0, 0, None, None
-    for width, first, end in _OFFSET_WIDTHS:
-        if index == count:
-            break
-        many = min(count, end) - first
-        record_length = 1 + 1 + width + key_bytes + len(value_field) + max(value_size, 0) + 1
-        length = _zigzag_varint(record_length)
-        stride = len(length) + record_length
-        stop = at + many * stride
-        if stop > len(data):
+    value_bytes = len(value_field) + max(value_size, 0)
+    at = index = runs = 0
+    encoded: set[int] = set()
+    while index < count:
+        runs += 1
+        if runs > _MAX_RUNS:
             return None
-        # Fixed bytes of every record: its length, the key's size, the value's size, the header count of 0.
-        fields = len(length) + 2 + width
+        offset_width, _, last = next(w for w in _OFFSET_WIDTHS if w[1] <= index < w[2])
+        # The timestamp delta's width, from this record's bytes: its length varint, then the attributes byte.
+        for ts_width in (1, 2):
+            record_length = 1 + ts_width + offset_width + key_bytes + value_bytes + 1
+            length = _zigzag_varint(record_length)
+            ts_at = at + len(length) + 1
+            if (data[at : at + len(length)] == length and ts_at + ts_width <= end_of_data
+                    and data[ts_at + ts_width - 1] < 0x80 and (ts_width == 1 or data[ts_at] >= 0x80)):
+                break
+        else:
+            return None
+        stride = len(length) + record_length
+        many = min(count, last, index + (end_of_data - at) // stride) - index
+        if many <= 0:
+            return None
+        # The run goes on while the timestamp deltas keep this width.
+        stop = at + many * stride
+        if ts_width == 1:
+            many = _first(_FIRST_HIGH, data[ts_at:stop:stride], many)
+        else:
+            many = min(_first(_FIRST_LOW, data[ts_at:stop:stride], many), _first(_FIRST_HIGH, data[ts_at + 1 : stop : stride], many))
+        stop = at + many * stride
+        # Fixed bytes of every record of the run: its length, the key's size, the value's size, the header count of 0.
+        fields = len(length) + 1 + ts_width + offset_width
         for offset, expected in ((0, length), (fields, key_field), (fields + key_bytes, value_field), (stride - 1, b"\x00")):
             for k, byte in enumerate(expected):
                 if data[at + offset + k : stop : stride] != bytes((byte,)) * many:
                     return None
-        deltas = data[at + len(length) + 1 : stop : stride]
-        if not deltas.isascii():  # a timestamp delta of more than one byte
-            return None
-        offset_at = at + len(length) + 2
+        offset_at = ts_at + ts_width
         if want_order:
-            for k, expected_bytes in enumerate(_canonical_offset_bytes(width, first, many)):
+            for k, expected_bytes in enumerate(_canonical_offset_bytes(offset_width, index, many)):
                 if data[offset_at + k : stop : stride] != expected_bytes:
                     return None
         else:  # any value, but a varint of exactly this width: continuation bits on all bytes but the last
-            for k in range(width):
+            for k in range(offset_width):
                 part = data[offset_at + k : stop : stride]
-                if (part.translate(None, _HIGH_BYTES) if k < width - 1 else not part.isascii()):
+                if (part.translate(None, _HIGH_BYTES) if k < offset_width - 1 else not part.isascii()):
                     return None
-        decoded = [-((e + 1) >> 1) if e & 1 else e >> 1 for e in set(deltas)]
-        low = min(decoded) if low is None else min(low, *decoded)
-        high = max(decoded) if high is None else max(high, *decoded)
-        at, index = stop, first + many
-    if index != count or at != len(data) or low is None or high is None:
+        encoded |= _zigzag_values(data, ts_at, stop, stride, ts_width)
+        at, index = stop, index + many
+    if at != end_of_data or not encoded:
         return None
-    return low, high, True
+    decoded = [-((e + 1) >> 1) if e & 1 else e >> 1 for e in encoded]
+    return min(decoded), max(decoded), True
 
 
 class _Wraps(Exception):

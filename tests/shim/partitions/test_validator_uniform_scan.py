@@ -173,3 +173,20 @@ def test_fixed_layout_scan_checks_every_field_of_every_record(count: int, monkey
             # record whose null key became empty is still a whole batch), and then it must answer as the walk.
             assert fixed is None if record else fixed in (None, walked), (record, offset)
             assert _outcome(bytes(broken), Compression.NONE, True, monkeypatch) == _walked(bytes(broken), Compression.NONE, monkeypatch)
+
+
+@pytest.mark.parametrize("codec", [Compression.NONE, Compression.GZIP])
+def test_fixed_layout_scan_follows_timestamp_deltas_that_widen(codec: Compression, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch filled over more than 63 ms (timestamp deltas of one byte, then two) is taken in runs, and answers as the
+    walk; deltas beyond two bytes, or deltas that change width too often, are left to the other paths."""
+    for deltas in ([i // 40 for i in range(9000)], [(i * 3) % 200 for i in range(300)], [-70, 5, 100, -3] * 20,
+                   [i * 3 for i in range(4000)]):
+        records = [Record(i, d, b"key", b"v" * 50) for i, d in enumerate(deltas)]
+        data = encode_batch(RecordBatch(attributes=batch_attributes(codec, TimestampType.CREATE_TIME),
+                                        last_offset_delta=len(records) - 1, base_timestamp=1_700_000_000_000,
+                                        max_timestamp=1_700_000_000_000, records=records))
+        fixed = _fixed_only(data, codec)
+        assert fixed in (None, _walked(data, codec, monkeypatch))
+        assert _outcome(data, codec, True, monkeypatch) == _walked(data, codec, monkeypatch)
+        if deltas[0] == 0 and max(deltas) < 8192 and len(deltas) == 9000:
+            assert fixed is not None  # two runs of timestamp widths across three offset widths
