@@ -373,7 +373,11 @@ def _scan_v2(batch: _Shallow) -> _Scan:
     payload = batch.view[V2_HEADER_SIZE:]
     count = header[12]
     if codec == Compression.NONE:
-        uniform = _scan_uniform(payload, count, False) if count > 0 else None  # the regex engine reads the view
+        # The regex engine reads the view; the fixed-layout scan wants the bytes object itself (strided slices of a
+        # view are slow), which the view is when the batch is the partition's whole records (the usual one batch).
+        view = batch.view
+        backing = (view.obj, V2_HEADER_SIZE) if type(view.obj) is bytes and len(view) == len(view.obj) else None
+        uniform = _scan_uniform(payload, count, False, backing) if count > 0 else None
         if uniform is not None:
             return _scanned(header, count, *uniform)
         buf = bytes(payload)
@@ -562,10 +566,12 @@ def _field_size(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
     return (raw >> 1) ^ -(raw & 1), pos
 
 
-def _scan_uniform(buf: bytes | memoryview, count: int, want_order: bool) -> tuple[int, int, bool] | None:
+def _scan_uniform(buf: bytes | memoryview, count: int, want_order: bool,
+                  backing: tuple[bytes, int] | None = None) -> tuple[int, int, bool] | None:
     """(smallest timestamp delta, largest, offset deltas 0, 1, 2...) when every record has the first one's shape and
     the structure is whole; None to leave the batch to the walk. ``want_order``: whether the offset order matters
-    (a compressed batch kept in place); when it does not, it is not read and reported as in order."""
+    (a compressed batch kept in place); when it does not, it is not read and reported as in order. ``backing``:
+    a bytes object and the position in it where ``buf``'s bytes start and run to its end, when there is one."""
     try:
         pos = _uvarint(buf, 0)[1]  # the first record: its length, attributes, deltas, then the key and value sizes
         pos = _uvarint(buf, _uvarint(buf, pos + 1)[1])[1]
@@ -576,7 +582,10 @@ def _scan_uniform(buf: bytes | memoryview, count: int, want_order: bool) -> tupl
         return None
     if not -1 <= key_size <= _MAX_UNIFORM_FIELD or not -1 <= value_size <= _MAX_UNIFORM_FIELD:
         return None
-    fixed = _scan_fixed(buf, count, want_order, key_size, value_size)
+    if backing is None:
+        # One copy into bytes, whose strided slices are a tight loop (a strided view's copy goes element by element).
+        backing = (buf if type(buf) is bytes else bytes(buf), 0)  # type: ignore[assignment]
+    fixed = _scan_fixed(*backing, count, want_order, key_size, value_size)
     if fixed is not None:
         return fixed
     whole, by_timestamp, by_offset = _uniform_patterns(key_size, value_size)
@@ -646,17 +655,15 @@ def _zigzag_values(data: bytes, at: int, stop: int, stride: int, width: int) -> 
     return {lo | hi << 7 for lo, hi in set(zip(low, data[at + 1 : stop : stride], strict=True))}
 
 
-def _scan_fixed(buf: bytes | memoryview, count: int, want_order: bool, key_size: int,
+def _scan_fixed(data: bytes, start: int, count: int, want_order: bool, key_size: int,
                 value_size: int) -> tuple[int, int, bool] | None:
-    """(smallest timestamp delta, largest, True) when the records fall into runs of the fixed layout above; None
-    otherwise."""
-    # One copy into bytes, whose strided slices are a tight loop (a strided memoryview's copy is element by element).
-    data = buf if type(buf) is bytes else bytes(buf)
+    """(smallest timestamp delta, largest, True) when the records in ``data[start:]`` fall into runs of the fixed
+    layout above; None otherwise."""
     end_of_data = len(data)
     key_field, value_field = _zigzag_varint(key_size), _zigzag_varint(value_size)
     key_bytes = len(key_field) + max(key_size, 0)
     value_bytes = len(value_field) + max(value_size, 0)
-    at = index = runs = 0
+    at, index, runs = start, 0, 0
     encoded: set[int] = set()
     while index < count:
         runs += 1

@@ -118,7 +118,7 @@ def _fixed_only(data: bytes, codec: Compression) -> object:
         value_size, _ = validator._field_size(payload, pos + max(key_size, 0))
     except IndexError:
         return None
-    found = validator._scan_fixed(payload, count, codec is not Compression.NONE, key_size, value_size)
+    found = validator._scan_fixed(payload, 0, count, codec is not Compression.NONE, key_size, value_size)
     if found is None:
         return None
     scan = validator._scanned(header, count, *found)
