@@ -92,8 +92,12 @@ CONSUMER = r"""
 import json, sys, time
 from confluent_kafka import Consumer, TopicPartition
 bootstrap, topic, count, partitions, min_seconds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+# fetch.wait.max.ms: at the end of a pass the consumer's next Fetch finds nothing new and the server holds it this
+# long; librdkafka keeps one Fetch in flight per broker, so the next pass waits for it (the default 500 ms would be
+# most of a pass).
 c = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-fetch", "enable.auto.commit": False,
-              "auto.offset.reset": "earliest", "fetch.max.bytes": 52428800, "max.partition.fetch.bytes": 1048576, "queued.max.messages.kbytes": 262144})
+              "auto.offset.reset": "earliest", "fetch.max.bytes": 52428800, "max.partition.fetch.bytes": 1048576,
+              "queued.max.messages.kbytes": 262144, "fetch.wait.max.ms": 10})
 def one_pass():
     c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     got = size = 0
