@@ -5,11 +5,12 @@
 
 The load comes from librdkafka (confluent-kafka), a C client, in separate processes (one per producer), so no
 Python load generator shares a GIL with what is measured. Every peer gets the same client settings (linger.ms 5,
-batch.size 1,000,000, no idempotence, librdkafka's default in-flight limit, delivery reports for failures only, so
-that no Python callback per record takes CPU from the server under test). Shapes: 100 B and 1 KiB records,
+batch.size 1,000,000, no idempotence, librdkafka's default in-flight limit, records handed over 1,000 per Python
+call with produce_batch and delivery reports for failures only, so that the load generators' own CPU stays small
+next to the server's). Shapes: 100 B and 1 KiB records,
 acks=1 and acks=all, 1 and 8 producers, each writing its share of ``--mb`` MiB into one topic of 4 partitions, and
 on until ``--min-seconds`` have passed (at 150 MB/s, 64 MiB of 1 KiB records take 0.4 s: too short to be stable).
-Fetch: a topic of FETCH_MB MiB (4 partitions filled evenly, within the mock's retention: librdkafka's mock keeps at
+Fetch: a topic of FETCH_MB MiB (4 partitions filled in turn, within the mock's retention: librdkafka's mock keeps at
 most 5 MiB per partition and drops older batches, so reading back the produce topics would measure its losses)
 read by one consumer with assign() from offset 0, again and again until ``--min-seconds`` have passed. Latency: one
 producer sends a record every 2 ms while a consumer long-polls; send to receipt gives the percentiles.
