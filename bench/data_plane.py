@@ -1,16 +1,24 @@
 """Produce and fetch throughput and produce-to-consume latency: kafka-shim, librdkafka's mock cluster, Apache Kafka 3.9.
 
-    .venv/bin/python bench/data_plane.py [--mb 64] [--min-seconds 4] [--quick] [--without-kafka] [--without-mock]
-                                         [--json out.json] [--chart out.png]
+    .venv/bin/python bench/data_plane.py [--mb 64] [--min-seconds 4] [--repeat 3] [--quick] [--without-kafka]
+                                         [--without-mock] [--json out.json] [--chart out.png]
 
-The load comes from librdkafka (confluent-kafka), a C client fast enough not to be the bottleneck, in separate
-processes (one per producer), so no Python load generator shares a GIL with what is measured. Shapes: 100 B and
-1 KiB records, acks=1 and acks=all, 1 and 8 producers, each writing its share of ``--mb`` MiB into one topic of 4
-partitions, and on until ``--min-seconds`` have passed (at 150 MB/s, 64 MiB of 1 KiB records take 0.4 s: too
-short to be stable); then one consumer reads everything back with assign() from offset 0 (fetch throughput); then one
-producer sends a record every 2 ms while a consumer long-polls, and the time from send to receipt gives the
-latency percentiles. Every server starts empty and gets the same workloads in the same order. On a 2-core machine
-the load generators share the CPU with the server under test, so absolute figures are lower bounds; compare ratios.
+The load comes from librdkafka (confluent-kafka), a C client, in separate processes (one per producer), so no
+Python load generator shares a GIL with what is measured. Every peer gets the same client settings (linger.ms 5,
+batch.size 1,000,000, no idempotence, librdkafka's default in-flight limit, records handed over 1,000 per Python
+call with produce_batch and delivery reports for failures only, so that the load generators' own CPU stays small
+next to the server's). Shapes: 100 B and 1 KiB records,
+acks=1 and acks=all, 1 and 8 producers, each writing its share of ``--mb`` MiB into one topic of 4 partitions, and
+on until ``--min-seconds`` have passed (at 150 MB/s, 64 MiB of 1 KiB records take 0.4 s: too short to be stable).
+Fetch: a topic of FETCH_MB MiB (4 partitions filled in turn, within the mock's retention: librdkafka's mock keeps at
+most 5 MiB per partition and drops older batches, so reading back the produce topics would measure its losses)
+read by one consumer with assign() from offset 0, again and again until ``--min-seconds`` have passed. Latency: one
+producer sends a record every 2 ms while a consumer long-polls; send to receipt gives the percentiles.
+
+Each repetition (``--repeat``) starts every server afresh, empty, and gives it the same workloads in the same
+order; the tables show each shape's median over the repetitions. On a 2-core machine the load generators share the
+CPU with the server under test (a server process that uses less CPU per byte leaves more to its clients), so
+absolute figures are lower bounds; compare the ratios, measured in the same run.
 """
 
 from __future__ import annotations
@@ -20,9 +28,11 @@ import json
 import os
 import platform
 import signal
+import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -35,6 +45,9 @@ from server import start_mock  # noqa: E402
 # librdkafka's mock creates topics on first use with 4 partitions and has no CreateTopics controller; the same
 # count everywhere keeps the shapes equal.
 PARTITIONS = 4
+# The fetch topic's size: 3 MiB of records a partition, below the 5 MiB the mock keeps of each (rdkafka_mock.c,
+# max_size), so every server serves all of it.
+FETCH_MB = 12
 
 # One producer process: writes `count` records of `size` bytes, prints the seconds from the first send to the
 # last acknowledgement (and how many failed).
@@ -42,56 +55,78 @@ PRODUCER = r"""
 import json, sys, time
 from confluent_kafka import Producer
 bootstrap, topic, count, size, acks = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-min_seconds = float(sys.argv[6])
-p = Producer({"bootstrap.servers": bootstrap, "acks": acks, "linger.ms": 5, "batch.size": 1000000,
-              "queue.buffering.max.messages": 1000000, "queue.buffering.max.kbytes": 1048576, "enable.idempotence": False})
+min_seconds, spread = float(sys.argv[6]), int(sys.argv[7])  # spread > 0: 1,000 records to each partition in turn
 failed = 0
 def report(err, msg):
     global failed
     if err is not None:
         failed += 1
+p = Producer({"bootstrap.servers": bootstrap, "acks": acks, "linger.ms": 5, "batch.size": 1000000,
+              "queue.buffering.max.messages": 1000000, "queue.buffering.max.kbytes": 1048576, "enable.idempotence": False,
+              "delivery.report.only.error": True, "on_delivery": report})
 payload = b"x" * size
+# Records go to librdkafka 1,000 at a time (produce_batch: one Python call, not one per record), so that the load
+# generator's own CPU stays small next to the server's.
+STEP = 1000
+batch = [{"value": payload} for _ in range(STEP)]
 p.list_topics(topic, timeout=30)
 sys.stdout.write("ready\n"); sys.stdout.flush(); sys.stdin.readline()
 start = time.perf_counter()
 i = 0
 # At least `count` records, and on until `min_seconds` have passed: a fast server still gets a measurement long
 # enough to be stable.
-while i < count or (i % 1000 != 0 or time.perf_counter() - start < min_seconds):
-    while True:
-        try:
-            p.produce(topic, payload, on_delivery=report)
-            break
-        except BufferError:
-            p.poll(0.01)
-    if i % 1000 == 0:
-        p.poll(0)
-    i += 1
+while i < count or time.perf_counter() - start < min_seconds:
+    todo = batch
+    while todo:
+        if spread:  # each step to the next partition (produce_batch ignores a message's own "partition")
+            p.produce_batch(topic, todo, partition=(i // STEP) % spread)
+        else:
+            p.produce_batch(topic, todo)
+        # A full queue refuses the rest (each marked with "_error"): wait for room, then send those again.
+        todo = [m for m in todo if m.pop("_error", None) is not None]
+        p.poll(0.01 if todo else 0)
+    i += STEP
 left = p.flush(120)
 print(json.dumps({"seconds": time.perf_counter() - start, "records": i, "failed": failed + left}))
 """
 
-# One consumer: reads `count` records from every partition of the topic from offset 0.
+# One consumer: reads the `count` records of every partition of the topic from offset 0 once untimed (connections,
+# metadata, warm caches), then again from offset 0, timed, until `min_seconds` have passed (at least once).
 CONSUMER = r"""
 import json, sys, time
 from confluent_kafka import Consumer, TopicPartition
-bootstrap, topic, count, partitions = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+bootstrap, topic, count, partitions, min_seconds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+# fetch.wait.max.ms: at the end of a pass the consumer's next Fetch finds nothing new and the server holds it this
+# long; librdkafka keeps one Fetch in flight per broker, so the next pass waits for it (the default 500 ms would be
+# most of a pass).
 c = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-fetch", "enable.auto.commit": False,
-              "auto.offset.reset": "earliest", "fetch.max.bytes": 52428800, "max.partition.fetch.bytes": 1048576, "queued.max.messages.kbytes": 262144})
-c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-got = size = 0
-start = last = time.perf_counter()
-# A server that dropped records (the mock keeps a bounded log) leaves the count unreachable: stop 10 s after the
-# last record arrived and report what is missing.
-while got < count and time.perf_counter() - last < 10:
-    for m in c.consume(10000, timeout=1.0):
-        if m.error() is None:
-            got += 1
-            size += len(m.value())
-            last = time.perf_counter()
-elapsed = last - start
+              "auto.offset.reset": "earliest", "fetch.max.bytes": 52428800, "max.partition.fetch.bytes": 1048576,
+              "queued.max.messages.kbytes": 262144, "fetch.wait.max.ms": 10})
+def one_pass():
+    c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    got = size = 0
+    last = time.perf_counter()
+    # A server that dropped records leaves the count unreachable: stop 10 s after the last record arrived and report
+    # what is missing. Asking for no more than is left: consume() waits its whole timeout for a larger number.
+    while got < count and time.perf_counter() - last < 10:
+        for m in c.consume(min(10000, count - got), timeout=1.0):
+            if m.error() is None:
+                got += 1
+                size += len(m.value())
+                last = time.perf_counter()
+    c.unassign()
+    return got, size
+got, _ = one_pass()
+records = size = passes = 0
+start = time.perf_counter()
+while got == count and (passes == 0 or time.perf_counter() - start < min_seconds):
+    got, got_bytes = one_pass()
+    records += got
+    size += got_bytes
+    passes += 1
+elapsed = time.perf_counter() - start
 c.close()
-print(json.dumps({"seconds": elapsed, "records": got, "bytes": size}))
+print(json.dumps({"seconds": elapsed, "records": records, "bytes": size, "passes": passes, "missing": count - got}))
 """
 
 # Latency: a consumer long-polls the topic's partition 0 while a producer sends a timestamped record every 2 ms.
@@ -174,9 +209,10 @@ def create_topic(bootstrap: str, topic: str, partitions: int, *, auto: bool = Fa
 
 
 def produce(server: str, bootstrap: str, topic: str, total_bytes: int, size: int, acks: str, producers: int,
-            min_seconds: float) -> Throughput:
+            min_seconds: float, *, spread: int = 0) -> Throughput:
     per_producer = max(total_bytes // size // producers, 1)
-    procs = [_python(PRODUCER, bootstrap, topic, per_producer, size, acks, min_seconds, stdin=True) for _ in range(producers)]
+    procs = [_python(PRODUCER, bootstrap, topic, per_producer, size, acks, min_seconds, spread, stdin=True)
+             for _ in range(producers)]
     for proc in procs:
         if proc.stdout.readline().strip() != "ready":
             raise SystemExit(f"{server}: a producer did not start")
@@ -191,11 +227,18 @@ def produce(server: str, bootstrap: str, topic: str, total_bytes: int, size: int
                       records * size / elapsed / 2**20, sum(o["failed"] for o in outs))
 
 
-def fetch(server: str, bootstrap: str, topic: str, records: int, size: int) -> Throughput:
-    out = json.loads(_python(CONSUMER, bootstrap, topic, records, PARTITIONS).communicate(timeout=600)[0])
-    failed = records - out["records"]
-    return Throughput(server, "fetch", size, "-", 1, out["records"], round(out["seconds"], 3), out["records"] / out["seconds"],
-                      out["bytes"] / out["seconds"] / 2**20, failed)
+def fetch(server: str, bootstrap: str, size: int, min_seconds: float, *, auto: bool) -> Throughput:
+    """Fill a fetch topic evenly (untimed), then read it back from offset 0 until ``min_seconds`` have passed."""
+    topic = f"bench-fetch-{size}"
+    create_topic(bootstrap, topic, PARTITIONS, auto=auto)
+    filled = produce(server, bootstrap, topic, FETCH_MB * 2**20, size, "all", 1, 0.0, spread=PARTITIONS)
+    if filled.failed:
+        raise SystemExit(f"{server}: filling {topic} failed for {filled.failed} of {filled.records} records")
+    count = filled.records
+    out = json.loads(_python(CONSUMER, bootstrap, topic, count, PARTITIONS, min_seconds).communicate(timeout=600)[0])
+    seconds = max(out["seconds"], 1e-9)  # no timed pass when the untimed one came back incomplete
+    return Throughput(server, "fetch", size, "-", 1, out["records"], round(seconds, 3), out["records"] / seconds,
+                      out["bytes"] / seconds / 2**20, out["missing"])
 
 
 def latency(server: str, bootstrap: str, topic: str, count: int) -> Latency:
@@ -210,29 +253,74 @@ def start_shim() -> tuple[subprocess.Popen, str]:
     return proc, proc.stdout.readline().strip().split("://", 1)[1]
 
 
+def _stop_process(proc: subprocess.Popen) -> None:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+Starter = Callable[[], tuple[object, str, Callable[[object], None]]]
+
+
+def start_shim_server() -> tuple[object, str, Callable[[object], None]]:
+    proc, address = start_shim()
+    return proc, address, _stop_process  # type: ignore[return-value]
+
+
+def start_mock_server() -> tuple[object, str, Callable[[object], None]]:
+    proc, address = start_mock()
+    return proc, address, _stop_process  # type: ignore[return-value]
+
+
+def start_kafka() -> tuple[object, str, Callable[[object], None]]:
+    kafka = start_real_kafka("authorizer.class.name=", "auto.create.topics.enable=false", jvm_opts=STOCK_JVM_OPTS)
+    return kafka, kafka.plaintext, lambda k: k.stop()  # type: ignore[attr-defined]
+
+
 def measure(server: str, bootstrap: str, total_bytes: int, latency_count: int, min_seconds: float) -> tuple[list[Throughput], Latency]:
     results: list[Throughput] = []
     run = 0
+    auto = server == "librdkafka-mock"
     for size in (100, 1024):
-        written = 0
         topic = f"bench-{size}"
-        create_topic(bootstrap, topic, PARTITIONS, auto=server == "librdkafka-mock")
+        create_topic(bootstrap, topic, PARTITIONS, auto=auto)
         for acks in ("1", "all"):
             for producers in (1, 8):
                 run += 1
                 result = produce(server, bootstrap, topic, total_bytes, size, acks, producers, min_seconds)
-                written += result.records
                 results.append(result)
                 print(f"  [{run}/8] {server} produce {size} B acks={acks} x{producers}: {result.mb_per_s:.1f} MB/s "
                       f"{result.records_per_s:,.0f} rec/s" + (f" ({result.failed} FAILED)" if result.failed else ""), flush=True)
-        result = fetch(server, bootstrap, topic, written, size)
+        result = fetch(server, bootstrap, size, min_seconds, auto=auto)
         results.append(result)
         print(f"  {server} fetch {size} B: {result.mb_per_s:.1f} MB/s {result.records_per_s:,.0f} rec/s"
               + (f" ({result.failed} MISSING)" if result.failed else ""), flush=True)
-    create_topic(bootstrap, "bench-latency", PARTITIONS, auto=server == "librdkafka-mock")
+    create_topic(bootstrap, "bench-latency", PARTITIONS, auto=auto)
     lat = latency(server, bootstrap, "bench-latency", latency_count)
     print(f"  {server} produce-to-consume latency: p50 {lat.p50_ms:.2f} ms, p99 {lat.p99_ms:.2f} ms ({lat.received} received)", flush=True)
     return results, lat
+
+
+def _shape(r: Throughput) -> tuple[str, str, int, str, int]:
+    return (r.server, r.kind, r.size, r.acks, r.producers)
+
+
+def medians(runs: list[list[Throughput]]) -> list[Throughput]:
+    """Each shape's median run by MB/s (an even count takes the lower middle), failures summed over the runs."""
+    out = []
+    for shape in dict.fromkeys(_shape(r) for r in runs[0]):
+        same = sorted((r for run in runs for r in run if _shape(r) == shape), key=lambda r: r.mb_per_s)
+        middle = same[(len(same) - 1) // 2]
+        out.append(Throughput(**{**asdict(middle), "failed": sum(r.failed for r in same)}))
+    return out
+
+
+def median_latency(found: list[Latency]) -> Latency:
+    return Latency(found[0].server, min(lat.received for lat in found), statistics.median(lat.p50_ms for lat in found),
+                   statistics.median(lat.p99_ms for lat in found))
 
 
 def chart(results: list[Throughput], path: Path) -> None:
@@ -263,7 +351,8 @@ def main() -> int:
     parser.add_argument("--mb", type=int, default=64, help="MiB written per produce shape (split among the producers)")
     parser.add_argument("--min-seconds", type=float, default=4.0,
                         help="each producer goes on past its share of --mb until this long has passed (stable figures)")
-    parser.add_argument("--quick", action="store_true", help="8 MiB per shape and 300 latency samples (a smoke run)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of every server; the tables show the medians")
+    parser.add_argument("--quick", action="store_true", help="8 MiB per shape, 300 latency samples, one repetition (a smoke run)")
     parser.add_argument("--without-kafka", action="store_true", help="leave out the real Apache Kafka broker")
     parser.add_argument("--without-mock", action="store_true", help="leave out librdkafka's mock cluster")
     parser.add_argument("--json", type=Path, help="write the results here")
@@ -272,39 +361,39 @@ def main() -> int:
     total = (8 if args.quick else args.mb) * 2**20
     latency_count = 300 if args.quick else 2000
     min_seconds = 0.0 if args.quick else args.min_seconds
+    if args.quick:
+        args.repeat = 1
     print("command:", " ".join([Path(sys.executable).name, *sys.argv]))
     print(f"python {platform.python_version()}, {os.cpu_count()} cores, {total // 2**20} MiB per produce shape "
-          f"(at least {min_seconds:g} s each)", flush=True)
-    servers = [("kafka-shim", start_shim)]
+          f"(at least {min_seconds:g} s each), "
+          f"{args.repeat} repetition(s), load average {os.getloadavg()[0]:.1f}", flush=True)
+    servers: list[tuple[str, Starter]] = [("kafka-shim", start_shim_server)]
     if not args.without_mock:
-        servers.append(("librdkafka-mock", start_mock))
-    results: list[Throughput] = []
-    latencies: list[Latency] = []
-    for name, starter in servers:
-        proc, address = starter()
-        try:
-            found, lat = measure(name, address, total, latency_count, min_seconds)
-            results += found
-            latencies.append(lat)
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        servers.append(("librdkafka-mock", start_mock_server))
     if not args.without_kafka:
-        kafka = start_real_kafka("authorizer.class.name=", "auto.create.topics.enable=false", jvm_opts=STOCK_JVM_OPTS)
-        try:
-            found, lat = measure("apache-kafka", kafka.plaintext, total, latency_count, min_seconds)
-            results += found
-            latencies.append(lat)
-        finally:
-            kafka.stop()
+        servers.append(("apache-kafka", start_kafka))
+    runs: dict[str, list[list[Throughput]]] = {name: [] for name, _ in servers}
+    found_latencies: dict[str, list[Latency]] = {name: [] for name, _ in servers}
+    for repetition in range(args.repeat):
+        print(f"repetition {repetition + 1} of {args.repeat}", flush=True)
+        for name, starter in servers:
+            proc, address, stop = starter()
+            try:
+                found, lat = measure(name, address, total, latency_count, min_seconds)
+                runs[name].append(found)
+                found_latencies[name].append(lat)
+            finally:
+                stop(proc)
+    results: list[Throughput] = [r for name, _ in servers for r in medians(runs[name])]
+    latencies: list[Latency] = [median_latency(found_latencies[name]) for name, _ in servers]
+    print()
+    print(f"medians of {args.repeat} repetition(s); MB/s of each repetition in brackets")
     print()
     print(f"{'server':<16} {'what':<8} {'size':>5} {'acks':>4} {'prod':>4} {'records':>9} {'rec/s':>11} {'MB/s':>8}")
     for r in results:
+        each = sorted(x.mb_per_s for run in runs[r.server] for x in run if _shape(x) == _shape(r))
         print(f"{r.server:<16} {r.kind:<8} {r.size:>5} {r.acks:>4} {r.producers:>4} {r.records:>9} {r.records_per_s:>11,.0f} {r.mb_per_s:>8.1f}"
-              + ("  INCOMPLETE" if r.failed else ""))
+              + f"  [{' '.join(f'{v:.1f}' for v in each)}]" + ("  INCOMPLETE" if r.failed else ""))
     print()
     for lat in latencies:
         print(f"{lat.server:<16} latency p50 {lat.p50_ms:.2f} ms  p99 {lat.p99_ms:.2f} ms  ({lat.received} samples)")
@@ -312,13 +401,18 @@ def main() -> int:
     for peer in ("librdkafka-mock", "apache-kafka"):
         pairs = [(r, next((p for p in results if p.server == peer and (p.kind, p.size, p.acks, p.producers) == (r.kind, r.size, r.acks, r.producers)), None))
                  for r in results if r.server == "kafka-shim"]
-        pairs = [(r, p) for r, p in pairs if p is not None]
+        # A shape either server did not complete (a lost record) has no ratio.
+        skipped = [f"{r.kind} {r.size}B" for r, p in pairs if p is not None and (r.failed or p.failed or not p.mb_per_s)]
+        pairs = [(r, p) for r, p in pairs if p is not None and not (r.failed or p.failed or not p.mb_per_s)]
         if pairs:
             ahead = sum(r.mb_per_s > p.mb_per_s for r, p in pairs)
             ratios = ", ".join(f"{r.kind} {r.size}B/{r.acks}/x{r.producers}: {r.mb_per_s / p.mb_per_s:.2f}x" for r, p in pairs)
-            print(f"kafka-shim / {peer} MB/s: {ratios}  -> ahead in {ahead} of {len(pairs)} shapes")
+            print(f"kafka-shim / {peer} MB/s: {ratios}  -> ahead in {ahead} of {len(pairs)} shapes"
+                  + (f" (no ratio where a run was INCOMPLETE: {', '.join(skipped)})" if skipped else ""))
     if args.json:
-        args.json.write_text(json.dumps({"throughput": [asdict(r) for r in results], "latency": [asdict(lat) for lat in latencies]}, indent=2))
+        args.json.write_text(json.dumps({"throughput": [asdict(r) for r in results], "latency": [asdict(lat) for lat in latencies],
+                                         "runs": {name: [[asdict(r) for r in run] for run in found] for name, found in runs.items()}},
+                                        indent=2))
     if args.chart:
         chart(results, args.chart)
         print(f"chart: {args.chart}")

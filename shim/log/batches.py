@@ -65,11 +65,13 @@ def parse_header(data: bytes | bytearray | memoryview, at: int, position: int) -
     return BatchHeader(position, base_offset, LOG_OVERHEAD + length, base_offset + last_delta, max_ts, leader_epoch, attributes)
 
 
-def check_batch(data: bytes | bytearray | memoryview, at: int, available: int) -> str | None:
+def check_batch(data: bytes | bytearray | memoryview, at: int, available: int, *, verify_crc: bool = True) -> str | None:
     """Why the batch at ``data[at:]`` cannot be kept, or None: it is whole, magic 2, and its CRC-32C holds.
 
     ``available`` is how many bytes there are from ``at`` on. This is what recovery trusts (Kafka's
     ``ensureValid`` plus FileRecords' length checks): a batch that fails it, and all after it, are cut off.
+    ``verify_crc=False`` leaves out the CRC, for bytes whose CRC the caller has just checked (the produce path's
+    validator): computing it again would read every byte of the append a second time.
     """
     if available < LOG_OVERHEAD:
         return f"{available} bytes cannot hold a batch length"
@@ -80,6 +82,8 @@ def check_batch(data: bytes | bytearray | memoryview, at: int, available: int) -
         return f"batch length {length} runs past the end ({available - LOG_OVERHEAD} bytes left)"
     if data[at + 16] != MAGIC:
         return f"magic {data[at + 16]} is not {MAGIC}"
+    if not verify_crc:
+        return None
     (stored,) = _UINT32.unpack_from(data, at + _CRC_AT)
     computed = crc32c.crc32c(memoryview(data)[at + _ATTRIBUTES_AT : at + LOG_OVERHEAD + length])
     if stored != computed:
@@ -98,9 +102,11 @@ def walk(data: bytes | bytearray | memoryview, position: int = 0) -> Iterator[Ba
         at += header.size
 
 
-def assign_offsets(data: bytearray, base_offset: int, leader_epoch: int, log_append_time: int | None) -> list[BatchHeader]:
+def assign_offsets(data: bytearray, base_offset: int, leader_epoch: int, log_append_time: int | None, *,
+                   verify_crc: bool = True) -> list[BatchHeader]:
     """Stamp each batch in ``data`` (in place) with its offsets and the leader epoch; with ``log_append_time``
     also its max timestamp and type, CRC recomputed. Returns the stamped headers, positions relative to ``data``.
+    ``verify_crc=False``: the caller has checked each batch's CRC already (see :func:`check_batch`).
 
     Kafka's ``LogValidator`` in-place path for magic 2: ``setLastOffset``, ``setPartitionLeaderEpoch`` and, for a
     LogAppendTime topic, ``setMaxTimestamp(LOG_APPEND_TIME, now)``. Each batch takes ``lastOffsetDelta + 1`` offsets.
@@ -108,7 +114,7 @@ def assign_offsets(data: bytearray, base_offset: int, leader_epoch: int, log_app
     headers: list[BatchHeader] = []
     at, next_offset = 0, base_offset
     while at < len(data):
-        problem = check_batch(data, at, len(data) - at)
+        problem = check_batch(data, at, len(data) - at, verify_crc=verify_crc)
         if problem is not None:
             raise CorruptBatch(f"batch at byte {at}: {problem}")
         header = parse_header(data, at, at)

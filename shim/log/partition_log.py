@@ -73,14 +73,15 @@ class TimestampAndOffset:
     leader_epoch: int | None  # None when the batch carries no epoch (-1)
 
 
-def _stamped_pieces(view: memoryview, base_offset: int, leader_epoch: int) -> tuple[list[bytearray | memoryview], list[BatchHeader]]:
+def _stamped_pieces(view: memoryview, base_offset: int, leader_epoch: int,
+                    verify_crc: bool = True) -> tuple[list[bytearray | memoryview], list[BatchHeader]]:
     """assign_offsets without copying the records: each batch as its stamped header (a copy of its first
     HEADER_SIZE bytes) and the rest of it (a view). The same checks as assign_offsets."""
     pieces: list[bytearray | memoryview] = []
     headers: list[BatchHeader] = []
     at, next_offset, end = 0, base_offset, len(view)
     while at < end:
-        problem = check_batch(view, at, end - at)
+        problem = check_batch(view, at, end - at, verify_crc=verify_crc)
         if problem is not None:
             raise CorruptBatch(f"batch at byte {at}: {problem}")
         header = parse_header(view, at, at)
@@ -172,9 +173,11 @@ class PartitionLog:
 
     # -- append ---------------------------------------------------------------------------------------------------
 
-    def append(self, records: bytes | bytearray | memoryview, *, leader_epoch: int = 0) -> AppendInfo:
+    def append(self, records: bytes | bytearray | memoryview, *, leader_epoch: int = 0, crc_checked: bool = False) -> AppendInfo:
         """Append validated magic-2 batches as the leader: offsets from the log end offset on.
 
+        Each batch must be whole and magic 2, and its CRC must hold; ``crc_checked`` says the caller has verified
+        the CRCs already (the produce path's validator did, on these very bytes), so they are not computed twice.
         A ``bytearray`` is stamped in place and stored (the produce path hands over the buffer it validated, so a
         megabyte is not copied twice more); a ``memoryview`` (which must not change afterwards) is stored in pieces,
         only the batch headers copied; ``bytes`` are copied first."""
@@ -184,10 +187,11 @@ class PartitionLog:
         if type(records) is memoryview and not log_append:
             # Stamping touches only each batch's first bytes (the CRC does not cover them): the headers are copied
             # and stamped, the rest is stored as the view given, uncopied.
-            data, headers = _stamped_pieces(records, self.log_end_offset, leader_epoch)
+            data, headers = _stamped_pieces(records, self.log_end_offset, leader_epoch, not crc_checked)
         else:
             data = records if type(records) is bytearray else bytearray(records)
-            headers = assign_offsets(data, self.log_end_offset, leader_epoch, now if log_append else None)
+            headers = assign_offsets(data, self.log_end_offset, leader_epoch, now if log_append else None,
+                                     verify_crc=not crc_checked)
         size = headers[-1].position + headers[-1].size
         if size > self.config.segment_bytes:
             raise BatchTooLarge(

@@ -13,7 +13,7 @@ from kafka.record.legacy_records import LegacyRecordBatchBuilder
 from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.protocol.records import Compression, TimestampType, build_batch, decode_batches, encode_batch
 from kafka_shim.shim.cluster.state import ClusterState
-from kafka_shim.shim.log.errors import StorageFailure
+from kafka_shim.shim.log.errors import CorruptBatch, StorageFailure
 from kafka_shim.shim.log.log_manager import LogManager
 from kafka_shim.shim.log.storage import FileStorage
 from kafka_shim.shim.partitions.append import TRANSACTION_UNVERIFIED_MESSAGE, append_records
@@ -352,3 +352,32 @@ def test_two_magic_2_batches_in_one_append_are_invalid(parts: Partitions) -> Non
     result = append_records(parts, "t", 0, _batch([b"a"]) + _batch([b"b"]), now_ms=NOW)
     assert (result.error, result.log_start_offset) == (ErrorCode.INVALID_RECORD, 0)
     assert _stored(parts) == []
+
+
+def test_config_changes_reach_the_next_append(parts: Partitions) -> None:
+    """The append settings are kept between Produce requests; a topic override or a dynamic broker property changed in
+    between must still be obeyed by the very next append."""
+    batch = _batch([b"v" * 200])
+    assert append_records(parts, "t", 0, batch, now_ms=NOW).error == ErrorCode.NONE
+    parts.set_topic_configs("t", {"max.message.bytes": "100"})
+    assert append_records(parts, "t", 0, batch, now_ms=NOW).error == ErrorCode.MESSAGE_TOO_LARGE
+    parts.set_topic_configs("t", {})
+    assert append_records(parts, "t", 0, batch, now_ms=NOW).error == ErrorCode.NONE
+    parts.set_broker_properties({"message.max.bytes": "100"})
+    assert append_records(parts, "t", 0, batch, now_ms=NOW).error == ErrorCode.MESSAGE_TOO_LARGE
+    parts.set_broker_properties({})
+    assert append_records(parts, "t", 0, batch, now_ms=NOW).error == ErrorCode.NONE
+    parts.create_topic("u", 1, {"max.message.bytes": "100"})
+    assert append_records(parts, "u", 0, batch, now_ms=NOW).error == ErrorCode.MESSAGE_TOO_LARGE
+    assert append_records(parts, "t", 0, batch, now_ms=NOW).error == ErrorCode.NONE
+
+
+def test_the_log_still_refuses_a_batch_whose_crc_fails_when_not_told_otherwise() -> None:
+    """The produce path tells the log the CRCs were checked; any other caller still gets the log's own check."""
+    state = _partitions()
+    state.create_topic("t", 1)
+    log = state.get("t", 0).log
+    bad = _patch(_batch([b"v"]), 40, ">q", NOW + 5, fix_crc=False)
+    with pytest.raises(CorruptBatch, match="CRC"):
+        log.append(bad)
+    assert log.log_end_offset == 0
