@@ -20,7 +20,7 @@ from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError, Listener
 from kafka_shim.shim.groups.coordinator import GroupCoordinator
 from kafka_shim.shim.groups.settings import GroupSettings
-from kafka_shim.shim.handlers import load_all
+from kafka_shim.shim.handlers import deferred_handlers
 from kafka_shim.shim.log.errors import LogError
 from kafka_shim.shim.log.log_manager import LogManager
 from kafka_shim.shim.log.storage import FileStorage
@@ -70,7 +70,7 @@ class Broker:
             endpoints=Endpoints(config),
             authorizer=None,
             scram=None,
-            api_table=ApiTable(load_all(), release),
+            api_table=ApiTable(deferred_handlers(), release),
             partitions=partitions,
             broker_configs=broker_configs,
             producer_ids=_producer_ids(config),
