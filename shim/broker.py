@@ -84,6 +84,7 @@ class Broker:
         self.bound: list[BoundListener] = []
         self.dispatcher = Dispatcher(self.services)
         self._chores: asyncio.Task | None = None
+        self._warm_up: asyncio.Task | None = None
 
     # The cluster state and the authorizer, for tests and embedding code (handlers use ``ctx.services``).
     @property
@@ -145,6 +146,8 @@ class Broker:
             self._chores = loop.create_task(run_chores(services.partitions), name="kafka-shim-log-chores")
         for b in self.bound:
             log.info("listening", listener=b.url, cluster_id=self.state.cluster_id, node_id=self.state.node_id)
+        if self._warm_up is None:
+            self._warm_up = loop.create_task(_warm_up(services.api_table), name="kafka-shim-handler-warm-up")
         return self.bound
 
     @property
@@ -165,6 +168,10 @@ class Broker:
                 for conn in list(self.connections):
                     conn.abort()
         self.servers.clear()
+        if self._warm_up is not None:
+            warm_up, self._warm_up = self._warm_up, None
+            warm_up.cancel()
+            await asyncio.gather(warm_up, return_exceptions=True)
         if self._chores is not None:
             chores, self._chores = self._chores, None
             chores.cancel()
@@ -176,6 +183,17 @@ class Broker:
         if self.services.authorizer is not None:
             self.services.authorizer.store.close()
             self.services.authorizer = None
+
+
+async def _warm_up(table: ApiTable) -> None:
+    """Load the handlers not loaded yet, one module per turn of the loop, once the broker listens: start-up does not
+    wait for their imports, and the first requests mostly do not either (a client process takes longer to start
+    than these imports; a request that arrives meanwhile waits at most for the one module being imported)."""
+    try:
+        for _ in table.warm_up():
+            await asyncio.sleep(0)
+    except Exception as exc:  # such a handler fails its own requests the same way; the broker goes on
+        log.warning("handler_warm_up_failed", error=str(exc))
 
 
 def _open_broker_configs(config: BrokerConfig) -> DynamicBrokerConfigs:

@@ -12,7 +12,7 @@ key, or on the first error answer the SASL gate needs from it. Start-up then imp
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -82,6 +82,8 @@ class ApiTable:
             served.append(ServedApi(key, low, high))
         self.served: tuple[ServedApi, ...] = tuple(served)
         self._ranges = {api.api_key: (api.min_version, api.max_version) for api in served}
+        # The served handlers still to load, in the order given (the manifest lists first what clients ask first).
+        self._to_warm = [key for key in handlers if key in self._deferred and key in self._ranges]
 
     def handler(self, api_key: int, version: int) -> ApiHandler | None:
         """The handler for this key at this version, or None when the broker does not serve it."""
@@ -97,6 +99,13 @@ class ApiTable:
         if handler.error_response is not None:
             self._error_forms[api_key] = handler.error_response
         return handler
+
+    def warm_up(self) -> Iterator[int]:
+        """Load the served handlers not loaded yet, one per step (the broker steps it while its loop is idle)."""
+        for key in self._to_warm:
+            if key not in self._loaded:
+                self._load(key)
+                yield key
 
     def versions(self, api_key: int) -> tuple[int, int] | None:
         """(min, max) served for a key, or None."""

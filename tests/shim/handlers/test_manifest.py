@@ -85,13 +85,13 @@ def test_an_entry_that_differs_from_the_registration_is_refused_when_loaded() ->
         wrong()
 
 
-def test_a_started_broker_imports_a_handler_module_only_for_a_request_that_needs_it() -> None:
+def test_a_started_broker_imports_no_handler_until_it_listens_then_loads_them_while_idle() -> None:
     # A fresh interpreter: this test process has imported every handler already.
     script = textwrap.dedent("""
         import asyncio, sys
-        from kafka_shim.protocol.codes import ApiKey
         from kafka_shim.shim.broker import Broker
         from kafka_shim.shim.config.broker_config import BrokerConfig
+        from kafka_shim.shim.handlers.manifest import MANIFEST
 
         def imported():
             return sorted(m.rsplit(".", 1)[-1] for m in sys.modules if m.startswith("kafka_shim.shim.handlers."))
@@ -100,14 +100,22 @@ def test_a_started_broker_imports_a_handler_module_only_for_a_request_that_needs
             broker = Broker(BrokerConfig.load(None, {"listeners": "PLAINTEXT://127.0.0.1:0"}))
             await broker.start()
             print("imported", imported())
-            assert broker.services.api_table.handler(ApiKey.METADATA, 12) is not None
-            print("imported", imported())
+            await asyncio.wait_for(broker._warm_up, timeout=120)
+            print("imported", imported() == sorted({"manifest", *(api.module for api in MANIFEST.values())}))
             await broker.stop()
 
         asyncio.run(main())
     """)
-    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr
-    at_start, after_metadata = [line for line in out.stdout.splitlines() if line.startswith("imported ")]  # not the log lines
+    at_start, after_warm_up = [line for line in out.stdout.splitlines() if line.startswith("imported ")]  # not the log lines
     assert at_start == "imported ['manifest']"
-    assert after_metadata == "imported ['manifest', 'metadata']"
+    assert after_warm_up == "imported True"
+
+
+def test_warm_up_loads_each_served_handler_once_in_the_order_given() -> None:
+    order = [ApiKey.API_VERSIONS, ApiKey.METADATA, ApiKey.PRODUCE, ApiKey.DELETE_TOPICS]
+    table = ApiTable({key: _fresh(key) for key in order}, {ApiKey.API_VERSIONS: (0, 4), ApiKey.METADATA: (0, 12), ApiKey.PRODUCE: (0, 11)})
+    table.handler(ApiKey.METADATA, 12)
+    assert list(table.warm_up()) == [ApiKey.API_VERSIONS, ApiKey.PRODUCE]  # Metadata was loaded; DeleteTopics is not served
+    assert list(table.warm_up()) == []
