@@ -11,7 +11,6 @@ from pathlib import Path
 import structlog
 
 from kafka_shim.authorizer import AclBinding, Authorizer
-from kafka_shim.authorizer.sqlite_store import AclStoreCorrupt, AclStoreLocked, AclStoreUnavailable, open_acl_store
 from kafka_shim.shim.cluster.configs.broker_configs import is_kafka_broker_key
 from kafka_shim.shim.cluster.configs.dynamic_broker import DynamicBrokerConfigs
 from kafka_shim.shim.cluster.endpoints import Endpoints
@@ -244,6 +243,13 @@ def _open_scram_store(config: BrokerConfig) -> ScramCredentialStore:
 
 def _open_authorizer(config: BrokerConfig, preload: list[AclBinding]) -> Authorizer:
     """The authorizer with its durable store (in log.dirs when set), plus any ACLs preloaded with --acls."""
+    from kafka_shim.authorizer.sqlite_store import (  # sqlite3: only with an authorizer
+        AclStoreCorrupt,
+        AclStoreLocked,
+        AclStoreUnavailable,
+        open_acl_store,
+    )
+
     try:
         store = open_acl_store(config.log_dirs[0] if config.log_dirs else None)
     except (AclStoreCorrupt, AclStoreLocked, AclStoreUnavailable) as exc:
