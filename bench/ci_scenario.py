@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import signal
 import statistics
 import subprocess
@@ -70,16 +71,27 @@ print(json.dumps({"create_topic": t1 - t0, "produce": t2 - t1, "consume": t3 - t
 """
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+CPU: dict[str, list[float]] = {"client": [], "kafka-shim": []}  # CPU seconds of each process, load-independent
+
+
 def client(bootstrap: str, records: int) -> dict[str, float]:
+    cpu = _children_cpu()
     started = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", CLIENT, bootstrap, str(records)], capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         raise SystemExit(f"the client failed against {bootstrap}:\n{proc.stderr[-3000:]}")
     phases = json.loads(proc.stdout)
+    CPU["client"].append(_children_cpu() - cpu)
     return {"client_process": time.perf_counter() - started - sum(phases.values()), **phases}
 
 
 def run_shim(records: int) -> dict[str, float]:
+    cpu = _children_cpu()
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "kafka_shim.shim.tools.cli", "serve", "--override",
                              "listeners=PLAINTEXT://127.0.0.1:0", "--log-level", "warning"], cwd=ROOT, stdout=subprocess.PIPE, text=True)
@@ -89,7 +101,9 @@ def run_shim(records: int) -> dict[str, float]:
     t1 = time.perf_counter()
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=60)
-    return {"start": started, **phases, "stop": time.perf_counter() - t1, "total": time.perf_counter() - t0}
+    done = {"start": started, **phases, "stop": time.perf_counter() - t1, "total": time.perf_counter() - t0}
+    CPU["kafka-shim"].append(_children_cpu() - cpu - CPU["client"][-1])
+    return done
 
 
 def run_kafka(records: int) -> dict[str, float]:
@@ -124,6 +138,8 @@ def main() -> int:
     print(f"{'median (s)':<14}" + "".join(f"{k:>16}" for k in medians["kafka-shim"]))
     for name, phases in medians.items():
         print(f"{name:<14}" + "".join(f"{v:>16.3f}" for v in phases.values()))
+    print(f"CPU (user+sys) median: kafka-shim process {statistics.median(CPU['kafka-shim']):.3f} s, "
+          f"client process {statistics.median(CPU['client']):.3f} s")
     if "apache-kafka" in medians:
         ratio = medians["apache-kafka"]["total"] / medians["kafka-shim"]["total"]
         verdict = "meets" if ratio >= 10 else "MISSES"
