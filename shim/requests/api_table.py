@@ -13,8 +13,7 @@ key, or on the first error answer the SASL gate needs from it. Start-up then imp
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.framing import encode_response
@@ -39,8 +38,7 @@ class ApiHandler(Protocol):
     error_response: ErrorResponse | None
 
 
-@dataclass(frozen=True, slots=True)
-class DeferredApi:
+class DeferredApi(NamedTuple):
     """A handler not loaded yet: what the table needs to know of it before its first request, and how to load it."""
 
     api_key: int
@@ -50,8 +48,7 @@ class DeferredApi:
     load: Callable[[], ApiHandler]  # imports the handler's module; returns its registration
 
 
-@dataclass(frozen=True, slots=True)
-class ServedApi:
+class ServedApi(NamedTuple):
     api_key: int
     min_version: int
     max_version: int
