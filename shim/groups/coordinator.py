@@ -12,15 +12,42 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from kafka_shim.shim.groups.classic import ClassicGroup
+from kafka_shim.shim.groups.classic_coordinator import ClassicCoordinator
 from kafka_shim.shim.groups.settings import GroupSettings
+from kafka_shim.shim.groups.timers import LoopScheduler, Scheduler
 
 
 class GroupCoordinator:
-    def __init__(self, settings: GroupSettings, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, settings: GroupSettings, clock: Callable[[], float] = time.monotonic,
+                 scheduler: Scheduler | None = None) -> None:
         self.settings = settings
         self.clock = clock
         # group id -> its group (classic or consumer protocol).
         self.groups: dict[str, Any] = {}
+        # --- classic protocol (classic.py, classic_coordinator.py) ---
+        self.scheduler: Scheduler = scheduler if scheduler is not None else LoopScheduler()
+        self.classic = ClassicCoordinator(self.groups, settings, self.scheduler)
 
     def close(self) -> None:
         """Stop the timers; called once when the broker stops."""
+        self.classic.close()
+
+    # --- classic protocol: the interface the offsets and admin parts use ---
+
+    def classic_group(self, group_id: str) -> ClassicGroup | None:
+        return self.classic.group(group_id)
+
+    def validate_classic_offset_commit(self, group_id: str, generation_id: int, member_id: str,
+                                       group_instance_id: str | None, api_version: int) -> int:
+        """The error code of Kafka's member checks for an OffsetCommit to a classic group, 0 when it may be stored.
+
+        Kafka checks generation and member whatever the version (v0-1 carry -1 / "" when the client has none, which
+        is the "simple" consumer's case), so ``api_version`` changes nothing; it is taken for the interface's sake."""
+        return self.classic.validate_offset_commit(group_id, generation_id, member_id, group_instance_id)
+
+    def validate_classic_txn_offset_commit(self, group_id: str, generation_id: int, member_id: str,
+                                           group_instance_id: str | None) -> int:
+        """TxnOffsetCommit's variant: a missing group is created whatever the generation; no member needed when empty."""
+        return self.classic.validate_offset_commit(group_id, generation_id, member_id, group_instance_id,
+                                                   is_transactional=True)

@@ -2,6 +2,11 @@
 
 Behaviour (KafkaApis.handleProduceRequest, then ReplicaManager; the append itself is shim.partitions.append):
 
+- Batches Kafka cannot walk (validator.RequestFailed: a first batch's size below 14, a magic outside 0-2, a size that
+  overflows an int, a batch too short for its producer id, ...) fail the whole request as KafkaApis' uncaught
+  exception does: every partition gets the error in getErrorResponse's order, CORRUPT_MESSAGE with the exception's
+  text in error_message, UNKNOWN_SERVER_ERROR without; acks=0 closes the connection. Where in the steps below Kafka
+  reads which batches decides which problem wins (see validator's module notes).
 - Transactional batches (the first batch of any partition has the transactional bit) need the request's
   ``transactional_id`` and WRITE on it; otherwise the whole request fails with 53 in every partition (Kafka's
   getErrorResponse, in its java.util.HashMap order; no error_message, as the exception's is the default one).
@@ -28,6 +33,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import structlog
+
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import ProduceResponse
@@ -51,6 +58,7 @@ from kafka_shim.shim.partitions.append import (
 from kafka_shim.shim.partitions.validator import (
     V2_HEADER_SIZE,
     AppendSettings,
+    RequestFailed,
     check_request,
     first_batch_transactional,
     transactional_producers,
@@ -59,6 +67,7 @@ from kafka_shim.shim.requests.authz import allowed, allowed_names, check
 from kafka_shim.shim.requests.context import NO_RESPONSE, RequestContext
 from kafka_shim.shim.requests.work import Pure, Steps, run_inline, run_sliced
 
+log = structlog.get_logger(__name__)
 _TXN, _TOPICS = check(ApiKey.PRODUCE, "transactional_id"), check(ApiKey.PRODUCE, "topics")
 ADMIN_CLIENT_ID = "__admin_client"  # AdminUtils.ADMIN_CLIENT_ID
 MORE_THAN_ONE_PRODUCER = "Transactional records contained more than one producer ID"
@@ -143,6 +152,19 @@ def _finish(ctx: RequestContext, request: messages.ProduceRequest, results: dict
 
 
 def _answer(ctx: RequestContext, request: messages.ProduceRequest) -> Steps[dict[Key, AppendResult]]:
+    try:
+        return (yield from _answer_walked(ctx, request))
+    except RequestFailed as failed:
+        # Kafka could not walk some partition's batches (validator.RequestFailed): the exception leaves
+        # handleProduceRequest and the whole request answers with it, or the connection closes for acks=0.
+        if request.acks == 0:
+            raise CloseConnection(f"Produce with acks=0 of records Kafka cannot read: {failed}") from None
+        refusal = failed.refusal
+        log.info("produce_request_failed", client_id=ctx.header.client_id, error=refusal.error.name, reason=refusal.detail)
+        return _whole_request(request, refusal.error, refusal.message)
+
+
+def _answer_walked(ctx: RequestContext, request: messages.ProduceRequest) -> Steps[dict[Key, AppendResult]]:
     services = ctx.services
     partitions = services.partitions
     version = ctx.api_version

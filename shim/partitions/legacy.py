@@ -43,6 +43,12 @@ class LegacyInvalid(Exception):
     """A message breaks a rule of the format (Kafka's InvalidRecordException: INVALID_RECORD)."""
 
 
+class LegacyUnreadable(Exception):
+    """A message whose key or value length points past its end. Kafka checks only the size and CRC of a message; it
+    trips over the lengths when LogValidator reads the key and value (LegacyRecord.key/value: an
+    IndexOutOfBoundsException or IllegalArgumentException, UNKNOWN_SERVER_ERROR)."""
+
+
 @dataclass(frozen=True, slots=True)
 class LegacyMessage:
     offset: int
@@ -67,8 +73,9 @@ class LegacyBatch:
 
     wrapper: LegacyMessage
     size: int  # bytes of the entry, LOG_OVERHEAD included
-    valid: bool  # its CRC-32 holds and it is at least the format's overhead
+    valid: bool  # its CRC-32 holds and it is at least the smallest message (LegacyRecord.isValid, for both magics)
     stored_crc: int
+    unreadable: str | None = None  # valid, but its key or value length does not fit (see LegacyUnreadable)
 
     @property
     def compressed(self) -> bool:
@@ -100,15 +107,23 @@ def _entry(view: memoryview) -> LegacyBatch:
     (stored_crc,) = _CRC.unpack_from(view, LOG_OVERHEAD)
     body = view[LOG_OVERHEAD + 4 :]
     magic = body[0]
-    overhead = RECORD_OVERHEAD_V1 if magic == 1 else RECORD_OVERHEAD_V0
-    valid = len(view) - LOG_OVERHEAD >= overhead and zlib.crc32(body) == stored_crc
-    message = _message(view) if valid else LegacyMessage(_INT64.unpack_from(view, 0)[0], magic, body[1] if len(body) > 1 else 0,
-                                                         NO_TIMESTAMP, None, None)
-    return LegacyBatch(message, len(view), valid, stored_crc)
+    valid = len(view) - LOG_OVERHEAD >= RECORD_OVERHEAD_V0 and zlib.crc32(body) == stored_crc
+    unreadable = None
+    if valid:
+        try:
+            message = _message(view)
+        except LegacyUnreadable as exc:
+            unreadable = str(exc)
+    if not valid or unreadable is not None:
+        # What is known without the key and value (a valid message of magic 1 always holds its timestamp).
+        timestamp = _INT64.unpack_from(body, 2)[0] if valid and magic == 1 else NO_TIMESTAMP
+        message = LegacyMessage(_INT64.unpack_from(view, 0)[0], magic, body[1] if len(body) > 1 else 0, timestamp, None, None)
+    return LegacyBatch(message, len(view), valid, stored_crc, unreadable)
 
 
 def _message(view: memoryview) -> LegacyMessage:
-    """One message (CRC already checked); raises :class:`LegacyCorrupt` when its lengths do not add up."""
+    """One message (CRC already checked); raises :class:`LegacyUnreadable` when its key or value length points past its
+    end. Bytes after the value are ignored, as Kafka reads by the lengths."""
     (offset,) = _INT64.unpack_from(view, 0)
     at = LOG_OVERHEAD + 4
     magic, attributes = view[at], view[at + 1]
@@ -117,32 +132,33 @@ def _message(view: memoryview) -> LegacyMessage:
     if magic == 1:
         (timestamp,) = _INT64.unpack_from(view, at)
         at += 8
-    key, at = _bytes(view, at)
-    value, at = _bytes(view, at)
-    if at != len(view):
-        raise LegacyCorrupt(f"message at offset {offset} has {len(view) - at} bytes after its value")
+    key, at = _bytes(view, at, offset)
+    value, at = _bytes(view, at, offset)
     return LegacyMessage(offset, magic, attributes, timestamp, key, value)
 
 
-def _bytes(view: memoryview, at: int) -> tuple[bytes | None, int]:
+def _bytes(view: memoryview, at: int, offset: int) -> tuple[bytes | None, int]:
     if len(view) - at < 4:
-        raise LegacyCorrupt("message too short for its key or value length")
+        raise LegacyUnreadable(f"message at offset {offset} ends before its key or value length")
     (length,) = _INT32.unpack_from(view, at)
     at += 4
-    if length < 0:
+    if length < 0:  # any negative length is null (Utils.sizeDelimited)
         return None, at
     if len(view) - at < length:
-        raise LegacyCorrupt(f"message declares {length} bytes but holds {len(view) - at}")
+        raise LegacyUnreadable(f"message at offset {offset} declares a key or value of {length} bytes but holds {len(view) - at}")
     return bytes(view[at : at + length]), at + length
 
 
 def inner_messages(batch: LegacyBatch, max_decompressed: int) -> list[LegacyMessage]:
     """The messages of a shallow entry: itself when uncompressed, else the decompressed inner set (each checked).
 
-    Raises :class:`LegacyCorrupt` for an inner message whose CRC fails or a payload that does not decompress, and
-    :class:`LegacyInvalid` for a codec Kafka never allowed in this format.
+    Raises :class:`LegacyCorrupt` for an inner message whose CRC fails or a payload that does not decompress,
+    :class:`LegacyInvalid` for a codec Kafka never allowed in this format and :class:`LegacyUnreadable` for a message
+    whose key or value does not fit.
     """
     wrapper = batch.wrapper
+    if batch.unreadable is not None:
+        raise LegacyUnreadable(batch.unreadable)
     if not batch.compressed:
         return [wrapper]
     if wrapper.codec == Compression.ZSTD or wrapper.codec > Compression.ZSTD:
@@ -163,6 +179,8 @@ def inner_messages(batch: LegacyBatch, max_decompressed: int) -> list[LegacyMess
         entry = _entry(view[at : at + LOG_OVERHEAD + size])
         if not entry.valid:
             raise LegacyCorrupt(f"Record is corrupt (stored crc = {entry.stored_crc}) inner message at byte {at}")
+        if entry.unreadable is not None:
+            raise LegacyUnreadable(entry.unreadable)
         message = entry.wrapper
         if wrapper.log_append_time:
             message = LegacyMessage(message.offset, message.magic, message.attributes, wrapper.timestamp, message.key, message.value)

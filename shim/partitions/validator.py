@@ -14,8 +14,20 @@ Kafka's counterparts: ``UnifiedLog.analyzeAndValidateRecords`` (base offset 0, `
 
 Refusals carry Kafka's codes: CORRUPT_MESSAGE (2) for an unreadable set or a CRC that fails, MESSAGE_TOO_LARGE (10)
 for a batch above ``max.message.bytes``, INVALID_RECORD (87) for broken batch rules (plain, no message in the
-response), and RecordValidationException's INVALID_RECORD / INVALID_TIMESTAMP (32) with per-record ``record_errors``
-and an ``error_message`` (the only refusals that carry one, as in ReplicaManager). Everything here is a pure
+response), UNKNOWN_SERVER_ERROR (-1) where Kafka trips over the bytes with a plain Java exception (a codec id above
+4, a magic 0/1 key or value length past the message's end), and RecordValidationException's INVALID_RECORD / INVALID_TIMESTAMP (32) with per-record ``record_errors`` and an
+``error_message`` (the only partition refusals that carry one, as in ReplicaManager).
+
+Some batches Kafka cannot even walk, and the exception escapes KafkaApis.handleProduceRequest: then the whole
+request fails (:class:`RequestFailed`, ProduceRequest.getErrorResponse), every partition with the error and, unless it
+is UNKNOWN_SERVER_ERROR, the exception's text in ``error_message`` (ApiError.fromThrowable). Where Kafka walks them:
+the first batch of each partition for its transactional bit (RequestUtils.hasTransactionalRecords, before anything
+else), the second batch in ProduceRequest.validateRecords (v3+), every batch for its producer id
+(ReplicaManager.handleProduceAppend). What fails there: a size below 14 or a magic outside 0-2 (CorruptRecordException
+from ByteBufferLogInputStream.nextBatchSize: CORRUPT_MESSAGE with its text), a size of 2^31-12 or more (size + 12
+overflows an int: IllegalArgumentException, UNKNOWN_SERVER_ERROR), a magic-2 batch too short for its producer id
+(51 bytes) or a transactional one for its base sequence (57), and from v3 to v6 a codec id above 4 (both
+UNKNOWN_SERVER_ERROR); validateRecords answers a CorruptRecordException of the second batch in its partition alone. Everything here is a pure
 function of the request bytes, the topic's settings and the clock, so a large request is validated off the event
 loop (shim.requests.work).
 """
@@ -59,6 +71,7 @@ _V2 = struct.Struct(">qiibIhiqqqhii")
 _MAX_TIMESTAMP = struct.Struct(">q")
 _CRC = struct.Struct(">I")
 _INT32 = struct.Struct(">i")
+_INT16, _INT64 = struct.Struct(">h"), struct.Struct(">q")
 _CRC_AT, _ATTRIBUTES_AT, _MAX_TIMESTAMP_AT = 17, 21, 35
 _CODEC_MASK, _TIMESTAMP_TYPE_BIT, _TRANSACTIONAL_BIT, _CONTROL_BIT = 0x07, 0x08, 0x10, 0x20
 _LONG_MIN, _LONG_RANGE, _LONG_MAX = -(2**63), 2**64, 2**63 - 1
@@ -168,26 +181,64 @@ class _Refused(Exception):
         self.refusal = refusal
 
 
+class RequestFailed(Exception):
+    """Kafka's walk over the batches threw out of KafkaApis.handleProduceRequest: the whole request answers with
+    ``refusal`` in every partition (or, with acks=0, the connection closes). Its ``message`` is what
+    ApiError.fromThrowable keeps: the exception's text, except for UNKNOWN_SERVER_ERROR."""
+
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(refusal.detail)
+        message = None if refusal.error is ErrorCode.UNKNOWN_SERVER_ERROR else refusal.detail
+        self.refusal = Refusal(refusal.error, refusal.detail, message)
+
+
+# Sizes from here on overflow Java's int when Kafka adds the log overhead (ByteBufferLogInputStream.nextBatch).
+_OVERFLOWING_SIZE = 2**31 - 1 - LOG_OVERHEAD + 1
+# How far Kafka reads a magic-2 batch's header in ReplicaManager.handleProduceAppend: the producer id; a
+# transactional batch with one also its epoch and base sequence.
+_PRODUCER_ID_END, _BASE_SEQUENCE_END = 51, 57
+
+
+def _size_refused(size: int) -> _Refused:
+    return _Refused(Refusal(ErrorCode.CORRUPT_MESSAGE,
+                            f"Record size {size} is less than the minimum record overhead ({legacy.RECORD_OVERHEAD_V0})"))
+
+
+def _magic_refused(magic: int) -> _Refused:
+    return _Refused(Refusal(ErrorCode.CORRUPT_MESSAGE, f"Invalid magic found in record: {magic}"))
+
+
+def _overflow_refused(size: int) -> _Refused:
+    return _Refused(Refusal(ErrorCode.UNKNOWN_SERVER_ERROR,
+                            f"batch size {size} plus the log overhead overflows Java's int: Kafka fails with "
+                            f"IllegalArgumentException (newLimit < 0)"))
+
+
+def _signed(byte: int) -> int:
+    return byte - 256 if byte > 127 else byte
+
+
 # -- request-level checks (ProduceRequest.validateRecords) --------------------------------------------------------
 
 
 def shallow_batches(records: bytes | memoryview) -> list[_Shallow]:
     """The whole batches (or legacy entries) in ``records``, a partial tail dropped (ByteBufferLogInputStream).
-    Raises :class:`_Refused` with CORRUPT_MESSAGE for an impossible size or magic."""
+    Raises :class:`_Refused` with CORRUPT_MESSAGE for an impossible size or magic, UNKNOWN_SERVER_ERROR for a size
+    that overflows."""
     view = memoryview(records)
     out: list[_Shallow] = []
     at = 0
     while len(view) - at >= LOG_OVERHEAD:
         (size,) = _INT32.unpack_from(view, at + 8)
         if size < legacy.RECORD_OVERHEAD_V0:
-            raise _Refused(Refusal(ErrorCode.CORRUPT_MESSAGE,
-                                   f"Record size {size} is less than the minimum record overhead ({legacy.RECORD_OVERHEAD_V0})"))
+            raise _size_refused(size)
         if len(view) - at < _HEADER_UP_TO_MAGIC:
             break
         magic = view[at + 16]
         if magic > 2:
-            signed = magic - 256 if magic > 127 else magic
-            raise _Refused(Refusal(ErrorCode.CORRUPT_MESSAGE, f"Invalid magic found in record: {signed}"))
+            raise _magic_refused(_signed(magic))
+        if size >= _OVERFLOWING_SIZE:
+            raise _overflow_refused(size)
         if len(view) - at < LOG_OVERHEAD + size:
             break
         entry = view[at : at + LOG_OVERHEAD + size]
@@ -201,13 +252,16 @@ def shallow_batches(records: bytes | memoryview) -> list[_Shallow]:
 
 
 def check_request(version: int, records: bytes | None) -> Refusal | None:
-    """ProduceRequest.validateRecords: from v3 exactly one magic-2 batch per partition, zstd only from v7."""
+    """ProduceRequest.validateRecords: from v3 exactly one magic-2 batch per partition, zstd only from v7. Raises
+    :class:`RequestFailed` where Kafka's check throws something other than an ApiException."""
     if version < 3:
         return None
     try:
         batches = shallow_batches(records or b"")
     except _Refused as refused:
-        return refused.refusal
+        if refused.refusal.error is ErrorCode.UNKNOWN_SERVER_ERROR:
+            raise RequestFailed(refused.refusal) from None
+        return refused.refusal  # KafkaApis catches the CorruptRecordException: this partition only, no message
     if not batches:
         return Refusal(ErrorCode.INVALID_RECORD,
                        f"Produce requests with version {version} must have at least one record batch per partition")
@@ -215,7 +269,10 @@ def check_request(version: int, records: bytes | None) -> Refusal | None:
     if first.magic != 2:
         return Refusal(ErrorCode.INVALID_RECORD,
                        f"Produce requests with version {version} are only allowed to contain record batches with magic version 2")
-    if version < 7 and len(first.view) > _ATTRIBUTES_AT + 1 and first.view[_ATTRIBUTES_AT + 1] & _CODEC_MASK == Compression.ZSTD:
+    codec = first.view[_ATTRIBUTES_AT + 1] & _CODEC_MASK
+    if version < 7 and codec > Compression.ZSTD:  # CompressionType.forId throws IllegalArgumentException
+        raise RequestFailed(_unknown_codec(codec))
+    if version < 7 and codec == Compression.ZSTD:
         return Refusal(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
                        f"Produce requests with version {version} are not allowed to use ZStandard compression")
     if len(batches) > 1:
@@ -225,21 +282,63 @@ def check_request(version: int, records: bytes | None) -> Refusal | None:
 
 
 def first_batch_transactional(records: bytes | None) -> bool:
-    """Whether the first batch is transactional (RequestUtils.hasTransactionalRecords looks at the first only)."""
-    if records is None or len(records) < V2_HEADER_SIZE or records[16] != 2:
+    """Whether the first batch is transactional: RequestUtils.hasTransactionalRecords reads the first whole batch of
+    each partition, first of all in a Produce request. Raises :class:`RequestFailed` for a first batch whose size or
+    magic ByteBufferLogInputStream refuses or whose size overflows."""
+    if records is None:
+        return False
+    remaining = len(records)
+    if remaining < LOG_OVERHEAD:
+        return False
+    (size,) = _INT32.unpack_from(records, 8)
+    try:
+        if size < legacy.RECORD_OVERHEAD_V0:
+            raise _size_refused(size)
+        if remaining < _HEADER_UP_TO_MAGIC:
+            return False
+        magic = _signed(records[16])
+        if not 0 <= magic <= 2:
+            raise _magic_refused(magic)
+        if size >= _OVERFLOWING_SIZE:
+            raise _overflow_refused(size)
+    except _Refused as refused:
+        raise RequestFailed(refused.refusal) from None
+    if remaining < LOG_OVERHEAD + size or magic != 2:
         return False
     return bool(records[_ATTRIBUTES_AT + 1] & _TRANSACTIONAL_BIT)
 
 
 def transactional_producers(records: bytes | None) -> set[tuple[int, int]]:
     """(producer id, epoch) of the transactional batches that have a producer id: what ReplicaManager verifies with
-    the transaction coordinator (handleProduceAppend looks at every batch)."""
+    the transaction coordinator. ReplicaManager.handleProduceAppend reads every batch of every partition for them;
+    what it cannot read raises :class:`RequestFailed` (see the module's notes)."""
     try:
         batches = shallow_batches(records or b"")
-    except _Refused:
-        return set()
-    return {(b.header[9], b.header[10]) for b in batches
-            if b.magic == 2 and b.header and b.header[9] >= 0 and b.header[5] & _TRANSACTIONAL_BIT}
+    except _Refused as refused:
+        raise RequestFailed(refused.refusal) from None
+    found = set()
+    for b in batches:
+        if b.magic != 2:
+            continue  # a legacy batch has no producer id
+        if len(b.view) < _PRODUCER_ID_END:
+            raise RequestFailed(_too_short(len(b.view), "producer id"))
+        producer_id = b.header[9] if b.header else _INT64.unpack_from(b.view, 43)[0]
+        if producer_id >= 0 and b.view[_ATTRIBUTES_AT + 1] & _TRANSACTIONAL_BIT:
+            # Then it reads this batch's epoch and the first batch's base sequence.
+            first = batches[0]
+            if len(b.view) < _BASE_SEQUENCE_END or (first.magic == 2 and len(first.view) < _BASE_SEQUENCE_END):
+                raise RequestFailed(_too_short(min(len(b.view), len(first.view)), "producer epoch and base sequence"))
+            found.add((producer_id, _INT16.unpack_from(b.view, 51)[0]))
+    return found
+
+
+def _too_short(size: int, fields: str) -> Refusal:
+    return Refusal(ErrorCode.UNKNOWN_SERVER_ERROR,
+                   f"a record batch of {size} bytes ends before its {fields}: Kafka fails with IndexOutOfBoundsException")
+
+
+def _unknown_codec(codec: int) -> Refusal:
+    return Refusal(ErrorCode.UNKNOWN_SERVER_ERROR, f"Unknown compression type id: {codec}")
 
 
 # -- the log's checks ---------------------------------------------------------------------------------------------
@@ -258,9 +357,9 @@ def _validate(records: bytes, settings: AppendSettings, now: int, partition: str
     source = Compression.NONE
     for batch in batches:  # UnifiedLog.analyzeAndValidateRecords
         size = len(batch.view)
-        if batch.magic == 2 and batch.header and batch.header[0] != 0:
+        if batch.magic == 2 and (base := batch.header[0] if batch.header else _INT64.unpack_from(batch.view)[0]) != 0:
             raise _Refused(Refusal(ErrorCode.INVALID_RECORD, f"The baseOffset of the record batch in the append to {partition} "
-                                   f"should be 0, but it is {batch.header[0]}"))
+                                   f"should be 0, but it is {base}"))
         if size > settings.max_message_bytes:
             raise _Refused(Refusal(ErrorCode.MESSAGE_TOO_LARGE, f"The record batch size in the append to {partition} is {size} "
                                    f"bytes which exceeds the maximum configured value of {settings.max_message_bytes}."))
@@ -286,8 +385,8 @@ def _validate(records: bytes, settings: AppendSettings, now: int, partition: str
 def _crc_problem(batch: _Shallow) -> int | None:
     """The stored CRC when the batch is not valid (Kafka's isValid), else None."""
     if batch.magic == 2:
-        if not batch.header:
-            return 0
+        if not batch.header:  # shorter than the header: never valid (DefaultRecordBatch.isValid)
+            return _CRC.unpack_from(batch.view, _CRC_AT)[0]
         stored = batch.header[4]
         return None if crc32c(batch.view[_ATTRIBUTES_AT:]) == stored else stored
     assert batch.legacy is not None
@@ -296,8 +395,8 @@ def _crc_problem(batch: _Shallow) -> int | None:
 
 def _codec(batch: _Shallow) -> Compression:
     bits = batch.header[5] & _CODEC_MASK if batch.magic == 2 else batch.legacy.wrapper.codec  # type: ignore[union-attr]
-    if bits > Compression.ZSTD:
-        raise _Refused(Refusal(ErrorCode.CORRUPT_MESSAGE, f"Unknown compression type id: {bits}"))
+    if bits > Compression.ZSTD:  # CompressionType.forId's IllegalArgumentException
+        raise _Refused(_unknown_codec(bits))
     return Compression(bits)
 
 
@@ -650,6 +749,8 @@ def _legacy_records(batch: _Shallow) -> list[_Rec]:
         raise _Refused(Refusal(ErrorCode.CORRUPT_MESSAGE, str(exc))) from None
     except legacy.LegacyInvalid as exc:
         raise _invalid(str(exc)) from None
+    except legacy.LegacyUnreadable as exc:
+        raise _Refused(Refusal(ErrorCode.UNKNOWN_SERVER_ERROR, str(exc))) from None
     out = []
     for m in messages:
         codec = Compression(m.codec).name if m.codec <= Compression.ZSTD else str(m.codec)

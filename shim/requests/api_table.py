@@ -12,6 +12,7 @@ key, or on the first error answer the SASL gate needs from it. Start-up then imp
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple, Protocol
 
@@ -108,15 +109,20 @@ class ApiTable:
         """(min, max) served for a key, or None."""
         return self._ranges.get(api_key)
 
-    def error_response(self, api_key: int, request: Any, code: int, message: str | None) -> Any | None:
-        """The API's whole-request error answer (its getErrorResponse), or None when it has no such form."""
+    def error_response(self, api_key: int, request: Any, code: int, message: str | None, version: int | None = None) -> Any | None:
+        """The API's whole-request error answer (its getErrorResponse), or None when it has no such form. Forms whose
+        shape depends on the version (FindCoordinator's v4 batch, JoinGroup's nullable name) take it as ``version``."""
         form = self._error_forms.get(api_key)
         if form is None:
             deferred = self._deferred.get(api_key)
             if deferred is None or not deferred.has_error_response or api_key in self._loaded:
                 return None
             form = self._load(api_key).error_response
-        return form(request, code, message) if form is not None else None
+            if form is None:
+                return None
+        if version is not None and "version" in inspect.signature(form).parameters:
+            return form(request, code, message, version=version)
+        return form(request, code, message)
 
     # -- ApiVersions ---------------------------------------------------------------------------
     def api_versions_list(self) -> list[Any]:

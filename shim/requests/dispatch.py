@@ -320,8 +320,8 @@ class RequestSession:
         data = encode_response(frame.api_key, frame.api_version, frame.correlation_id, response)
         return data, response.error_code == ErrorCode.NONE
 
-    def error_response(self, api_key: int, request: Any, code: int, message: str | None) -> Any | None:
-        return self.services.api_table.error_response(api_key, request, code, message)
+    def error_response(self, api_key: int, request: Any, code: int, message: str | None, version: int | None = None) -> Any | None:
+        return self.services.api_table.error_response(api_key, request, code, message, version)
 
 
 # -- outcomes of one request -------------------------------------------------------------------------

@@ -1,16 +1,22 @@
 """Record batches a broken or hostile client might send: each a valid batch with one thing wrong (or plain garbage).
 
 Used by the client fault tests (tests/clients/test_data_plane_faults.py) and compared with Kafka 3.9
-(tests/differential/test_malformed_batches.py).
+(tests/differential/test_malformed_batches.py). The cases sit at the edges of what Kafka reads before it trusts a
+batch: the size and magic of each batch's header (ByteBufferLogInputStream), a size that overflows its int
+arithmetic, batches too short for the fields Kafka reads next, and a second batch after a good one.
 """
 
 from __future__ import annotations
 
 import struct
+import zlib
 
 import crc32c
 
+from kafka_shim.protocol.records import build_batch, encode_batch
 from tests.support.appending import batch, values
+
+INT_MAX = 2**31 - 1
 
 
 def _with_crc(data: bytearray) -> bytes:
@@ -18,32 +24,156 @@ def _with_crc(data: bytearray) -> bytes:
     return bytes(data)
 
 
+def _with_length(data: bytes, length: int, *, cut: bool = False) -> bytes:
+    """``data`` with its first batch's length field set to ``length``; ``cut``: the bytes end where that length
+    says (so the batch is whole, only shorter than its fields)."""
+    out = bytearray(data)
+    struct.pack_into(">i", out, 8, length)
+    return bytes(out[: 12 + length]) if cut else bytes(out)
+
+
+def _with_base_offset(data: bytes, offset: int) -> bytes:
+    return struct.pack(">q", offset) + data[8:]
+
+
+def _with_byte(data: bytes, at: int, value: int) -> bytes:
+    out = bytearray(data)
+    out[at] = value
+    return bytes(out)
+
+
+def legacy_message(magic: int, value: bytes | None, *, key: bytes | None = None, offset: int = 0, timestamp: int = 0,
+                   attributes: int = 0, size: int | None = None) -> bytes:
+    """One magic 0/1 message (offset, size, CRC-32, magic, attributes, [timestamp], key, value); ``size`` overrides
+    the size field (the CRC still covers the bytes as written)."""
+    body = bytes([magic, attributes]) + (struct.pack(">q", timestamp) if magic == 1 else b"")
+    for field in (key, value):
+        body += struct.pack(">i", -1) if field is None else struct.pack(">i", len(field)) + field
+    entry = struct.pack(">I", zlib.crc32(body)) + body
+    return struct.pack(">qi", offset, len(entry) if size is None else size) + entry
+
+
 def malformed_batches() -> dict[str, bytes]:
-    """Malformed batches by name (magic-2 offsets: length at 8, magic at 16, CRC at 17, record count at 57)."""
+    """Malformed batches by name, each refused by a Produce v3+ request (magic-2 offsets: length at 8, magic at 16,
+    CRC at 17, attributes at 21, producer id at 43, record count at 57, records at 61)."""
     good = batch(values("m", 3))
     bad_crc = bytearray(good)
     bad_crc[-1] ^= 0xFF
-    wrong_magic = bytearray(good)
-    wrong_magic[16] = 7
-    huge_length = bytearray(good)
-    struct.pack_into(">i", huge_length, 8, 2**31 - 1)
-    tiny_length = bytearray(good)
-    struct.pack_into(">i", tiny_length, 8, 5)
     huge_count = bytearray(good)
-    struct.pack_into(">i", huge_count, 57, 2**31 - 1)
+    struct.pack_into(">i", huge_count, 57, INT_MAX)
+    zero_count = bytearray(good)
+    struct.pack_into(">i", zero_count, 57, 0)
     garbage_records = bytearray(good)
     garbage_records[61:] = bytes((i * 37 + 11) % 256 for i in range(len(good) - 61))
     negative_record_length = bytearray(good)
     negative_record_length[61] = 0x01  # zig-zag varint -1
-    return {
+    garbage = bytes((i * 131 + 7) % 256 for i in range(200))
+    cases = {
         "bad-crc": bytes(bad_crc),
         "truncated": good[: len(good) - 7],
         "header-only": good[:40],
-        "garbage": bytes((i * 131 + 7) % 256 for i in range(200)),
-        "wrong-magic": _with_crc(wrong_magic),
-        "absurd-batch-length": bytes(huge_length),
-        "tiny-batch-length": bytes(tiny_length),
+        "garbage": garbage,
+        "wrong-magic": _with_crc(bytearray(_with_byte(good, 16, 7))),
+        "negative-magic": _with_byte(good, 16, 0xFF),
+        "absurd-batch-length": _with_length(good, INT_MAX),
+        "tiny-batch-length": _with_length(good, 5),
         "absurd-record-count": _with_crc(huge_count),
+        "zero-record-count": _with_crc(zero_count),
         "garbage-records": _with_crc(garbage_records),
         "negative-record-length": _with_crc(negative_record_length),
+        "no-records-valid-crc": _with_crc(bytearray(_with_length(good, 49, cut=True))),
+        "empty": b"",
+        # Less than a header: nothing whole to read.
+        "first-11-bytes": good[:11],
+        "first-16-bytes": good[:16],
+        "first-17-bytes": good[:17],
+        # ... though the size and magic are judged as soon as they are there.
+        "first-12-bytes-tiny-length": _with_length(good[:12], 13),
+        "first-17-bytes-wrong-magic": _with_byte(good[:17], 16, 3),
+        # A good batch, then a broken one.
+        "then-garbage": good + garbage,
+        "then-tiny-batch-length": good + _with_length(good, 0),
+        "then-absurd-batch-length": good + _with_length(good, INT_MAX),
+    }
+    # The size field at and around its edges: below the smallest message (14), a batch too short to hold the
+    # producer id (51 bytes in all) or the whole header (61), and sizes whose sum with the 12-byte log overhead
+    # no longer fits an int (from 2^31 - 12).
+    for length in (-(2**31), -1, 0, 11, 12, 13):
+        cases[f"batch-length-{length}"] = _with_length(good, length)
+    for length in (14, 38, 39, 48, 49):
+        cases[f"batch-length-{length}-cut"] = _with_length(good, length, cut=True)
+    for length in (INT_MAX - 12, INT_MAX - 11, INT_MAX - 10):
+        cases[f"batch-length-2^31-{2**31 - length}"] = _with_length(good, length)
+    # Too short for the header, and not at base offset 0: the base offset is checked first.
+    cases["batch-length-48-cut-base-offset-5"] = _with_length(_with_base_offset(good, 5), 48, cut=True)
+    # A codec id Kafka does not know (5-7).
+    cases["unknown-codec"] = _with_crc(bytearray(_with_byte(good, 22, 5)))
+    # Too short for the header, but transactional: the transactional id is asked for first.
+    cases["transactional-batch-length-14-cut"] = _with_length(_with_byte(good, 22, 0x10), 14, cut=True)
+    return cases
+
+
+def transactional_batch() -> bytes:
+    """A valid transactional batch of producer 5, epoch 0."""
+    return encode_batch(build_batch(values("t", 2), transactional=True, producer_id=5, producer_epoch=0, base_sequence=0))
+
+
+def malformed_transactional_batches() -> dict[str, bytes]:
+    """Transactional batches (sent with a transactional id) cut short of the producer fields Kafka reads before it
+    asks the transaction coordinator (producer id at 43, epoch at 51, base sequence at 53)."""
+    good = transactional_batch()
+    return {f"transactional-batch-length-{n}-cut": _with_length(good, n, cut=True) for n in (38, 39, 40, 44, 45)}
+
+
+def _legacy_raw(body: bytes) -> bytes:
+    """A magic 0/1 message of ``body`` (magic, attributes, [timestamp], then anything), its size and CRC-32 right."""
+    entry = struct.pack(">I", zlib.crc32(body)) + body
+    return struct.pack(">qi", 0, len(entry)) + entry
+
+
+_NULL = struct.pack(">i", -1)
+_STAMP = struct.pack(">q", 1_700_000_000_000)
+
+
+def odd_message_sets() -> dict[str, bytes]:
+    """Magic 0/1 messages that look wrong but that Kafka reads (by their lengths) and keeps."""
+    return {
+        "v0-bytes-after-the-value": _legacy_raw(b"\x00\x00" + _NULL + struct.pack(">i", 1) + b"a" + b"zz"),
+        "v0-value-length--2": _legacy_raw(b"\x00\x00" + _NULL + struct.pack(">i", -2)),
+        "v0-key-length--5": _legacy_raw(b"\x00\x00" + struct.pack(">i", -5) + _NULL),
+    }
+
+
+def malformed_message_sets() -> dict[str, bytes]:
+    """Malformed records for a Produce v2 request (Kafka's ProduceRequest checks nothing below v3, so everything
+    reaches the log): batches after a good one, and magic 0/1 messages with sizes that do not fit."""
+    good = batch(values("m", 3))
+    garbage = bytes((i * 131 + 7) % 256 for i in range(200))
+    v0 = legacy_message(0, b"value")
+    v1 = legacy_message(1, b"value", timestamp=1_700_000_000_000)
+    return {
+        "garbage": garbage,
+        "tiny-batch-length": _with_length(good, 5),
+        "absurd-batch-length": _with_length(good, INT_MAX),
+        "batch-length-14-cut": _with_length(good, 14, cut=True),
+        "batch-length-39-cut": _with_length(good, 39, cut=True),
+        "then-garbage": good + garbage,
+        "then-tiny-batch-length": good + _with_length(good, 0),
+        "then-absurd-batch-length": good + _with_length(good, INT_MAX),
+        "then-batch-length-14-cut": good + _with_length(good, 14, cut=True),
+        "v0-size-13": _with_length(v0, 13),
+        "v0-wrong-magic": _with_byte(v0, 16, 5),
+        "v0-then-garbage": v0 + garbage,
+        "v1-size-13": _with_length(v1, 13),
+        "v1-absurd-size": _with_length(v1, INT_MAX),
+        "v1-bad-crc": _with_byte(v1, len(v1) - 1, 0),
+        "v1-then-v1-absurd-size": v1 + _with_length(v1, INT_MAX),
+        # Whole messages with a valid CRC whose key or value does not fit: Kafka trips over them in LogValidator.
+        "v1-size-14": _legacy_raw(b"\x01\x00" + _STAMP),
+        "v1-size-21": _legacy_raw(b"\x01\x00" + _STAMP + _NULL + b"\x00\x00\x00"),
+        "v0-value-cut": _legacy_raw(b"\x00\x00" + _NULL + struct.pack(">i", 5) + b"a"),
+        "v0-key-too-long": _legacy_raw(b"\x00\x00" + struct.pack(">i", 100) + b"abc" + _NULL),
+        "v0-unknown-codec": _legacy_raw(b"\x00\x05" + _NULL + struct.pack(">i", 1) + b"a"),
+        "v1-unknown-codec": _legacy_raw(b"\x01\x06" + _STAMP + _NULL + struct.pack(">i", 1) + b"a"),
+        "v1-gzip-value-too-long": _legacy_raw(b"\x01\x01" + _STAMP + _NULL + struct.pack(">i", 50) + b"\x1f\x8b"),
     }

@@ -48,8 +48,8 @@ class Responder(Protocol):
         gets Kafka's error-35 answer; a body that cannot be decoded raises ProtocolError."""
         ...
 
-    def error_response(self, api_key: int, request: Any, code: int, message: str | None) -> Any | None:
-        """The API's whole-request error body (Kafka's getErrorResponse), or None when it has none."""
+    def error_response(self, api_key: int, request: Any, code: int, message: str | None, version: int | None = None) -> Any | None:
+        """The API's whole-request error body (Kafka's getErrorResponse) at this version, or None when it has none."""
         ...
 
 
@@ -185,7 +185,7 @@ class SaslGate:
             if request is None:
                 return
             message = f"Unexpected Kafka request of type {ApiKey(key).name} during SASL authentication."
-            body = self.responder.error_response(key, request, ErrorCode.ILLEGAL_SASL_STATE, message)
+            body = self.responder.error_response(key, request, ErrorCode.ILLEGAL_SASL_STATE, message, version)
             data = encode_response(key, version, frame.correlation_id, body) if body is not None else None
             self._fail(message, data)
             return

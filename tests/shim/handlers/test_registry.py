@@ -59,6 +59,8 @@ WITH_ERROR_FORM = {ApiKey.METADATA, ApiKey.SASL_HANDSHAKE, ApiKey.API_VERSIONS, 
                    ApiKey.PRODUCE, ApiKey.INIT_PRODUCER_ID}
 # The read side of the data plane (issue 13).
 WITH_ERROR_FORM |= {ApiKey.FETCH, ApiKey.LIST_OFFSETS, ApiKey.DELETE_RECORDS, ApiKey.OFFSET_FOR_LEADER_EPOCH}
+# The classic group protocol (issue 14).
+WITH_ERROR_FORM |= {ApiKey.FIND_COORDINATOR, ApiKey.JOIN_GROUP, ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP, ApiKey.SYNC_GROUP}
 
 
 def test_the_error_forms_are_registered_with_their_handlers() -> None:
@@ -78,6 +80,8 @@ def _request(api_key: int) -> object:
         return cls(resources=[cls.DescribeConfigsResource(resource_type=2, resource_name="t")])
     if api_key in (ApiKey.ALTER_CONFIGS, ApiKey.INCREMENTAL_ALTER_CONFIGS):
         return cls(resources=[cls.AlterConfigsResource(resource_type=2, resource_name="t")])
+    if api_key == ApiKey.FIND_COORDINATOR:
+        return cls(key="g", coordinator_keys=["g"])
     if api_key == ApiKey.FETCH:
         return cls(topics=[cls.FetchTopic(topic="t", partitions=[cls.FetchPartition(partition=0)])])
     if api_key in (ApiKey.LIST_OFFSETS, ApiKey.DELETE_RECORDS, ApiKey.OFFSET_FOR_LEADER_EPOCH):
@@ -111,9 +115,10 @@ def _error_codes(tree: object) -> list[int]:
 @pytest.mark.parametrize("handler", [h for h in ENTRIES if h.error_response is not None], ids=_id)
 def test_each_error_form_encodes_at_every_registered_version(handler: ApiHandler) -> None:
     request = _request(handler.api_key)
-    body = ApiTable(load_all()).error_response(handler.api_key, request, ErrorCode.ILLEGAL_SASL_STATE, "why")
-    assert body is not None
+    table = ApiTable(load_all())
     for version in range(handler.min_version, handler.max_version + 1):
+        body = table.error_response(handler.api_key, request, ErrorCode.ILLEGAL_SASL_STATE, "why", version)
+        assert body is not None
         frame = encode_response(handler.api_key, version, 7, body)
         correlation_id, decoded = decode_response(handler.api_key, version, frame[4:])
         assert correlation_id == 7

@@ -1,0 +1,394 @@
+"""FindCoordinator, JoinGroup, SyncGroup, Heartbeat and LeaveGroup beside Apache Kafka 3.9 (its default, old group
+coordinator): scripted sequences run against each broker on its own, answers compared field by field.
+
+Member ids are ``<client id>-<uuid>`` and so differ between brokers: each transcript's ids are relabelled in order of
+appearance (M0, M1, ...), so that "the leader is the member itself" or "the static member got a new id" are still
+compared. The client is User:ANONYMOUS on each PLAINTEXT listener with the same ACLs on both (test_acl_apis.Peers);
+every test uses group ids of its own, since Kafka's session broker keeps groups between tests.
+"""
+
+from __future__ import annotations
+
+import struct
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from kafka_shim.authorizer import AclOperation, AclPermissionType, PatternType, ResourceType
+from kafka_shim.protocol.codes import ApiKey, ErrorCode
+from kafka_shim.protocol.messages import (
+    FindCoordinatorRequest,
+    HeartbeatRequest,
+    JoinGroupRequest,
+    LeaveGroupRequest,
+    SyncGroupRequest,
+)
+from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.testing.embedded import EmbeddedBroker
+from tests.differential.test_acl_apis import ANONYMOUS, Peers, acl
+from tests.support.compare import field_diff, normalise
+from tests.support.wire import Answer, Wire
+
+FIND, JOIN, HEARTBEAT, LEAVE, SYNC = (ApiKey.FIND_COORDINATOR, ApiKey.JOIN_GROUP, ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP,
+                                      ApiKey.SYNC_GROUP)
+GROUP, TXN = ResourceType.GROUP, ResourceType.TRANSACTIONAL_ID
+PREFIXED, ALLOW = PatternType.PREFIXED, AclPermissionType.ALLOW
+READ, DESCRIBE = AclOperation.READ, AclOperation.DESCRIBE
+_Protocol = JoinGroupRequest.JoinGroupRequestProtocol
+_Assignment = SyncGroupRequest.SyncGroupRequestAssignment
+_Leaving = LeaveGroupRequest.MemberIdentity
+
+
+def subscription(*topics: str) -> bytes:
+    body = struct.pack(">hi", 0, len(topics))
+    for t in topics:
+        body += struct.pack(">h", len(t)) + t.encode()
+    return body + struct.pack(">i", -1)
+
+
+@pytest.fixture(scope="module")
+def shim_secured() -> Iterator[EmbeddedBroker]:
+    config = BrokerConfig.from_properties({
+        "listeners": "PLAINTEXT://127.0.0.1:0", "node.id": "1", "auto.create.topics.enable": "false",
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer", "super.users": "User:admin",
+        "allow.everyone.if.no.acl.found": "false", "offsets.topic.replication.factor": "1",
+        "transaction.state.log.replication.factor": "1", "transaction.state.log.min.isr": "1",
+        "group.initial.rebalance.delay.ms": "0",
+    })
+    with EmbeddedBroker(config) as broker:
+        yield broker
+
+
+def _admin(peers: Peers) -> Wire:
+    wire = Wire(peers.oracle.sasl)
+    wire.sasl_plain("admin", "admin-secret")
+    return wire
+
+
+def ensure_coordinators(peers: Peers) -> None:
+    """Both brokers answer FindCoordinator for groups and transactional ids (the first calls create the internal
+    topics and answer 15 on both), and Kafka has loaded every __consumer_offsets partition."""
+    deadline = time.monotonic() + 90
+    peers.grant(group_acl("probe-", DESCRIBE), acl(rtype=TXN, name="probe-", pattern=PREFIXED, principal=ANONYMOUS,
+                                                  operation=DESCRIBE, permission=ALLOW))
+    for key_type in (0, 1):
+        body = FindCoordinatorRequest(key_type=key_type, coordinator_keys=[f"probe-{i}" for i in range(60)])
+        for address, login in ((peers.oracle.sasl, True), (peers.shim_address, False)):
+            while True:
+                with Wire(address) as wire:
+                    if login:
+                        wire.sasl_plain("admin", "admin-secret")
+                    answer = wire.request(FIND, 4, body)
+                if all(c.error_code == 0 for c in answer.body.coordinators):
+                    break
+                assert time.monotonic() < deadline, f"no coordinator at {address}: {answer}"
+                time.sleep(0.2)
+    # Kafka loads each __consumer_offsets partition after the topic exists: a heartbeat to a group hashed anywhere
+    # answers 14/16 until then, 25 (no such member) once loaded.
+    groups = [f"probe-{i}" for i in range(200)]
+    with _admin(peers) as admin:
+        while True:
+            codes = {admin.request(HEARTBEAT, 4, HeartbeatRequest(group_id=g, generation_id=1, member_id="m")).body.error_code
+                     for g in groups}
+            if codes == {ErrorCode.UNKNOWN_MEMBER_ID}:
+                break
+            assert time.monotonic() < deadline, f"Kafka never loaded __consumer_offsets: {codes}"
+            time.sleep(0.2)
+    peers.reset()
+
+
+@pytest.fixture(scope="module")
+def coordinators_ready(oracle, shim_secured) -> None:
+    peers = Peers(oracle, shim_secured)
+    peers.reset()
+    ensure_coordinators(peers)
+
+
+@pytest.fixture
+def peers(oracle, shim_secured, coordinators_ready) -> Iterator[Peers]:
+    both = Peers(oracle, shim_secured)
+    both.reset()
+    yield both
+    both.reset()
+
+
+@pytest.fixture
+def group() -> str:
+    return f"cg-{uuid.uuid4().hex[:8]}"
+
+
+def group_acl(name: str, operation: int):
+    return acl(rtype=GROUP, name=name, pattern=PREFIXED, principal=ANONYMOUS, operation=operation, permission=ALLOW)
+
+
+class Transcript:
+    """One broker's answers to a script, with member ids relabelled M0, M1, ... in order of appearance."""
+
+    def __init__(self, address: tuple[str, int]) -> None:
+        self.address = address
+        self.wires: dict[str, Wire] = {}
+        self.answers: list[tuple[str, Any]] = []
+        self.labels: dict[str, str] = {}
+
+    def wire(self, name: str) -> Wire:
+        if name not in self.wires:
+            self.wires[name] = Wire(self.address, timeout=60.0)
+        return self.wires[name]
+
+    def relabel(self, tree: Any) -> Any:
+        if isinstance(tree, dict):
+            out = {}
+            for key, value in tree.items():
+                if key in ("member_id", "leader") and isinstance(value, str) and value:
+                    out[key] = self.labels.setdefault(value, f"M{len(self.labels)}")
+                else:
+                    out[key] = self.relabel(value)
+            return out
+        if isinstance(tree, list):
+            return [self.relabel(v) for v in tree]
+        return tree
+
+    def record(self, what: str, answer: Answer) -> Answer:
+        assert not answer.closed, f"{self.address} closed the connection on {what}"
+        tree = self.relabel(normalise(answer.body.to_dict(), ("throttle_time_ms",)))
+        if isinstance(tree.get("members"), list) and "leader" in tree:
+            # The leader's list follows a Scala HashMap of the (random) member ids, so its order differs between any
+            # two brokers, Kafka's own included: compared as a set.
+            tree["members"] = sorted(tree["members"], key=lambda m: m["member_id"])
+        self.answers.append((what, tree))
+        return answer
+
+    def request(self, what: str, api_key: int, version: int, body: Any, on: str = "a") -> Answer:
+        return self.record(what, self.wire(on).request(api_key, version, body))
+
+    def send(self, api_key: int, version: int, body: Any, on: str) -> None:
+        wire = self.wire(on)
+        wire._cid += 1
+        from kafka_shim.protocol.framing import encode_request
+        wire.send_frame(encode_request(api_key, version, wire._cid, body, client_id="differential"))
+
+    def receive(self, what: str, api_key: int, version: int, on: str) -> Answer:
+        return self.record(what, self.wire(on).read_answer(api_key, version))
+
+    def close(self) -> None:
+        for wire in self.wires.values():
+            wire.close()
+
+
+def compare(peers: Peers, script: Callable[[Transcript], None]) -> list[tuple[str, Any]]:
+    kafka, shim = Transcript(peers.oracle.plaintext), Transcript(peers.shim_address)
+    try:
+        script(kafka)
+        script(shim)
+    finally:
+        kafka.close()
+        shim.close()
+    assert [w for w, _ in kafka.answers] == [w for w, _ in shim.answers]
+    lines = []
+    for (what, k), (_, s) in zip(kafka.answers, shim.answers, strict=True):
+        lines += [f"{what}: {line}" for line in field_diff(k, s)]
+    assert not lines, "Kafka and kafka-shim disagree:\n  " + "\n  ".join(lines)
+    return kafka.answers
+
+
+def join_body(version: int, group: str, member: str = "", *, instance: str | None = None, session: int = 10000,
+              protocol_type: str = "consumer", protocols: list | None = None) -> JoinGroupRequest:
+    return JoinGroupRequest(group_id=group, session_timeout_ms=session, rebalance_timeout_ms=20000, member_id=member,
+                            group_instance_id=instance, protocol_type=protocol_type,
+                            protocols=protocols if protocols is not None else [_Protocol(name="range", metadata=subscription("t"))],
+                            reason=None)
+
+
+def sync_body(version: int, group: str, generation: int, member: str, assignments: dict[str, bytes],
+              instance: str | None = None, protocol_type: str | None = "consumer",
+              protocol_name: str | None = "range") -> SyncGroupRequest:
+    return SyncGroupRequest(group_id=group, generation_id=generation, member_id=member, group_instance_id=instance,
+                            protocol_type=protocol_type, protocol_name=protocol_name,
+                            assignments=[_Assignment(member_id=m, assignment=a) for m, a in assignments.items()])
+
+
+def versions(join_version: int) -> tuple[int, int, int]:
+    """Sync, Heartbeat and LeaveGroup versions a client speaking this JoinGroup version would use."""
+    return min(join_version, 5), min(join_version, 4), min(join_version, 5)
+
+
+@pytest.mark.parametrize("version", range(10))
+def test_member_lifecycle(peers, group, version) -> None:
+    peers.grant(group_acl(group, READ))
+    sv, hv, lv = versions(version)
+
+    def script(t: Transcript) -> None:
+        answer = t.request("join", JOIN, version, join_body(version, group))
+        if answer.body.error_code == ErrorCode.MEMBER_ID_REQUIRED:
+            answer = t.request("join with id", JOIN, version, join_body(version, group, answer.body.member_id))
+        member, generation = answer.body.member_id, answer.body.generation_id
+        t.request("sync", SYNC, sv, sync_body(sv, group, generation, member, {member: b"assignment"}))
+        t.request("heartbeat", HEARTBEAT, hv, HeartbeatRequest(group_id=group, generation_id=generation, member_id=member))
+        t.request("heartbeat old generation", HEARTBEAT, hv,
+                  HeartbeatRequest(group_id=group, generation_id=generation + 1, member_id=member))
+        t.request("heartbeat unknown member", HEARTBEAT, hv,
+                  HeartbeatRequest(group_id=group, generation_id=generation, member_id="ghost"))
+        t.request("sync old generation", SYNC, sv, sync_body(sv, group, generation - 1, member, {}))
+        t.request("sync again", SYNC, sv, sync_body(sv, group, generation, member, {}))
+        t.request("join other protocol type", JOIN, version, join_body(version, group, protocol_type="connect"), on="b")
+        t.request("join unshared protocol", JOIN, version,
+                  join_body(version, group, protocols=[_Protocol(name="roundrobin", metadata=b"")]), on="b")
+        if version >= 3:
+            body = LeaveGroupRequest(group_id=group, members=[_Leaving(member_id=member), _Leaving(member_id="ghost")])
+        else:
+            body = LeaveGroupRequest(group_id=group, member_id=member)
+        t.request("leave", LEAVE, lv, body)
+        t.request("heartbeat after leave", HEARTBEAT, hv,
+                  HeartbeatRequest(group_id=group, generation_id=generation, member_id=member))
+
+    answers = compare(peers, script)
+    assert answers[0][1]["error_code"] == (ErrorCode.MEMBER_ID_REQUIRED if version >= 4 else 0)
+
+
+@pytest.mark.parametrize("version", range(10))
+def test_second_member_triggers_a_rebalance(peers, group, version) -> None:
+    peers.grant(group_acl(group, READ))
+    sv, hv, _ = versions(version)
+
+    def join(t: Transcript, on: str, member: str = "") -> Answer:
+        answer = t.request(f"join {on}", JOIN, version, join_body(version, group, member), on=on)
+        if answer.body.error_code == ErrorCode.MEMBER_ID_REQUIRED:
+            answer = t.request(f"join {on} with id", JOIN, version, join_body(version, group, answer.body.member_id), on=on)
+        return answer
+
+    def script(t: Transcript) -> None:
+        first = join(t, "a")
+        a, generation = first.body.member_id, first.body.generation_id
+        t.request("sync a", SYNC, sv, sync_body(sv, group, generation, a, {a: b"all"}))
+        # b's JoinGroup waits for a to rejoin; a learns of it from its heartbeat.
+        probe = t.request("join b", JOIN, version, join_body(version, group), on="b") if version >= 4 else None
+        b_id = probe.body.member_id if probe is not None else ""
+        t.send(JOIN, version, join_body(version, group, b_id), on="b")
+        deadline = time.monotonic() + 30
+        while True:
+            beat = t.wire("a").request(HEARTBEAT, hv, HeartbeatRequest(group_id=group, generation_id=generation, member_id=a))
+            if beat.body.error_code == ErrorCode.REBALANCE_IN_PROGRESS:
+                t.record("heartbeat during rebalance", beat)
+                break
+            assert time.monotonic() < deadline, beat
+            time.sleep(0.05)
+        rejoined = t.request("join a again", JOIN, version, join_body(version, group, a), on="a")
+        second = t.receive("join b answered", JOIN, version, on="b")
+        b = second.body.member_id
+        t.send(SYNC, sv, sync_body(sv, group, second.body.generation_id, b, {}), on="b")
+        t.request("sync a as leader", SYNC, sv,
+                  sync_body(sv, group, rejoined.body.generation_id, a, {a: b"half-a", b: b"half-b"}))
+        t.receive("sync b answered", SYNC, sv, on="b")
+        t.request("leave b", LEAVE, min(version, 5), LeaveGroupRequest(group_id=group, member_id=b) if version < 3 else
+                  LeaveGroupRequest(group_id=group, members=[_Leaving(member_id=b)]), on="b")
+        t.request("heartbeat a after b left", HEARTBEAT, hv,
+                  HeartbeatRequest(group_id=group, generation_id=rejoined.body.generation_id, member_id=a))
+
+    compare(peers, script)
+
+
+@pytest.mark.parametrize("version", range(5, 10))
+def test_static_member_rejoins_and_fences_its_old_id(peers, group, version) -> None:
+    peers.grant(group_acl(group, READ))
+    sv, hv, lv = versions(version)
+
+    def script(t: Transcript) -> None:
+        first = t.request("join static", JOIN, version, join_body(version, group, instance="static-1"))
+        old, generation = first.body.member_id, first.body.generation_id
+        t.request("sync", SYNC, sv, sync_body(sv, group, generation, old, {old: b"mine"}, instance="static-1"))
+        again = t.request("restart", JOIN, version, join_body(version, group, instance="static-1"), on="b")
+        new = again.body.member_id
+        t.request("old id heartbeats", HEARTBEAT, hv, HeartbeatRequest(group_id=group, generation_id=generation,
+                                                                         member_id=old, group_instance_id="static-1"))
+        t.request("new id syncs", SYNC, sv, sync_body(sv, group, generation, new, {}, instance="static-1"), on="b")
+        t.request("unknown instance heartbeats", HEARTBEAT, hv,
+                  HeartbeatRequest(group_id=group, generation_id=generation, member_id=new, group_instance_id="other"))
+        t.request("leave by instance", LEAVE, lv, LeaveGroupRequest(group_id=group, members=[
+            _Leaving(member_id="", group_instance_id="static-1"), _Leaving(member_id="", group_instance_id="nobody")]))
+
+    compare(peers, script)
+
+
+@pytest.mark.parametrize("version", range(10))
+def test_join_errors(peers, group, version) -> None:
+    peers.grant(group_acl(group, READ))
+    sv, hv, lv = versions(version)
+
+    def script(t: Transcript) -> None:
+        t.request("session timeout too short", JOIN, version, join_body(version, group, session=5999))
+        t.request("session timeout too long", JOIN, version, join_body(version, group, session=1_800_001))
+        t.request("unknown member of unknown group", JOIN, version, join_body(version, group + "-x", "ghost"))
+        t.request("empty protocol type", JOIN, version, join_body(version, group + "-y", protocol_type=""))
+        t.request("no protocols", JOIN, version, join_body(version, group + "-z", protocols=[]))
+        t.request("sync unknown group", SYNC, sv, sync_body(sv, group + "-x", 1, "ghost", {}))
+        t.request("heartbeat unknown group", HEARTBEAT, hv, HeartbeatRequest(group_id=group + "-x", generation_id=1,
+                                                                              member_id="ghost"))
+        body = (LeaveGroupRequest(group_id=group + "-x", members=[_Leaving(member_id="ghost"), _Leaving(
+            member_id="", group_instance_id="i")]) if lv >= 3 else LeaveGroupRequest(group_id=group + "-x", member_id="ghost"))
+        t.request("leave unknown group", LEAVE, lv, body)
+        if sv >= 5:
+            t.request("sync without protocol type", SYNC, sv, sync_body(sv, group, 1, "ghost", {}, protocol_type=None))
+
+    compare(peers, script)
+
+
+@pytest.mark.parametrize("version", range(10))
+def test_empty_group_id(peers, version) -> None:
+    # Kafka refuses an ACL on an empty name: the wildcard grants the empty group id READ.
+    peers.grant(acl(rtype=GROUP, name="*", pattern=PatternType.LITERAL, principal=ANONYMOUS, operation=READ,
+                    permission=ALLOW))
+    sv, hv, lv = versions(version)
+
+    def script(t: Transcript) -> None:
+        t.request("join", JOIN, version, join_body(version, ""))
+        t.request("sync", SYNC, sv, sync_body(sv, "", 1, "m", {}))
+        t.request("heartbeat", HEARTBEAT, hv, HeartbeatRequest(group_id="", generation_id=1, member_id="m"))
+        t.request("leave", LEAVE, lv, LeaveGroupRequest(group_id="", member_id="m") if lv < 3 else
+                  LeaveGroupRequest(group_id="", members=[_Leaving(member_id="m")]))
+
+    compare(peers, script)
+
+
+@pytest.mark.parametrize("version", range(10))
+def test_denied_without_read_on_the_group(peers, group, version) -> None:
+    peers.grant(group_acl(group, DESCRIBE))  # DESCRIBE is not READ
+    sv, hv, lv = versions(version)
+
+    def script(t: Transcript) -> None:
+        t.request("join", JOIN, version, join_body(version, group))
+        t.request("sync", SYNC, sv, sync_body(sv, group, 1, "m", {}))
+        if sv >= 5:
+            t.request("sync without protocol name (checked first)", SYNC, sv,
+                      sync_body(sv, group, 1, "m", {}, protocol_name=None))
+        t.request("heartbeat", HEARTBEAT, hv, HeartbeatRequest(group_id=group, generation_id=1, member_id="m"))
+        t.request("leave", LEAVE, lv, LeaveGroupRequest(group_id=group, member_id="m") if lv < 3 else
+                  LeaveGroupRequest(group_id=group, members=[_Leaving(member_id="m")]))
+
+    answers = compare(peers, script)
+    assert all(a["error_code"] in (ErrorCode.GROUP_AUTHORIZATION_FAILED, ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
+               for _, a in answers)
+
+
+FIND_IGNORE = ("host", "port", "coordinators.*.host", "coordinators.*.port")
+
+
+@pytest.mark.parametrize("version", range(6))
+def test_find_coordinator_authorized_and_denied(peers, group, version) -> None:
+    peers.grant(group_acl(group + "-ok", DESCRIBE),
+                acl(rtype=TXN, name=group + "-tx-ok", pattern=PREFIXED, principal=ANONYMOUS, operation=DESCRIBE,
+                    permission=ALLOW))
+    cases = [(0, group + "-ok-1"), (0, group + "-secret")]
+    if version >= 1:
+        cases += [(1, group + "-tx-ok-1"), (1, group + "-tx-secret"), (2, group + "-ok-share"), (42, group + "-ok-2")]
+    for key_type, key in cases:
+        if version >= 4:
+            body = FindCoordinatorRequest(key_type=key_type, coordinator_keys=[key, group + "-secret-2", key])
+        else:
+            body = FindCoordinatorRequest(key=key, key_type=key_type)
+        kafka, shim = peers.both(FIND, version, body)
+        diff = [line for line in field_diff(normalise(kafka.body.to_dict(), ("throttle_time_ms", *FIND_IGNORE)),
+                                            normalise(shim.body.to_dict(), ("throttle_time_ms", *FIND_IGNORE)))]
+        assert not diff, f"FindCoordinator v{version} key type {key_type}:\n  " + "\n  ".join(diff)
