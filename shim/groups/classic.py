@@ -23,6 +23,7 @@ from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.shim.groups.timers import Timer
 from kafka_shim.shim.javacompat.hash_orders import scala_mutable_map_order
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
+from kafka_shim.shim.javacompat.scala_set import scala_set
 
 EMPTY, PREPARING_REBALANCE, COMPLETING_REBALANCE, STABLE, DEAD = (
     "Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead")
@@ -296,7 +297,10 @@ class ClassicGroup:
         for member in self.members.values():
             choice = member.vote(candidates)
             votes[choice] = votes.get(choice, 0) + 1
-        return max(votes, key=lambda name: votes[name])
+        # Kafka groups the votes into an immutable HashMap (List.groupBy) and takes maxBy: a tie goes to the protocol
+        # that map iterates first.
+        best = max(votes.values())
+        return next(name for name in scala_set(votes, java_string_hash, hashed=True) if votes[name] == best)
 
     def init_next_generation(self, now_ms: int) -> None:
         self.generation_id += 1

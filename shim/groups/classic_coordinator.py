@@ -30,6 +30,8 @@ Everything runs on the broker's event loop: callbacks answer waiting requests, t
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import structlog
 
 from kafka_shim.protocol.codes import ErrorCode
@@ -62,6 +64,23 @@ class ClassicCoordinator:
         self.groups = groups
         self.settings = settings
         self.scheduler = scheduler
+        # Called where Kafka's GroupMetadataManager.storeGroup writes the group's metadata record (a new generation's
+        # assignment, a group that became Empty, a static member replaced): persistence hooks in here.
+        self.on_group_stored: Callable[[ClassicGroup], None] | None = None
+
+    def _store(self, group: ClassicGroup) -> None:
+        if self.on_group_stored is not None:
+            self.on_group_stored(group)
+
+    def loaded(self, group: ClassicGroup) -> None:
+        """GroupCoordinator.onGroupLoaded: a Stable or Empty group read back from __consumer_offsets joins the
+        coordinator; its members must heartbeat within their session timeouts, and a group above group.max.size
+        rebalances so its members can commit before some are turned away."""
+        self.groups[group.group_id] = group
+        if group.size > self.settings.max_size:
+            self._prepare_rebalance(group, f"freshly-loaded group is over capacity ({self.settings.max_size})")
+        for member in list(group.members.values()):
+            self._schedule_heartbeat_expiration(group, member, member.session_timeout_ms)
 
     # --- lookups ---
 
@@ -172,6 +191,13 @@ class ClassicCoordinator:
             callback(JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id))
             return
         if group.is_pending_member(member_id):
+            if instance_id is not None:
+                # Kafka throws IllegalStateException here (a pending member cannot be static): the request fails
+                # with UNKNOWN_SERVER_ERROR in JoinGroupRequest's error form and the member stays pending.
+                log.warning("pending_member_joined_as_static", group_id=group.group_id, member_id=member_id,
+                            group_instance_id=instance_id)
+                callback(JoinResult(ErrorCode.UNKNOWN_SERVER_ERROR, UNKNOWN_MEMBER_ID))
+                return
             self._add_member_and_rebalance(group, member_id, None, client_id, client_host, rebalance_timeout_ms,
                                            session_timeout_ms, protocol_type, protocols, callback, reason)
             return
@@ -230,6 +256,7 @@ class ClassicCoordinator:
         if group.state == STABLE:
             if group.protocol_name == group.select_protocol():
                 # Same protocol next generation: no rebalance, the member gets the current generation back.
+                self._store(group)
                 is_leader = group.is_leader(new_id)
                 if support_skipping_assignment:
                     result = self._current_generation(group, new_id, leader_members=is_leader, skip_assignment=is_leader)
@@ -313,6 +340,7 @@ class ClassicCoordinator:
         group.init_next_generation(self.scheduler.now_ms())
         if group.is_state(EMPTY):
             log.info("group_empty", group_id=group.group_id, generation_id=group.generation_id)
+            self._store(group)
             return
         log.info("group_generation_started", group_id=group.group_id, generation_id=group.generation_id,
                  members=group.size, protocol=group.protocol_name, leader=group.leader_id)
@@ -368,6 +396,7 @@ class ClassicCoordinator:
                 log.info("group_assignment_received", group_id=group_id, generation_id=group.generation_id, leader=member_id)
                 for m in group.members.values():
                     m.assignment = assignments.get(m.member_id, b"")
+                self._store(group)
                 self._propagate_assignment(group, ErrorCode.NONE)
                 group.transition_to(STABLE, self.scheduler.now_ms())
         else:  # Stable

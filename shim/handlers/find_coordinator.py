@@ -1,12 +1,13 @@
-"""FindCoordinator (key 10), v0-5: which broker coordinates a group or a transactional id, as a Kafka 3.9 KRaft broker
+"""FindCoordinator (key 10), v0-6: which broker coordinates a group or a transactional id, as a Kafka 3.9 KRaft broker
 answers (KafkaApis.handleFindCoordinatorRequest / getCoordinator).
 
 Behaviour, per key (v4+ batch their keys and answer each; v0-3 carry one key and one answer):
 
 - Key type 0 (group): DESCRIBE on the GROUP, else 30; key type 1 (transactional id): DESCRIBE on the
-  TRANSACTIONAL_ID, else 53 (declared in authorizer.api_checks, key 10). Key type 2 (share group) is 42 below v6,
-  which is every version 3.9 serves. Any other key type fails the whole request with 42 (CoordinatorType.forId
-  throws InvalidRequestException).
+  TRANSACTIONAL_ID, else 53 (declared in authorizer.api_checks, key 10). Key type 2 (share group, KIP-932) is 42
+  below v6; at v6 it needs CLUSTER_ACTION on the cluster (else 31) and then answers 15, as 3.9 has no share
+  coordinator. Any other key type fails the whole request with 42 (CoordinatorType.forId throws
+  InvalidRequestException).
 - The coordinator is this broker when the internal topic (``__consumer_offsets`` for groups, ``__transaction_state``
   for transactional ids) exists. When it does not, the broker asks for it to be created, as Kafka's
   AutoTopicCreationManager does (``offsets.topic.num.partitions`` / ``offsets.topic.replication.factor``,
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import structlog
 
+from kafka_shim.authorizer import CLUSTER_NAME
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import FindCoordinatorResponse
@@ -42,6 +44,7 @@ log = structlog.get_logger("kafka_shim.find_coordinator")
 GROUP_KEY, TRANSACTION_KEY, SHARE_KEY = 0, 1, 2
 GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC = "__consumer_offsets", "__transaction_state"
 _GROUP, _TXN = check(ApiKey.FIND_COORDINATOR, "group"), check(ApiKey.FIND_COORDINATOR, "transaction")
+_SHARE = check(ApiKey.FIND_COORDINATOR, "share")
 _NO_NODE = (-1, "", -1)
 
 # Errors.<code>.message() of the codes this API answers (Kafka's default exception messages).
@@ -50,6 +53,7 @@ _MESSAGES = {
     ErrorCode.COORDINATOR_NOT_AVAILABLE: "The coordinator is not available.",
     ErrorCode.GROUP_AUTHORIZATION_FAILED: "Group authorization failed.",
     ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: "Transactional Id authorization failed.",
+    ErrorCode.CLUSTER_AUTHORIZATION_FAILED: "Cluster authorization failed.",
     ErrorCode.INVALID_REQUEST: "This most likely occurs because of a request being malformed by the client library "
                                "or the message was sent to an incompatible broker. See the broker logs for more details.",
 }
@@ -74,17 +78,17 @@ class _UnknownKeyType(Exception):
     pass
 
 
-@handles(ApiKey.FIND_COORDINATOR, 0, 5, error_response=find_coordinator_error_response)
+@handles(ApiKey.FIND_COORDINATOR, 0, 6, error_response=find_coordinator_error_response)
 def find_coordinator(ctx: RequestContext, request: messages.FindCoordinatorRequest) -> FindCoordinatorResponse:
     version = ctx.api_version
     key_type = request.key_type if version >= 1 else GROUP_KEY
     try:
         if version >= 4:
-            answers = [(key, *_coordinator_for(ctx, key_type, key)) for key in request.coordinator_keys]
+            answers = [(key, *_coordinator_for(ctx, version, key_type, key)) for key in request.coordinator_keys]
             return FindCoordinatorResponse(throttle_time_ms=0, coordinators=[
                 _Coordinator(key=key, node_id=node, host=host, port=port, error_code=code, error_message="")
                 for key, code, (node, host, port) in answers])
-        code, (node, host, port) = _coordinator_for(ctx, key_type, request.key)
+        code, (node, host, port) = _coordinator_for(ctx, version, key_type, request.key)
     except _UnknownKeyType:
         log.info("find_coordinator_unknown_key_type", key_type=key_type, error_code=ErrorCode.INVALID_REQUEST,
                  hint="key type 0 is a group, 1 a transactional id")
@@ -95,14 +99,18 @@ def find_coordinator(ctx: RequestContext, request: messages.FindCoordinatorReque
                                    node_id=node, host=host, port=port)
 
 
-def _coordinator_for(ctx: RequestContext, key_type: int, key: str) -> tuple[int, tuple[int, str, int]]:
+def _coordinator_for(ctx: RequestContext, version: int, key_type: int, key: str) -> tuple[int, tuple[int, str, int]]:
     """KafkaApis.getCoordinator: (error code, (node id, host, port))."""
     if key_type == GROUP_KEY and not allowed(ctx, _GROUP, key):
         return ErrorCode.GROUP_AUTHORIZATION_FAILED, _NO_NODE
     if key_type == TRANSACTION_KEY and not allowed(ctx, _TXN, key):
         return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, _NO_NODE
-    if key_type == SHARE_KEY:  # share groups come with FindCoordinator v6, which 3.9 does not serve
-        return ErrorCode.INVALID_REQUEST, _NO_NODE
+    if key_type == SHARE_KEY:
+        if version < 6:
+            return ErrorCode.INVALID_REQUEST, _NO_NODE
+        if not allowed(ctx, _SHARE, CLUSTER_NAME):
+            return ErrorCode.CLUSTER_AUTHORIZATION_FAILED, _NO_NODE
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE, _NO_NODE  # 3.9 has no share coordinator
     if key_type == GROUP_KEY:
         topic = GROUP_METADATA_TOPIC
     elif key_type == TRANSACTION_KEY:

@@ -3,9 +3,11 @@ as Kafka 3.9's KafkaApis hands them to its (default, Scala) GroupCoordinator.
 
 Behaviour. Checks in Kafka's order (KafkaApis.handleJoinGroupRequest etc.): SyncGroup v5+ without protocol type or name 23
 before anything else; then READ on the group (declared in authorizer.api_checks, keys 11-14), else 30 in the
-request's getErrorResponse form; then the coordinator (``shim/groups/classic_coordinator.py``), whose answers are
-copied field by field. JoinGroup and SyncGroup wait for the rebalance (the connection's later requests wait too, as
-Kafka mutes the channel); Heartbeat and LeaveGroup answer at once.
+request's getErrorResponse form; an empty group id 24; before ``__consumer_offsets`` exists (no FindCoordinator
+has created it) 16, NOT_COORDINATOR, as Kafka answers for a group whose partition it does not lead; then the
+coordinator (``shim/groups/classic_coordinator.py``), whose answers are copied field by field. JoinGroup and
+SyncGroup wait for the rebalance (the connection's later requests wait too, as Kafka mutes the channel); Heartbeat
+and LeaveGroup answer at once.
 
 Version notes. JoinGroup: v0 has no rebalance timeout (the session timeout is used); v4+ a new dynamic member gets
 79 with its id first (KIP-394); v5+ ``group_instance_id`` (KIP-345); v7+ protocol type, and an empty protocol name
@@ -19,18 +21,44 @@ from __future__ import annotations
 
 import asyncio
 
+import structlog
+
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import HeartbeatResponse, JoinGroupResponse, LeaveGroupResponse, SyncGroupResponse
 from kafka_shim.shim.groups.classic import JoinResult, SyncResult
+from kafka_shim.shim.groups.consumer import ConsumerGroup
 from kafka_shim.shim.groups.coordinator import GroupCoordinator
 from kafka_shim.shim.handlers import handles
+from kafka_shim.shim.handlers.consumer_groups import consumer_topics
 from kafka_shim.shim.requests.authz import allowed, check
 from kafka_shim.shim.requests.context import RequestContext
 
 _JOIN, _HEARTBEAT = check(ApiKey.JOIN_GROUP, "group"), check(ApiKey.HEARTBEAT, "group")
 _LEAVE, _SYNC = check(ApiKey.LEAVE_GROUP, "group"), check(ApiKey.SYNC_GROUP, "group")
 _JoinMember = JoinGroupResponse.JoinGroupResponseMember
+log = structlog.get_logger("kafka_shim.groups")
+
+# What a client (or its user) can do about a refusal; codes that are part of normal rebalancing are not logged.
+_HINTS = {
+    ErrorCode.INVALID_SESSION_TIMEOUT: "session.timeout.ms must lie within the broker's group.min.session.timeout.ms and "
+                                       "group.max.session.timeout.ms",
+    ErrorCode.INCONSISTENT_GROUP_PROTOCOL: "the group's members use another protocol type, or share no assignor with this "
+                                           "member (partition.assignment.strategy)",
+    ErrorCode.GROUP_MAX_SIZE_REACHED: "the group has group.max.size members already",
+    ErrorCode.FENCED_INSTANCE_ID: "another consumer joined with the same group.instance.id and replaced this one",
+    ErrorCode.INVALID_GROUP_ID: "a group id may not be empty",
+}
+_ROUTINE = {ErrorCode.NONE, ErrorCode.MEMBER_ID_REQUIRED, ErrorCode.REBALANCE_IN_PROGRESS,
+            ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.ILLEGAL_GENERATION}
+
+
+def _log_refusal(api: str, group_id: str, member_id: str, code: int) -> None:
+    if code in _ROUTINE:
+        log.debug("group_request_answered", api=api, group_id=group_id, member_id=member_id, error_code=code)
+    else:
+        log.info("group_request_refused", api=api, group_id=group_id, member_id=member_id, error_code=code,
+                 hint=_HINTS.get(code))
 
 
 def join_group_error_response(request: object, code: int, message: str | None, version: int | None = None) -> JoinGroupResponse:
@@ -57,6 +85,31 @@ def _coordinator(ctx: RequestContext) -> GroupCoordinator | None:
     return ctx.services.groups
 
 
+OFFSETS_TOPIC = "__consumer_offsets"
+
+
+def _not_coordinator(ctx: RequestContext, group_id: str) -> bool:
+    """GroupCoordinator.validateGroupStatus: a valid (non-empty) group id whose ``__consumer_offsets`` partition this
+    broker does not lead, because no FindCoordinator has created the topic yet, is NOT_COORDINATOR (16)."""
+    partitions = ctx.services.partitions
+    return bool(group_id) and partitions is not None and OFFSETS_TOPIC not in partitions.cluster.topics
+
+
+def _consumer_group_for_join(ctx: RequestContext, coordinator: GroupCoordinator,
+                             request: messages.JoinGroupRequest) -> ConsumerGroup | None:
+    """The KIP-848 group a JoinGroup goes to, or None for the classic path (no such group; an empty one, which
+    Kafka 3.9 deletes to make room for a classic group; or a request the classic checks refuse first)."""
+    group_id = request.group_id
+    if not group_id or coordinator.consumer_group(group_id) is None:
+        return None
+    settings = coordinator.settings
+    if not settings.min_session_timeout_ms <= request.session_timeout_ms <= settings.max_session_timeout_ms:
+        return None
+    if coordinator.release_empty_consumer_group(group_id):
+        return None
+    return coordinator.consumer_group(group_id)
+
+
 def _join_response(result: JoinResult, version: int) -> JoinGroupResponse:
     name = result.protocol_name
     # JoinGroupResponse's constructor: below v7 a null name is sent as ""; from v7 an empty name is sent as null.
@@ -76,7 +129,17 @@ async def join_group(ctx: RequestContext, request: messages.JoinGroupRequest) ->
     coordinator = _coordinator(ctx)
     if coordinator is None:
         return _join_response(JoinResult(ErrorCode.COORDINATOR_NOT_AVAILABLE, ""), version)
+    if _not_coordinator(ctx, request.group_id):
+        return _join_response(JoinResult(ErrorCode.NOT_COORDINATOR, request.member_id), version)
     instance_id = request.group_instance_id if version >= 5 else None
+    mixed = _consumer_group_for_join(ctx, coordinator, request)
+    if mixed is not None:  # KIP-848: a classic member inside a consumer group (Kafka 3.9's new coordinator)
+        return _join_response(coordinator.consumer.classic_join(
+            mixed, request.member_id, instance_id, require_known_member_id=version >= 4 and instance_id is None,
+            client_id=ctx.header.client_id or "", client_host=f"/{ctx.client_host}",
+            rebalance_timeout_ms=request.rebalance_timeout_ms if version >= 1 else request.session_timeout_ms,
+            session_timeout_ms=request.session_timeout_ms, protocol_type=request.protocol_type,
+            protocols=[(p.name, bytes(p.metadata)) for p in request.protocols], topics=consumer_topics(ctx)), version)
     answer: asyncio.Future[JoinResult] = asyncio.get_running_loop().create_future()
 
     def respond(result: JoinResult) -> None:
@@ -92,7 +155,9 @@ async def join_group(ctx: RequestContext, request: messages.JoinGroupRequest) ->
         session_timeout_ms=request.session_timeout_ms, protocol_type=request.protocol_type,
         protocols=[(p.name, bytes(p.metadata)) for p in request.protocols],
         reason=request.reason if version >= 8 else None, callback=respond)
-    return _join_response(await answer, version)
+    result = await answer
+    _log_refusal("JoinGroup", request.group_id, request.member_id, result.error)
+    return _join_response(result, version)
 
 
 @handles(ApiKey.SYNC_GROUP, 0, 5, error_response=sync_group_error_response)
@@ -105,6 +170,16 @@ async def sync_group(ctx: RequestContext, request: messages.SyncGroupRequest) ->
     coordinator = _coordinator(ctx)
     if coordinator is None:
         return sync_group_error_response(request, ErrorCode.COORDINATOR_NOT_AVAILABLE, None)
+    if _not_coordinator(ctx, request.group_id):
+        return sync_group_error_response(request, ErrorCode.NOT_COORDINATOR, None)
+    mixed = coordinator.consumer_group(request.group_id) if request.group_id else None
+    if mixed is not None:
+        result = coordinator.consumer.classic_sync(
+            mixed, request.member_id, request.group_instance_id if version >= 3 else None, request.generation_id,
+            request.protocol_type if version >= 5 else None, request.protocol_name if version >= 5 else None,
+            {t.topic_id: name for name, t in ctx.services.cluster.topics.items()})
+        return SyncGroupResponse(throttle_time_ms=0, error_code=result.error, protocol_type=result.protocol_type,
+                                 protocol_name=result.protocol_name, assignment=result.assignment)
     answer: asyncio.Future[SyncResult] = asyncio.get_running_loop().create_future()
 
     def respond(result: SyncResult) -> None:
@@ -118,6 +193,7 @@ async def sync_group(ctx: RequestContext, request: messages.SyncGroupRequest) ->
         request.protocol_type if version >= 5 else None, request.protocol_name if version >= 5 else None,
         request.group_instance_id if version >= 3 else None, assignments, respond)
     result = await answer
+    _log_refusal("SyncGroup", request.group_id, request.member_id, result.error)
     return SyncGroupResponse(throttle_time_ms=0, error_code=result.error, protocol_type=result.protocol_type,
                              protocol_name=result.protocol_name, assignment=result.assignment)
 
@@ -129,9 +205,18 @@ def heartbeat(ctx: RequestContext, request: messages.HeartbeatRequest) -> Heartb
     coordinator = _coordinator(ctx)
     if coordinator is None:
         return heartbeat_error_response(request, ErrorCode.COORDINATOR_NOT_AVAILABLE, None)
+    if _not_coordinator(ctx, request.group_id):
+        return heartbeat_error_response(request, ErrorCode.NOT_COORDINATOR, None)
+    mixed = coordinator.consumer_group(request.group_id) if request.group_id else None
+    if mixed is not None:
+        code = coordinator.consumer.classic_heartbeat(mixed, request.member_id,
+                                                      request.group_instance_id if ctx.api_version >= 3 else None,
+                                                      request.generation_id)
+        return HeartbeatResponse(throttle_time_ms=0, error_code=code)
     code = coordinator.classic.heartbeat(request.group_id, request.member_id,
                                          request.group_instance_id if ctx.api_version >= 3 else None,
                                          request.generation_id)
+    _log_refusal("Heartbeat", request.group_id, request.member_id, code)
     return HeartbeatResponse(throttle_time_ms=0, error_code=code)
 
 
@@ -143,11 +228,17 @@ def leave_group(ctx: RequestContext, request: messages.LeaveGroupRequest) -> Lea
     coordinator = _coordinator(ctx)
     if coordinator is None:
         return leave_group_error_response(request, ErrorCode.COORDINATOR_NOT_AVAILABLE, None)
+    if _not_coordinator(ctx, request.group_id):
+        return leave_group_error_response(request, ErrorCode.NOT_COORDINATOR, None)
     if version < 3:
         leaving = [(request.member_id, None, None)]
     else:
         leaving = [(m.member_id, m.group_instance_id, m.reason if version >= 5 else None) for m in request.members]
-    top, errors = coordinator.classic.leave(request.group_id, leaving)
+    mixed = coordinator.consumer_group(request.group_id) if request.group_id else None
+    if mixed is not None:
+        top, errors = ErrorCode.NONE, [e for _, e in coordinator.consumer.classic_leave(mixed, [(m, i) for m, i, _ in leaving])]
+    else:
+        top, errors = coordinator.classic.leave(request.group_id, leaving)
     if version < 3:
         # LeaveGroupResponse for v0-2: the top-level error, else the first member error.
         return LeaveGroupResponse(throttle_time_ms=0, error_code=top or next((e for e in errors if e), ErrorCode.NONE))

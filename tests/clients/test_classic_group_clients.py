@@ -285,9 +285,11 @@ def test_killed_member_is_expired_at_its_session_timeout(broker) -> None:
         victim.wait(WAIT)
         wait_until(lambda: group_view(broker, group)[2] == 1, "the dead member's removal")
         gone_after = time.monotonic() - killed_at
-        # Its last heartbeat was at most one interval (plus scheduling) before the kill: not removed before the
-        # session timeout minus that interval, and removed about when the session timeout ends.
-        assert gone_after >= (session_ms - heartbeat_ms - 250) / 1000, gone_after
+        # Removed when the session timeout, counted from its last heartbeat (normally at most one 0.5 s interval
+        # before the kill), runs out: not at the disconnect, and not much later. The lower bound leaves room for a
+        # victim starved of CPU before it died (the exact deadline is checked on a fake clock in
+        # tests/shim/groups/test_classic_state.py and against Kafka in tests/differential/test_classic_groups.py).
+        assert gone_after >= session_ms / 2000, gone_after
         assert gone_after < session_ms / 1000 + 10, gone_after
         wait_until(lambda: survivor.assigned == {0, 1, 2, 3}, "the survivor owning every partition")
     finally:
@@ -299,8 +301,8 @@ def test_killed_member_is_expired_at_its_session_timeout(broker) -> None:
 def test_static_member_restarts_without_a_rebalance(broker) -> None:
     topic, group = new_topic(broker, 4), f"static-{uuid.uuid4().hex[:6]}"
     bootstrap = broker.bootstrap_servers
-    first = ConfluentMember(bootstrap, group, topic, **{"group.instance.id": "static-a", "session.timeout.ms": 30000})
-    other = ConfluentMember(bootstrap, group, topic, **{"group.instance.id": "static-b", "session.timeout.ms": 30000})
+    first = ConfluentMember(bootstrap, group, topic, **{"group.instance.id": "static-a", "session.timeout.ms": 120000})
+    other = ConfluentMember(bootstrap, group, topic, **{"group.instance.id": "static-b", "session.timeout.ms": 120000})
     first.start()
     other.start()
     try:
@@ -311,7 +313,7 @@ def test_static_member_restarts_without_a_rebalance(broker) -> None:
         before = set(first.assigned)
         first.finish()  # a static member does not send LeaveGroup: the group keeps its place
         assert group_view(broker, group) == ("Stable", generation, 2)
-        again = ConfluentMember(bootstrap, group, topic, **{"group.instance.id": "static-a", "session.timeout.ms": 30000})
+        again = ConfluentMember(bootstrap, group, topic, **{"group.instance.id": "static-a", "session.timeout.ms": 120000})
         again.start()
         try:
             wait_until(lambda: again.assigned, "the restarted member's assignment")
@@ -371,3 +373,59 @@ def test_kafkajs_consumer_joins_and_reads_back_what_was_produced(broker) -> None
     assert again["ok"], again
     assert sorted(m["value"] for m in again["messages"]) == ["late-0", "late-1", "late-2"]
     assert group_view(broker, group)[0] == "Empty"  # kafkajs left the group on disconnect
+
+
+def test_kafka_console_consumer_with_a_group(broker) -> None:
+    """Kafka 3.9's own Java consumer (kafka-console-consumer.sh --group: FindCoordinator v4, JoinGroup v9, SyncGroup
+    v5, Heartbeat v4, LeaveGroup v5) reads everything once, and a second run of the group starts at its commits."""
+    from tests.support.peers import REAL_KAFKA
+
+    topic, group = new_topic(broker, 2), f"console-{uuid.uuid4().hex[:6]}"
+    produce(broker.bootstrap_servers, topic, [f"c-{i}" for i in range(20)], 2)
+
+    def console(count: int) -> list[str]:
+        proc = subprocess.run(
+            [sys.executable, str(REAL_KAFKA), "run", "org.apache.kafka.tools.consumer.ConsoleConsumer",
+             "--bootstrap-server", broker.bootstrap_servers, "--topic", topic, "--group", group, "--from-beginning",
+             "--max-messages", str(count), "--timeout-ms", "60000"],
+            capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+        return proc.stdout.split()
+
+    assert sorted(console(20)) == sorted(f"c-{i}" for i in range(20))
+    assert group_view(broker, group)[0] == "Empty"  # it left the group when done
+    produce(broker.bootstrap_servers, topic, ["d-0", "d-1"], 2)
+    assert sorted(console(2)) == ["d-0", "d-1"]
+
+
+def test_group_max_size_refuses_the_member_too_many() -> None:
+    """group.max.size=1: a second consumer's JoinGroup fails with 81 (librdkafka reports GROUP_MAX_SIZE_REACHED) and
+    the first keeps its partitions."""
+    from confluent_kafka import Consumer, KafkaError
+
+    offsets_standin.install()
+    config = BrokerConfig.from_properties({
+        "listeners": "PLAINTEXT://127.0.0.1:0", "offsets.topic.replication.factor": "1",
+        "group.initial.rebalance.delay.ms": "0", "group.max.size": "1"})
+    with EmbeddedBroker(config) as broker:
+        topic, group = new_topic(broker, 2), "max-size"
+        first = ConfluentMember(broker.bootstrap_servers, group, topic)
+        first.start()
+        try:
+            wait_until(lambda: first.assigned == {0, 1}, "the first member's assignment")
+            errors: list = []
+            second = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": group,
+                               "error_cb": errors.append})
+            second.subscribe([topic])
+            try:
+                def refused() -> bool:
+                    message = second.poll(0.2)
+                    if message is not None and message.error():
+                        errors.append(message.error())
+                    return any(e.code() == KafkaError.GROUP_MAX_SIZE_REACHED for e in errors)
+                wait_until(refused, "GROUP_MAX_SIZE_REACHED")
+            finally:
+                second.close()
+            assert first.assigned == {0, 1} and group_view(broker, group)[2] == 1
+        finally:
+            first.finish()

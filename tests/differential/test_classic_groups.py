@@ -331,6 +331,11 @@ def test_join_errors(peers, group, version) -> None:
         t.request("leave unknown group", LEAVE, lv, body)
         if sv >= 5:
             t.request("sync without protocol type", SYNC, sv, sync_body(sv, group, 1, "ghost", {}, protocol_type=None))
+        if version >= 5:
+            pending = t.request("new member", JOIN, version, join_body(version, group + "-p")).body.member_id
+            t.request("pending member joins as static", JOIN, version,
+                      join_body(version, group + "-p", pending, instance="static-p"))
+            t.request("pending member joins", JOIN, version, join_body(version, group + "-p", pending))
 
     compare(peers, script)
 
@@ -375,7 +380,7 @@ def test_denied_without_read_on_the_group(peers, group, version) -> None:
 FIND_IGNORE = ("host", "port", "coordinators.*.host", "coordinators.*.port")
 
 
-@pytest.mark.parametrize("version", range(6))
+@pytest.mark.parametrize("version", range(7))
 def test_find_coordinator_authorized_and_denied(peers, group, version) -> None:
     peers.grant(group_acl(group + "-ok", DESCRIBE),
                 acl(rtype=TXN, name=group + "-tx-ok", pattern=PREFIXED, principal=ANONYMOUS, operation=DESCRIBE,
@@ -392,3 +397,136 @@ def test_find_coordinator_authorized_and_denied(peers, group, version) -> None:
         diff = [line for line in field_diff(normalise(kafka.body.to_dict(), ("throttle_time_ms", *FIND_IGNORE)),
                                             normalise(shim.body.to_dict(), ("throttle_time_ms", *FIND_IGNORE)))]
         assert not diff, f"FindCoordinator v{version} key type {key_type}:\n  " + "\n  ".join(diff)
+
+
+def test_silent_member_expires_at_its_session_timeout(peers, group) -> None:
+    """Two members; one stops heartbeating. The other's heartbeats turn to 27 when the silent one's session timeout
+    (6 s, the minimum) ends, on both brokers at about the same time, and the survivor rebalances alone."""
+    peers.grant(group_acl(group, READ))
+    version, session = 5, 6000
+    elapsed: dict[tuple[str, int], float] = {}
+
+    def join(t: Transcript, on: str, member: str = "") -> JoinGroupRequest:
+        return JoinGroupRequest(group_id=group, session_timeout_ms=session, rebalance_timeout_ms=20000, member_id=member,
+                                protocol_type="consumer",
+                                protocols=[_Protocol(name="range", metadata=subscription("t"))])
+
+    def beat(t: Transcript, on: str, member: str, generation: int) -> int:
+        return t.wire(on).request(HEARTBEAT, 3, HeartbeatRequest(group_id=group, generation_id=generation,
+                                                                  member_id=member)).body.error_code
+
+    def script(t: Transcript) -> None:
+        a = t.request("join a", JOIN, version, join(t, "a")).body.member_id
+        first = t.request("join a with id", JOIN, version, join(t, "a", a))
+        t.request("sync a", SYNC, 3, sync_body(3, group, first.body.generation_id, a, {a: b"all"}))
+        b = t.request("join b", JOIN, version, join(t, "b"), on="b").body.member_id
+        t.send(JOIN, version, join(t, "b", b), on="b")
+        deadline = time.monotonic() + 30
+        while beat(t, "a", a, first.body.generation_id) != ErrorCode.REBALANCE_IN_PROGRESS:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        rejoined = t.request("join a again", JOIN, version, join(t, "a", a))
+        generation = t.receive("join b answered", JOIN, version, on="b").body.generation_id
+        t.send(SYNC, 3, sync_body(3, group, generation, b, {}), on="b")
+        t.request("sync a", SYNC, 3, sync_body(3, group, rejoined.body.generation_id, a, {a: b"1", b: b"2"}))
+        t.receive("sync b", SYNC, 3, on="b")
+        silent_from = time.monotonic()  # a's session runs from its SyncGroup answer
+        while (code := beat(t, "b", b, generation)) == ErrorCode.NONE:
+            assert time.monotonic() - silent_from < 60, "the silent member was never expired"
+            time.sleep(0.1)
+        elapsed[t.address] = time.monotonic() - silent_from
+        assert code == ErrorCode.REBALANCE_IN_PROGRESS
+        alone = t.request("b rejoins alone", JOIN, version, join(t, "b", b), on="b")
+        assert [m.member_id for m in alone.body.members] == [b]
+
+    compare(peers, script)
+    kafka, shim = elapsed[peers.oracle.plaintext], elapsed[peers.shim_address]
+    for took in (kafka, shim):
+        assert session / 1000 - 0.5 <= took <= session / 1000 + 5, elapsed
+    assert abs(kafka - shim) < 2.0, elapsed
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    (["range", "roundrobin"], ["roundrobin", "range"]),
+    (["cooperative-sticky", "range"], ["range", "cooperative-sticky"]),
+    (["sticky", "roundrobin", "range"], ["range", "sticky"]),
+])
+def test_protocol_vote_and_ties(peers, group, first, second) -> None:
+    """Each member votes for its first protocol that every member supports; a tie goes the way Kafka's vote map
+    (a Scala immutable HashMap) iterates."""
+    peers.grant(group_acl(group, READ))
+
+    def join(member: str, names: list[str]) -> JoinGroupRequest:
+        return join_body(5, group, member, protocols=[_Protocol(name=n, metadata=subscription("t")) for n in names])
+
+    def script(t: Transcript) -> None:
+        a = t.request("join a", JOIN, 5, join("", first)).body.member_id
+        one = t.request("join a with id", JOIN, 5, join(a, first))
+        t.request("sync a", SYNC, 3, sync_body(3, group, one.body.generation_id, a, {a: b""}))
+        b = t.request("join b", JOIN, 5, join("", second), on="b").body.member_id
+        t.send(JOIN, 5, join(b, second), on="b")
+        deadline = time.monotonic() + 30
+        while t.wire("a").request(HEARTBEAT, 3, HeartbeatRequest(group_id=group, generation_id=one.body.generation_id,
+                                                                 member_id=a)).body.error_code == 0:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        t.request("join a again", JOIN, 5, join(a, first))
+        t.receive("join b answered", JOIN, 5, on="b")
+
+    answers = compare(peers, script)
+    assert answers[-1][1]["protocol_name"] in set(first) & set(second)
+
+
+def test_member_that_does_not_rejoin_is_dropped_at_the_rebalance_timeout(peers, group) -> None:
+    """The leader rejoins a Stable group; the follower keeps heartbeating (27) but never rejoins. When the rebalance
+    timeout (3 s, the largest of the members') passes, the rebalance completes without it and its next heartbeat is
+    25, on both brokers at about the same time."""
+    peers.grant(group_acl(group, READ))
+    rebalance_ms = 3000
+    took: dict[tuple[str, int], float] = {}
+
+    def join(member: str = "") -> JoinGroupRequest:
+        return JoinGroupRequest(group_id=group, session_timeout_ms=10000, rebalance_timeout_ms=rebalance_ms,
+                                member_id=member, protocol_type="consumer",
+                                protocols=[_Protocol(name="range", metadata=subscription("t"))])
+
+    def beat(t: Transcript, member: str, generation: int) -> int:
+        return t.wire("b").request(HEARTBEAT, 3, HeartbeatRequest(group_id=group, generation_id=generation,
+                                                                  member_id=member)).body.error_code
+
+    def script(t: Transcript) -> None:
+        a = t.request("join a", JOIN, 5, join()).body.member_id
+        one = t.request("join a with id", JOIN, 5, join(a))
+        t.request("sync a", SYNC, 3, sync_body(3, group, one.body.generation_id, a, {}))
+        b = t.request("join b", JOIN, 5, join(), on="b").body.member_id
+        t.send(JOIN, 5, join(b), on="b")
+        deadline = time.monotonic() + 30
+        while t.wire("a").request(HEARTBEAT, 3, HeartbeatRequest(group_id=group, generation_id=one.body.generation_id,
+                                                                 member_id=a)).body.error_code == 0:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        two = t.request("join a again", JOIN, 5, join(a))
+        t.receive("join b answered", JOIN, 5, on="b")
+        generation = two.body.generation_id
+        t.send(SYNC, 3, sync_body(3, group, generation, b, {}), on="b")
+        t.request("sync a", SYNC, 3, sync_body(3, group, generation, a, {}))
+        t.receive("sync b", SYNC, 3, on="b")
+        started = time.monotonic()
+        t.send(JOIN, 5, join(a), on="a")  # the leader rejoins: a rebalance b will not take part in
+        while (code := beat(t, b, generation)) == ErrorCode.NONE:  # until the broker has taken a's JoinGroup
+            assert time.monotonic() - started < 30
+            time.sleep(0.05)
+        codes = []
+        while code == ErrorCode.REBALANCE_IN_PROGRESS and time.monotonic() - started < 60:
+            codes.append(code)
+            time.sleep(0.2)
+            code = beat(t, b, generation)
+        t.receive("join a answered without b", JOIN, 5, on="a")
+        took[t.address] = time.monotonic() - started
+        assert codes and code == ErrorCode.UNKNOWN_MEMBER_ID, (codes, code)
+
+    answers = compare(peers, script)
+    assert [m["member_id"] for m in answers[-1][1]["members"]] == [answers[-1][1]["member_id"]]
+    for elapsed in took.values():
+        assert rebalance_ms / 1000 - 0.3 <= elapsed <= rebalance_ms / 1000 + 5, took
+    assert abs(took[peers.oracle.plaintext] - took[peers.shim_address]) < 2.0, took

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // kafkajs's consumer in a group (subscribe, JoinGroup/SyncGroup, committed offsets), driven by
-// tests/clients/test_classic_groups.py.
+// tests/clients/test_classic_group_clients.py.
 //
 // stdin: one JSON object {"brokers": ["127.0.0.1:9092"], "topic": "t", "groupId": "g", "count": 10, "timeoutMs": 60000}
 // It reads from the beginning until it has `count` records (or the time is up), commits and leaves the group.

@@ -3,7 +3,8 @@
 Real consumers fetch their committed offsets right after their first assignment, so the classic group tests need
 these two APIs to consume at all. ``install()`` registers them only when no real handler exists, so once
 ``shim/handlers/offsets.py`` lands it does nothing and the tests run against the real one. It keeps offsets in memory
-per broker and asks the classic coordinator's member checks (``validate_classic_offset_commit``); no ACLs, no
+per broker and asks the coordinator's member checks (``validate_classic_offset_commit``, or
+``validate_consumer_offset_commit`` for a KIP-848 group, whose members commit with v9); no ACLs, no
 metadata size limit, no persistence.
 """
 
@@ -25,11 +26,16 @@ def install() -> None:
             groups._standin_offsets = {}
         return groups._standin_offsets
 
-    @handles(ApiKey.OFFSET_COMMIT, 2, 8)
+    @handles(ApiKey.OFFSET_COMMIT, 2, 9)
     def offset_commit(ctx, request: messages.OffsetCommitRequest):
-        code = ctx.services.groups.validate_classic_offset_commit(
-            request.group_id, request.generation_id_or_member_epoch, request.member_id,
-            request.group_instance_id if ctx.api_version >= 7 else None, ctx.api_version)
+        groups = ctx.services.groups
+        if groups.consumer_group(request.group_id) is not None:  # KIP-848 members commit with v9 and their epoch
+            code = groups.validate_consumer_offset_commit(request.group_id, request.member_id,
+                                                          request.generation_id_or_member_epoch, ctx.api_version)
+        else:
+            code = groups.validate_classic_offset_commit(
+                request.group_id, request.generation_id_or_member_epoch, request.member_id,
+                request.group_instance_id if ctx.api_version >= 7 else None, ctx.api_version)
         offsets = store(ctx)
         R = messages.OffsetCommitResponse
         topics = []

@@ -362,3 +362,24 @@ def test_offset_commit_restarts_the_session() -> None:
 ])
 def test_subscription_topics(data: bytes, topics: set[str] | None) -> None:
     assert subscription_topics(data) == topics
+
+
+def test_store_hook_at_kafkas_store_points_and_loaded_groups() -> None:
+    h = Harness()
+    stored: list[tuple[str, int, dict[str, bytes]]] = []
+    h.classic.on_group_stored = lambda g: stored.append((g.state, g.generation_id, {m: x.assignment for m, x in g.members.items()}))
+    a = h.join(v4=False)[0].member_id
+    h.sync(a, 1, {a: b"A"})
+    assert stored == [("CompletingRebalance", 1, {a: b"A"})]
+    h.classic.leave("g", [(a, None, None)])
+    assert stored[-1] == ("Empty", 2, {})
+    # a Stable group read back at start-up: its member must heartbeat within its session timeout
+    from kafka_shim.shim.groups.classic import ClassicGroup, ClassicMember
+    group = ClassicGroup("loaded")
+    group.state, group.generation_id, group.protocol_name = "Stable", 7, "range"
+    member = ClassicMember("m-1", None, "c", "/127.0.0.1", REBALANCE, SESSION, "consumer", [("range", b"")])
+    group.add(member, None)
+    h.classic.loaded(group)
+    assert h.classic.heartbeat("loaded", "m-1", None, 7) == 0
+    h.clock.advance(SESSION)
+    assert not h.group("loaded").has("m-1")

@@ -61,6 +61,8 @@ WITH_ERROR_FORM = {ApiKey.METADATA, ApiKey.SASL_HANDSHAKE, ApiKey.API_VERSIONS, 
 WITH_ERROR_FORM |= {ApiKey.FETCH, ApiKey.LIST_OFFSETS, ApiKey.DELETE_RECORDS, ApiKey.OFFSET_FOR_LEADER_EPOCH}
 # The classic group protocol (issue 14).
 WITH_ERROR_FORM |= {ApiKey.FIND_COORDINATOR, ApiKey.JOIN_GROUP, ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP, ApiKey.SYNC_GROUP}
+# KIP-848 consumer groups (issue 14).
+WITH_ERROR_FORM |= {ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.CONSUMER_GROUP_DESCRIBE}
 
 
 def test_the_error_forms_are_registered_with_their_handlers() -> None:
@@ -97,6 +99,8 @@ def _request(api_key: int) -> object:
         return cls(topics=[cls.CreatePartitionsTopic(name="t", count=2)])
     if api_key == ApiKey.DESCRIBE_TOPIC_PARTITIONS:
         return cls(topics=[cls.TopicRequest(name="t")])
+    if api_key == ApiKey.CONSUMER_GROUP_DESCRIBE:
+        return cls(group_ids=["g"])
     if api_key == ApiKey.PRODUCE:
         return cls(acks=-1, topic_data=[cls.TopicProduceData(name="t", partition_data=[cls.PartitionProduceData(index=0)])])
     return cls()

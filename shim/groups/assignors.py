@@ -1,0 +1,209 @@
+"""The server-side assignors of KIP-848 consumer groups, as Kafka 3.9's group coordinator has them.
+
+Kafka's counterparts: ``org.apache.kafka.coordinator.group.assignor.UniformAssignor`` (name ``uniform``, the
+default: ``UniformHomogeneousAssignmentBuilder`` when every member subscribes to the same topics, the "optimized"
+case, else ``UniformHeterogeneousAssignmentBuilder``, the "general" one) and ``RangeAssignor`` (name ``range``).
+``group.consumer.assignors`` lists them; the first is the group's default, a member may ask for another with
+``ServerAssignor`` (group.remote.assignor in the Java consumer).
+
+What each gives:
+- ``range``: per topic, its partitions cut into contiguous ranges over the members subscribed to it, in the order
+  static members first (by instance id), then the others by member id; the first ``partitions % members`` get one
+  more. Not sticky, exactly as Kafka's (its result depends only on the members and topics).
+- ``uniform``: every partition of the subscribed topics to exactly one member, the counts differing by at most one
+  (among members with the same subscription), sticky: a member keeps what it had up to its quota.
+
+Version notes. Kafka walks Java HashMaps/HashSets of member ids and topic ids in the uniform builders, so which of
+two equally good members gets a freed partition follows those hash orders; kafka-shim walks members and partitions
+in sorted order. The properties a client sees (balance, stickiness, every partition once) are the same; the exact
+choice between equal candidates can differ. Kafka 3.9 has no rack-aware placement in these assignors (racks are
+recorded only).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+UNIFORM = "uniform"
+RANGE = "range"
+
+# group.consumer.assignors takes class names; each assignor answers to its short name.
+CLASS_NAMES = {
+    "org.apache.kafka.coordinator.group.assignor.UniformAssignor": UNIFORM,
+    "org.apache.kafka.coordinator.group.assignor.RangeAssignor": RANGE,
+}
+
+Assignment = dict[uuid.UUID, frozenset[int]]
+
+
+class AssignorError(Exception):
+    """Kafka's PartitionAssignorException: the coordinator answers UNKNOWN_SERVER_ERROR with its text."""
+
+
+@dataclass(frozen=True)
+class MemberSpec:
+    """What an assignor sees of a member: its subscription (as topic ids) and its current target assignment."""
+
+    member_id: str
+    instance_id: str | None = None
+    rack_id: str | None = None
+    subscribed_topic_ids: frozenset[uuid.UUID] = frozenset()
+    assignment: Mapping[uuid.UUID, frozenset[int]] = field(default_factory=dict)
+
+
+def assignor_name(configured: str) -> str:
+    """The short name of a ``group.consumer.assignors`` entry (a class name or already a short name)."""
+    return CLASS_NAMES.get(configured, configured)
+
+
+def assign(name: str, members: Mapping[str, MemberSpec], partition_counts: Mapping[uuid.UUID, int],
+           homogeneous: bool) -> dict[str, Assignment]:
+    """The target assignment of every member by the assignor ``name``; ``partition_counts`` gives each topic's size."""
+    if not members:
+        return {}
+    if name == RANGE:
+        return _range(members, partition_counts, homogeneous)
+    if name == UNIFORM:
+        if homogeneous:
+            return _uniform_homogeneous(members, partition_counts)
+        return _uniform_heterogeneous(members, partition_counts)
+    raise AssignorError(f"Unknown assignor {name}")
+
+
+def _sorted_members(members: Mapping[str, MemberSpec]) -> list[str]:
+    """RangeAssignor.sortMemberIds: static members first by instance id, then dynamic ones by member id."""
+    def key(member_id: str) -> tuple[int, str]:
+        instance = members[member_id].instance_id
+        return (0, instance) if instance is not None else (1, member_id)
+    return sorted(members, key=key)
+
+
+def _range(members: Mapping[str, MemberSpec], partition_counts: Mapping[uuid.UUID, int], homogeneous: bool) -> dict[str, Assignment]:
+    order = _sorted_members(members)
+    subscribers: dict[uuid.UUID, int] = {}
+    for member_id in order:
+        for topic_id in members[member_id].subscribed_topic_ids:
+            if topic_id not in partition_counts:
+                raise AssignorError("Member is subscribed to a non-existent topic")
+            subscribers[topic_id] = subscribers.get(topic_id, 0) + 1
+    next_start = dict.fromkeys(subscribers, 0)
+    extra = {t: partition_counts[t] % n for t, n in subscribers.items()}
+    result: dict[str, Assignment] = {}
+    for member_id in order:
+        assignment: Assignment = {}
+        for topic_id in sorted(members[member_id].subscribed_topic_ids):
+            quota = partition_counts[topic_id] // subscribers[topic_id]
+            if extra[topic_id] > 0:
+                quota += 1
+                extra[topic_id] -= 1
+            start = next_start[topic_id]
+            end = min(start + quota, partition_counts[topic_id])
+            next_start[topic_id] = end
+            if start < end:
+                assignment[topic_id] = frozenset(range(start, end))
+        result[member_id] = assignment
+    return result
+
+
+def _uniform_homogeneous(members: Mapping[str, MemberSpec], partition_counts: Mapping[uuid.UUID, int]) -> dict[str, Assignment]:
+    """Kafka's UniformHomogeneousAssignmentBuilder: quotas of total/members (the first total%members members one
+    more), each member keeps its partitions up to its quota, the rest are handed to members below their quota."""
+    order = sorted(members)
+    topics = members[order[0]].subscribed_topic_ids
+    if not topics:
+        return {m: {} for m in order}
+    for topic_id in topics:
+        if topic_id not in partition_counts:
+            raise AssignorError(f"Members are subscribed to topic {topic_id} which doesn't exist in the topic metadata.")
+    owned = {(t, p) for m in order for t, ps in members[m].assignment.items() if t in topics for p in ps}
+    unassigned = [(t, p) for t in sorted(topics) for p in range(partition_counts[t]) if (t, p) not in owned]
+    total = sum(partition_counts[t] for t in topics)
+    minimum, extra = divmod(total, len(order))
+    result: dict[str, dict[uuid.UUID, set[int]]] = {}
+    unfilled: list[tuple[str, int]] = []
+    for member_id in order:
+        quota = minimum + (1 if extra > 0 else 0)
+        extra -= 1 if extra > 0 else 0
+        kept: dict[uuid.UUID, set[int]] = {}
+        for topic_id in sorted(members[member_id].assignment):
+            if topic_id not in topics:
+                continue  # no longer subscribed: revoked
+            for partition in sorted(members[member_id].assignment[topic_id]):
+                if partition >= partition_counts[topic_id]:
+                    continue
+                if quota > 0:
+                    kept.setdefault(topic_id, set()).add(partition)
+                    quota -= 1
+                else:
+                    unassigned.append((topic_id, partition))
+        result[member_id] = kept
+        if quota > 0:
+            unfilled.append((member_id, quota))
+    index = 0
+    for member_id, quota in unfilled:
+        for _ in range(quota):
+            if index >= len(unassigned):
+                break
+            topic_id, partition = unassigned[index]
+            index += 1
+            result[member_id].setdefault(topic_id, set()).add(partition)
+    if index < len(unassigned):
+        raise AssignorError("Partitions were left unassigned")
+    return {m: {t: frozenset(ps) for t, ps in a.items()} for m, a in result.items()}
+
+
+def _uniform_heterogeneous(members: Mapping[str, MemberSpec], partition_counts: Mapping[uuid.UUID, int]) -> dict[str, Assignment]:
+    """The general case (members subscribe to different topics): every partition of a topic goes to one of its
+    subscribers; current owners keep theirs; the rest go to the subscriber
+    with the fewest partitions; then partitions move from the most to the least loaded subscriber of the same
+    topic until no move narrows the spread (Kafka's UniformHeterogeneousAssignmentBuilder has the same goals)."""
+    order = sorted(members)
+    subscribers: dict[uuid.UUID, list[str]] = {}
+    for member_id in order:
+        for topic_id in members[member_id].subscribed_topic_ids:
+            if topic_id not in partition_counts:
+                raise AssignorError(f"Members are subscribed to topic {topic_id} which doesn't exist in the topic metadata.")
+            subscribers.setdefault(topic_id, []).append(member_id)
+    result: dict[str, dict[uuid.UUID, set[int]]] = {m: {} for m in order}
+    load = dict.fromkeys(order, 0)
+    owner: dict[tuple[uuid.UUID, int], str] = {}
+    for member_id in order:
+        for topic_id in sorted(members[member_id].assignment):
+            if topic_id not in subscribers or member_id not in subscribers[topic_id]:
+                continue
+            for partition in sorted(members[member_id].assignment[topic_id]):
+                key = (topic_id, partition)
+                if partition >= partition_counts[topic_id] or key in owner:
+                    continue
+                owner[key] = member_id
+                result[member_id].setdefault(topic_id, set()).add(partition)
+                load[member_id] += 1
+    # Topics with fewer subscribers first: they have the least freedom.
+    for topic_id in sorted(subscribers, key=lambda t: (len(subscribers[t]), str(t))):
+        for partition in range(partition_counts[topic_id]):
+            if (topic_id, partition) in owner:
+                continue
+            target = min(subscribers[topic_id], key=lambda m: (load[m], m))
+            owner[(topic_id, partition)] = target
+            result[target].setdefault(topic_id, set()).add(partition)
+            load[target] += 1
+    moved = True
+    while moved:
+        moved = False
+        for topic_id in sorted(subscribers, key=str):
+            subs = subscribers[topic_id]
+            for partition in range(partition_counts[topic_id]):
+                current = owner[(topic_id, partition)]
+                target = min(subs, key=lambda m: (load[m], m))
+                if load[current] - load[target] > 1:
+                    result[current][topic_id].discard(partition)
+                    if not result[current][topic_id]:
+                        del result[current][topic_id]
+                    result[target].setdefault(topic_id, set()).add(partition)
+                    owner[(topic_id, partition)] = target
+                    load[current] -= 1
+                    load[target] += 1
+                    moved = True
+    return {m: {t: frozenset(ps) for t, ps in a.items()} for m, a in result.items()}

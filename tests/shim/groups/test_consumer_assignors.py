@@ -1,0 +1,114 @@
+"""The server-side assignors (uniform, range) as Kafka 3.9's: every subscribed partition once, balanced, sticky."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kafka_shim.shim.groups.assignors import RANGE, UNIFORM, AssignorError, MemberSpec, assign
+
+TOPICS = [uuid.UUID(int=i + 1) for i in range(4)]
+
+
+def _flatten(result: dict) -> list[tuple[uuid.UUID, int, str]]:
+    return [(t, p, m) for m, a in result.items() for t, ps in a.items() for p in ps]
+
+
+def _check_complete(result: dict, members: dict[str, MemberSpec], counts: dict[uuid.UUID, int]) -> None:
+    owners: dict[tuple[uuid.UUID, int], str] = {}
+    for topic_id, partition, member_id in _flatten(result):
+        assert (topic_id, partition) not in owners, f"{topic_id}-{partition} assigned twice"
+        assert topic_id in members[member_id].subscribed_topic_ids, f"{member_id} got {topic_id} it does not subscribe to"
+        owners[(topic_id, partition)] = member_id
+    subscribed = {t for m in members.values() for t in m.subscribed_topic_ids}
+    assert set(owners) == {(t, p) for t in subscribed for p in range(counts[t])}
+
+
+@st.composite
+def groups(draw, homogeneous: bool):
+    counts = {t: draw(st.integers(1, 12)) for t in TOPICS}
+    n = draw(st.integers(1, 7))
+    names = [f"m{i:02d}" for i in range(n)]
+    if homogeneous:
+        topics = frozenset(draw(st.sets(st.sampled_from(TOPICS), min_size=1)))
+        subs = {m: topics for m in names}
+    else:
+        subs = {m: frozenset(draw(st.sets(st.sampled_from(TOPICS), min_size=1))) for m in names}
+    return {m: MemberSpec(m, subscribed_topic_ids=subs[m]) for m in names}, counts
+
+
+@settings(max_examples=150, deadline=None)
+@given(groups(homogeneous=True), st.data())
+def test_uniform_homogeneous_is_complete_balanced_and_sticky(group, data) -> None:
+    members, counts = group
+    first = assign(UNIFORM, members, counts, homogeneous=True)
+    _check_complete(first, members, counts)
+    sizes = [sum(len(ps) for ps in a.values()) for a in first.values()]
+    assert max(sizes) - min(sizes) <= 1
+    # One member leaves: the others keep everything they had (sticky), and take only its partitions.
+    if len(members) > 1:
+        leaving = data.draw(st.sampled_from(sorted(members)))
+        rest = {m: MemberSpec(m, subscribed_topic_ids=s.subscribed_topic_ids, assignment=first[m])
+                for m, s in members.items() if m != leaving}
+        second = assign(UNIFORM, rest, counts, homogeneous=True)
+        _check_complete(second, rest, counts)
+        sizes = [sum(len(ps) for ps in a.values()) for a in second.values()]
+        assert max(sizes) - min(sizes) <= 1
+        for member_id in rest:
+            kept = {(t, p) for t, ps in first[member_id].items() for p in ps}
+            now = {(t, p) for t, ps in second[member_id].items() for p in ps}
+            # a member gives up at most what exceeds its new quota, and never more when the quota grew
+            assert len(kept - now) <= max(0, len(kept) - min(sizes) - 1)
+
+
+@settings(max_examples=150, deadline=None)
+@given(groups(homogeneous=False))
+def test_uniform_heterogeneous_is_complete_and_balanced_per_topic(group) -> None:
+    members, counts = group
+    result = assign(UNIFORM, members, counts, homogeneous=False)
+    _check_complete(result, members, counts)
+    load = {m: sum(len(ps) for ps in a.values()) for m, a in result.items()}
+    # No partition could move to another of its subscribers and narrow the spread.
+    for topic_id, partition, owner in _flatten(result):
+        for other, spec in members.items():
+            if topic_id in spec.subscribed_topic_ids:
+                assert load[owner] - load[other] <= 1, (topic_id, partition, owner, other, load)
+    again = assign(UNIFORM, {m: MemberSpec(m, subscribed_topic_ids=s.subscribed_topic_ids, assignment=result[m]) for m, s in members.items()},
+                   counts, homogeneous=False)
+    assert again == result, "an unchanged group keeps its assignment"
+
+
+@settings(max_examples=150, deadline=None)
+@given(groups(homogeneous=False))
+def test_range_gives_contiguous_ranges_per_topic(group) -> None:
+    members, counts = group
+    result = assign(RANGE, members, counts, homogeneous=False)
+    _check_complete(result, members, counts)
+    for topic_id in TOPICS:
+        subscribers = sorted(m for m, s in members.items() if topic_id in s.subscribed_topic_ids)
+        if not subscribers:
+            continue
+        quota, extra = divmod(counts[topic_id], len(subscribers))
+        start = 0
+        for index, member_id in enumerate(subscribers):
+            size = quota + (1 if index < extra else 0)
+            assert result[member_id].get(topic_id, frozenset()) == frozenset(range(start, start + size))
+            start += size
+
+
+def test_range_puts_static_members_first_by_instance_id() -> None:
+    members = {
+        "a": MemberSpec("a", subscribed_topic_ids=frozenset(TOPICS[:1])),
+        "b": MemberSpec("b", instance_id="z", subscribed_topic_ids=frozenset(TOPICS[:1])),
+        "c": MemberSpec("c", instance_id="y", subscribed_topic_ids=frozenset(TOPICS[:1])),
+    }
+    result = assign(RANGE, members, {TOPICS[0]: 5}, homogeneous=True)
+    assert result == {"c": {TOPICS[0]: frozenset({0, 1})}, "b": {TOPICS[0]: frozenset({2, 3})}, "a": {TOPICS[0]: frozenset({4})}}
+
+
+def test_a_missing_topic_fails_the_assignment() -> None:
+    with pytest.raises(AssignorError, match="non-existent topic"):
+        assign(RANGE, {"a": MemberSpec("a", subscribed_topic_ids=frozenset(TOPICS[:1]))}, {}, homogeneous=True)
