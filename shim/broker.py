@@ -155,6 +155,9 @@ class Broker:
         return f"{host}:{port}"
 
     async def stop(self) -> None:
+        warm_up, self._warm_up = self._warm_up, None
+        if warm_up is not None:
+            warm_up.cancel()  # first: the awaits below would let it import another module or two
         for server in self.servers:
             server.close()
         for conn in list(self.connections):
@@ -166,9 +169,7 @@ class Broker:
                 for conn in list(self.connections):
                     conn.abort()
         self.servers.clear()
-        if self._warm_up is not None:
-            warm_up, self._warm_up = self._warm_up, None
-            warm_up.cancel()
+        if warm_up is not None:
             await asyncio.gather(warm_up, return_exceptions=True)
         if self._chores is not None:
             chores, self._chores = self._chores, None
