@@ -76,7 +76,7 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-CPU: dict[str, list[float]] = {"client": [], "kafka-shim": []}  # CPU seconds of each process, load-independent
+CPU: dict[str, list[float]] = {"client": [], "kafka-shim": []}  # CPU seconds of each process: less moved by other load than wall time
 
 
 def client(bootstrap: str, records: int) -> dict[str, float]:

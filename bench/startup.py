@@ -58,7 +58,7 @@ def _read_exactly(sock: socket.socket, n: int) -> bytes:
 
 
 def _cpu_seconds(pid: int) -> float:
-    """CPU (user + sys) a live process has used so far: a figure the machine's other load barely moves."""
+    """CPU (user + sys) a live process has used so far: moved less by the machine's other load than wall time."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
