@@ -18,10 +18,12 @@ from kafka_shim.shim.cluster.identity import load_cluster_identity
 from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError, Listener
 from kafka_shim.shim.groups.coordinator import GroupCoordinator
+from kafka_shim.shim.groups.offsets_log import OFFSETS_TOPIC
 from kafka_shim.shim.groups.settings import GroupSettings
 from kafka_shim.shim.handlers import deferred_handlers
 from kafka_shim.shim.log.errors import LogError
 from kafka_shim.shim.log.log_manager import LogManager
+from kafka_shim.shim.log.partition_log import PartitionLog
 from kafka_shim.shim.log.storage import FileStorage
 from kafka_shim.shim.net.connection import KafkaConnection
 from kafka_shim.shim.partitions.chores import run_chores
@@ -76,6 +78,7 @@ class Broker:
             append_waiters=waiters,
             groups=GroupCoordinator(GroupSettings.from_properties(config.raw)),
         )
+        _attach_offsets_topic(self.services.groups, partitions, persist=bool(config.log_dirs))
         self.security: dict[str, ListenerSecurity] = {}
         self.connections: set[KafkaConnection] = set()
         self.servers: list[asyncio.base_events.Server] = []
@@ -83,6 +86,7 @@ class Broker:
         self.dispatcher = Dispatcher(self.services)
         self._chores: asyncio.Task | None = None
         self._warm_up: asyncio.Task | None = None
+        self._offsets_loaded = False
 
     # The cluster state and the authorizer, for tests and embedding code (handlers use ``ctx.services``).
     @property
@@ -109,6 +113,9 @@ class Broker:
             self.security = build_listener_security(self.config, services.scram)
         if self.config.authorizer_enabled and services.authorizer is None:
             services.authorizer = _open_authorizer(self.config, self.preload_acls)
+        if services.groups is not None and not self._offsets_loaded:
+            _load_offsets(services.groups)
+            self._offsets_loaded = True
         dispatcher = self.dispatcher
         unknown = [key for key in self.config.unknown_keys if not is_kafka_broker_key(key)]
         if unknown:  # Kafka's own broker keys are known: DescribeConfigs reports them (shim/cluster/configs)
@@ -142,6 +149,8 @@ class Broker:
             raise OSError(exc.errno, f"cannot listen on {listener.name}://{listener.host}:{listener.port}: {exc.strerror}") from None
         if services.partitions is not None and self._chores is None:
             self._chores = loop.create_task(run_chores(services.partitions), name="kafka-shim-log-chores")
+            if services.groups is not None:
+                services.groups.start_offsets_expiry()
         for b in self.bound:
             log.info("listening", listener=b.url, cluster_id=self.state.cluster_id, node_id=self.state.node_id)
         if self._warm_up is None:
@@ -215,6 +224,40 @@ def _producer_ids(config: BrokerConfig) -> ProducerIdAllocator:
         return ProducerIdAllocator(Path(data_dir) / ID_FILE_NAME if data_dir else None)
     except ValueError as exc:
         raise ConfigError(f"cannot read the producer id file in {data_dir}: {exc}") from None
+
+
+class _OffsetsTopic:
+    """``__consumer_offsets`` for the group coordinator (groups/ may not import the partitions manager)."""
+
+    def __init__(self, partitions: Partitions) -> None:
+        self.partitions = partitions
+
+    def partition_count(self) -> int | None:
+        topic = self.partitions.cluster.topics.get(OFFSETS_TOPIC)
+        return None if topic is None else len(topic.partitions)
+
+    def log(self, partition: int) -> PartitionLog:
+        state = self.partitions.get(OFFSETS_TOPIC, partition)
+        if state is None:
+            raise LogError(f"{OFFSETS_TOPIC}-{partition} does not exist")
+        return state.log
+
+    def appended(self, partition: int) -> None:
+        self.partitions.appended(OFFSETS_TOPIC, partition)
+
+
+def _attach_offsets_topic(groups: GroupCoordinator, partitions: Partitions, *, persist: bool) -> None:
+    """Committed offsets: kept in __consumer_offsets with log.dirs, dropped with a deleted topic."""
+    groups.attach_offsets_topic(_OffsetsTopic(partitions), persist=persist)
+    partitions.add_topic_deleted_listener(groups.topic_deleted)
+
+
+def _load_offsets(groups: GroupCoordinator) -> None:
+    """Committed offsets read back from __consumer_offsets (on the loop: loaded groups take its clock)."""
+    try:
+        groups.load_offsets()
+    except (OSError, ValueError, LogError) as exc:
+        raise ConfigError(f"cannot read the committed offsets in {OFFSETS_TOPIC}: {exc}") from None
 
 
 def _open_partitions(config: BrokerConfig, cluster: ClusterState, broker_properties: dict[str, str]) -> Partitions:

@@ -8,16 +8,33 @@ call this class with plain values and turn its answers into wire messages; nothi
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from kafka_shim.protocol.codes import ErrorCode
+import structlog
+
+from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.shim.groups.classic import ClassicGroup
 from kafka_shim.shim.groups.classic_coordinator import ClassicCoordinator
 from kafka_shim.shim.groups.consumer import ConsumerGroup, ConsumerGroupManager
+from kafka_shim.shim.groups.offsets import (
+    EMPTY_GROUP_ID_ALLOWED,
+    ExpiryRule,
+    FetchedOffset,
+    OffsetAndMetadata,
+    OffsetStore,
+    SinkError,
+    TopicPartition,
+    commit_order,
+    delete_order,
+)
+from kafka_shim.shim.groups.offsets_log import GroupRecord, Loaded, MemberRecord, OffsetsLog, OffsetsTopic
 from kafka_shim.shim.groups.settings import GroupSettings
 from kafka_shim.shim.groups.timers import LoopScheduler, Scheduler
+
+log = structlog.get_logger(__name__)
 
 
 class GroupCoordinator:
@@ -27,13 +44,220 @@ class GroupCoordinator:
         self.clock = clock
         # group id -> its group (classic or consumer protocol).
         self.groups: dict[str, Any] = {}
+        # Committed offsets (offsets.py), kept in __consumer_offsets when the Broker attaches it with log.dirs set.
+        self.offsets = OffsetStore(settings.offset_metadata_max_bytes, settings.offsets_retention_minutes * 60_000)
+        self.offsets_log: OffsetsLog | None = None
+        self._offsets_topic: OffsetsTopic | None = None
+        self._expiry_timer: asyncio.TimerHandle | None = None
         # --- classic protocol (classic.py, classic_coordinator.py) ---
         self.scheduler: Scheduler = scheduler if scheduler is not None else LoopScheduler()
         self.classic = ClassicCoordinator(self.groups, settings, self.scheduler)
+        # Where Kafka's storeGroup writes a group's metadata record, kafka-shim writes it to __consumer_offsets too.
+        self.classic.on_group_stored = self._store_classic_group
 
     def close(self) -> None:
         """Stop the timers; called once when the broker stops."""
+        if self._expiry_timer is not None:
+            self._expiry_timer.cancel()
+            self._expiry_timer = None
         self.classic.close()
+
+    # -- committed offsets (OffsetCommit, OffsetFetch, OffsetDelete; GroupCoordinator.scala's offset methods) -----------
+
+    def attach_offsets_topic(self, topic: OffsetsTopic, *, persist: bool) -> None:
+        """The Broker hands over ``__consumer_offsets``: whether it exists decides whether this broker coordinates
+        groups (NOT_COORDINATOR before it does, as in Kafka); with ``persist`` (log.dirs set) offsets and group
+        metadata are written to it and ``load_offsets`` reads them back."""
+        self._offsets_topic = topic
+        self.offsets_log = OffsetsLog(topic, self.offsets.now_ms) if persist else None
+        self.offsets.sink = self.offsets_log
+
+    def offsets_status(self, group_id: str, api_key: int) -> int:
+        """GroupCoordinator.validateGroupStatus: INVALID_GROUP_ID (an empty id is fine for OffsetCommit/OffsetFetch),
+        then NOT_COORDINATOR while ``__consumer_offsets`` does not exist."""
+        if group_id is None or (group_id == "" and api_key not in EMPTY_GROUP_ID_ALLOWED):
+            return ErrorCode.INVALID_GROUP_ID
+        if self._offsets_topic is not None and self._offsets_topic.partition_count() is None:
+            return ErrorCode.NOT_COORDINATOR
+        return ErrorCode.NONE
+
+    def commit_offsets(self, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int,
+                       offsets: Sequence[tuple[TopicPartition, OffsetAndMetadata]], api_version: int) -> list[tuple[TopicPartition, int]]:
+        """GroupCoordinator.handleCommitOffsets: each partition's error, in Kafka's answer order."""
+        order = commit_order(tp for tp, _ in offsets)
+        error = self.offsets_status(group_id, ApiKey.OFFSET_COMMIT)
+        if error == ErrorCode.NONE:
+            error = self._validate_offset_commit(group_id, generation_id, member_id, group_instance_id, api_version)
+        if error != ErrorCode.NONE:
+            return [(tp, error) for tp in order]
+        stored = self.offsets.commit(group_id, offsets)
+        return [(tp, stored[tp]) for tp in order]
+
+    def fetch_offsets(self, group_id: str, partitions: Sequence[TopicPartition] | None, require_stable: bool = False,
+                      member: tuple[str | None, int] | None = None) -> tuple[int, list[tuple[TopicPartition, FetchedOffset]]]:
+        """GroupCoordinator.handleFetchOffsets: the group's error, or its offsets in Kafka's order. Commits are
+        written before they are answered, so none is ever pending and ``require_stable`` changes nothing."""
+        error = self.offsets_status(group_id, ApiKey.OFFSET_FETCH)
+        if error == ErrorCode.NONE and member is not None and self.consumer_group(group_id) is not None:
+            error = self.validate_consumer_offset_fetch(group_id, *member)  # v9: a KIP-848 member's id and epoch
+        if error != ErrorCode.NONE:
+            return error, []
+        return ErrorCode.NONE, self.offsets.fetch(group_id, partitions)
+
+    def delete_offsets(self, group_id: str, partitions: Sequence[TopicPartition]) -> tuple[int, list[tuple[TopicPartition, int]]]:
+        """GroupCoordinator.handleDeleteOffsets: a group error, or each partition's (86 for topics the members
+        consume, else removed)."""
+        error = self.offsets_status(group_id, ApiKey.OFFSET_DELETE)
+        if error != ErrorCode.NONE:
+            return error, []
+        group = self.groups.get(group_id)
+        state = getattr(group, "state", "Dead")
+        if group is None or state == "Dead":
+            return ErrorCode.GROUP_ID_NOT_FOUND, []
+        consumed: list[TopicPartition] = []
+        if state == "Empty":
+            eligible = list(partitions)
+        elif state in ("PreparingRebalance", "CompletingRebalance", "Stable") and getattr(group, "protocol_type", None) == "consumer":
+            subscribed = group.subscribed_topics()  # None: unknown, so every topic counts as consumed (Kafka's caution)
+            consumed = [tp for tp in partitions if subscribed is None or tp[0] in subscribed]
+            eligible = [tp for tp in partitions if not (subscribed is None or tp[0] in subscribed)]
+        else:
+            return ErrorCode.NON_EMPTY_GROUP, []
+        if eligible:
+            self.offsets.delete(group_id, eligible)
+            self._drop_group_if_done(group_id)
+        errors = {tp: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC for tp in consumed} | {tp: ErrorCode.NONE for tp in eligible}
+        return ErrorCode.NONE, [(tp, errors[tp]) for tp in delete_order([*consumed, *eligible])]
+
+    def topic_deleted(self, topic: str) -> None:
+        """The offsets of a deleted topic go (GroupCoordinator.handleDeletedPartitions); groups left Empty without
+        offsets go with them."""
+        for group_id in self.offsets.topic_deleted(topic):
+            self._drop_group_if_done(group_id)
+
+    def expire_offsets(self) -> int:
+        """One pass of ``offsets.retention.minutes`` (GroupMetadataManager.cleanupGroupMetadata): the number of offsets
+        removed."""
+        now = self.offsets.now_ms()
+        removed = 0
+        for group_id in list(self.groups):
+            removed += len(self.offsets.expire(group_id, self._expiry_rule(self.groups[group_id]), now))
+            self._drop_group_if_done(group_id)
+        if removed:
+            log.info("offsets_expired", count=removed)
+        return removed
+
+    def record_group(self, group_id: str, group: GroupRecord) -> None:
+        """Keep a classic group's metadata in ``__consumer_offsets`` (GroupMetadataManager.storeGroup), when there is
+        a data directory; for the classic protocol's rebalance and sync steps to call. Raises SinkError when the
+        append fails (Kafka answers it as storeGroup's converted error)."""
+        if self.offsets_log is not None:
+            self.offsets_log.append_group(group_id, group)
+
+    def _store_classic_group(self, group: ClassicGroup) -> None:
+        record = self.group_record_of(group, {m.member_id: m.assignment for m in group.members.values()})
+        try:
+            self.record_group(group.group_id, record)
+        except SinkError as exc:  # the group goes on in memory; only its restart state is lost (Kafka logs it too)
+            log.error("group_metadata_not_stored", group_id=group.group_id, generation_id=group.generation_id, error=str(exc))
+
+    def load_offsets(self) -> Loaded | None:
+        """At start, with a data directory: the committed offsets read back into the store; groups that only stored
+        offsets come back as Empty groups (as Kafka loads them). The group metadata records are returned for the
+        classic protocol to restore its groups."""
+        if self.offsets_log is None:
+            return None
+        loaded = self.offsets_log.load()
+        for group_id, offsets in loaded.offsets.items():
+            self.offsets.load(group_id, offsets)
+            if offsets and group_id not in loaded.groups:
+                self.groups.setdefault(group_id, self._new_simple_group(group_id))
+        for group_id, record in loaded.groups.items():
+            self.groups.setdefault(group_id, self._restore_group(group_id, record))
+        log.info("offsets_loaded", groups=len(loaded.offsets), offsets=sum(map(len, loaded.offsets.values())))
+        return loaded
+
+    def start_offsets_expiry(self) -> None:
+        """Run ``expire_offsets`` every ``offsets.retention.check.interval.ms`` on the running loop until ``close``."""
+        loop = asyncio.get_running_loop()
+        interval = max(self.settings.offsets_retention_check_interval_ms, 1) / 1000
+
+        def tick() -> None:
+            try:
+                self.expire_offsets()
+            except Exception as exc:  # one failed pass must not end the chore
+                log.warning("offsets_expiry_failed", error=str(exc))
+            self._expiry_timer = loop.call_later(interval, tick)
+
+        self._expiry_timer = loop.call_later(interval, tick)
+
+    def _expiry_rule(self, group: Any) -> ExpiryRule | None:
+        """GroupMetadata.removeExpiredOffsets' cases for the group's protocol and state."""
+        protocol_type = getattr(group, "protocol_type", None) or None
+        state = getattr(group, "state", "Empty")
+        if protocol_type is None:
+            return ExpiryRule()  # a group that only stores offsets: from each commit
+        if state == "Empty":
+            return ExpiryRule(since=self._state_since_ms(group))
+        if protocol_type == "consumer" and state == "Stable":
+            subscribed = group.subscribed_topics()
+            if subscribed is not None:
+                return ExpiryRule(keep_topics=frozenset(subscribed))
+        return None
+
+    def _state_since_ms(self, group: Any) -> int | None:
+        """When the group entered its state, in wall-clock ms (commit timestamps are wall-clock, as in Kafka); a
+        group timed on the loop's clock (``state_timestamp_ms``) is converted through the scheduler's now."""
+        since = getattr(group, "current_state_timestamp", None)
+        if since is not None:
+            return since if since >= 0 else None
+        loop_ms, scheduler = getattr(group, "state_timestamp_ms", None), getattr(self, "scheduler", None)
+        if loop_ms is None or scheduler is None:
+            return None
+        return self.offsets.now_ms() - (scheduler.now_ms() - loop_ms)
+
+    def _drop_group_if_done(self, group_id: str) -> None:
+        """cleanupGroupMetadata: an Empty group without offsets becomes Dead and is forgotten; one that had a
+        generation gets its group metadata tombstone."""
+        group = self.groups.get(group_id)
+        if group is None or getattr(group, "state", None) != "Empty" or self.offsets.has_offsets(group_id):
+            return
+        del self.groups[group_id]
+        group.transition_to("Dead", self.scheduler.now_ms())
+        if getattr(group, "generation_id", 0) > 0:
+            self.offsets.tombstone_group(group_id)
+
+    def group_record_of(self, group: ClassicGroup, assignment: dict[str, bytes]) -> GroupRecord:
+        """GroupMetadataManager.groupMetadataValue's content for a classic group and its members' assignments (for
+        ``record_group``): the state timestamp in wall-clock ms, each member's metadata of the chosen protocol."""
+        members = tuple(
+            MemberRecord(m.member_id, m.group_instance_id, m.client_id, m.client_host, m.rebalance_timeout_ms, m.session_timeout_ms,
+                         m.metadata(group.protocol_name) if group.protocol_name else b"", assignment.get(m.member_id, b""))
+            for m in group.members.values())
+        return GroupRecord(group.protocol_type or "", group.generation_id, group.protocol_name, group.leader_id,
+                           self._state_since_ms(group) or -1, members)
+
+    def _validate_offset_commit(self, group_id: str, generation_id: int, member_id: str, group_instance_id: str | None,
+                                api_version: int) -> int:
+        if self.consumer_group(group_id) is not None:  # KIP-848 members commit with their member epoch
+            return self.validate_consumer_offset_commit(group_id, member_id, generation_id, api_version)
+        return self.validate_classic_offset_commit(group_id, generation_id, member_id, group_instance_id, api_version)
+
+    def _new_simple_group(self, group_id: str) -> ClassicGroup:
+        """A group loaded with offsets and no metadata: Empty, no protocol, generation 0, its state starting now."""
+        return ClassicGroup(group_id, self.scheduler.now_ms())
+
+    def _restore_group(self, group_id: str, record: GroupRecord) -> ClassicGroup:
+        """A group read back from its GroupMetadataValue. Kafka restores its members (Stable) and lets their sessions
+        run out unless they heartbeat; kafka-shim restores it Empty at its generation (the members join again), with
+        the time it entered its state."""
+        group = self._new_simple_group(group_id)
+        group.protocol_type = record.protocol_type or None
+        group.protocol_name = record.protocol if record.members else None
+        group.generation_id = record.generation
+        if record.current_state_timestamp >= 0:
+            group.state_timestamp_ms = self.scheduler.now_ms() - (self.offsets.now_ms() - record.current_state_timestamp)
+        return group
 
     # --- classic protocol: the interface the offsets and admin parts use ---
 

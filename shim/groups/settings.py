@@ -11,6 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from kafka_shim.shim.config.broker_config import ConfigError
+
+# GroupType's names, which group.coordinator.rebalance.protocols may list (ConfigDef's ValidList).
+PROTOCOL_NAMES = ("consumer", "classic", "share", "unknown")
+
 DEFAULTS: dict[str, str] = {
     "group.min.session.timeout.ms": "6000",
     "group.max.session.timeout.ms": "1800000",
@@ -72,12 +77,20 @@ class GroupSettings:
         def items(key: str) -> list[str]:
             return [item.strip() for item in get(key).split(",") if item.strip()]
 
+        protocols = frozenset(p.lower() for p in items("group.coordinator.rebalance.protocols"))
+        unknown = sorted(protocols - set(PROTOCOL_NAMES))
+        if unknown:
+            raise ConfigError(f"group.coordinator.rebalance.protocols lists {', '.join(unknown)}; each must be one of "
+                              f"{', '.join(PROTOCOL_NAMES)} (e.g. classic,consumer)")
+        if "classic" not in protocols:  # KafkaConfig.groupCoordinatorRebalanceProtocols refuses it at start
+            raise ConfigError("Disabling the 'CLASSIC' protocol is not supported: group.coordinator.rebalance.protocols "
+                              "must list classic (e.g. classic or classic,consumer)")
         return cls(
             min_session_timeout_ms=number("group.min.session.timeout.ms"),
             max_session_timeout_ms=number("group.max.session.timeout.ms"),
             initial_rebalance_delay_ms=number("group.initial.rebalance.delay.ms"),
             max_size=number("group.max.size"),
-            rebalance_protocols=frozenset(p.lower() for p in items("group.coordinator.rebalance.protocols")),
+            rebalance_protocols=protocols,
             offset_metadata_max_bytes=number("offset.metadata.max.bytes"),
             offsets_topic_num_partitions=number("offsets.topic.num.partitions"),
             offsets_retention_minutes=number("offsets.retention.minutes"),

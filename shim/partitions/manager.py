@@ -56,6 +56,7 @@ class Partitions:
         self._topics_file = data_dir / TOPICS_FILE if data_dir is not None else None
         self._states: dict[tuple[str, int], PartitionState] = {}
         self._listeners: list[AppendListener] = []
+        self._deleted_listeners: list[Callable[[str], None]] = []
 
     # -- lookup -------------------------------------------------------------------------------------------------------
 
@@ -123,6 +124,8 @@ class Partitions:
         self.logs.delete_topic(name)
         self._save()
         log.info("topic_deleted", topic=name)
+        for deleted in self._deleted_listeners:
+            deleted(name)  # e.g. the group coordinator drops the topic's committed offsets
         for topic, index in gone:
             # As ReplicaManager.stopPartitions completes the delayed fetches of a deleted partition: a fetch waiting
             # on it answers now (UNKNOWN_TOPIC_OR_PARTITION) rather than at the end of its max_wait_ms.
@@ -134,6 +137,10 @@ class Partitions:
         """Call ``listener(topic, partition)`` after each append, and when the partition is deleted or its log start
         moves (what wakes waiting fetches: they read again and answer what changed)."""
         self._listeners.append(listener)
+
+    def add_topic_deleted_listener(self, listener: Callable[[str], None]) -> None:
+        """Call ``listener(topic)`` once a topic is deleted."""
+        self._deleted_listeners.append(listener)
 
     def appended(self, topic: str, partition: int) -> None:
         """Tell the listeners that a partition's log grew (the append path calls it), or was cut or deleted."""

@@ -3,9 +3,7 @@ aiokafka and kafkajs subscribe, join one group, share its partitions and carry o
 
 What a user sees from Kafka 3.9 is what is asserted: every record read once by the group, a rebalance when a member
 leaves, a killed member expired at its session timeout (not before, not much after), a static member restarting
-without a rebalance, librdkafka's cooperative-sticky assignor moving only what it must. Until the offsets part of
-issue 14 is merged, OffsetCommit/OffsetFetch come from tests/support/offsets_standin.py (it steps aside once the real
-handlers exist).
+without a rebalance, librdkafka's cooperative-sticky assignor moving only what it must.
 """
 
 from __future__ import annotations
@@ -27,7 +25,6 @@ import pytest
 
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
-from tests.support import offsets_standin
 
 pytestmark = pytest.mark.clients
 
@@ -37,7 +34,6 @@ WAIT = 90.0  # generous bound for anything a group does on a busy 2-core machine
 
 @pytest.fixture
 def broker():
-    offsets_standin.install()
     config = BrokerConfig.from_properties({
         "listeners": "PLAINTEXT://127.0.0.1:0", "offsets.topic.replication.factor": "1",
         "group.initial.rebalance.delay.ms": "0", "auto.create.topics.enable": "false"})
@@ -403,7 +399,6 @@ def test_group_max_size_refuses_the_member_too_many() -> None:
     the first keeps its partitions."""
     from confluent_kafka import Consumer, KafkaError
 
-    offsets_standin.install()
     config = BrokerConfig.from_properties({
         "listeners": "PLAINTEXT://127.0.0.1:0", "offsets.topic.replication.factor": "1",
         "group.initial.rebalance.delay.ms": "0", "group.max.size": "1"})

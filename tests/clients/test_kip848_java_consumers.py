@@ -2,8 +2,7 @@
 protocol on: three consumers share a topic's partitions, one leaves, the other two take its partitions and go on.
 
 The consumers are ``kafkashim.oracle.ConsumerGroupProbe`` (tests/oracle), run with the judge's jars through
-``scripts/real-kafka run``; each prints its assignments and the records it reads as JSON lines. Until the offsets
-part of issue 14 lands, OffsetCommit/OffsetFetch come from tests/support/offsets_standin.py.
+``scripts/real-kafka run``; each prints its assignments and the records it reads as JSON lines.
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ from kafka_shim.protocol.messages import ConsumerGroupDescribeRequest
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.handlers import load_all
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
-from tests.support import offsets_standin
 from tests.support.appending import append_records, create_topic
 from tests.support.peers import REAL_KAFKA
 from tests.support.wire import Wire
@@ -107,7 +105,6 @@ def _partitions_shared(probes: list[Probe]) -> bool:
 
 @pytest.fixture
 def broker() -> Iterator[EmbeddedBroker]:
-    offsets_standin.install()
     missing = [k.name for k in NEEDED if k not in load_all()]
     if missing:
         pytest.skip(f"the Java consumer also needs {', '.join(missing)} (issue 14's classic and offsets parts)")

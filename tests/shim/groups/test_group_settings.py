@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kafka_shim.shim.cluster.configs.broker_configs import BROKER_CONFIGS
-from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError
 from kafka_shim.shim.groups.settings import DEFAULTS, GroupSettings
 
 
@@ -33,3 +35,9 @@ def test_properties_override() -> None:
 def test_group_keys_are_not_reported_unknown() -> None:
     config = BrokerConfig.from_properties({"listeners": "PLAINTEXT://127.0.0.1:0", **DEFAULTS})
     assert config.unknown_keys == []
+
+
+@pytest.mark.parametrize(("value", "says"), [("consumer", "CLASSIC"), ("classic,cooperative", "cooperative")])
+def test_protocol_lists_kafka_refuses_at_start(value: str, says: str) -> None:
+    with pytest.raises(ConfigError, match=says):
+        GroupSettings.from_properties({"group.coordinator.rebalance.protocols": value})

@@ -63,6 +63,8 @@ WITH_ERROR_FORM |= {ApiKey.FETCH, ApiKey.LIST_OFFSETS, ApiKey.DELETE_RECORDS, Ap
 WITH_ERROR_FORM |= {ApiKey.FIND_COORDINATOR, ApiKey.JOIN_GROUP, ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP, ApiKey.SYNC_GROUP}
 # KIP-848 consumer groups (issue 14).
 WITH_ERROR_FORM |= {ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.CONSUMER_GROUP_DESCRIBE}
+# Committed offsets (issue 14).
+WITH_ERROR_FORM |= {ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.OFFSET_DELETE}
 
 
 def test_the_error_forms_are_registered_with_their_handlers() -> None:
@@ -101,6 +103,11 @@ def _request(api_key: int) -> object:
         return cls(topics=[cls.TopicRequest(name="t")])
     if api_key == ApiKey.CONSUMER_GROUP_DESCRIBE:
         return cls(group_ids=["g"])
+    if api_key == ApiKey.OFFSET_FETCH:
+        return cls(group_id="g", topics=[cls.OffsetFetchRequestTopic(name="t", partition_indexes=[0, 1])],
+                   groups=[cls.OffsetFetchRequestGroup(group_id="g", topics=None)])
+    if api_key == ApiKey.OFFSET_COMMIT:
+        return cls(group_id="g", topics=[cls.OffsetCommitRequestTopic(name="t", partitions=[cls.OffsetCommitRequestPartition(partition_index=0)])])
     if api_key == ApiKey.PRODUCE:
         return cls(acks=-1, topic_data=[cls.TopicProduceData(name="t", partition_data=[cls.PartitionProduceData(index=0)])])
     return cls()

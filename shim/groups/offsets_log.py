@@ -1,0 +1,318 @@
+"""Committed offsets and group metadata kept in ``__consumer_offsets``, in Kafka 3.9's record formats.
+
+Kafka's counterpart: GroupMetadataManager (``offsetCommitKey`` / ``offsetCommitValue`` / ``groupMetadataKey`` /
+``groupMetadataValue`` and the loader ``doLoadGroupsAndOffsets``), with the record schemas of the group coordinator
+(OffsetCommitKey v1, OffsetCommitValue v3 — v1 when the commit carries an explicit expiry —, GroupMetadataKey v2,
+GroupMetadataValue v3; versions 0-4 are read). Each record is a version-prefixed key and value in a magic-2 batch,
+CREATE_TIME, uncompressed, written to partition ``abs(javaHash(group)) % partitions`` of the topic, so
+``kafka-dump-log.sh --offsets-decoder`` prints them as it prints Kafka's. A removed offset or group is a record with
+a null value (a tombstone). At start every partition is read from its log start: the last record of each key wins.
+
+The topic's partitions are reached through ``OffsetsTopic``, which the Broker provides (groups/ may not import the
+partitions manager). The log is not compacted: it grows with every commit until segments are deleted by retention
+(``cleanup.policy=compact`` is recorded, not applied); reading it back at start costs time proportional to its size.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import structlog
+
+from kafka_shim.protocol.codes import ErrorCode
+from kafka_shim.protocol.records import RecordBatch, build_batch, decode_batches_with_tail, encode_batch
+from kafka_shim.shim.groups.offsets import OffsetAndMetadata, SinkError, TopicPartition
+from kafka_shim.shim.javacompat.java_hash import java_string_hash
+from kafka_shim.shim.log.partition_log import PartitionLog, wall_clock_ms
+
+log = structlog.get_logger(__name__)
+
+OFFSETS_TOPIC = "__consumer_offsets"
+_I16, _I32, _I64 = struct.Struct(">h"), struct.Struct(">i"), struct.Struct(">q")
+_OFFSET_KEY_VERSION, _GROUP_KEY_VERSION = 1, 2
+_LOAD_BUFFER = 1 << 20  # offsets.load.buffer.size's default (5 MiB in Kafka; any size reads the same records)
+
+
+class OffsetsTopic(Protocol):
+    """``__consumer_offsets`` as the coordinator needs it (the Broker adapts the partitions manager)."""
+
+    def partition_count(self) -> int | None:
+        """The topic's partitions, or None while it does not exist."""
+
+    def log(self, partition: int) -> PartitionLog:
+        """A partition's log (the topic exists)."""
+
+    def appended(self, partition: int) -> None:
+        """Tell the broker a partition grew (fetches waiting on it wake up)."""
+
+
+def partition_for(group_id: str, partitions: int) -> int:
+    """GroupMetadataManager.partitionFor: Utils.abs(groupId.hashCode) % partitions (abs(MIN_VALUE) is 0)."""
+    h = java_string_hash(group_id)
+    h = h - (1 << 32) if h & 0x80000000 else h
+    return (0 if h == -(1 << 31) else abs(h)) % partitions
+
+
+# -- record formats ---------------------------------------------------------------------------------------------------
+
+
+def _string(text: str) -> bytes:
+    raw = text.encode("utf-8")
+    return _I16.pack(len(raw)) + raw
+
+
+def _nullable_string(text: str | None) -> bytes:
+    return _I16.pack(-1) if text is None else _string(text)
+
+
+def offset_commit_key(group_id: str, tp: TopicPartition) -> bytes:
+    return _I16.pack(_OFFSET_KEY_VERSION) + _string(group_id) + _string(tp[0]) + _I32.pack(tp[1])
+
+
+def group_metadata_key(group_id: str) -> bytes:
+    return _I16.pack(_GROUP_KEY_VERSION) + _string(group_id)
+
+
+def offset_commit_value(o: OffsetAndMetadata) -> bytes:
+    """Version 3, or 1 when the commit carries an explicit expiry (GroupMetadataManager.offsetCommitValue)."""
+    if o.expire_timestamp is not None:
+        return (_I16.pack(1) + _I64.pack(o.offset) + _string(o.metadata) + _I64.pack(o.commit_timestamp)
+                + _I64.pack(o.expire_timestamp))
+    return _I16.pack(3) + _I64.pack(o.offset) + _I32.pack(o.leader_epoch) + _string(o.metadata) + _I64.pack(o.commit_timestamp)
+
+
+@dataclass(frozen=True, slots=True)
+class MemberRecord:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    rebalance_timeout_ms: int
+    session_timeout_ms: int
+    subscription: bytes
+    assignment: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class GroupRecord:
+    """A classic group as GroupMetadataValue holds it."""
+
+    protocol_type: str
+    generation: int
+    protocol: str | None
+    leader: str | None
+    current_state_timestamp: int  # -1 when unknown
+    members: tuple[MemberRecord, ...] = ()
+
+
+def group_metadata_value(group: GroupRecord) -> bytes:
+    """Version 3 (GroupMetadataManager.groupMetadataValue)."""
+    out = bytearray(_I16.pack(3))
+    out += _string(group.protocol_type) + _I32.pack(group.generation) + _nullable_string(group.protocol)
+    out += _nullable_string(group.leader) + _I64.pack(group.current_state_timestamp) + _I32.pack(len(group.members))
+    for m in group.members:
+        out += _string(m.member_id) + _nullable_string(m.group_instance_id) + _string(m.client_id) + _string(m.client_host)
+        out += _I32.pack(m.rebalance_timeout_ms) + _I32.pack(m.session_timeout_ms)
+        out += _I32.pack(len(m.subscription)) + m.subscription + _I32.pack(len(m.assignment)) + m.assignment
+    return bytes(out)
+
+
+class _Reader:
+    """Kafka's generated readers for the few types these records use; ``flexible`` for versions 4+."""
+
+    def __init__(self, data: bytes, flexible: bool = False) -> None:
+        self.data, self.pos, self.flexible = data, 0, flexible
+
+    def _take(self, s: struct.Struct) -> int:
+        (value,) = s.unpack_from(self.data, self.pos)
+        self.pos += s.size
+        return value
+
+    def i16(self) -> int:
+        return self._take(_I16)
+
+    def i32(self) -> int:
+        return self._take(_I32)
+
+    def i64(self) -> int:
+        return self._take(_I64)
+
+    def _uvarint(self) -> int:
+        shift = value = 0
+        while True:
+            byte = self.data[self.pos]
+            self.pos += 1
+            value |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                return value
+            shift += 7
+
+    def _length(self) -> int:
+        return self._uvarint() - 1 if self.flexible else self.i16()
+
+    def string(self) -> str | None:
+        n = self._length()
+        if n < 0:
+            return None
+        text = self.data[self.pos:self.pos + n].decode("utf-8", errors="replace")
+        self.pos += n
+        return text
+
+    def bytes_(self) -> bytes:
+        n = self._uvarint() - 1 if self.flexible else self.i32()
+        raw = self.data[self.pos:self.pos + max(n, 0)]
+        self.pos += max(n, 0)
+        return bytes(raw)
+
+    def array_length(self) -> int:
+        return self._uvarint() - 1 if self.flexible else self.i32()
+
+    def skip_tags(self) -> None:
+        if self.flexible:
+            for _ in range(self._uvarint()):
+                self._uvarint()
+                self.pos += self._uvarint()
+
+
+def read_key(key: bytes) -> tuple[str, TopicPartition | None] | None:
+    """(group, (topic, partition)) for an offset key, (group, None) for a group key, None for an unknown version."""
+    r = _Reader(key)
+    version = r.i16()
+    if version in (0, 1):
+        group, topic = r.string() or "", r.string() or ""
+        return group, (topic, r.i32())
+    if version == 2:
+        return r.string() or "", None
+    return None
+
+
+def read_offset_value(value: bytes) -> OffsetAndMetadata:
+    r = _Reader(value)
+    version = r.i16()
+    if not 0 <= version <= 4:
+        raise ValueError(f"unknown offset commit value version {version}")
+    r.flexible = version >= 4
+    offset = r.i64()
+    leader_epoch = r.i32() if version >= 3 else -1
+    metadata = r.string() or ""
+    commit_timestamp = r.i64()
+    expire = r.i64() if version == 1 else -1
+    return OffsetAndMetadata(offset, leader_epoch, metadata, commit_timestamp, None if expire == -1 else expire)
+
+
+def read_group_value(value: bytes) -> GroupRecord:
+    r = _Reader(value)
+    version = r.i16()
+    if not 0 <= version <= 4:
+        raise ValueError(f"unknown group metadata value version {version}")
+    r.flexible = version >= 4
+    protocol_type, generation = r.string() or "", r.i32()
+    protocol, leader = r.string(), r.string()
+    state_timestamp = r.i64() if version >= 2 else -1
+    members = []
+    for _ in range(max(r.array_length(), 0)):
+        member_id = r.string() or ""
+        instance_id = r.string() if version >= 3 else None
+        client_id, client_host = r.string() or "", r.string() or ""
+        rebalance_timeout = r.i32() if version >= 1 else None
+        session_timeout = r.i32()
+        subscription, assignment = r.bytes_(), r.bytes_()
+        r.skip_tags()
+        members.append(MemberRecord(member_id, instance_id, client_id, client_host,
+                                    session_timeout if rebalance_timeout is None else rebalance_timeout, session_timeout,
+                                    subscription, assignment))
+    return GroupRecord(protocol_type, generation, protocol, leader, state_timestamp, tuple(members))
+
+
+# -- the log ----------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Loaded:
+    """What the topic holds at start: offsets and group metadata per group (the last record of each key)."""
+
+    offsets: dict[str, dict[TopicPartition, OffsetAndMetadata]] = field(default_factory=dict)
+    groups: dict[str, GroupRecord] = field(default_factory=dict)
+
+
+def _batches(partition_log: PartitionLog) -> Iterator[RecordBatch]:
+    """Every batch of a log from its start, read in chunks of at least 1 MiB."""
+    offset, end = partition_log.log_start_offset, partition_log.log_end_offset
+    while offset < end:
+        batches, _ = decode_batches_with_tail(partition_log.read(offset, _LOAD_BUFFER, upper_bound=end).records)
+        if not batches:
+            return
+        yield from batches
+        offset = batches[-1].last_offset + 1
+
+
+class OffsetsLog:
+    """Appends the coordinator's records to ``__consumer_offsets`` and reads them back (an ``OffsetsSink``)."""
+
+    def __init__(self, topic: OffsetsTopic, now_ms=wall_clock_ms) -> None:
+        self.topic = topic
+        self.now_ms = now_ms
+
+    def append_offsets(self, group_id: str, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> None:
+        self._append(group_id, [(offset_commit_key(group_id, tp), offset_commit_value(o)) for tp, o in offsets.items()])
+
+    def append_tombstones(self, group_id: str, partitions: Iterable[TopicPartition], *, group: bool = False) -> None:
+        records: list[tuple[bytes, bytes | None]] = [(offset_commit_key(group_id, tp), None) for tp in partitions]
+        if group:
+            records.append((group_metadata_key(group_id), None))
+        if records:
+            self._append(group_id, records)
+
+    def append_group(self, group_id: str, group: GroupRecord) -> None:
+        self._append(group_id, [(group_metadata_key(group_id), group_metadata_value(group))])
+
+    def _append(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> None:
+        count = self.topic.partition_count()
+        if count is None:
+            raise SinkError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{OFFSETS_TOPIC} does not exist")
+        now = self.now_ms()
+        data = encode_batch(build_batch([(key, value, [], now) for key, value in records]))
+        partition = partition_for(group_id, count)
+        try:
+            self.topic.log(partition).append(data)
+        except Exception as exc:  # OSError from the disk, LogError from the log: Kafka's append fails with 56
+            raise SinkError(getattr(exc, "error_code", ErrorCode.KAFKA_STORAGE_ERROR), str(exc)) from exc
+        self.topic.appended(partition)
+
+    def load(self) -> Loaded:
+        """Read every partition from its log start (GroupMetadataManager.doLoadGroupsAndOffsets, without
+        transactions: kafka-shim never writes transactional offset commits)."""
+        loaded = Loaded()
+        count = self.topic.partition_count() or 0
+        for partition in range(count):
+            for batch in _batches(self.topic.log(partition)):
+                if batch.is_control or batch.is_transactional:
+                    continue
+                for record in batch.records:
+                    try:
+                        self._replay(loaded, record.key, record.value, partition)
+                    except (ValueError, struct.error, IndexError) as exc:  # Kafka logs an unreadable record and goes on
+                        log.warning("unreadable_offsets_topic_record", partition=partition, offset=batch.base_offset + record.offset_delta,
+                                    error=str(exc), hint="the record is skipped; the offsets it held are not restored")
+        return loaded
+
+    @staticmethod
+    def _replay(loaded: Loaded, key: bytes | None, value: bytes | None, partition: int) -> None:
+        parsed = read_key(key) if key else None
+        if parsed is None:
+            log.warning("unknown_offsets_topic_record", partition=partition, hint="a record kafka-shim does not know; ignored")
+            return
+        group_id, tp = parsed
+        if tp is not None:
+            offsets = loaded.offsets.setdefault(group_id, {})
+            if value is None:
+                offsets.pop(tp, None)
+            else:
+                offsets[tp] = read_offset_value(value)
+        elif value is None:
+            loaded.groups.pop(group_id, None)
+        else:
+            loaded.groups[group_id] = read_group_value(value)

@@ -1,0 +1,239 @@
+"""OffsetCommit (key 8, v0-9), OffsetFetch (key 9, v0-9) and OffsetDelete (key 47, v0), as a single-broker Kafka 3.9
+with its default (old) group coordinator answers them (KafkaApis.handleOffsetCommitRequest / handleOffsetFetchRequest
+/ handleOffsetDeleteRequest over GroupCoordinatorAdapter and GroupCoordinator.scala).
+
+Behaviour, in Kafka's order of work:
+- **OffsetCommit**: READ on the group, else 30 on every partition. READ on each topic (29 on each partition of a
+  denied topic), then unknown topics and partitions (3). If nothing is left, that is the answer. v0 (ZooKeeper-only
+  in Kafka) then gets UNSUPPORTED_VERSION (35) on every partition, as a KRaft broker answers it. The rest goes to the
+  coordinator: NOT_COORDINATOR (16) until ``__consumer_offsets`` exists (FindCoordinator creates it), the group's
+  generation and member checks (an unknown group committing with generation -1 becomes a group that only stores
+  offsets; with another generation 22), then each offset, 12 when its metadata is longer than
+  ``offset.metadata.max.bytes``. v1 commits carry their own commit timestamp (-1: now); v2-v4's
+  ``retention_time_ms`` (other than -1) gives the offset an explicit expiry.
+- **OffsetFetch** (KIP-163): DESCRIBE on each group, else that group gets 30 and nothing else. A request naming
+  partitions needs DESCRIBE on each topic: a denied topic's partitions come back with offset -1 and 29, after the
+  others; a request for all partitions (null topics, v2+) silently leaves out topics without DESCRIBE. A partition
+  never committed has offset -1, leader epoch -1, metadata "". v8+ carries several groups, each judged alone; v2-v7
+  put the group's error at the top level; v0-v1 have no such field (a refused group is an empty answer). v0 is
+  ZooKeeper-only: 30 without DESCRIBE on the group, else 35, on each requested partition. ``require_stable`` (v7+)
+  changes nothing: kafka-shim writes each commit before answering it, so no offset is ever pending.
+- **OffsetDelete**: DELETE on the group, else 30 for the request. READ on each topic (29), unknown topics and
+  partitions (3), then the coordinator: 24 for an empty group id, 16 before ``__consumer_offsets`` exists, 69 for
+  an unknown group, 68 for a group with members that is not a consumer group; in a consumer group with members the
+  partitions of subscribed topics get 86 and the others are deleted. A group-level error replaces every partition.
+
+Answer orders follow Kafka's Scala maps (``groups.offsets``: commit_order, fetch_order, delete_order).
+
+Version notes. OffsetCommit: v0 is ZooKeeper-only (35 from a KRaft broker); v1 adds the generation, member id and a
+per-partition commit timestamp; v2-v4 carry ``retention_time_ms`` instead; v6 the leader epoch; v7 the group instance
+id; v8 is flexible; v9 is v8 (the new coordinator's member epochs; the old one reads it as a generation).
+OffsetFetch: v0 is ZooKeeper-only; v2 allows null topics (all partitions) and adds the top-level error; v5 the leader
+epoch; v7 ``require_stable``; v8 several groups; v9 member id and epoch (ignored by the old coordinator).
+"""
+
+from __future__ import annotations
+
+from kafka_shim.protocol import messages
+from kafka_shim.protocol.codes import ApiKey, ErrorCode
+from kafka_shim.protocol.messages import OffsetCommitResponse, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse
+from kafka_shim.shim.groups.offsets import FetchedOffset, OffsetAndMetadata, TopicPartition, by_topic
+from kafka_shim.shim.handlers import handles
+from kafka_shim.shim.javacompat.hash_orders import java_hash_map_order, topic_partition_hash
+from kafka_shim.shim.javacompat.java_hash import java_string_hash
+from kafka_shim.shim.requests.authz import allowed, allowed_names, check
+from kafka_shim.shim.requests.context import RequestContext
+
+_COMMIT_GROUP = check(ApiKey.OFFSET_COMMIT, "group")
+_COMMIT_TOPICS = check(ApiKey.OFFSET_COMMIT, "topics")
+_FETCH_GROUP = check(ApiKey.OFFSET_FETCH, "group")
+_FETCH_GROUPS = check(ApiKey.OFFSET_FETCH, "groups")
+_FETCH_TOPICS = check(ApiKey.OFFSET_FETCH, "topics")
+_FETCH_GROUP_TOPICS = check(ApiKey.OFFSET_FETCH, "group_topics")
+_DELETE_GROUP = check(ApiKey.OFFSET_DELETE, "group")
+_DELETE_TOPICS = check(ApiKey.OFFSET_DELETE, "topics")
+
+DEFAULT_RETENTION_TIME = -1
+DEFAULT_TIMESTAMP = -1
+
+
+# -- OffsetCommit -----------------------------------------------------------------------------------------------------
+
+
+def offset_commit_error_response(request: messages.OffsetCommitRequest, code: int, message: str | None) -> OffsetCommitResponse:
+    """OffsetCommitRequest.getErrorResponse: every requested partition with the code, in request order."""
+    return OffsetCommitResponse(throttle_time_ms=0, topics=[
+        OffsetCommitResponse.OffsetCommitResponseTopic(name=t.name, partitions=[
+            OffsetCommitResponse.OffsetCommitResponsePartition(partition_index=p.partition_index, error_code=code)
+            for p in t.partitions]) for t in request.topics])
+
+
+class _PartitionErrors:
+    """OffsetCommitResponse.Builder / OffsetDeleteResponse.Builder: topics in first-added order, partitions appended."""
+
+    def __init__(self) -> None:
+        self.topics: dict[str, list[tuple[int, int]]] = {}
+
+    def add(self, topic: str, partition: int, error: int) -> None:
+        self.topics.setdefault(topic, []).append((partition, error))
+
+    def merge(self, results: list[tuple[TopicPartition, int]]) -> None:
+        for topic, entries in by_topic(results).items():
+            self.topics.setdefault(topic, []).extend(entries)  # type: ignore[arg-type]
+
+
+def _split_topics(ctx: RequestContext, request_topics: list, readable: set[str], errors: _PartitionErrors) -> list[tuple[str, list]]:
+    """KafkaApis' first pass of OffsetCommit and OffsetDelete: 29 for unreadable topics, 3 for unknown topics and
+    partitions; the partitions left, per topic in request order."""
+    known = ctx.services.cluster.topics
+    valid: list[tuple[str, list]] = []
+    for t in request_topics:
+        if t.name not in readable:
+            for p in t.partitions:
+                errors.add(t.name, p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+        elif t.name not in known:
+            for p in t.partitions:
+                errors.add(t.name, p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        else:
+            count = len(known[t.name].partitions)
+            kept = []
+            for p in t.partitions:
+                if 0 <= p.partition_index < count:
+                    kept.append(p)
+                else:
+                    errors.add(t.name, p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            if kept:
+                valid.append((t.name, kept))
+    return valid
+
+
+@handles(ApiKey.OFFSET_COMMIT, 0, 9, error_response=offset_commit_error_response)
+def offset_commit(ctx: RequestContext, request: messages.OffsetCommitRequest) -> OffsetCommitResponse:
+    if not allowed(ctx, _COMMIT_GROUP, request.group_id):
+        return offset_commit_error_response(request, ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
+    errors = _PartitionErrors()
+    valid = _split_topics(ctx, request.topics, allowed_names(ctx, _COMMIT_TOPICS, [t.name for t in request.topics]), errors)
+    if valid and ctx.api_version == 0:
+        return offset_commit_error_response(request, ErrorCode.UNSUPPORTED_VERSION, None)  # ZooKeeper-only in Kafka
+    if valid:
+        groups = ctx.services.groups
+        now = groups.offsets.now_ms()
+        retention = request.retention_time_ms if 2 <= ctx.api_version <= 4 else DEFAULT_RETENTION_TIME
+        expire = None if retention == DEFAULT_RETENTION_TIME else now + retention
+        offsets = [((name, p.partition_index),
+                    OffsetAndMetadata(p.committed_offset, p.committed_leader_epoch, p.committed_metadata or "",
+                                      now if p.commit_timestamp == DEFAULT_TIMESTAMP else p.commit_timestamp, expire))
+                   for name, partitions in valid for p in partitions]
+        errors.merge(groups.commit_offsets(request.group_id, request.member_id, request.group_instance_id,
+                                           request.generation_id_or_member_epoch, offsets, ctx.api_version))
+    return OffsetCommitResponse(throttle_time_ms=0, topics=[
+        OffsetCommitResponse.OffsetCommitResponseTopic(name=name, partitions=[
+            OffsetCommitResponse.OffsetCommitResponsePartition(partition_index=p, error_code=e) for p, e in entries])
+        for name, entries in errors.topics.items()])
+
+
+# -- OffsetFetch ------------------------------------------------------------------------------------------------------
+
+_Topic, _Partition = OffsetFetchResponse.OffsetFetchResponseTopic, OffsetFetchResponse.OffsetFetchResponsePartition
+_Group = OffsetFetchResponse.OffsetFetchResponseGroup
+_GroupTopic, _GroupPartition = OffsetFetchResponse.OffsetFetchResponseTopics, OffsetFetchResponse.OffsetFetchResponsePartitions
+_UNAUTHORIZED = FetchedOffset(error=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+GroupAnswer = tuple[str, int, list[tuple[str, list[tuple[int, FetchedOffset]]]]]
+
+
+def offset_fetch_error_response(request: messages.OffsetFetchRequest, code: int, message: str | None,
+                                version: int | None = None) -> OffsetFetchResponse:
+    """OffsetFetchRequest.getErrorResponse: v0-1 the code on each requested partition, v2-7 at the top, v8+ on each
+    group. Without the version, a request naming groups is taken for v8+, another for v2-7."""
+    if version is None:
+        version = 8 if request.groups else 2
+    if version >= 8:
+        return OffsetFetchResponse(throttle_time_ms=0, groups=[_Group(group_id=g.group_id, topics=[], error_code=code)
+                                                               for g in request.groups])
+    if version >= 2:
+        return OffsetFetchResponse(throttle_time_ms=0, topics=[], error_code=code)
+    return _v0_error_response(request, code)
+
+
+def _v0_error_response(request: messages.OffsetFetchRequest, code: int) -> OffsetFetchResponse:
+    """getErrorResponse below v2: the code on each requested partition, in Kafka's java.util.HashMap orders."""
+    partitions = java_hash_map_order([(t.name, p) for t in request.topics or [] for p in t.partition_indexes], topic_partition_hash)
+    topics = java_hash_map_order([tp[0] for tp in partitions], java_string_hash)
+    return OffsetFetchResponse(throttle_time_ms=0, topics=[
+        _Topic(name=name, partitions=[_Partition(partition_index=p, committed_offset=-1, committed_leader_epoch=-1, metadata="",
+                                                 error_code=code) for t, p in partitions if t == name]) for name in topics])
+
+
+@handles(ApiKey.OFFSET_FETCH, 0, 9, error_response=offset_fetch_error_response)
+def offset_fetch(ctx: RequestContext, request: messages.OffsetFetchRequest) -> OffsetFetchResponse:
+    version = ctx.api_version
+    if version == 0:  # ZooKeeper-only in Kafka: a KRaft broker checks the group, then refuses the version
+        if not allowed(ctx, _FETCH_GROUP, request.group_id):
+            return _v0_error_response(request, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+        return _v0_error_response(request, ErrorCode.UNSUPPORTED_VERSION)
+    if version >= 8:
+        answers = [_fetch_group(ctx, g.group_id, g.topics, _FETCH_GROUPS, _FETCH_GROUP_TOPICS,
+                                (g.member_id, g.member_epoch) if version >= 9 and g.member_id is not None else None)
+                   for g in request.groups]
+        return OffsetFetchResponse(throttle_time_ms=0, groups=[
+            _Group(group_id=group_id, error_code=error, topics=[
+                _GroupTopic(name=name, partitions=[_GroupPartition(partition_index=p, committed_offset=o.offset,
+                                                                   committed_leader_epoch=o.leader_epoch, metadata=o.metadata,
+                                                                   error_code=o.error) for p, o in entries])
+                for name, entries in topics])
+            for group_id, error, topics in answers])
+    topics = None if request.topics is None else [OffsetFetchRequest.OffsetFetchRequestTopics(name=t.name, partition_indexes=t.partition_indexes)
+                                                  for t in request.topics]
+    _, error, answer = _fetch_group(ctx, request.group_id, topics, _FETCH_GROUP, _FETCH_TOPICS)
+    return OffsetFetchResponse(throttle_time_ms=0, error_code=error, topics=[
+        _Topic(name=name, partitions=[_Partition(partition_index=p, committed_offset=o.offset, committed_leader_epoch=o.leader_epoch,
+                                                 metadata=o.metadata, error_code=o.error) for p, o in entries])
+        for name, entries in answer])
+
+
+def _fetch_group(ctx: RequestContext, group_id: str, topics: list | None, group_check, topic_check,
+                 member: tuple[str | None, int] | None = None) -> GroupAnswer:
+    """KafkaApis.handleOffsetFetchRequestFromCoordinator for one group (``member``: v9's id and epoch, which only a
+    KIP-848 group checks)."""
+    if not allowed(ctx, group_check, group_id):
+        return group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED, []
+    coordinator = ctx.services.groups
+    if topics is None:  # all partitions: topics the principal may not describe are left out, silently
+        error, offsets = coordinator.fetch_offsets(group_id, None, member=member)
+        if error != ErrorCode.NONE:
+            return group_id, error, []
+        grouped = by_topic(offsets)
+        visible = allowed_names(ctx, topic_check, list(grouped))
+        return group_id, ErrorCode.NONE, [(name, entries) for name, entries in grouped.items() if name in visible]  # type: ignore[misc]
+    describable = allowed_names(ctx, topic_check, [t.name for t in topics])
+    asked = [(t.name, p) for t in topics if t.name in describable for p in t.partition_indexes]
+    error, offsets = coordinator.fetch_offsets(group_id, asked, member=member)
+    if error != ErrorCode.NONE:
+        return group_id, error, []
+    answer = list(by_topic(offsets).items())
+    answer += [(t.name, [(p, _UNAUTHORIZED) for p in t.partition_indexes]) for t in topics if t.name not in describable]
+    return group_id, ErrorCode.NONE, answer  # type: ignore[return-value]
+
+
+# -- OffsetDelete -----------------------------------------------------------------------------------------------------
+
+
+def offset_delete_error_response(request: messages.OffsetDeleteRequest, code: int, message: str | None) -> OffsetDeleteResponse:
+    """OffsetDeleteRequest.getErrorResponse: the code at the top, no topics."""
+    return OffsetDeleteResponse(error_code=code, throttle_time_ms=0, topics=[])
+
+
+@handles(ApiKey.OFFSET_DELETE, 0, 0, error_response=offset_delete_error_response)
+def offset_delete(ctx: RequestContext, request: messages.OffsetDeleteRequest) -> OffsetDeleteResponse:
+    if not allowed(ctx, _DELETE_GROUP, request.group_id):
+        return offset_delete_error_response(request, ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
+    errors = _PartitionErrors()
+    valid = _split_topics(ctx, request.topics, allowed_names(ctx, _DELETE_TOPICS, [t.name for t in request.topics]), errors)
+    group_error, results = ctx.services.groups.delete_offsets(request.group_id, [(name, p.partition_index) for name, ps in valid for p in ps])
+    if group_error != ErrorCode.NONE:
+        return offset_delete_error_response(request, group_error, None)
+    errors.merge(results)
+    return OffsetDeleteResponse(error_code=ErrorCode.NONE, throttle_time_ms=0, topics=[
+        OffsetDeleteResponse.OffsetDeleteResponseTopic(name=name, partitions=[
+            OffsetDeleteResponse.OffsetDeleteResponsePartition(partition_index=p, error_code=e) for p, e in entries])
+        for name, entries in errors.topics.items()])
