@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import structlog
 
 from kafka_shim.authorizer import AclBinding, Authorizer
-from kafka_shim.authorizer.sqlite_store import AclStoreCorrupt, AclStoreLocked, AclStoreUnavailable, open_acl_store
 from kafka_shim.shim.cluster.configs.broker_configs import is_kafka_broker_key
 from kafka_shim.shim.cluster.configs.dynamic_broker import DynamicBrokerConfigs
 from kafka_shim.shim.cluster.endpoints import Endpoints
@@ -21,7 +20,7 @@ from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError, List
 from kafka_shim.shim.groups.coordinator import GroupCoordinator
 from kafka_shim.shim.groups.offsets_log import OFFSETS_TOPIC
 from kafka_shim.shim.groups.settings import GroupSettings
-from kafka_shim.shim.handlers import load_all
+from kafka_shim.shim.handlers import deferred_handlers
 from kafka_shim.shim.log.errors import LogError
 from kafka_shim.shim.log.log_manager import LogManager
 from kafka_shim.shim.log.partition_log import PartitionLog
@@ -41,8 +40,7 @@ from kafka_shim.shim.security.sasl.credentials import ScramCredentialStore, open
 log = structlog.get_logger("kafka_shim.broker")
 
 
-@dataclass(frozen=True)
-class BoundListener:
+class BoundListener(NamedTuple):  # not a dataclass: defining one of those costs ~20x more at start
     listener: Listener
     host: str
     port: int
@@ -72,7 +70,7 @@ class Broker:
             endpoints=Endpoints(config),
             authorizer=None,
             scram=None,
-            api_table=ApiTable(load_all(), release),
+            api_table=ApiTable(deferred_handlers(), release),
             partitions=partitions,
             broker_configs=broker_configs,
             producer_ids=_producer_ids(config),
@@ -87,6 +85,7 @@ class Broker:
         self.bound: list[BoundListener] = []
         self.dispatcher = Dispatcher(self.services)
         self._chores: asyncio.Task | None = None
+        self._warm_up: asyncio.Task | None = None
         self._offsets_loaded = False
 
     # The cluster state and the authorizer, for tests and embedding code (handlers use ``ctx.services``).
@@ -154,6 +153,8 @@ class Broker:
                 services.groups.start_offsets_expiry()
         for b in self.bound:
             log.info("listening", listener=b.url, cluster_id=self.state.cluster_id, node_id=self.state.node_id)
+        if self._warm_up is None:
+            self._warm_up = loop.create_task(_warm_up(services.api_table), name="kafka-shim-handler-warm-up")
         return self.bound
 
     @property
@@ -163,6 +164,9 @@ class Broker:
         return f"{host}:{port}"
 
     async def stop(self) -> None:
+        warm_up, self._warm_up = self._warm_up, None
+        if warm_up is not None:
+            warm_up.cancel()  # first: the awaits below would let it import another module or two
         for server in self.servers:
             server.close()
         for conn in list(self.connections):
@@ -174,6 +178,8 @@ class Broker:
                 for conn in list(self.connections):
                     conn.abort()
         self.servers.clear()
+        if warm_up is not None:
+            await asyncio.gather(warm_up, return_exceptions=True)
         if self._chores is not None:
             chores, self._chores = self._chores, None
             chores.cancel()
@@ -185,6 +191,17 @@ class Broker:
         if self.services.authorizer is not None:
             self.services.authorizer.store.close()
             self.services.authorizer = None
+
+
+async def _warm_up(table: ApiTable) -> None:
+    """Load the handlers not loaded yet, one module per turn of the loop, once the broker listens: start-up does not
+    wait for their imports, and the first requests mostly do not either (a client process takes longer to start
+    than these imports; a request that arrives meanwhile waits at most for the one module being imported)."""
+    try:
+        for _ in table.warm_up():
+            await asyncio.sleep(0)
+    except Exception as exc:  # such a handler fails its own requests the same way; the broker goes on
+        log.warning("handler_warm_up_failed", error=str(exc))
 
 
 def _open_broker_configs(config: BrokerConfig) -> DynamicBrokerConfigs:
@@ -269,6 +286,13 @@ def _open_scram_store(config: BrokerConfig) -> ScramCredentialStore:
 
 def _open_authorizer(config: BrokerConfig, preload: list[AclBinding]) -> Authorizer:
     """The authorizer with its durable store (in log.dirs when set), plus any ACLs preloaded with --acls."""
+    from kafka_shim.authorizer.sqlite_store import (  # sqlite3: only with an authorizer
+        AclStoreCorrupt,
+        AclStoreLocked,
+        AclStoreUnavailable,
+        open_acl_store,
+    )
+
     try:
         store = open_acl_store(config.log_dirs[0] if config.log_dirs else None)
     except (AclStoreCorrupt, AclStoreLocked, AclStoreUnavailable) as exc:

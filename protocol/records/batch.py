@@ -35,8 +35,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-import crc32c
-
 from kafka_shim.protocol.errors import DecodeError, EncodeError
 from kafka_shim.protocol.primitives import Malformed, read_varint, read_varlong, write_varint, write_varlong
 from kafka_shim.protocol.records.compression import (
@@ -47,6 +45,7 @@ from kafka_shim.protocol.records.compression import (
     compress,
     decompress,
 )
+from kafka_shim.protocol.records.crc import crc32c
 
 MAGIC = 2
 DEFAULT_MAX_DECOMPRESSED = 64 * 1024 * 1024
@@ -266,7 +265,7 @@ def encode_batch(batch: RecordBatch, compression: Compression | int | None = Non
         batch.base_sequence,
         len(batch.records),
     )
-    crc = crc32c.crc32c(payload, crc32c.crc32c(after_crc))
+    crc = crc32c(payload, crc32c(after_crc))
     return b"".join(
         (
             _BEFORE_CRC.pack(batch.base_offset, batch_length, batch.partition_leader_epoch, MAGIC),
@@ -395,7 +394,7 @@ def _decode_batch(view: memoryview, max_decompressed: int) -> RecordBatch:
     """One batch; ``view`` holds exactly its bytes (length and magic already checked)."""
     base_offset, _, partition_leader_epoch, magic = _BEFORE_CRC.unpack_from(view, 0)
     (stored_crc,) = _CRC.unpack_from(view, _CRC_START)
-    computed_crc = crc32c.crc32c(view[_ATTRIBUTES_START:])
+    computed_crc = crc32c(view[_ATTRIBUTES_START:])
     if stored_crc != computed_crc:
         raise DecodeError(
             f"CRC-32C mismatch: stored {stored_crc:#010x}, computed {computed_crc:#010x}", message=RECORD_BATCH, field="crc"

@@ -17,9 +17,8 @@ import struct
 from collections.abc import Iterator
 from typing import NamedTuple
 
-import crc32c
-
 from kafka_shim.protocol.records import MAGIC, TimestampType
+from kafka_shim.protocol.records.crc import crc32c
 from kafka_shim.shim.log.errors import CorruptBatch
 
 # baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta, baseTimestamp, maxTimestamp
@@ -85,7 +84,7 @@ def check_batch(data: bytes | bytearray | memoryview, at: int, available: int, *
     if not verify_crc:
         return None
     (stored,) = _UINT32.unpack_from(data, at + _CRC_AT)
-    computed = crc32c.crc32c(memoryview(data)[at + _ATTRIBUTES_AT : at + LOG_OVERHEAD + length])
+    computed = crc32c(memoryview(data)[at + _ATTRIBUTES_AT : at + LOG_OVERHEAD + length])
     if stored != computed:
         return f"CRC-32C mismatch: stored {stored:#010x}, computed {computed:#010x}"
     return None
@@ -126,7 +125,7 @@ def assign_offsets(data: bytearray, base_offset: int, leader_epoch: int, log_app
             attributes = header.attributes | _TIMESTAMP_TYPE_BIT
             _INT16.pack_into(data, at + _ATTRIBUTES_AT, attributes)
             _INT64.pack_into(data, at + _MAX_TIMESTAMP_AT, log_append_time)
-            crc = crc32c.crc32c(memoryview(data)[at + _ATTRIBUTES_AT : at + header.size])
+            crc = crc32c(memoryview(data)[at + _ATTRIBUTES_AT : at + header.size])
             _UINT32.pack_into(data, at + _CRC_AT, crc)
         stamped = parse_header(data, at, at)
         headers.append(stamped)

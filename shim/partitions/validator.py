@@ -40,8 +40,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-import crc32c
-
 from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.protocol.errors import DecodeError
 from kafka_shim.protocol.records import (
@@ -56,6 +54,7 @@ from kafka_shim.protocol.records import (
     encode_batch,
 )
 from kafka_shim.protocol.records.compression import decompress
+from kafka_shim.protocol.records.crc import crc32c
 from kafka_shim.shim.partitions import legacy
 from kafka_shim.shim.producers.state import increment_sequence
 
@@ -389,7 +388,7 @@ def _crc_problem(batch: _Shallow) -> int | None:
         if not batch.header:  # shorter than the header: never valid (DefaultRecordBatch.isValid)
             return _CRC.unpack_from(batch.view, _CRC_AT)[0]
         stored = batch.header[4]
-        return None if crc32c.crc32c(batch.view[_ATTRIBUTES_AT:]) == stored else stored
+        return None if crc32c(batch.view[_ATTRIBUTES_AT:]) == stored else stored
     assert batch.legacy is not None
     return None if batch.legacy.valid else batch.legacy.stored_crc
 
@@ -932,7 +931,7 @@ def _set_max_timestamp(data: bytearray, at: int, timestamp: int) -> None:
         return
     _MAX_TIMESTAMP.pack_into(data, at + _MAX_TIMESTAMP_AT, timestamp)
     (length,) = _INT32.unpack_from(data, at + 8)
-    _CRC.pack_into(data, at + _CRC_AT, crc32c.crc32c(memoryview(data)[at + _ATTRIBUTES_AT : at + LOG_OVERHEAD + length]))
+    _CRC.pack_into(data, at + _CRC_AT, crc32c(memoryview(data)[at + _ATTRIBUTES_AT : at + LOG_OVERHEAD + length]))
 
 
 def _in_place_uncompressed(batches: list[_Shallow], settings: AppendSettings, now: int, partition: str) -> Validated:

@@ -28,9 +28,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import crc32c
 import structlog
 
+from kafka_shim.protocol.records.crc import crc32c
 from kafka_shim.shim.producers.state import ProducerEntry
 
 log = structlog.get_logger(__name__)
@@ -72,7 +72,7 @@ def encode_snapshot(entries: Iterable[ProducerEntry]) -> bytes:
         for entry in entries
     ]
     body = _COUNT.pack(len(rows)) + b"".join(rows)
-    return _HEADER.pack(SNAPSHOT_VERSION, crc32c.crc32c(body)) + body
+    return _HEADER.pack(SNAPSHOT_VERSION, crc32c(body)) + body
 
 
 def decode_snapshot(data: bytes) -> list[ProducerEntry]:
@@ -81,7 +81,7 @@ def decode_snapshot(data: bytes) -> list[ProducerEntry]:
     version, crc = _HEADER.unpack_from(data)
     if version != SNAPSHOT_VERSION:
         raise CorruptSnapshotError(f"Snapshot contained an unknown file version {version}")
-    computed = crc32c.crc32c(data[_ENTRIES_OFFSET:])
+    computed = crc32c(data[_ENTRIES_OFFSET:])
     if crc != computed:
         raise CorruptSnapshotError(f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {crc}. Computed crc: {computed}")
     (count,) = _COUNT.unpack_from(data, _ENTRIES_OFFSET)

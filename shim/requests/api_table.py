@@ -4,14 +4,17 @@ The table is the handler registry (``@handles``) narrowed by an optional release
 ``api_key -> (min, max)`` of what an emulated Kafka release offers. A key the profile leaves out is not served;
 a key the profile names is served at the versions both the handler and the release know. The same table decides
 which handler a request reaches and what the ApiVersions answer lists, so the two can never disagree.
+
+An entry may be a ``DeferredApi``: the handler's versions and whether it has an error form, known without importing
+it (the broker builds its table from shim/handlers/manifest.py); the handler is loaded on the first request of its
+key, or on the first error answer the SASL gate needs from it. Start-up then imports no handler module.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, NamedTuple, Protocol
 
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.framing import encode_response
@@ -36,21 +39,37 @@ class ApiHandler(Protocol):
     error_response: ErrorResponse | None
 
 
-@dataclass(frozen=True, slots=True)
-class ServedApi:
+class DeferredApi(NamedTuple):
+    """A handler not loaded yet: what the table needs to know of it before its first request, and how to load it."""
+
+    api_key: int
+    min_version: int
+    max_version: int
+    has_error_response: bool
+    load: Callable[[], ApiHandler]  # imports the handler's module; returns its registration
+
+
+class ServedApi(NamedTuple):
     api_key: int
     min_version: int
     max_version: int
 
 
 class ApiTable:
-    def __init__(self, handlers: Mapping[int, ApiHandler], release: ReleaseProfile | None = None) -> None:
-        self._handlers: dict[int, ApiHandler] = {}
-        # Error forms of every registered API, served or not: the SASL gate answers any request sent mid-exchange.
-        self._error_forms = {key: h.error_response for key, h in handlers.items() if h.error_response is not None}
+    def __init__(self, handlers: Mapping[int, ApiHandler | DeferredApi], release: ReleaseProfile | None = None) -> None:
+        # Every registered API, served or not: the SASL gate answers any request sent mid-exchange with its error form.
+        self._loaded: dict[int, ApiHandler] = {}
+        self._deferred: dict[int, DeferredApi] = {}
+        self._error_forms: dict[int, ErrorResponse] = {}
         served: list[ServedApi] = []
         for key in sorted(handlers):
             handler = handlers[key]
+            if isinstance(handler, DeferredApi):
+                self._deferred[key] = handler
+            else:
+                self._loaded[key] = handler
+                if handler.error_response is not None:
+                    self._error_forms[key] = handler.error_response
             low, high = handler.min_version, handler.max_version
             if release is not None:
                 if key not in release:
@@ -58,17 +77,33 @@ class ApiTable:
                 low, high = max(low, release[key][0]), min(high, release[key][1])
                 if low > high:
                     continue
-            self._handlers[key] = handler
             served.append(ServedApi(key, low, high))
         self.served: tuple[ServedApi, ...] = tuple(served)
         self._ranges = {api.api_key: (api.min_version, api.max_version) for api in served}
+        # The served handlers still to load, in the order given (the manifest lists first what clients ask first).
+        self._to_warm = [key for key in handlers if key in self._deferred and key in self._ranges]
 
     def handler(self, api_key: int, version: int) -> ApiHandler | None:
         """The handler for this key at this version, or None when the broker does not serve it."""
         served = self._ranges.get(api_key)
         if served is None or not served[0] <= version <= served[1]:
             return None
-        return self._handlers[api_key]
+        handler = self._loaded.get(api_key)
+        return handler if handler is not None else self._load(api_key)
+
+    def _load(self, api_key: int) -> ApiHandler:
+        handler = self._deferred[api_key].load()
+        self._loaded[api_key] = handler
+        if handler.error_response is not None:
+            self._error_forms[api_key] = handler.error_response
+        return handler
+
+    def warm_up(self) -> Iterator[int]:
+        """Load the served handlers not loaded yet, one per step (the broker steps it while its loop is idle)."""
+        for key in self._to_warm:
+            if key not in self._loaded:
+                self._load(key)
+                yield key
 
     def versions(self, api_key: int) -> tuple[int, int] | None:
         """(min, max) served for a key, or None."""
@@ -79,7 +114,12 @@ class ApiTable:
         shape depends on the version (FindCoordinator's v4 batch, JoinGroup's nullable name) take it as ``version``."""
         form = self._error_forms.get(api_key)
         if form is None:
-            return None
+            deferred = self._deferred.get(api_key)
+            if deferred is None or not deferred.has_error_response or api_key in self._loaded:
+                return None
+            form = self._load(api_key).error_response
+            if form is None:
+                return None
         if version is not None and "version" in inspect.signature(form).parameters:
             return form(request, code, message, version=version)
         return form(request, code, message)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
+import os
 import signal
 import sys
+from typing import NoReturn
 
 import structlog
 
@@ -75,7 +78,19 @@ def _preload_acls(path: str | None, config: BrokerConfig) -> list | None:
     return bindings
 
 
+def _end_process(code: int) -> NoReturn:
+    """The broker has stopped cleanly (connections closed, logs and state files flushed and closed): end the
+    process without tearing the interpreter down, which took ~0.1 s with kafka-shim's few hundred modules loaded
+    (SIGTERM to exit: 109 ms median before, 6 ms after) and frees nothing the OS would not. Log and output streams
+    are flushed first."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(code)
+
+
 def main(argv: list[str] | None = None) -> int:
+    as_program = argv is None  # run as the kafka-shim command, not called from code that goes on running
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["acls"]:
         from kafka_shim.shim.tools import acls as acls_cli
@@ -100,8 +115,10 @@ def main(argv: list[str] | None = None) -> int:
                         print("kafka-shim: --event-loop uvloop needs the uvloop package: pip install uvloop", file=sys.stderr)
                         return 2
                 else:
-                    return uvloop.run(serve(config, preload))
-            return asyncio.run(serve(config, preload))
+                    code = uvloop.run(serve(config, preload))
+                    return _end_process(code) if as_program else code
+            code = asyncio.run(serve(config, preload))
+            return _end_process(code) if as_program else code
         except ConfigError as exc:
             print(f"kafka-shim: configuration error: {exc}", file=sys.stderr)
             return 2

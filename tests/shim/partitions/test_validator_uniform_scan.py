@@ -166,7 +166,7 @@ def test_fixed_layout_scan_checks_every_field_of_every_record(count: int, monkey
         for offset, bits in ((0, 0x01), (2, 0x80), (3, 0x80), (3 + width, 0x01), (4 + width, 0x01), (end - start - 1, 0x01)):
             broken = bytearray(data)
             broken[start + offset] ^= bits
-            broken[17:21] = validator.crc32c.crc32c(bytes(broken[21:])).to_bytes(4, "big")
+            broken[17:21] = validator.crc32c(bytes(broken[21:])).to_bytes(4, "big")
             walked = _walked(bytes(broken), Compression.NONE, monkeypatch)
             fixed = _fixed_only(bytes(broken), Compression.NONE)
             # A record unlike the first must make it step aside; the first record alone defines the shape (a single
