@@ -30,7 +30,7 @@ from kafka_shim.shim.groups.admin_views import (
     MemberSummary,
     members_in_kafka_order,
 )
-from kafka_shim.shim.groups.classic import ClassicGroup
+from kafka_shim.shim.groups.classic import ClassicGroup, ClassicMember
 from kafka_shim.shim.groups.classic_coordinator import ClassicCoordinator
 from kafka_shim.shim.groups.consumer import ConsumerGroup, ConsumerGroupManager
 from kafka_shim.shim.groups.offsets import (
@@ -191,7 +191,8 @@ class GroupCoordinator:
             if offsets and group_id not in loaded.groups:
                 self.groups.setdefault(group_id, self._new_simple_group(group_id))
         for group_id, record in loaded.groups.items():
-            self.groups.setdefault(group_id, self._restore_group(group_id, record))
+            if group_id not in self.groups:
+                self.classic.loaded(self._restore_group(group_id, record))
         log.info("offsets_loaded", groups=len(loaded.offsets), offsets=sum(map(len, loaded.offsets.values())))
         return loaded
 
@@ -266,13 +267,22 @@ class GroupCoordinator:
         return ClassicGroup(group_id, self.scheduler.now_ms())
 
     def _restore_group(self, group_id: str, record: GroupRecord) -> ClassicGroup:
-        """A group read back from its GroupMetadataValue. Kafka restores its members (Stable) and lets their sessions
-        run out unless they heartbeat; kafka-shim restores it Empty at its generation (the members join again), with
-        the time it entered its state."""
+        """A group read back from its GroupMetadataValue, as GroupMetadata.loadGroup rebuilds it: its generation,
+        protocol, leader and members with their subscriptions and assignments, Stable when it has members (Empty
+        otherwise), with the time it entered its state. The members' sessions start again now: those that do not
+        heartbeat within their session timeout are removed and the others rebalance (classic ``loaded``)."""
         group = self._new_simple_group(group_id)
         group.protocol_type = record.protocol_type or None
         group.protocol_name = record.protocol if record.members else None
         group.generation_id = record.generation
+        for m in record.members:
+            member = ClassicMember(m.member_id, m.group_instance_id, m.client_id, m.client_host, m.rebalance_timeout_ms,
+                                   m.session_timeout_ms, record.protocol_type, [(record.protocol or "", m.subscription)],
+                                   assignment=m.assignment)
+            group.add(member, None)
+        if record.members:
+            group.leader_id = record.leader
+            group.state = STABLE
         if record.current_state_timestamp >= 0:
             group.state_timestamp_ms = self.scheduler.now_ms() - (self.offsets.now_ms() - record.current_state_timestamp)
         return group

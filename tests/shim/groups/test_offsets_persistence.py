@@ -10,6 +10,7 @@ from pathlib import Path
 
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import (
+    HeartbeatRequest,
     JoinGroupRequest,
     OffsetCommitRequest,
     OffsetDeleteRequest,
@@ -182,16 +183,22 @@ async def _join_and_sync(client) -> tuple[int, str]:
     return joined.generation_id, joined.member_id
 
 
-async def test_a_groups_generation_survives_a_restart(tmp_path: Path) -> None:
+async def test_a_group_and_its_members_survive_a_restart(tmp_path: Path) -> None:
     """The classic protocol's metadata records (GroupMetadataValue) are written where Kafka writes them, so after a
-    restart the group goes on from its generation instead of starting again at 1 (members then join again)."""
+    restart the group is back Stable at its generation with its member, which goes on heartbeating and syncing
+    without a rebalance (as after a Kafka broker's restart); a new member then moves it to the next generation."""
     async with Broker(_config(tmp_path)) as broker:
         broker.services.partitions.create_topic("__consumer_offsets", 50, {"cleanup.policy": "compact"})
         async with await connect(broker) as client:
-            generation, _ = await _join_and_sync(client)
+            generation, member_id = await _join_and_sync(client)
     async with Broker(_config(tmp_path)) as broker:
         restored = broker.services.groups.classic_group("app")
-        assert restored is not None and restored.generation_id >= generation and restored.protocol_type == "consumer"
+        assert restored is not None and (restored.state, restored.generation_id) == ("Stable", generation)
+        assert restored.leader_id == member_id and restored.members[member_id].assignment == b"\x00\x01"
         async with await connect(broker) as client:
-            again, _ = await _join_and_sync(client)
-    assert again > generation
+            beat = await client.request(ApiKey.HEARTBEAT, 3, HeartbeatRequest(
+                group_id="app", generation_id=generation, member_id=member_id, group_instance_id=None))
+            assert beat.error_code == ErrorCode.NONE
+            synced = await client.request(ApiKey.SYNC_GROUP, 3, SyncGroupRequest(
+                group_id="app", generation_id=generation, member_id=member_id, group_instance_id=None, assignments=[]))
+            assert (synced.error_code, synced.assignment) == (ErrorCode.NONE, b"\x00\x01")
