@@ -21,6 +21,6 @@ def test_the_wheel_installs_imports_and_serves() -> None:
     done = subprocess.run([str(SCRIPT)], capture_output=True, text=True, timeout=900, check=False)
     report = f"stdout:\n{done.stdout}\nstderr:\n{done.stderr}"
     assert done.returncode == 0, report
-    for checked in ("claims one top-level name: kafka_shim", "modules import from the venv", "schema files shipped",
+    for checked in ("claims one top-level name: kafka_shim", "modules import from the venv", "schema files shipped", "every codec: none, gzip, snappy, lz4, zstd",
                     "ApiVersions v3: error 0", "Metadata v12: broker", "SIGTERM: exited 0", "all checks passed"):
         assert checked in done.stdout, report
