@@ -283,6 +283,10 @@ class GroupCoordinator:
         if group is None or getattr(group, "state", None) != "Empty" or self.offsets.has_offsets(group_id):
             return
         del self.groups[group_id]
+        if isinstance(group, ConsumerGroup):  # the new coordinator's cleanup writes the group's tombstones
+            group.transition_to(DEAD)
+            self._forget_consumer_group(group_id)
+            return
         group.transition_to("Dead", self.scheduler.now_ms())
         if getattr(group, "generation_id", 0) > 0:
             self.offsets.tombstone_group(group_id)

@@ -7,6 +7,8 @@ GroupMetadataValue v3; versions 0-4 are read). Each record is a version-prefixed
 CREATE_TIME, uncompressed, written to partition ``abs(javaHash(group)) % partitions`` of the topic, so
 ``kafka-dump-log.sh --offsets-decoder`` prints them as it prints Kafka's. A removed offset or group is a record with
 a null value (a tombstone). At start every partition is read from its log start: the last record of each key wins.
+KIP-848 consumer groups' records (key versions 3-8, ``consumer_records.py``) share the topic; they are collected
+per group here and rebuilt by the coordinator.
 
 The topic's partitions are reached through ``OffsetsTopic``, which the Broker provides (groups/ may not import the
 partitions manager). The log is not compacted: it grows with every commit until segments are deleted by retention
