@@ -137,6 +137,20 @@ def test_leaving_members_and_a_deleted_group_are_tombstoned() -> None:
     assert "g" not in _coordinator(topic, clock).groups
 
 
+def test_a_static_member_away_across_a_restart_gets_its_partitions_back() -> None:
+    topic, clock = _Topic(), _Clock()
+    before = _coordinator(topic, clock)
+    hb = Heartbeat(group_id="g", member_id="", member_epoch=0, instance_id="i-1", rebalance_timeout_ms=30000,
+                   subscribed_topic_names=["a"], owned=[])
+    joined = before.consumer.heartbeat(hb, TOPICS, "client", "/127.0.0.1")
+    before.consumer.heartbeat(Heartbeat(group_id="g", member_id=joined.member_id, member_epoch=-2, instance_id="i-1"),
+                              TOPICS, "client", "/127.0.0.1")
+    after = _coordinator(topic, clock)
+    assert after.consumer.groups["g"].members[joined.member_id].member_epoch == -2
+    back = after.consumer.heartbeat(hb, TOPICS, "client", "/127.0.0.1")  # a new member id, the same instance
+    assert back.member_id != joined.member_id and back.member_epoch == 1 and back.assignment == {A: frozenset(range(4))}
+
+
 def test_an_empty_group_without_offsets_is_cleaned_up_with_its_tombstones() -> None:
     topic, clock = _Topic(), _Clock()
     before = _coordinator(topic, clock)
