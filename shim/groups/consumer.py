@@ -339,6 +339,12 @@ class ConsumerGroupManager:
         self.scheduler = scheduler
         self._timers: dict[tuple[str, str, str], Any] = {}
         self.assignor_names = [assignors.assignor_name(name) for name in settings.consumer_assignors]
+        # Called after every change of a group (the coordinator writes its records to __consumer_offsets).
+        self.on_changed: Callable[[ConsumerGroup], None] | None = None
+
+    def _changed(self, group: ConsumerGroup) -> None:
+        if self.on_changed is not None and self.groups.get(group.group_id) is group:
+            self.on_changed(group)
 
     # -- lookups -----------------------------------------------------------------------------------------
 
@@ -458,6 +464,7 @@ class ConsumerGroupManager:
             self._update_target(group)
         reconciled = self._reconcile(group, group.members[member_id], hb.owned, now)
         self._set_deadline(group, "session", member_id, self.settings.consumer_session_timeout_ms / 1000)
+        self._changed(group)
         full = joining or (hb.rebalance_timeout_ms != -1 and hb.subscribed_topic_names is not None and hb.owned is not None)
         send = full or dict(reconciled.assigned) != dict(member.assigned)
         return HeartbeatAnswer(member_id=reconciled.member_id, member_epoch=reconciled.member_epoch,
@@ -557,6 +564,20 @@ class ConsumerGroupManager:
 
     # -- leaving, fencing, timers -------------------------------------------------------------------------
 
+    def loaded(self, group: ConsumerGroup) -> None:
+        """A group read back from __consumer_offsets at start (GroupMetadataManager.onLoaded): its members' sessions
+        start now, so a member that does not heartbeat within its session timeout is fenced; a member that was
+        revoking partitions gets its rebalance timeout again."""
+        self.groups[group.group_id] = group
+        now = self.clock()
+        for member in group.members.values():
+            session_ms = member.classic.session_timeout_ms if member.classic is not None else self.settings.consumer_session_timeout_ms
+            self._set_deadline(group, "session", member.member_id, session_ms / 1000)
+            if member.state is MemberState.UNREVOKED_PARTITIONS and member.classic is None:
+                group.rebalance_deadlines[member.member_id] = (member.member_epoch, now + member.rebalance_timeout_ms / 1000)
+                self._arm(group.group_id, member.member_id, "rebalance", member.rebalance_timeout_ms / 1000)
+        log.info("consumer_group_loaded", group=group.group_id, members=len(group.members), epoch=group.group_epoch)
+
     def _set_deadline(self, group: ConsumerGroup, kind: str, member_id: str, seconds: float) -> None:
         """Set one of the member's deadlines (session, sync, join) ``seconds`` from now and arm its timer."""
         deadline = self.clock() + seconds
@@ -598,6 +619,7 @@ class ConsumerGroupManager:
         if hb.member_epoch == STATIC_LEAVE_EPOCH:
             # Kept with epoch -2: its partitions stay held (not handed to others) until it returns or expires.
             group.put_member(replace(existing, member_epoch=STATIC_LEAVE_EPOCH, pending_revocation={}))
+            self._changed(group)
             return HeartbeatAnswer(member_id=existing.member_id, member_epoch=STATIC_LEAVE_EPOCH)
         self.fence(group, existing.member_id)
         return HeartbeatAnswer(member_id=hb.member_id, member_epoch=hb.member_epoch)
@@ -609,6 +631,7 @@ class ConsumerGroupManager:
         names = group.subscribed_topics()
         group.subscription_metadata = {n: s for n, s in group.subscription_metadata.items() if n in names}
         group.group_epoch += 1
+        self._changed(group)
 
     def expire(self, group: ConsumerGroup) -> None:
         """Fence the members whose session or rebalance timeout has passed (Kafka's timers, as deadlines)."""
@@ -715,6 +738,7 @@ class ConsumerGroupManager:
         group.join_deadlines.pop(member_id, None)
         self._set_deadline(group, "session", member_id, session_timeout_ms / 1000)
         self._set_deadline(group, "sync", member_id, max(rebalance_timeout_ms, 0) / 1000)
+        self._changed(group)
         return JoinResult(ErrorCode.NONE, member_id, generation_id=reconciled.member_epoch, protocol_type="consumer",
                           protocol_name=protocols[0][0])
 
@@ -809,6 +833,7 @@ class ConsumerGroupManager:
             names = group.subscribed_topics()
             group.subscription_metadata = {n: t for n, t in group.subscription_metadata.items() if n in names}
             group.group_epoch += 1
+            self._changed(group)
         return answers
 
     # -- offsets (ConsumerGroup.validateOffsetCommit / validateOffsetFetch) -----------------------------------

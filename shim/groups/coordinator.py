@@ -9,6 +9,7 @@ call this class with plain values and turn its answers into wire messages; nothi
 from __future__ import annotations
 
 import asyncio
+import struct
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -33,6 +34,8 @@ from kafka_shim.shim.groups.admin_views import (
 from kafka_shim.shim.groups.classic import ClassicGroup, ClassicMember
 from kafka_shim.shim.groups.classic_coordinator import ClassicCoordinator
 from kafka_shim.shim.groups.consumer import ConsumerGroup, ConsumerGroupManager
+from kafka_shim.shim.groups.consumer_records import ConsumerGroupRecorder
+from kafka_shim.shim.groups.consumer_records import restore as restore_consumer_group
 from kafka_shim.shim.groups.offsets import (
     EMPTY_GROUP_ID_ALLOWED,
     ExpiryRule,
@@ -65,6 +68,7 @@ class GroupCoordinator:
         # Committed offsets (offsets.py), kept in __consumer_offsets when the Broker attaches it with log.dirs set.
         self.offsets = OffsetStore(settings.offset_metadata_max_bytes, settings.offsets_retention_minutes * 60_000)
         self.offsets_log: OffsetsLog | None = None
+        self.consumer_recorder: ConsumerGroupRecorder | None = None
         self._offsets_topic: OffsetsTopic | None = None
         self._expiry_timer: asyncio.TimerHandle | None = None
         # --- classic protocol (classic.py, classic_coordinator.py) ---
@@ -89,6 +93,25 @@ class GroupCoordinator:
         self._offsets_topic = topic
         self.offsets_log = OffsetsLog(topic, self.offsets.now_ms) if persist else None
         self.offsets.sink = self.offsets_log
+        # KIP-848 groups: their records follow each change (consumer_records.py), as the new coordinator writes them.
+        self.consumer_recorder = ConsumerGroupRecorder(self.offsets_log.append_records) if persist else None
+        self.consumer.on_changed = self._store_consumer_group if persist else None
+
+    def _store_consumer_group(self, group: ConsumerGroup) -> None:
+        if self.consumer_recorder is None:
+            return
+        try:
+            self.consumer_recorder.sync(group)
+        except SinkError as exc:  # the group goes on in memory; only its restart state is lost
+            log.error("consumer_group_records_not_stored", group_id=group.group_id, epoch=group.group_epoch, error=str(exc))
+
+    def _forget_consumer_group(self, group_id: str) -> None:
+        if self.consumer_recorder is None:
+            return
+        try:
+            self.consumer_recorder.deleted(group_id)
+        except SinkError as exc:
+            log.error("consumer_group_tombstones_not_stored", group_id=group_id, error=str(exc))
 
     def offsets_status(self, group_id: str, api_key: int) -> int:
         """GroupCoordinator.validateGroupStatus: INVALID_GROUP_ID (an empty id is fine for OffsetCommit/OffsetFetch),
@@ -193,8 +216,26 @@ class GroupCoordinator:
         for group_id, record in loaded.groups.items():
             if group_id not in self.groups:
                 self.classic.loaded(self._restore_group(group_id, record))
+        for group_id, records in loaded.consumer_groups.items():
+            self._load_consumer_group(group_id, records)
         log.info("offsets_loaded", groups=len(loaded.offsets), offsets=sum(map(len, loaded.offsets.values())))
         return loaded
+
+    def _load_consumer_group(self, group_id: str, records: dict[bytes, bytes]) -> None:
+        """GroupMetadataManager.replay + onLoaded for a KIP-848 group: it comes back with its epochs, members and
+        assignments; its members must heartbeat within their session timeout. A group of that id written later in
+        the classic format wins (kafka-shim writes one only after the consumer group was deleted)."""
+        try:
+            group = restore_consumer_group(group_id, records)
+        except (ValueError, struct.error, IndexError) as exc:
+            log.warning("unreadable_consumer_group_records", group_id=group_id, error=str(exc),
+                        hint="the group is not restored; its members rejoin with epoch 0")
+            return
+        if self.consumer_recorder is not None:
+            self.consumer_recorder.prime(group_id, records)
+        if group is None or (isinstance(self.groups.get(group_id), ClassicGroup) and self.groups[group_id].members):
+            return
+        self.consumer.loaded(group)
 
     def start_offsets_expiry(self) -> None:
         """Run ``expire_offsets`` every ``offsets.retention.check.interval.ms`` on the running loop until ``close``."""
@@ -242,6 +283,10 @@ class GroupCoordinator:
         if group is None or getattr(group, "state", None) != "Empty" or self.offsets.has_offsets(group_id):
             return
         del self.groups[group_id]
+        if isinstance(group, ConsumerGroup):  # the new coordinator's cleanup writes the group's tombstones
+            group.transition_to(DEAD)
+            self._forget_consumer_group(group_id)
+            return
         group.transition_to("Dead", self.scheduler.now_ms())
         if getattr(group, "generation_id", 0) > 0:
             self.offsets.tombstone_group(group_id)
@@ -343,6 +388,7 @@ class GroupCoordinator:
         group = self.groups.get(group_id)
         if isinstance(group, ConsumerGroup) and group.is_empty():
             del self.groups[group_id]
+            self._forget_consumer_group(group_id)
             return True
         return False
 
@@ -449,6 +495,7 @@ class GroupCoordinator:
         offsets went."""
         if isinstance(group, ConsumerGroup):
             group.transition_to(DEAD)
+            self._forget_consumer_group(group_id)
         elif isinstance(group, ClassicGroup):
             group.transition_to(DEAD, self.scheduler.now_ms())
         elif not isinstance(group, _OffsetsOnlyGroup):

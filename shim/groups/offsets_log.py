@@ -7,6 +7,8 @@ GroupMetadataValue v3; versions 0-4 are read). Each record is a version-prefixed
 CREATE_TIME, uncompressed, written to partition ``abs(javaHash(group)) % partitions`` of the topic, so
 ``kafka-dump-log.sh --offsets-decoder`` prints them as it prints Kafka's. A removed offset or group is a record with
 a null value (a tombstone). At start every partition is read from its log start: the last record of each key wins.
+KIP-848 consumer groups' records (key versions 3-8, ``consumer_records.py``) share the topic; they are collected
+per group here and rebuilt by the coordinator.
 
 The topic's partitions are reached through ``OffsetsTopic``, which the Broker provides (groups/ may not import the
 partitions manager). The log is not compacted: it grows with every commit until segments are deleted by retention
@@ -24,6 +26,7 @@ import structlog
 
 from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.protocol.records import RecordBatch, build_batch, decode_batches_with_tail, encode_batch
+from kafka_shim.shim.groups import consumer_records
 from kafka_shim.shim.groups.offsets import OffsetAndMetadata, SinkError, TopicPartition
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.log.partition_log import PartitionLog, wall_clock_ms
@@ -236,6 +239,8 @@ class Loaded:
 
     offsets: dict[str, dict[TopicPartition, OffsetAndMetadata]] = field(default_factory=dict)
     groups: dict[str, GroupRecord] = field(default_factory=dict)
+    # KIP-848 consumer groups: each group's records (consumer_records.py), the last value of each key.
+    consumer_groups: dict[str, dict[bytes, bytes]] = field(default_factory=dict)
 
 
 def _batches(partition_log: PartitionLog) -> Iterator[RecordBatch]:
@@ -269,6 +274,10 @@ class OffsetsLog:
     def append_group(self, group_id: str, group: GroupRecord) -> None:
         self._append(group_id, [(group_metadata_key(group_id), group_metadata_value(group))])
 
+    def append_records(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> None:
+        """Append already-encoded records (a consumer group's, consumer_records.py) in one batch to the group's partition."""
+        self._append(group_id, records)
+
     def _append(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> None:
         count = self.topic.partition_count()
         if count is None:
@@ -301,6 +310,14 @@ class OffsetsLog:
 
     @staticmethod
     def _replay(loaded: Loaded, key: bytes | None, value: bytes | None, partition: int) -> None:
+        if key and len(key) >= 2 and _I16.unpack_from(key)[0] in consumer_records.KEY_VERSIONS:
+            _, group_id, _ = consumer_records.read_key(key)
+            records = loaded.consumer_groups.setdefault(group_id, {})
+            if value is None:
+                records.pop(key, None)
+            else:
+                records[key] = value
+            return
         parsed = read_key(key) if key else None
         if parsed is None:
             log.warning("unknown_offsets_topic_record", partition=partition, hint="a record kafka-shim does not know; ignored")
