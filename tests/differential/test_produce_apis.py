@@ -27,6 +27,7 @@ from kafka_shim.authorizer import (
     ResourcePattern,
     ResourceType,
 )
+from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.protocol.framing import encode_request
 from kafka_shim.protocol.messages import (
     CreateAclsRequest,
@@ -374,8 +375,14 @@ def test_init_producer_id_authorization(secured_pair: Pair, case: str) -> None:
     if KIP_679[case]:
         secured_pair.grant(*KIP_679[case])
     for txn in (None, "diff-tx"):
-        secured_pair.same(INIT_PRODUCER_ID, 4, InitProducerIdRequest(transactional_id=txn, transaction_timeout_ms=60000),
-                          what=f"InitProducerId ({case}, transactional id {txn!r})", ignore=("producer_id",))
+        request = InitProducerIdRequest(transactional_id=txn, transaction_timeout_ms=60000)
+        kafka, shim = secured_pair.both(INIT_PRODUCER_ID, 4, request)
+        if txn is not None and kafka.body.error_code == 0 and shim.body.error_code == ErrorCode.NOT_COORDINATOR:
+            # Once a FindCoordinator for a transactional id (another test's) has made Kafka create
+            # __transaction_state, its transaction coordinator serves the authorized id; kafka-shim has none yet.
+            pytest.xfail("issue 17: kafka-shim has no transaction coordinator; an authorized transactional id gets 16")
+        secured_pair.same(INIT_PRODUCER_ID, 4, request, what=f"InitProducerId ({case}, transactional id {txn!r})",
+                          ignore=("producer_id",))
 
 
 

@@ -30,7 +30,7 @@ from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from tests.differential.test_acl_apis import ANONYMOUS, Peers, acl
 from tests.support.compare import assert_same
-from tests.support.peers import start_real_kafka, stop_real_kafka
+from tests.support.peers import mirror_internal_topics, start_real_kafka, stop_real_kafka
 from tests.support.wire import Answer, Wire, exchange_both
 
 # Kafka's codes, from their one definition (protocol.codes, authorizer.model), under short names for the tables below.
@@ -78,6 +78,7 @@ def shim_secured() -> Iterator[EmbeddedBroker]:
 
 @pytest.fixture
 def peers(oracle, shim_secured) -> Iterator[Peers]:
+    mirror_internal_topics(oracle, shim_secured)
     both = Peers(oracle, shim_secured)
     both.reset()
     yield both

@@ -48,3 +48,36 @@ def stop_real_kafka(kafka: RealKafka) -> None:
     subprocess.run([sys.executable, str(REAL_KAFKA), "stop", "--dir", str(kafka.dir)], capture_output=True, timeout=120)
 
 
+
+
+INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state")
+# What scripts/real-kafka gives the judge, so that the internal topics are made alike on both sides.
+_INTERNAL_TOPIC_PROPERTIES = {"offsets.topic.replication.factor": "1", "transaction.state.log.replication.factor": "1",
+                              "transaction.state.log.min.isr": "1"}
+
+
+def mirror_internal_topics(kafka: RealKafka, shim) -> None:
+    """Give a kafka-shim peer the internal topics the session's Kafka already has.
+
+    The session's Kafka outlives each module's kafka-shim, and group or transaction tests make Kafka create
+    ``__consumer_offsets`` / ``__transaction_state`` (a FindCoordinator does). Without them on the fresh kafka-shim, the
+    two would answer differently for reasons that have nothing to do with the API under test (a CreateTopics of an
+    internal name, an all-topics Metadata). ``shim`` is an EmbeddedBroker.
+    """
+    from kafka_shim.protocol.messages import MetadataRequest
+    from kafka_shim.shim.partitions.topic_admin import auto_created_topic
+    from tests.support.wire import Wire
+
+    with Wire(kafka.sasl) as admin:
+        admin.sasl_plain("admin", "admin-secret")
+        answer = admin.request(3, 12, MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=n) for n in INTERNAL_TOPICS]))
+    present = {t.name: len(t.partitions) for t in answer.body.topics if t.error_code == 0}
+
+    def create() -> None:
+        partitions = shim.broker.services.partitions
+        for name, count in present.items():
+            if name not in partitions.cluster.topics:
+                wanted = auto_created_topic(name, _INTERNAL_TOPIC_PROPERTIES, 1, 1)
+                partitions.create_topic(name, count, dict(wanted.configs))
+
+    shim.call(create)
