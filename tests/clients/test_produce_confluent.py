@@ -3,6 +3,8 @@ stored: keys, values, headers, timestamps, compression, producer ids and sequenc
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from kafka_shim.shim.config.broker_config import BrokerConfig
@@ -63,7 +65,11 @@ def test_acks(broker, acks: str) -> None:
     sent = _records(20, f"acks{acks}")
     reports = _produce(broker, "acks", {"acks": acks, "enable.idempotence": False}, sent)
     assert [err for err, _ in reports] == [None] * len(sent)
-    stored = stored_records(broker, "acks")
+    # With acks=0 the producer is done once the requests are written to the socket: the broker may still be
+    # appending them, so wait (generously) until it has.
+    deadline = time.monotonic() + 60
+    while len(stored := stored_records(broker, "acks")) < len(sent) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert [(s.key, s.value, s.timestamp) for s in stored] == [(k, v, ts) for k, v, _, ts in sent]
 
 
