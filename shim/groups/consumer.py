@@ -438,30 +438,7 @@ class ConsumerGroupManager:
             subscribed_topic_names=(frozenset(hb.subscribed_topic_names) if hb.subscribed_topic_names is not None
                                     else member.subscribed_topic_names),
             client_id=client_id, client_host=client_host, classic=None)
-        if group.group_id not in self.groups or self.groups[group.group_id] is not group:
-            self.groups[group.group_id] = group  # a new group, or one replacing an empty classic group
-        bump = updated.subscribed_topic_names != member.subscribed_topic_names
-        if replaced is not None:
-            target = group.target.pop(replaced, {})
-            group.remove_member(replaced)
-            group.target[member_id] = target
-        # Kafka refreshes the subscription metadata on a change of subscription and when topics change (its
-        # metadata image listener); recomputing it at every heartbeat gives the same answers.
-        names = {n for m in group.members.values() if m.member_id != member_id for n in m.subscribed_topic_names}
-        names |= set(updated.subscribed_topic_names)
-        metadata = {name: topics[name] for name in names if name in topics}
-        if metadata != group.subscription_metadata:
-            bump = True
-        joined = member_id not in group.members
-        group.put_member(updated)
-        if joined:
-            log.info("consumer_group_member_joined", group=group.group_id, member=member_id, instance=updated.instance_id,
-                     topics=sorted(updated.subscribed_topic_names))
-        if bump:
-            group.subscription_metadata = metadata
-            group.group_epoch += 1
-        if group.group_epoch > group.assignment_epoch:
-            self._update_target(group)
+        self._put_member(group, member, updated, replaced, topics)
         reconciled = self._reconcile(group, group.members[member_id], hb.owned, now)
         self._set_deadline(group, "session", member_id, self.settings.consumer_session_timeout_ms / 1000)
         self._changed(group)
@@ -713,26 +690,7 @@ class ConsumerGroupManager:
             rebalance_timeout_ms=rebalance_timeout_ms if rebalance_timeout_ms != -1 else member.rebalance_timeout_ms,
             subscribed_topic_names=frozenset(subscription.topics), client_id=client_id, client_host=client_host,
             classic=ClassicMetadata(session_timeout_ms, tuple(protocols)))
-        if group.group_id not in self.groups or self.groups[group.group_id] is not group:
-            self.groups[group.group_id] = group
-        bump = updated.subscribed_topic_names != member.subscribed_topic_names
-        if replaced is not None:
-            target = group.target.pop(replaced, {})
-            group.remove_member(replaced)
-            group.target[member_id] = target
-        names = {n for m in group.members.values() if m.member_id != member_id for n in m.subscribed_topic_names}
-        names |= set(updated.subscribed_topic_names)
-        metadata = {name: topics[name] for name in names if name in topics}
-        bump = bump or metadata != group.subscription_metadata
-        if member_id not in group.members:
-            log.info("consumer_group_member_joined", group=group.group_id, member=member_id, instance=instance_id,
-                     topics=sorted(updated.subscribed_topic_names), protocol="classic")
-        group.put_member(updated)
-        if bump:
-            group.subscription_metadata = metadata
-            group.group_epoch += 1
-        if group.group_epoch > group.assignment_epoch:
-            self._update_target(group)
+        self._put_member(group, member, updated, replaced, topics)
         owned = [(topics[t].topic_id, ps) for t, ps in subscription.owned if t in topics]
         reconciled = self._reconcile(group, group.members[member_id], owned, now)
         group.join_deadlines.pop(member_id, None)
@@ -741,6 +699,35 @@ class ConsumerGroupManager:
         self._changed(group)
         return JoinResult(ErrorCode.NONE, member_id, generation_id=reconciled.member_epoch, protocol_type="consumer",
                           protocol_name=protocols[0][0])
+
+    def _put_member(self, group: ConsumerGroup, member: ConsumerMember, updated: ConsumerMember, replaced: str | None,
+                    topics: Mapping[str, TopicShape]) -> None:
+        """A member's new state into its group (a heartbeat's or a classic member's join): a static member's new id
+        takes over the one it replaces, and the group epoch goes up when the subscriptions or their topics changed,
+        which recomputes the target assignment."""
+        member_id = updated.member_id
+        if group.group_id not in self.groups or self.groups[group.group_id] is not group:
+            self.groups[group.group_id] = group  # a new group, or one replacing an empty classic group
+        bump = updated.subscribed_topic_names != member.subscribed_topic_names
+        if replaced is not None:
+            target = group.target.pop(replaced, {})
+            group.remove_member(replaced)
+            group.target[member_id] = target
+        # Kafka refreshes the subscription metadata on a change of subscription and when topics change (its
+        # metadata image listener); recomputing it at every heartbeat gives the same answers.
+        names = {n for m in group.members.values() if m.member_id != member_id for n in m.subscribed_topic_names}
+        names |= set(updated.subscribed_topic_names)
+        metadata = {name: topics[name] for name in names if name in topics}
+        bump = bump or metadata != group.subscription_metadata
+        if member_id not in group.members:
+            log.info("consumer_group_member_joined", group=group.group_id, member=member_id, instance=updated.instance_id,
+                     topics=sorted(updated.subscribed_topic_names), protocol="consumer" if updated.classic is None else "classic")
+        group.put_member(updated)
+        if bump:
+            group.subscription_metadata = metadata
+            group.group_epoch += 1
+        if group.group_epoch > group.assignment_epoch:
+            self._update_target(group)
 
     def _classic_member(self, group: ConsumerGroup, member_id: str, instance_id: str | None) -> ConsumerMember:
         """validateConsumerGroupMember plus throwIfMemberDoesNotUseClassicProtocol."""
