@@ -34,7 +34,9 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
+from kafka_shim.protocol.primitives import write_uvarint
 from kafka_shim.shim.groups.consumer import ClassicMetadata, ConsumerGroup, ConsumerMember, MemberState, TopicShape
+from kafka_shim.shim.groups.record_reader import RecordReader
 
 _I8, _I16, _I32 = struct.Struct(">b"), struct.Struct(">h"), struct.Struct(">i")
 
@@ -56,28 +58,19 @@ def _string(text: str) -> bytes:
     return _I16.pack(len(raw)) + raw
 
 
-def _uvarint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def _cstring(text: str | None) -> bytes:
     if text is None:
         return b"\x00"
     raw = text.encode("utf-8")
-    return _uvarint(len(raw) + 1) + raw
+    return write_uvarint(len(raw) + 1) + raw
 
 
 def _cbytes(data: bytes) -> bytes:
-    return _uvarint(len(data) + 1) + data
+    return write_uvarint(len(data) + 1) + data
 
 
 def _carray(items: list[bytes]) -> bytes:
-    return _uvarint(len(items) + 1) + b"".join(items)
+    return write_uvarint(len(items) + 1) + b"".join(items)
 
 
 _NO_TAGS = b"\x00"
@@ -113,7 +106,7 @@ def member_value(member: ConsumerMember) -> bytes:
         return bytes(out + _NO_TAGS)
     classic = (_I32.pack(member.classic.session_timeout_ms)
                + _carray([_cstring(name) + _cbytes(data) + _NO_TAGS for name, data in member.classic.protocols]) + _NO_TAGS)
-    return bytes(out + _uvarint(1) + _uvarint(0) + _uvarint(len(classic)) + classic)
+    return bytes(out + write_uvarint(1) + write_uvarint(0) + write_uvarint(len(classic)) + classic)
 
 
 def target_member_value(partitions: Mapping[uuid.UUID, Iterable[int]]) -> bytes:
@@ -182,94 +175,36 @@ class ConsumerGroupRecorder:
 # -- reading ----------------------------------------------------------------------------------------------------------
 
 
-class _Reader:
-    def __init__(self, data: bytes) -> None:
-        self.data, self.pos = data, 0
-
-    def _take(self, s: struct.Struct) -> int:
-        (value,) = s.unpack_from(self.data, self.pos)
-        self.pos += s.size
-        return value
-
-    def i8(self) -> int:
-        return self._take(_I8)
-
-    def i16(self) -> int:
-        return self._take(_I16)
-
-    def i32(self) -> int:
-        return self._take(_I32)
-
-    def uvarint(self) -> int:
-        shift = value = 0
-        while True:
-            byte = self.data[self.pos]
-            self.pos += 1
-            value |= (byte & 0x7F) << shift
-            if not byte & 0x80:
-                return value
-            shift += 7
-
-    def raw(self, n: int) -> bytes:
-        if self.pos + n > len(self.data):
-            raise ValueError("record ends early")
-        out = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return bytes(out)
-
-    def string(self) -> str:
-        return self.raw(self.i16()).decode("utf-8", errors="replace")
-
-    def cstring(self) -> str | None:
-        n = self.uvarint() - 1
-        return None if n < 0 else self.raw(n).decode("utf-8", errors="replace")
-
-    def cbytes(self) -> bytes:
-        return self.raw(max(self.uvarint() - 1, 0))
-
-    def count(self) -> int:
-        return max(self.uvarint() - 1, 0)
-
-    def uuid(self) -> uuid.UUID:
-        return uuid.UUID(bytes=self.raw(16))
-
-    def tags(self) -> dict[int, bytes]:
-        found = {}
-        for _ in range(self.uvarint()):
-            tag = self.uvarint()
-            found[tag] = self.raw(self.uvarint())
-        return found
-
-    def value_version(self) -> None:
-        version = self.i16()
-        if version != 0:
-            raise ValueError(f"unknown consumer group record value version {version}")
+def _value_version(r: RecordReader) -> None:
+    version = r.i16()
+    if version != 0:
+        raise ValueError(f"unknown consumer group record value version {version}")
 
 
 def read_key(record_key: bytes) -> tuple[int, str, str | None]:
     """(record type = key version, group id, member id or None)."""
-    r = _Reader(record_key)
+    r = RecordReader(record_key)
     version = r.i16()
     group_id = r.string()
     return version, group_id, (r.string() if version in (MEMBER, TARGET_MEMBER, CURRENT_ASSIGNMENT) else None)
 
 
 def read_epoch(value: bytes) -> int:
-    r = _Reader(value)
-    r.value_version()
+    r = RecordReader(value)
+    _value_version(r)
     return r.i32()
 
 
 def read_partition_metadata(value: bytes) -> dict[str, TopicShape]:
-    r = _Reader(value)
-    r.value_version()
+    r = RecordReader(value)
+    _value_version(r)
     topics = {}
-    for _ in range(r.count()):
-        topic_id, name, partitions = r.uuid(), r.cstring() or "", r.i32()
-        for _ in range(r.count()):
+    for _ in range(r.compact_count()):
+        topic_id, name, partitions = r.uuid(), r.compact_string() or "", r.i32()
+        for _ in range(r.compact_count()):
             r.i32()
-            for _ in range(r.count()):
-                r.cstring()
+            for _ in range(r.compact_count()):
+                r.compact_string()
             r.tags()
         r.tags()
         topics[name] = TopicShape(topic_id, partitions)
@@ -277,20 +212,20 @@ def read_partition_metadata(value: bytes) -> dict[str, TopicShape]:
 
 
 def read_member(member_id: str, value: bytes) -> ConsumerMember:
-    r = _Reader(value)
-    r.value_version()
-    instance_id, rack_id, client_id, client_host = r.cstring(), r.cstring(), r.cstring() or "", r.cstring() or ""
-    names = frozenset(r.cstring() or "" for _ in range(r.count()))
-    r.cstring()  # SubscribedTopicRegex: 3.9's consumers never set it
-    rebalance_timeout, assignor = r.i32(), r.cstring()
+    r = RecordReader(value)
+    _value_version(r)
+    instance_id, rack_id, client_id, client_host = r.compact_string(), r.compact_string(), r.compact_string() or "", r.compact_string() or ""
+    names = frozenset(r.compact_string() or "" for _ in range(r.compact_count()))
+    r.compact_string()  # SubscribedTopicRegex: 3.9's consumers never set it
+    rebalance_timeout, assignor = r.i32(), r.compact_string()
     classic = None
     tagged = r.tags()
     if 0 in tagged:
-        c = _Reader(tagged[0])
+        c = RecordReader(tagged[0])
         session_timeout = c.i32()
         protocols = []
-        for _ in range(c.count()):
-            name, data = c.cstring() or "", c.cbytes()
+        for _ in range(c.compact_count()):
+            name, data = c.compact_string() or "", c.compact_bytes()
             c.tags()
             protocols.append((name, data))
         classic = ClassicMetadata(session_timeout, tuple(protocols))
@@ -299,18 +234,18 @@ def read_member(member_id: str, value: bytes) -> ConsumerMember:
                           classic=classic)
 
 
-def _read_topic_partitions(r: _Reader) -> dict[uuid.UUID, frozenset[int]]:
+def _read_topic_partitions(r: RecordReader) -> dict[uuid.UUID, frozenset[int]]:
     out = {}
-    for _ in range(r.count()):
+    for _ in range(r.compact_count()):
         topic_id = r.uuid()
-        out[topic_id] = frozenset(r.i32() for _ in range(r.count()))
+        out[topic_id] = frozenset(r.i32() for _ in range(r.compact_count()))
         r.tags()
     return out
 
 
 def read_target_member(value: bytes) -> dict[uuid.UUID, frozenset[int]]:
-    r = _Reader(value)
-    r.value_version()
+    r = RecordReader(value)
+    _value_version(r)
     return _read_topic_partitions(r)
 
 
@@ -324,8 +259,8 @@ class CurrentAssignment:
 
 
 def read_current_assignment(value: bytes) -> CurrentAssignment:
-    r = _Reader(value)
-    r.value_version()
+    r = RecordReader(value)
+    _value_version(r)
     epoch, previous, state = r.i32(), r.i32(), r.i8()
     if state not in _STATES:
         raise ValueError(f"unknown member state {state}")

@@ -28,6 +28,7 @@ from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.protocol.records import RecordBatch, build_batch, decode_batches_with_tail, encode_batch
 from kafka_shim.shim.groups import consumer_records
 from kafka_shim.shim.groups.offsets import OffsetAndMetadata, SinkError, TopicPartition
+from kafka_shim.shim.groups.record_reader import RecordReader
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.log.partition_log import PartitionLog, wall_clock_ms
 
@@ -123,66 +124,9 @@ def group_metadata_value(group: GroupRecord) -> bytes:
     return bytes(out)
 
 
-class _Reader:
-    """Kafka's generated readers for the few types these records use; ``flexible`` for versions 4+."""
-
-    def __init__(self, data: bytes, flexible: bool = False) -> None:
-        self.data, self.pos, self.flexible = data, 0, flexible
-
-    def _take(self, s: struct.Struct) -> int:
-        (value,) = s.unpack_from(self.data, self.pos)
-        self.pos += s.size
-        return value
-
-    def i16(self) -> int:
-        return self._take(_I16)
-
-    def i32(self) -> int:
-        return self._take(_I32)
-
-    def i64(self) -> int:
-        return self._take(_I64)
-
-    def _uvarint(self) -> int:
-        shift = value = 0
-        while True:
-            byte = self.data[self.pos]
-            self.pos += 1
-            value |= (byte & 0x7F) << shift
-            if not byte & 0x80:
-                return value
-            shift += 7
-
-    def _length(self) -> int:
-        return self._uvarint() - 1 if self.flexible else self.i16()
-
-    def string(self) -> str | None:
-        n = self._length()
-        if n < 0:
-            return None
-        text = self.data[self.pos:self.pos + n].decode("utf-8", errors="replace")
-        self.pos += n
-        return text
-
-    def bytes_(self) -> bytes:
-        n = self._uvarint() - 1 if self.flexible else self.i32()
-        raw = self.data[self.pos:self.pos + max(n, 0)]
-        self.pos += max(n, 0)
-        return bytes(raw)
-
-    def array_length(self) -> int:
-        return self._uvarint() - 1 if self.flexible else self.i32()
-
-    def skip_tags(self) -> None:
-        if self.flexible:
-            for _ in range(self._uvarint()):
-                self._uvarint()
-                self.pos += self._uvarint()
-
-
 def read_key(key: bytes) -> tuple[str, TopicPartition | None] | None:
     """(group, (topic, partition)) for an offset key, (group, None) for a group key, None for an unknown version."""
-    r = _Reader(key)
+    r = RecordReader(key)
     version = r.i16()
     if version in (0, 1):
         group, topic = r.string() or "", r.string() or ""
@@ -193,7 +137,7 @@ def read_key(key: bytes) -> tuple[str, TopicPartition | None] | None:
 
 
 def read_offset_value(value: bytes) -> OffsetAndMetadata:
-    r = _Reader(value)
+    r = RecordReader(value)
     version = r.i16()
     if not 0 <= version <= 4:
         raise ValueError(f"unknown offset commit value version {version}")
@@ -207,7 +151,7 @@ def read_offset_value(value: bytes) -> OffsetAndMetadata:
 
 
 def read_group_value(value: bytes) -> GroupRecord:
-    r = _Reader(value)
+    r = RecordReader(value)
     version = r.i16()
     if not 0 <= version <= 4:
         raise ValueError(f"unknown group metadata value version {version}")
