@@ -14,7 +14,7 @@ import pytest
 
 from kafka_shim.protocol.records import Compression, Record, RecordBatch, TimestampType, batch_attributes, encode_batch
 from kafka_shim.protocol.records.batch import Header
-from kafka_shim.shim.partitions import validator
+from kafka_shim.shim.partitions import record_scans, validator
 
 
 def _outcome(batch_bytes: bytes, codec: Compression, fast: bool, monkeypatch: pytest.MonkeyPatch) -> object:
@@ -112,13 +112,13 @@ def _fixed_only(data: bytes, codec: Compression) -> object:
         payload = validator.decompress(codec, payload, validator.MAX_DECOMPRESSED)
     count = header[12]
     try:
-        pos = validator._uvarint(payload, 0)[1]
-        pos = validator._uvarint(payload, validator._uvarint(payload, pos + 1)[1])[1]
-        key_size, pos = validator._field_size(payload, pos)
-        value_size, _ = validator._field_size(payload, pos + max(key_size, 0))
+        pos = record_scans.uvarint(payload, 0)[1]
+        pos = record_scans.uvarint(payload, record_scans.uvarint(payload, pos + 1)[1])[1]
+        key_size, pos = record_scans._field_size(payload, pos)
+        value_size, _ = record_scans._field_size(payload, pos + max(key_size, 0))
     except IndexError:
         return None
-    found = validator._scan_fixed(payload, 0, count, codec is not Compression.NONE, key_size, value_size)
+    found = record_scans.scan_fixed(payload, 0, count, codec is not Compression.NONE, key_size, value_size)
     if found is None:
         return None
     scan = validator._scanned(header, count, *found)
@@ -155,7 +155,7 @@ def test_fixed_layout_scan_checks_every_field_of_every_record(count: int, monkey
     starts, at = [], validator.V2_HEADER_SIZE
     for _ in range(count):
         starts.append(at)
-        length, pos = validator._uvarint(data, at)
+        length, pos = record_scans.uvarint(data, at)
         at = pos + (length >> 1)
     for record in {0, count // 2, count - 1}:
         start = starts[record]
