@@ -9,6 +9,7 @@ import asyncio
 import json
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -51,7 +52,10 @@ def _messages(count: int, tag: str) -> list[tuple[bytes | None, bytes, list[tupl
 
 
 def _check(broker, topic: str, sent: list) -> None:
-    stored = stored_records(broker, topic)
+    # With acks=0 a producer is done once its requests are on the socket: the broker may still be appending them.
+    deadline = time.monotonic() + 60
+    while len(stored := stored_records(broker, topic)) < len(sent) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert [(s.key, s.value, list(s.headers), s.timestamp) for s in stored] == [(k, v, h, ts) for k, v, h, ts in sent]
     assert [s.offset for s in stored] == list(range(len(sent)))
 
