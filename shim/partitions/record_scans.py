@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from kafka_shim.protocol.primitives import write_varlong
+
 
 def uvarint(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
     b = buf[pos]
@@ -43,23 +45,13 @@ def uvarint(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
 _MAX_UNIFORM_FIELD = 1 << 20  # larger keys or values: the walk (a few records, cheap anyway)
 
 
-def _zigzag_varint(value: int) -> bytes:
-    raw = (value << 1) ^ (value >> 63)
-    out = bytearray()
-    while raw >= 0x80:
-        out.append((raw & 0x7F) | 0x80)
-        raw >>= 7
-    out.append(raw)
-    return bytes(out)
-
-
 def _varint_of_width(width: int) -> bytes:
     return rb"[\x80-\xff]" * (width - 1) + rb"[\x00-\x7f]"
 
 
 def _field_pattern(size: int) -> tuple[bytes, int]:
     """A key or value of ``size`` bytes (-1: null): its pattern and how many bytes it takes."""
-    length = _zigzag_varint(size)
+    length = write_varlong(size)
     if size < 0:
         return re.escape(length), len(length)
     return re.escape(length) + (rb".{%d}" % size if size else b""), len(length) + size
@@ -77,7 +69,7 @@ def _uniform_patterns(key_size: int, value_size: int) -> tuple[re.Pattern[bytes]
     for ts_width in (1, 2, 3):
         for offset_width in (1, 2, 3):
             record_length = 1 + ts_width + offset_width + key_bytes + value_bytes + 1
-            length = re.escape(_zigzag_varint(record_length))
+            length = re.escape(write_varlong(record_length))
             lengths[length] = record_length
             alternatives.append(length + rb"." + _varint_of_width(ts_width) + _varint_of_width(offset_width) + key + value + rb"\x00")
     record = rb"(?:" + rb"|".join(alternatives) + rb")"
@@ -92,7 +84,7 @@ def _uniform_patterns(key_size: int, value_size: int) -> tuple[re.Pattern[bytes]
 
 @lru_cache(maxsize=16)
 def _offset_deltas_in_order(count: int) -> bytes:
-    return b"".join(_zigzag_varint(i) for i in range(count))
+    return b"".join(write_varlong(i) for i in range(count))
 
 
 def _field_size(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
@@ -171,7 +163,7 @@ _NO_CONTINUATION = bytes(b & 0x7F for b in range(256))
 @lru_cache(maxsize=64)
 def _canonical_offset_bytes(width: int, first: int, count: int) -> tuple[bytes, ...]:
     """Byte k of the canonical varints of offset deltas first..first+count-1, one bytes object per k."""
-    encoded = [_zigzag_varint(i) for i in range(first, first + count)]
+    encoded = [write_varlong(i) for i in range(first, first + count)]
     return tuple(bytes(e[k] for e in encoded) for k in range(width))
 
 
@@ -194,7 +186,7 @@ def scan_fixed(data: bytes, start: int, count: int, want_order: bool, key_size: 
     """(smallest timestamp delta, largest, True) when the records in ``data[start:]`` fall into runs of the fixed
     layout above; None otherwise."""
     end_of_data = len(data)
-    key_field, value_field = _zigzag_varint(key_size), _zigzag_varint(value_size)
+    key_field, value_field = write_varlong(key_size), write_varlong(value_size)
     key_bytes = len(key_field) + max(key_size, 0)
     value_bytes = len(value_field) + max(value_size, 0)
     at, index, runs = start, 0, 0
@@ -207,7 +199,7 @@ def scan_fixed(data: bytes, start: int, count: int, want_order: bool, key_size: 
         # The timestamp delta's width, from this record's bytes: its length varint, then the attributes byte.
         for ts_width in (1, 2):
             record_length = 1 + ts_width + offset_width + key_bytes + value_bytes + 1
-            length = _zigzag_varint(record_length)
+            length = write_varlong(record_length)
             ts_at = at + len(length) + 1
             if (data[at : at + len(length)] == length and ts_at + ts_width <= end_of_data
                     and data[ts_at + ts_width - 1] < 0x80 and (ts_width == 1 or data[ts_at] >= 0x80)):
