@@ -13,6 +13,7 @@ import pytest
 
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
+from tests.support.acl_peers import ANONYMOUS_MAY_ALTER, Peers, secured_config
 from tests.support.peers import REPORTED, RealKafka, _address, start_real_kafka, stop_real_kafka
 
 
@@ -45,6 +46,30 @@ def shim_peer() -> Iterator[EmbeddedBroker]:
 @pytest.fixture(scope="session")
 def shim_address(shim_peer: EmbeddedBroker) -> tuple[str, int]:
     return _address("PLAINTEXT://" + shim_peer.bootstrap_servers)
+
+
+# The ACL peers (tests/support/acl_peers.py). A module that defines fixtures of these names uses its own.
+@pytest.fixture(scope="module")
+def shim_secured() -> Iterator[EmbeddedBroker]:
+    """kafka-shim configured as scripts/real-kafka configures Kafka's authorizer."""
+    with EmbeddedBroker(secured_config()) as broker:
+        yield broker
+
+
+@pytest.fixture
+def peers(oracle: RealKafka, shim_secured: EmbeddedBroker) -> Iterator[Peers]:
+    """Both brokers with no ACLs but those a test grants; emptied again after it."""
+    both = Peers(oracle, shim_secured)
+    both.reset()
+    yield both
+    both.reset()
+
+
+@pytest.fixture
+def acl_admin(peers: Peers) -> Peers:
+    """User:ANONYMOUS may use the ACL APIs on both brokers (ALLOW ALTER on the cluster)."""
+    peers.grant(ANONYMOUS_MAY_ALTER)
+    return peers
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
