@@ -22,6 +22,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from kafka_shim.protocol.java_utf8 import HANDLER as JAVA_REPLACE
 from kafka_shim.protocol.primitives import (
     SMALL_UVARINTS,
     ZERO_UUID,
@@ -79,8 +80,8 @@ class _Emitter:
     def __init__(self, spec: MessageSpec, version: int, classes: dict[str, type], trace: bool, lenient_utf8: bool = False) -> None:
         self.spec = spec
         # Strict UTF-8 is the fast path; on invalid bytes the caller retries with a decoder that
-        # replaces them with U+FFFD, which is what a Java broker's String constructor does.
-        self.string_decode = ".decode('utf-8', 'replace')" if lenient_utf8 or trace else ".decode()"
+        # replaces them with U+FFFD as a Java broker's String constructor does (java_utf8.py: Java's count of them).
+        self.string_decode = ".decode('utf-8', '" + JAVA_REPLACE + "')" if lenient_utf8 or trace else ".decode()"
         self.version = version
         self.flexible = version in spec.flexible_versions
         self.classes = classes
@@ -196,7 +197,7 @@ class _Emitter:
         """Emit the null branch for a length ``n``; return the indent of the non-null branch."""
         self.emit(ind, f"if {n} < 0:")
         if nullable:
-            self.emit(ind + 1, f"if {n} != -1: raise _Mal('negative length ' + str({n}))")
+            # Kafka's generated readers take any negative length as null, not only -1.
             self.emit(ind + 1, f"{x} = None")
         else:
             self.emit(ind + 1, "raise _Mal('null or negative length for a non-nullable field')")
@@ -499,7 +500,7 @@ def read_compact_bytes(buf: bytes, pos: int, nullable: bool, is_string: bool) ->
     if end > len(buf):
         raise Malformed(f"length {n - 1} runs past the end of the data")
     data = buf[pos:end]
-    return (data.decode("utf-8", "replace") if is_string else data), end
+    return (data.decode("utf-8", JAVA_REPLACE) if is_string else data), end
 
 
 def read_compact_fixed_array(buf: bytes, pos: int, nullable: bool, code: str, width: int) -> tuple[Any, int]:

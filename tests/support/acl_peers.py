@@ -79,7 +79,7 @@ class Peers:
         with self._admin() as admin:
             answer = admin.request(CREATE_ACLS, 3, CreateAclsRequest(creations=list(creations)))
         assert [r.error_code for r in answer.body.results] == [0] * len(creations), answer
-        results = self.shim.call(lambda: self.shim.broker.authorizer.create_acls([_binding(c) for c in creations]))
+        results = self.shim.call(lambda: self.shim.broker.authorizer.create_acls([binding_of(c) for c in creations]))
         assert all(r.error is None for r in results), results
         self.settle()
 
@@ -102,7 +102,7 @@ class Peers:
         return kafka, shim
 
 
-def _binding(c) -> AclBinding:
+def binding_of(c) -> AclBinding:
     return AclBinding(ResourcePattern(ResourceType(c.resource_type), c.resource_name, PatternType(c.resource_pattern_type)),
                       AccessControlEntry(c.principal, c.host, AclOperation(c.operation), AclPermissionType(c.permission_type)))
 
