@@ -137,11 +137,11 @@ def _summary(answer: Answer) -> str:
     return "; ".join(f"{r.error_code} {_short(r.error_message)}" for r in answer.body.results)
 
 
-def _note(field: str, value_class: str, version: int, kafka: Answer, stored: list[tuple]) -> None:
-    kept = tuple(KEPT_ROW)
-    others = [r for r in stored if r != kept and r[3] != ANONYMOUS_MAY_ALTER.principal]
+def _note(field: str, value_class: str, version: int, kafka: Answer, stored: list[tuple], differs: bool = False) -> None:
+    others = [r for r in stored if r != KEPT_ROW and r[3] != ANONYMOUS_MAY_ALTER.principal]
     what = ", ".join(f"{_short(r[1])}/{_short(r[3])}/{_short(r[4])} op {r[5]}" for r in others) or "nothing"
-    FINDINGS.append(f"| {field} | {value_class} | v{version} | {_summary(kafka)} | stored: {what} |")
+    same = "kafka-shim DIFFERS" if differs else "kafka-shim same"
+    FINDINGS.append(f"| {field} | {value_class} | v{version} | {_summary(kafka)} | stored: {what} | {same} |")
 
 
 KEPT_ROW = (KEPT.resource_type, KEPT.resource_name, KEPT.resource_pattern_type, KEPT.principal, KEPT.host, KEPT.operation,
@@ -171,8 +171,13 @@ def _exact_filter(c, version: int):
 
 def sweep_creation(peers: Peers, version: int, creation, field: str, value_class: str) -> None:
     what = f"CreateAcls v{version} with {field} {value_class}"
-    kafka, _ = peers.same(CREATE_ACLS, version, CreateAclsRequest(creations=[creation, KEPT]), what=what)
-    _everything(peers, version, what)
+    kafka, shim = peers.both(CREATE_ACLS, version, CreateAclsRequest(creations=[creation, KEPT]))
+    try:
+        _compare(kafka, shim, what)
+        _everything(peers, version, what)
+    except AssertionError:
+        _note(field, value_class, version, kafka, [], differs=True)
+        raise
     _note(field, value_class, version, kafka, peers._kafka_rows())
     peers.same(DELETE_ACLS, version, DeleteAclsRequest(filters=[_exact_filter(creation, version)]),
                what=f"DeleteAcls v{version} of the ACL of {what}")
@@ -401,6 +406,34 @@ def test_raw_value_in_filters(stocked: Peers, field: str, label: str, version: i
     kafka, shim = _raw_both(stocked, DELETE_ACLS, version, DeleteAclsRequest(filters=[delete(**change)]), raw)
     _compare(kafka, shim, f"DeleteAcls v{version} with a {label} {field} filter")
     _everything(stocked, version, f"DeleteAcls v{version} with a {label} {field} filter")
+
+
+# -- what the authorizer then decides with such ACLs -------------------------------------------------------------------------
+DESCRIBE_CONFIGS, DESCRIBE_CONFIGS_OPERATION = 32, 10
+DECIDING = [  # User:ANONYMOUS's rights on topics, DESCRIBE_CONFIGS, through unusual ACLs (and ones that never apply to it)
+    ("😀", PREFIXED, "User:ANONYMOUS", "*", ALLOW), ("😀x", PREFIXED, "User:ANONYMOUS", "*", DENY), ("\uff21", PREFIXED, "User:ANONYMOUS", "*", ALLOW),
+    ("𠜎", PREFIXED, "User:ANONYMOUS", "*", ALLOW), ("*", PREFIXED, "User:ANONYMOUS", "*", ALLOW), ("tøpïc", LITERAL, "User:ANONYMOUS", "*", ALLOW),
+    ("any-host-empty", LITERAL, "User:ANONYMOUS", "", ALLOW), ("ipv6-host", LITERAL, "User:ANONYMOUS", "::1", ALLOW),
+    ("ipv6-full", LITERAL, "User:ANONYMOUS", "0:0:0:0:0:0:0:1", ALLOW), ("empty-name", LITERAL, "User:", "*", ALLOW),
+    ("padded", LITERAL, " User:ANONYMOUS", "*", ALLOW), ("lower", LITERAL, "user:ANONYMOUS", "*", ALLOW),
+    ("group-star", LITERAL, "Group:*", "*", ALLOW), ("user-star", LITERAL, "User:*", "*", ALLOW), ("host-ip", LITERAL, "User:ANONYMOUS", "127.0.0.1", ALLOW),
+]
+ASKED = ["😀", "😀x", "😀xy", "😀y", "\uff21b", "𠜎z", "*star", "star", "tøpïc", "tøpïcs", "any-host-empty", "ipv6-host", "ipv6-full",
+         "empty-name", "padded", "lower", "group-star", "user-star", "host-ip", "\ud83d"]
+
+
+def test_unusual_acls_decide_as_kafka(acl_admin: Peers) -> None:
+    """DescribeConfigs of topics whose only ACLs are unusual ones: both authorize (or refuse, 29) the same topics."""
+    from kafka_shim.protocol.messages import DescribeConfigsRequest
+
+    acl_admin.grant(*(acl(name=n, pattern=p, principal=who, host=host, operation=DESCRIBE_CONFIGS_OPERATION, permission=perm)
+                      for n, p, who, host, perm in DECIDING))
+    resource = DescribeConfigsRequest.DescribeConfigsResource
+    asked = [n for n in ASKED if "\ud83d" not in n]  # (a lone surrogate cannot be sent)
+    for version in (0, 4):
+        body = DescribeConfigsRequest(resources=[resource(resource_type=2, resource_name=n, configuration_keys=None) for n in asked])
+        kafka, _ = acl_admin.same(DESCRIBE_CONFIGS, version, body, what=f"DescribeConfigs v{version} under unusual ACLs")
+        assert {r.error_code for r in kafka.body.results} >= {29}, "some topics must be refused for the comparison to mean anything"
 
 
 # -- random batches of the classes ------------------------------------------------------------------------------------------
