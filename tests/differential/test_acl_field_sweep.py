@@ -144,6 +144,18 @@ def _note(field: str, value_class: str, version: int, kafka: Answer, stored: lis
     FINDINGS.append(f"| {field} | {value_class} | v{version} | {_summary(kafka)} | stored: {what} | {same} |")
 
 
+def _note_filter(api: str, version: int, change: dict, kafka: Answer) -> None:
+    """Kafka's answer to one filter over the stock: its error, and how many stock ACLs it matched."""
+    if kafka.closed:
+        answer = "connection closed"
+    elif api == "DescribeAcls":
+        answer = f"{kafka.body.error_code}, {sum(len(r.acls) for r in kafka.body.resources)} ACLs"
+    else:
+        r = kafka.body.filter_results[0]
+        answer = f"{r.error_code} {_short(r.error_message)}, {len(r.matching_acls)} ACLs"
+    FINDINGS.append(f"| {api} filter | {', '.join(f'{k}={_short(v)}' for k, v in change.items())} | v{version} | {answer} | kafka-shim same |")
+
+
 KEPT_ROW = (KEPT.resource_type, KEPT.resource_name, KEPT.resource_pattern_type, KEPT.principal, KEPT.host, KEPT.operation,
             KEPT.permission_type)
 
@@ -360,9 +372,11 @@ def _check_all(checks) -> None:
 def test_describe_filter_field(stocked: Peers, field: str, version: int) -> None:
     base = {"pattern": LITERAL} if version == 0 else {}
     changes = _filters(field, version)
-    _check_all((f"DescribeAcls v{version} {change}",
-                lambda change=change: stocked.same(DESCRIBE_ACLS, version, describe(**{**base, **change}),
-                                                   what=f"DescribeAcls v{version} {change}")) for change in changes)
+    def check(change: dict) -> None:
+        kafka, _ = stocked.same(DESCRIBE_ACLS, version, describe(**{**base, **change}), what=f"DescribeAcls v{version} {change}")
+        _note_filter("DescribeAcls", version, change, kafka)
+
+    _check_all((f"DescribeAcls v{version} {change}", lambda change=change: check(change)) for change in changes)
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -375,6 +389,7 @@ def test_delete_filter_field(stocked: Peers, field: str, version: int) -> None:
         try:
             kafka, _ = stocked.same(DELETE_ACLS, version, DeleteAclsRequest(filters=[delete(**{**base, **change})]),
                                     what=f"DeleteAcls v{version} {change}")
+            _note_filter("DeleteAcls", version, change, kafka)
             stocked.settle()
             if not kafka.closed and any(r.matching_acls for r in kafka.body.filter_results):
                 stocked.grant(ANONYMOUS_MAY_ALTER, *STOCK)
