@@ -253,7 +253,9 @@ class Authorizer:
             memo = self._bits_cache.get(principal)
             if memo is None:
                 memo = self._bits_cache[principal] = {}
-            key = (host, resource_type, name)
+            # A plain int, not the enum: tuples of str and int leave the cyclic GC's tracking, so a cold pass that
+            # memoises many answers does not make the GC rescan the whole index again and again (2-3x the cost).
+            key = (host, resource_type if type(resource_type) is int else int(resource_type), name)
             bits = memo.get(key)
             if bits is None:
                 bits = self._compute(memo, key, principal, host, resource_type, name)
@@ -306,7 +308,7 @@ class Authorizer:
         memo = self._bits_cache.get(principal)
         if memo is None:
             memo = self._bits_cache[principal] = {}
-        key = (host, resource_type, name)
+        key = (host, resource_type if type(resource_type) is int else int(resource_type), name)  # see authorize
         bits = memo.get(key)
         if bits is None:
             bits = self._compute(memo, key, principal, host, resource_type, name)
