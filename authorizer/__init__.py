@@ -1,5 +1,6 @@
 """The ACL model and Kafka's StandardAuthorizer decisions, indexed and durable. Knows nothing of the wire."""
 
+from kafka_shim.authorizer.acl_walk import UnparseableAclPrincipal
 from kafka_shim.authorizer.audit import AuditLog, Decision, format_decision
 from kafka_shim.authorizer.engine import AclStoreError, Authorizer, CreateResult, FilterResult, InvalidAclError, parse_super_users
 from kafka_shim.authorizer.model import (
@@ -52,6 +53,7 @@ __all__ = [
     "ResourcePattern",
     "ResourcePatternFilter",
     "ResourceType",
+    "UnparseableAclPrincipal",
     "format_decision",
     "parse_principal",
     "parse_super_users",

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from kafka_shim.authorizer.acl_walk import KafkaOrder, unparseable
 from kafka_shim.authorizer.audit import AuditLog, Decision
 from kafka_shim.authorizer.index import ALLOW, APPLICABLE, DENY, AclIndex, Grants, Rule, TypeIndex, expand_allow, expand_deny
 from kafka_shim.authorizer.model import (
@@ -105,10 +106,14 @@ class Authorizer:
         self._by_type_cache: dict[str, dict[tuple[str, int, int], bool]] = {}
         self._bits_cache: dict[str, dict[tuple[str, int, str], tuple[int, int, bool]]] = {}
         self._memo_size = 0
+        # Resource types holding ACLs whose principal Kafka cannot parse (see acl_walk), and their ACLs in Kafka's order.
+        self._unparseable: dict[int, int] = {}
+        self._kafka_orders: dict[int, KafkaOrder] = {}
         stored = self.store.load()
         with _bulk(len(stored)):
             for binding in stored:
                 self.index.add(binding)
+        self._count_unparseable(stored, 1)
 
     # -- ACL management ------------------------------------------------------------------
     def create_acls(self, bindings: list[AclBinding]) -> list[CreateResult]:
@@ -136,6 +141,7 @@ class Authorizer:
                     return [r if r.error else CreateResult(failure) for r in results]
                 for binding in new:
                     self.index.add(binding)
+                self._count_unparseable(new, 1)
                 self._changed(new)
         return results
 
@@ -163,6 +169,7 @@ class Authorizer:
                     return [FilterResult(error=r.error or failure) for r in results]
                 for binding in doomed:
                     self.index.remove(binding)
+                self._count_unparseable(doomed, -1)
                 self._changed(doomed)
         return results
 
@@ -183,9 +190,31 @@ class Authorizer:
     def acls(self) -> list[AclBinding]:
         return list(self.index)
 
+    def _count_unparseable(self, bindings: Iterable[AclBinding], delta: int) -> None:
+        for b in bindings:
+            if unparseable(b.entry.principal):
+                rtype = int(b.pattern.resource_type)
+                count = self._unparseable.get(rtype, 0) + delta
+                if count:
+                    self._unparseable[rtype] = count
+                else:
+                    self._unparseable.pop(rtype, None)
+
+    def _kafka_order(self, resource_type: int) -> KafkaOrder | None:
+        """The type's ACLs in Kafka's order while it holds an unparseable principal (else None: nothing to replay)."""
+        if resource_type not in self._unparseable:
+            return None
+        order = self._kafka_orders.get(resource_type)
+        if order is None:
+            order = self._kafka_orders[resource_type] = KafkaOrder(b for b in self.index if b.pattern.resource_type == resource_type)
+        return order
+
     def _changed(self, bindings: Iterable[AclBinding]) -> None:
         """Forget the memoised answers these ACL changes could affect."""
         self.generation += 1
+        if self._kafka_orders:
+            for b in bindings:
+                self._kafka_orders.pop(int(b.pattern.resource_type), None)
         principals = {b.entry.principal for b in bindings}
         # With allow.everyone.if.no.acl.found, any ACL can turn another principal's DefaultAllow into a
         # deny; and a User:* ACL concerns every principal. Otherwise only the ACLs' own principals change.
@@ -219,10 +248,14 @@ class Authorizer:
         if principal in self.super_users:
             allowed, rule = True, "SuperUser"
         else:
+            if self._unparseable and (order := self._kafka_order(int(resource_type))) is not None:
+                order.check(principal, host, op, name)  # raises UnparseableAclPrincipal where Kafka throws
             memo = self._bits_cache.get(principal)
             if memo is None:
                 memo = self._bits_cache[principal] = {}
-            key = (host, resource_type, name)
+            # A plain int, not the enum: tuples of str and int leave the cyclic GC's tracking, so a cold pass that
+            # memoises many answers does not make the GC rescan the whole index again and again (2-3x the cost).
+            key = (host, resource_type if type(resource_type) is int else int(resource_type), name)
             bits = memo.get(key)
             if bits is None:
                 bits = self._compute(memo, key, principal, host, resource_type, name)
@@ -267,10 +300,15 @@ class Authorizer:
         supported = SUPPORTED_BITS.get(resource_type, 0)
         if principal in self.super_users:
             return supported
+        if self._unparseable and (order := self._kafka_order(int(resource_type))) is not None:
+            # Kafka authorizes each supported operation; the first walk that meets such an ACL throws.
+            for op in range(supported.bit_length()):
+                if supported >> op & 1:
+                    order.check(principal, host, op, name)
         memo = self._bits_cache.get(principal)
         if memo is None:
             memo = self._bits_cache[principal] = {}
-        key = (host, resource_type, name)
+        key = (host, resource_type if type(resource_type) is int else int(resource_type), name)  # see authorize
         bits = memo.get(key)
         if bits is None:
             bits = self._compute(memo, key, principal, host, resource_type, name)
@@ -288,6 +326,8 @@ class Authorizer:
         # Kafka first authorizes the literal name "hardcode" (logged if allowed, never if denied).
         if self.authorize(principal, host, op, rtype, _HARDCODE, request=request, resource_ref_count=0, log_if_denied=False):
             return True
+        if self._unparseable and (order := self._kafka_order(rtype)) is not None:
+            order.check_by_resource_type(principal, host, op)  # raises UnparseableAclPrincipal where Kafka throws
         memo = self._by_type_cache.get(principal)
         if memo is None:
             memo = self._by_type_cache[principal] = {}
@@ -339,11 +379,11 @@ def _grants_for(index: TypeIndex, principal: str, name: str) -> list[Grants]:
     """The session principal's and User:*'s grants on every pattern that applies to the name."""
     principals = index.principals
     table = principals.get(principal)
-    found = table.matching(name) if table is not None else []
+    found = table.matching(name, decision=True) if table is not None else []
     if principal != WILDCARD_PRINCIPAL:
         table = principals.get(WILDCARD_PRINCIPAL)
         if table is not None:
-            found += table.matching(name)
+            found += table.matching(name, decision=True)
     return found
 
 

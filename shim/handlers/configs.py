@@ -59,8 +59,10 @@ from kafka_shim.shim.requests.context import RequestContext
 
 log = structlog.get_logger(__name__)
 
+UNKNOWN_SERVER_ERROR_DEFAULT = "The server experienced an unexpected error when processing the request."
 INVALID_REQUEST_DEFAULT = ("This most likely occurs because of a request being malformed by the client library or the "
                            "message was sent to an incompatible broker. See the broker logs for more details.")
+_DEFAULT_TEXT = {ErrorCode.UNKNOWN_SERVER_ERROR: UNKNOWN_SERVER_ERROR_DEFAULT, ErrorCode.INVALID_REQUEST: INVALID_REQUEST_DEFAULT}
 _DOCS = "https://kafka.apache.org/39/documentation.html#"
 CLUSTER_NAME = "kafka-cluster"
 
@@ -92,8 +94,9 @@ def _admin(ctx: RequestContext) -> ConfigAdmin:
 # -- DescribeConfigs ------------------------------------------------------------------------------------------------
 
 def describe_configs_error_response(request: messages.DescribeConfigsRequest, code: int, message: str | None) -> DescribeConfigsResponse:
-    """DescribeConfigsRequest.getErrorResponse: every resource with the error (and INVALID_REQUEST's default text)."""
-    text = INVALID_REQUEST_DEFAULT if message is None and code == ErrorCode.INVALID_REQUEST else message
+    """DescribeConfigsRequest.getErrorResponse: every resource with the error and, without a message, the error's default
+    text (it words the error with Errors.message(), not ApiError's, which leaves UNKNOWN_SERVER_ERROR's text out)."""
+    text = _DEFAULT_TEXT.get(code) if message is None else message
     return DescribeConfigsResponse(results=[
         _Describe(error_code=code, error_message=text, resource_type=r.resource_type, resource_name=r.resource_name, configs=[])
         for r in request.resources

@@ -31,6 +31,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kafka_shim.authorizer.acl_walk import UnparseableAclPrincipal
 from kafka_shim.authorizer.model import ANONYMOUS
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.errors import ProtocolError
@@ -188,17 +189,21 @@ class RequestSession:
             result = handler.handle(ctx, body)
         except CloseConnection as exc:
             return _refused(ctx, exc)
+        except UnparseableAclPrincipal as exc:
+            return self._unexpected(ctx, body, exc)
         except Exception as exc:
             return _failed(ctx, exc)
         if handler.is_async or inspect.isawaitable(result):
-            return Pending(self._finish(ctx, result))
+            return Pending(self._finish(ctx, body, result))
         return _encode(ctx, result)
 
-    async def _finish(self, ctx: RequestContext, awaitable: Awaitable[Any]) -> Respond | Close:
+    async def _finish(self, ctx: RequestContext, request: Any, awaitable: Awaitable[Any]) -> Respond | Close:
         try:
             body = await awaitable
         except CloseConnection as exc:
             return _refused(ctx, exc)
+        except UnparseableAclPrincipal as exc:
+            return self._unexpected(ctx, request, exc)
         except Exception as exc:
             return _failed(ctx, exc)
         if type(body) is EncodeOffLoop:
@@ -222,6 +227,8 @@ class RequestSession:
                 result = await result
         except CloseConnection as exc:
             return _refused(ctx, exc)
+        except UnparseableAclPrincipal as exc:
+            return self._unexpected(ctx, request[0], exc)
         except Exception as exc:
             return _failed(ctx, exc)
         finally:
@@ -232,6 +239,18 @@ class RequestSession:
             return Respond(await off_loop(_encode_and_drop, ctx.api_key, ctx.api_version, ctx.correlation_id, answer))
         except Exception as exc:  # a body the handler filled wrongly
             return _failed(ctx, exc)
+
+    def _unexpected(self, ctx: RequestContext, request: Any, exc: UnparseableAclPrincipal) -> Respond | Close:
+        """What Kafka's handleError does with an exception from the authorizer: the API's whole-request error answer
+        with UNKNOWN_SERVER_ERROR, or a closed connection where the API has none (its getErrorResponse is null)."""
+        if self.log is not None:
+            self.log.error("request_failed_on_unparseable_acl", api=api_name(ctx.api_key), api_version=ctx.api_version,
+                           correlation_id=ctx.correlation_id, principal=ctx.principal, error=str(exc),
+                           acl=str(exc.binding), hint="delete this ACL (its principal needs Type:name, e.g. User:alice)")
+        answer = self.services.api_table.error_response(ctx.api_key, request, ErrorCode.UNKNOWN_SERVER_ERROR, None, ctx.api_version)
+        if answer is None:
+            return rejected(str(exc), api=api_name(ctx.api_key), api_version=ctx.api_version, correlation_id=ctx.correlation_id)
+        return _encode(ctx, answer)
 
     def _context(self, frame: RequestFrame) -> RequestContext:
         if self.log is not None and self.log.is_enabled_for(10):  # logging.DEBUG

@@ -100,17 +100,6 @@ def test_create_invalid_items(acl_admin, change) -> None:
     assert [r.error_code for r in kafka.body.results] == [42, 0]
 
 
-def test_create_principal_without_colon_is_a_known_difference(acl_admin) -> None:
-    # Kafka 3.9 stores the ACL (and then fails every authorization touching the resource); kafka-shim refuses it
-    # with INVALID_REQUEST as Kafka does since KAFKA-18051. Both halves are asserted, and Kafka is cleaned up.
-    kafka, shim = acl_admin.both(CREATE_ACLS, 3, CreateAclsRequest(creations=[acl(name="nocolon-probe", principal="bob")]))
-    assert [(r.error_code, r.error_message) for r in kafka.body.results] == [(0, "")]
-    assert shim.body.results[0].error_code == 42 and "no colon" in shim.body.results[0].error_message
-    with acl_admin._admin() as admin:
-        admin.request(DELETE_ACLS, 3, DeleteAclsRequest(filters=[delete(TOPIC, "nocolon-probe", LITERAL)]))
-    acl_admin.settle()
-
-
 # -- §7.3: DescribeAcls and DeleteAcls --------------------------------------------------------------------------------------
 STOCK = [acl(name="foo"), acl(name="*"), acl(name="f", pattern=PREFIXED), acl(name="fo", pattern=PREFIXED, principal="User:bob"),
          acl(name="foo", pattern=PREFIXED, operation=WRITE, permission=DENY), acl(name="bar", host="10.0.0.1"),
