@@ -28,7 +28,7 @@ from kafka_shim.protocol.messages import (
     ProduceRequest,
 )
 from kafka_shim.protocol.records import build_batch, encode_batch
-from tests.differential.test_acl_apis import (  # noqa: F401  (fixtures)
+from tests.differential.test_acl_apis import (  # the fixtures come from tests/differential/conftest.py
     ALLOW,
     ANONYMOUS,
     ANY,
@@ -50,11 +50,8 @@ from tests.differential.test_acl_apis import (  # noqa: F401  (fixtures)
     WRITE,
     Peers,
     acl,
-    acl_admin,
     delete,
     describe,
-    peers,
-    shim_secured,
 )
 
 PRODUCE, CREATE_TOPICS, INIT_PRODUCER_ID, DESCRIBE_CONFIGS = 0, 19, 22, 32
@@ -98,7 +95,7 @@ def cluster(operation: int, principal: str = ANONYMOUS, permission: int = ALLOW)
 # -- storing, listing, deleting ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("principal", ["alice", ""])
 @pytest.mark.parametrize("version", range(4))
-def test_created_listed_and_deleted(acl_admin, principal, version) -> None:  # noqa: F811
+def test_created_listed_and_deleted(acl_admin, principal, version) -> None:
     pattern = LITERAL if version == 0 else MATCH
     kafka, _ = acl_admin.same(CREATE_ACLS, version, CreateAclsRequest(creations=[acl(name="nocolon", principal=principal),
                                                                                   acl(name="nocolon", principal="User:bob")]),
@@ -161,7 +158,7 @@ def _producer_ids_ready(both) -> None:
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
-def test_authorizations_over_an_unparseable_principal(peers, scenario) -> None:  # noqa: F811
+def test_authorizations_over_an_unparseable_principal(peers, scenario) -> None:
     grants, requests = SCENARIOS[scenario]
     peers.grant(*grants)
     if any(api_key == INIT_PRODUCER_ID for api_key, _, _ in requests):
@@ -188,7 +185,7 @@ random_acl = st.sampled_from([TOPIC, CLUSTER]).flatmap(lambda rtype: st.builds(
 ))
 
 
-def test_random_acl_sets_agree(oracle, shim_secured) -> None:  # noqa: F811
+def test_random_acl_sets_agree(oracle, shim_secured) -> None:
     """Where each walk meets an unparseable principal (or a DENY first) decides every answer: Metadata with topic
     and cluster bitfields, DescribeCluster and the KIP-679 InitProducerId, on random ACL sets."""
     both = Peers(oracle, shim_secured)
