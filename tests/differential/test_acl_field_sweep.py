@@ -223,13 +223,15 @@ def test_resource_name(acl_admin: Peers, label: str, name: str, pattern: int, ve
     sweep_creation(acl_admin, version, acl(name=name, pattern=pattern), "resource name", f"{label} {'PREFIXED' if pattern == PREFIXED else 'LITERAL'}")
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-@pytest.mark.parametrize(("rtype", "name", "pattern"), [(t, n, p) for t, n in TYPED_NAMES for p in (LITERAL, PREFIXED)],
-                         ids=[f"type{t}-{n or 'empty'}-{'prefixed' if p == PREFIXED else 'literal'}" for t, n in TYPED_NAMES
-                              for p in (LITERAL, PREFIXED)])
+def _typed_cases() -> list:
+    return [pytest.param(rtype, name, pattern, version,
+                         id=f"type{rtype}-{name or 'empty'}-{'prefixed' if pattern == PREFIXED else 'literal'}-v{version}")
+            for rtype, name in TYPED_NAMES for pattern in (LITERAL, PREFIXED) for version in VERSIONS
+            if version > 0 or pattern == LITERAL]  # v0 has no pattern type field
+
+
+@pytest.mark.parametrize(("rtype", "name", "pattern", "version"), _typed_cases())
 def test_resource_name_per_type(acl_admin: Peers, rtype: int, name: str, pattern: int, version: int) -> None:
-    if version == 0 and pattern != LITERAL:
-        pytest.skip("v0 has no pattern type field")
     operation = 2  # ALL: Kafka does not check an operation against the resource type
     sweep_creation(acl_admin, version, acl(rtype=rtype, name=name, pattern=pattern, operation=operation), "resource name per type",
                    f"type {rtype} {name!r} {'PREFIXED' if pattern == PREFIXED else 'LITERAL'}")
