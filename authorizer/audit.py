@@ -1,10 +1,12 @@
-"""The authorizer audit log in Kafka's own line format, through structlog.
+"""The authorizer audit log in Kafka's own line format, through kafka-shim's library logger (library_logging.py).
 
     Principal = User:alice is Denied operation = READ from host = 127.0.0.1 on resource = Topic:LITERAL:payments
     for request = Fetch with resourceRefCount = 1 based on rule DefaultDeny
 
-(one line; logger ``kafka.authorizer.logger``). Denials log at INFO, grants at DEBUG, as Kafka's
-StandardAuthorizer does when the action asks for it; everything else Kafka logs at TRACE, which is dropped.
+(one line; logger ``kafka.authorizer.logger``: through the application's structlog set-up when it has one, else the
+stdlib logger of that name with Kafka's line as the message, as log4j shows it). Denials log at INFO, grants at
+DEBUG, as Kafka's StandardAuthorizer does when the action asks for it; everything else Kafka logs at TRACE, which is
+dropped.
 """
 
 from __future__ import annotations
@@ -13,8 +15,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-import structlog
-
+from kafka_shim.authorizer.library_logging import get_logger
 from kafka_shim.authorizer.model import AclOperation, ResourceType
 
 LOGGER_NAME = "kafka.authorizer.logger"
@@ -52,14 +53,14 @@ def format_decision(d: Decision) -> str:
 
 
 class AuditLog:
-    """Writes decisions through structlog; ``denials``/``grants`` say whether each level is on."""
+    """Writes decisions to ``kafka.authorizer.logger``; ``denials``/``grants`` say whether each level is on."""
 
     def __init__(self, logger: Any = None) -> None:
-        self.logger = logger or structlog.get_logger(LOGGER_NAME)
+        self.logger = logger or get_logger(LOGGER_NAME, message_only=True)
         self.refresh()
 
     def refresh(self) -> None:
-        """Re-read the logger's levels (call after reconfiguring structlog)."""
+        """Re-read the logger's levels (call after reconfiguring logging: structlog or the stdlib levels)."""
         enabled = getattr(self.logger, "is_enabled_for", None)
         self.denials = enabled(logging.INFO) if enabled else True
         self.grants = enabled(logging.DEBUG) if enabled else True

@@ -8,8 +8,6 @@ import socket
 from pathlib import Path
 from typing import NamedTuple
 
-import structlog
-
 from kafka_shim.authorizer import AclBinding, Authorizer
 from kafka_shim.shim.cluster.configs.broker_configs import is_kafka_broker_key
 from kafka_shim.shim.cluster.configs.dynamic_broker import DynamicBrokerConfigs
@@ -17,6 +15,7 @@ from kafka_shim.shim.cluster.endpoints import Endpoints
 from kafka_shim.shim.cluster.identity import load_cluster_identity
 from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError, Listener
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.groups.coordinator import GroupCoordinator
 from kafka_shim.shim.groups.offsets_log import OFFSETS_TOPIC
 from kafka_shim.shim.groups.settings import GroupSettings
@@ -37,7 +36,7 @@ from kafka_shim.shim.requests.services import Services
 from kafka_shim.shim.security.listener_security import SASL_PROTOCOLS, ListenerSecurity, build_listener_security
 from kafka_shim.shim.security.sasl.credentials import ScramCredentialStore, open_scram_store
 
-log = structlog.get_logger("kafka_shim.broker")
+log = get_logger("kafka_shim.broker")
 
 
 class BoundListener(NamedTuple):  # not a dataclass: defining one of those costs ~20x more at start

@@ -12,8 +12,6 @@ import os
 import ssl
 from dataclasses import dataclass
 
-import structlog
-
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.errors import DecodeError
 from kafka_shim.protocol.framing import decode_response
@@ -22,8 +20,9 @@ from kafka_shim.shim.client.config import ClientSecurity
 from kafka_shim.shim.client.errors import BrokerError, ClientError, kafka_error_text
 from kafka_shim.shim.client.scram import ScramClient
 from kafka_shim.shim.client.wire import ConnectionClosed, WireClient
+from kafka_shim.shim.config.logging import get_logger
 
-log = structlog.get_logger("kafka_shim.client_auth")
+log = get_logger("kafka_shim.client_auth")
 
 CLIENT_SOFTWARE_NAME = "kafka-shim-acls"
 CLIENT_SOFTWARE_VERSION = "0.1.0"

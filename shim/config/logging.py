@@ -1,4 +1,10 @@
-"""structlog set-up: one structured line per event, JSON or human-readable."""
+"""kafka-shim's logging: the loggers every shim module writes to, and the set-up of the ``kafka-shim`` commands.
+
+``get_logger`` is the library's logger (kafka_shim.authorizer.library_logging): silent until the application
+configures logging, then through the application's structlog set-up or its stdlib logging. ``configure_logging`` is
+for kafka-shim's own commands only (``serve``, ``acls``): it configures structlog to print one structured line per
+event, JSON or human-readable; code that embeds kafka-shim never calls it.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,10 @@ import logging
 import sys
 
 import structlog
+
+from kafka_shim.authorizer.library_logging import get_logger
+
+__all__ = ["LEVELS", "configure_logging", "get_logger"]
 
 LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 

@@ -32,9 +32,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import structlog
-
 from kafka_shim.protocol.codes import ErrorCode
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.groups.classic import (
     COMPLETING_REBALANCE,
     DEAD,
@@ -52,7 +51,7 @@ from kafka_shim.shim.groups.classic import (
 from kafka_shim.shim.groups.settings import GroupSettings
 from kafka_shim.shim.groups.timers import Scheduler
 
-log = structlog.get_logger("kafka_shim.groups")
+log = get_logger("kafka_shim.groups")
 
 NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000  # GroupCoordinator.NewMemberJoinTimeoutMs
 

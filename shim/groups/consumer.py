@@ -45,16 +45,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
-import structlog
-
 from kafka_shim.protocol.codes import ErrorCode
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.groups import assignors
 from kafka_shim.shim.groups.assignors import AssignorError, MemberSpec
 from kafka_shim.shim.groups.classic import JoinResult, SyncResult
 from kafka_shim.shim.groups.consumer_protocol import MalformedProtocol, decode_subscription, encode_assignment, version_of
 from kafka_shim.shim.javacompat.java_hash import hash_set_order
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 JOIN_EPOCH = 0
 LEAVE_EPOCH = -1

@@ -14,9 +14,8 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-import structlog
-
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.groups.admin_views import (
     CLASSIC,
     CONSUMER,
@@ -53,9 +52,9 @@ from kafka_shim.shim.groups.timers import LoopScheduler, Scheduler
 from kafka_shim.shim.javacompat.hash_orders import scala_mutable_map_order
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 
-_log = structlog.get_logger("kafka_shim.groups")
+_log = get_logger("kafka_shim.groups")
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class GroupCoordinator:

@@ -25,9 +25,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-import structlog
-
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.javacompat.hash_orders import (
     scala_immutable_map_order,
     scala_mutable_map_order,
@@ -35,7 +34,7 @@ from kafka_shim.shim.javacompat.hash_orders import (
 )
 from kafka_shim.shim.log.partition_log import wall_clock_ms
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 TopicPartition = tuple[str, int]
 NO_OFFSET = -1

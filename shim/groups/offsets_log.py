@@ -22,17 +22,16 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-import structlog
-
 from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.protocol.records import RecordBatch, build_batch, decode_batches_with_tail, encode_batch
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.groups import consumer_records
 from kafka_shim.shim.groups.offsets import OffsetAndMetadata, SinkError, TopicPartition
 from kafka_shim.shim.groups.record_reader import RecordReader
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.log.partition_log import PartitionLog, wall_clock_ms
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 OFFSETS_TOPIC = "__consumer_offsets"
 _I16, _I32, _I64 = struct.Struct(">h"), struct.Struct(">i"), struct.Struct(">q")

@@ -16,8 +16,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import structlog
-
 from kafka_shim.authorizer import (
     AccessControlEntry,
     AccessControlEntryFilter,
@@ -34,6 +32,7 @@ from kafka_shim.authorizer import (
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import CreateAclsResponse, DeleteAclsResponse, DescribeAclsResponse
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.handlers import CloseConnection, ErrorResponse, handles
 from kafka_shim.shim.javacompat.utf16 import utf16_key
 from kafka_shim.shim.requests.authz import not_authorized_message, refused_whole
@@ -46,7 +45,7 @@ _ANY, _LITERAL = int(PatternType.ANY), int(PatternType.LITERAL)
 NO_AUTHORIZER_DESCRIBE = "No Authorizer is configured on the broker"
 NO_AUTHORIZER = "No Authorizer is configured."
 
-log = structlog.get_logger("kafka_shim.acls")
+log = get_logger("kafka_shim.acls")
 
 _Creation = CreateAclsResponse.AclCreationResult
 _Resource = DescribeAclsResponse.DescribeAclsResource

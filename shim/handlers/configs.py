@@ -30,8 +30,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import structlog
-
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import (
@@ -53,11 +51,12 @@ from kafka_shim.shim.cluster.configs.admin import (
 from kafka_shim.shim.cluster.configs.alter_ops import ConfigOp, OpType
 from kafka_shim.shim.cluster.configs.describe import DescribedConfig
 from kafka_shim.shim.cluster.configs.dynamic_broker import DynamicBrokerConfigs
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.handlers import CloseConnection, handles
 from kafka_shim.shim.requests.authz import allowed, check
 from kafka_shim.shim.requests.context import RequestContext
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 UNKNOWN_SERVER_ERROR_DEFAULT = "The server experienced an unexpected error when processing the request."
 INVALID_REQUEST_DEFAULT = ("This most likely occurs because of a request being malformed by the client library or the "

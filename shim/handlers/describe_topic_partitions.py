@@ -16,21 +16,20 @@ Version notes. Only v0 exists (Kafka 3.8+, KIP-966); the all-topics form is an e
 
 from __future__ import annotations
 
-import structlog
-
 from kafka_shim.authorizer import ResourceType
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import DescribeTopicPartitionsResponse
 from kafka_shim.protocol.primitives import ZERO_UUID
 from kafka_shim.shim.cluster.topics import INTERNAL_TOPICS, Topic, invalid_topic_name
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.handlers import handles
 from kafka_shim.shim.javacompat.java_hash import JavaHashMap
 from kafka_shim.shim.javacompat.utf16 import java_sorted, utf16_key
 from kafka_shim.shim.requests.authz import allowed, authorized_operations, bitfield, check
 from kafka_shim.shim.requests.context import RequestContext
 
-log = structlog.get_logger("kafka_shim.describe_topic_partitions")
+log = get_logger("kafka_shim.describe_topic_partitions")
 
 # Kafka's max.request.partition.size.limit default: the most partitions one answer lists.
 MAX_REQUEST_PARTITION_SIZE_LIMIT = 2000

@@ -29,12 +29,11 @@ import time
 import uuid
 from collections.abc import Callable
 
-import structlog
-
 from kafka_shim.authorizer import CLUSTER_NAME
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import FetchResponse
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.handlers import handles
 from kafka_shim.shim.partitions.down_convert import UnsupportedForDownConversion, down_convert
 from kafka_shim.shim.partitions.fetch_sessions import (
@@ -51,7 +50,7 @@ from kafka_shim.shim.requests.authz import allowed, allowed_names, check
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.requests.work import EncodeOffLoop
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _FOLLOWER, _TOPICS = check(ApiKey.FETCH, "follower"), check(ApiKey.FETCH, "topics")
 _INT32_MAX = 2**31 - 1

@@ -28,18 +28,17 @@ InitProducerId still answers 16 for transactional ids.
 
 from __future__ import annotations
 
-import structlog
-
 from kafka_shim.authorizer import CLUSTER_NAME
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import FindCoordinatorResponse
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.handlers import handles
 from kafka_shim.shim.partitions.topic_admin import BatchTooLarge, TopicAdmin, auto_created_topic
 from kafka_shim.shim.requests.authz import allowed, check
 from kafka_shim.shim.requests.context import RequestContext
 
-log = structlog.get_logger("kafka_shim.find_coordinator")
+log = get_logger("kafka_shim.find_coordinator")
 
 GROUP_KEY, TRANSACTION_KEY, SHARE_KEY = 0, 1, 2
 GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC = "__consumer_offsets", "__transaction_state"

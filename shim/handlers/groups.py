@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import asyncio
 
-import structlog
-
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import HeartbeatResponse, JoinGroupResponse, LeaveGroupResponse, SyncGroupResponse
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.groups.classic import JoinResult, SyncResult
 from kafka_shim.shim.groups.consumer import ConsumerGroup
 from kafka_shim.shim.groups.coordinator import GroupCoordinator
@@ -37,7 +36,7 @@ from kafka_shim.shim.requests.context import RequestContext
 _JOIN, _HEARTBEAT = check(ApiKey.JOIN_GROUP, "group"), check(ApiKey.HEARTBEAT, "group")
 _LEAVE, _SYNC = check(ApiKey.LEAVE_GROUP, "group"), check(ApiKey.SYNC_GROUP, "group")
 _JoinMember = JoinGroupResponse.JoinGroupResponseMember
-log = structlog.get_logger("kafka_shim.groups")
+log = get_logger("kafka_shim.groups")
 
 # What a client (or its user) can do about a refusal; codes that are part of normal rebalancing are not logged.
 _HINTS = {

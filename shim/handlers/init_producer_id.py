@@ -20,17 +20,16 @@ flexible; v3+ carry the producer id and epoch (KIP-360); v4-5 add no fields.
 
 from __future__ import annotations
 
-import structlog
-
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import InitProducerIdResponse
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.handlers import handles
 from kafka_shim.shim.producers.ids import ProducerIdsExhausted
 from kafka_shim.shim.requests.authz import allowed, allowed_on_any, check, shortcut_allowed
 from kafka_shim.shim.requests.context import RequestContext
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _TXN, _IDEMPOTENT = check(ApiKey.INIT_PRODUCER_ID, "transactional_id"), check(ApiKey.INIT_PRODUCER_ID, "idempotent")
 NO_PRODUCER_ID = -1

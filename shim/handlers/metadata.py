@@ -20,8 +20,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import structlog
-
 from kafka_shim.authorizer import CLUSTER_NAME, ResourceType
 from kafka_shim.authorizer.api_checks import metadata_all_topics
 from kafka_shim.protocol import messages
@@ -29,6 +27,7 @@ from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import MetadataResponse
 from kafka_shim.protocol.primitives import ZERO_UUID
 from kafka_shim.shim.cluster.topics import INTERNAL_TOPICS, Topic, invalid_topic_name
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.handlers import handles
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.javacompat.scala_set import ScalaSet, kafka_uuid_hash, scala_set
@@ -37,7 +36,7 @@ from kafka_shim.shim.requests.authz import allowed, allowed_names, authorized_op
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.requests.work import Each, Pure, Steps, run_inline, run_sliced
 
-log = structlog.get_logger("kafka_shim.metadata")
+log = get_logger("kafka_shim.metadata")
 
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 # Above this many requested topics the answer is built in slices and in the worker thread (shim.requests.work),

@@ -33,12 +33,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-import structlog
-
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import ProduceResponse
 from kafka_shim.shim.cluster.topics import INTERNAL_TOPICS
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.handlers import CloseConnection, handles
 from kafka_shim.shim.javacompat.hash_orders import (
     java_hash_map_order,
@@ -67,7 +66,7 @@ from kafka_shim.shim.requests.authz import allowed, allowed_names, check
 from kafka_shim.shim.requests.context import NO_RESPONSE, RequestContext
 from kafka_shim.shim.requests.work import Pure, Steps, run_inline, run_sliced
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 _TXN, _TOPICS = check(ApiKey.PRODUCE, "transactional_id"), check(ApiKey.PRODUCE, "topics")
 ADMIN_CLIENT_ID = "__admin_client"  # AdminUtils.ADMIN_CLIENT_ID
 MORE_THAN_ONE_PRODUCER = "Transactional records contained more than one producer ID"

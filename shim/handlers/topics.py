@@ -22,13 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-import structlog
-
 from kafka_shim.authorizer.api_checks import distinct_names
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import CreatePartitionsResponse, CreateTopicsResponse, DeleteTopicsResponse
 from kafka_shim.protocol.primitives import ZERO_UUID
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.handlers import handles
 from kafka_shim.shim.partitions.topic_admin import (
     Authorizations,
@@ -43,7 +42,7 @@ from kafka_shim.shim.partitions.topic_admin import (
 from kafka_shim.shim.requests.authz import allowed, check, shortcut_allowed
 from kafka_shim.shim.requests.context import RequestContext
 
-log = structlog.get_logger("kafka_shim.topics")
+log = get_logger("kafka_shim.topics")
 
 _CREATE, _DESCRIBE_CONFIGS = check(ApiKey.CREATE_TOPICS, "create"), check(ApiKey.CREATE_TOPICS, "describe_configs")
 _DESCRIBE, _DELETE = check(ApiKey.DELETE_TOPICS, "describe"), check(ApiKey.DELETE_TOPICS, "delete")

@@ -22,15 +22,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterator
 
-import structlog
-
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.log import partition_metadata
 from kafka_shim.shim.log.errors import InconsistentTopicId
 from kafka_shim.shim.log.log_config import LogConfig
 from kafka_shim.shim.log.partition_log import PartitionLog, wall_clock_ms
 from kafka_shim.shim.log.storage import MemoryStorage, Storage
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 LOG_START_CHECKPOINT = "log-start-offset-checkpoint"
 _CHECKPOINT_VERSION = 0

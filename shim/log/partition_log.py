@@ -26,10 +26,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import structlog
-
 from kafka_shim.protocol.errors import DecodeError
 from kafka_shim.protocol.records import TimestampType, decode_batch
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.log import retention
 from kafka_shim.shim.log.batches import HEADER_SIZE, BatchHeader, assign_offsets, check_batch, parse_header
 from kafka_shim.shim.log.errors import BatchTooLarge, CorruptBatch, OffsetOutOfRange
@@ -38,7 +37,7 @@ from kafka_shim.shim.log.log_config import LogConfig
 from kafka_shim.shim.log.segment import Segment, base_offset_of
 from kafka_shim.shim.log.storage import Directory
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _INT32_MAX = 2**31 - 1
 _BASE_OFFSET, _INT32 = struct.Struct(">q"), struct.Struct(">i")

@@ -17,14 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import structlog
-
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.log.batches import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, check_batch, parse_header, walk
 from kafka_shim.shim.log.errors import StorageFailure
 from kafka_shim.shim.log.index import NO_TIMESTAMP, OffsetIndex, TimeIndex
 from kafka_shim.shim.log.storage import Directory
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"

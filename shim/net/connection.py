@@ -33,11 +33,10 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-import structlog
-
 from kafka_shim.authorizer.model import ANONYMOUS
 from kafka_shim.protocol.errors import FrameTooLarge, ProtocolError
 from kafka_shim.protocol.framing import FrameSplitter
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.net.addresses import java_host_address
 from kafka_shim.shim.requests.dispatch import (
     Authenticated,
@@ -54,7 +53,7 @@ if TYPE_CHECKING:
     from kafka_shim.shim.config.broker_config import Listener
     from kafka_shim.shim.security.listener_security import ListenerSecurity
 
-log = structlog.get_logger("kafka_shim.connection")
+log = get_logger("kafka_shim.connection")
 
 # Requests a connection handles at once: being handled, or answered but not yet handed to the transport.
 # Frames beyond wait, unparsed, with reading paused. Kafka itself reads one request at a time per connection.

@@ -23,16 +23,15 @@ import time
 from dataclasses import dataclass, replace
 from weakref import WeakKeyDictionary
 
-import structlog
-
 from kafka_shim.protocol.codes import ErrorCode
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.log.errors import BatchTooLarge, CorruptBatch, LogError, StorageFailure
 from kafka_shim.shim.partitions.manager import Partitions, PartitionState
 from kafka_shim.shim.partitions.validator import AppendSettings, RecordError, Refusal, Validated
 from kafka_shim.shim.partitions.validator import validate as validate_records
 from kafka_shim.shim.producers.state import BatchSequence, Outcome
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 ACKS = (-1, 0, 1)
 # ReplicaManager answers these with UNKNOWN_LOG_APPEND_INFO: no log start offset.

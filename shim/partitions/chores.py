@@ -11,11 +11,10 @@ import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-import structlog
-
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.partitions.manager import Partitions
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _NEVER = 2**63 - 1
 

@@ -17,17 +17,16 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import structlog
-
 from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.cluster.topics import Partition, Topic
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.log.log_manager import LogManager
 from kafka_shim.shim.log.partition_log import PartitionLog
 from kafka_shim.shim.partitions.log_configs import effective_topic_values, log_config_of
 from kafka_shim.shim.partitions.producer_recovery import recover_producers, save_snapshot
 from kafka_shim.shim.producers.state import DEFAULT_PRODUCER_ID_EXPIRATION_MS, PartitionProducers
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 TOPICS_FILE = "kafka-shim-topics.json"
 _TOPICS_FILE_VERSION = 1

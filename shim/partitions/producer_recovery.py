@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import struct
 
-import structlog
-
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.log.errors import LogError
 from kafka_shim.shim.log.partition_log import PartitionLog
 from kafka_shim.shim.producers.snapshot import SNAPSHOT_SUFFIX, CorruptSnapshotError, decode_snapshot, encode_snapshot
 from kafka_shim.shim.producers.state import PartitionProducers, increment_sequence
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _PRODUCER_FIELDS = struct.Struct(">qhi")  # producerId, producerEpoch, baseSequence at byte 43 of a batch
 _PRODUCER_AT = 43

@@ -20,11 +20,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import structlog
-
 from kafka_shim.protocol.codes import ErrorCode
+from kafka_shim.shim.config.logging import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 PRODUCER_ID_BLOCK_SIZE = 1000  # ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE
 INT64_MAX = 2**63 - 1

@@ -28,12 +28,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import structlog
-
 from kafka_shim.protocol.records.crc import crc32c
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.producers.state import ProducerEntry
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 SNAPSHOT_SUFFIX = ".snapshot"
 SNAPSHOT_VERSION = 1

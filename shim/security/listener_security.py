@@ -11,16 +11,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import structlog
-
 from kafka_shim.authorizer.model import ANONYMOUS
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.javacompat.java_hash import hash_set_order
 
 if TYPE_CHECKING:
     from kafka_shim.shim.config.broker_config import BrokerConfig, Listener
     from kafka_shim.shim.security.sasl.mechanism import Mechanism
 
-log = structlog.get_logger("kafka_shim.listeners")
+log = get_logger("kafka_shim.listeners")
 
 SSL_PROTOCOLS = {"SSL", "SASL_SSL"}
 SASL_PROTOCOLS = {"SASL_PLAINTEXT", "SASL_SSL"}

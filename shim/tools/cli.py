@@ -10,12 +10,10 @@ import signal
 import sys
 from typing import NoReturn
 
-import structlog
-
 from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError
-from kafka_shim.shim.config.logging import configure_logging
+from kafka_shim.shim.config.logging import configure_logging, get_logger
 
-log = structlog.get_logger("kafka_shim.cli")
+log = get_logger("kafka_shim.cli")
 
 
 def _override(text: str) -> tuple[str, str]:

@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
+from structlog.testing import capture_logs
 
 from kafka_shim.authorizer import (
     AccessControlEntry,
@@ -126,20 +127,19 @@ def test_kafka_python_logs_in(sasl_broker: EmbeddedBroker, mechanism: str) -> No
 
 @pytest.mark.parametrize("mechanism", MECHANISMS)
 def test_kafka_python_wrong_password_is_an_authentication_error(
-    sasl_broker: EmbeddedBroker, mechanism: str, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+    sasl_broker: EmbeddedBroker, mechanism: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     from kafka.errors import KafkaError
 
     # kafka-python 3.0.12 keeps retrying the bootstrap and gives up with a timeout.
-    capfd.readouterr()
-    with caplog.at_level("ERROR", logger="kafka"), pytest.raises(KafkaError):
+    with caplog.at_level("ERROR", logger="kafka"), capture_logs() as broker_events, pytest.raises(KafkaError):
         from kafka import KafkaAdminClient
 
         KafkaAdminClient(bootstrap_servers=_bootstrap(sasl_broker), security_protocol="SASL_PLAINTEXT", sasl_mechanism=mechanism,
                          sasl_plain_username="bob", sasl_plain_password="wrong", request_timeout_ms=3000).close()
     # Every attempt was refused as a failed authentication, not closed for another reason.
-    refusals = [line for line in capfd.readouterr().out.splitlines() if "authentication_failed" in line]
-    assert refusals and all("Authentication failed" in line for line in refusals), refusals
+    refusals = [event["reason"] for event in broker_events if event["event"] == "authentication_failed"]
+    assert refusals and all("Authentication failed" in reason for reason in refusals), refusals
     # The broker answers with SaslAuthenticate error 58 and then closes, as Kafka does. kafka-python logs that error
     # when it reads the answer before it sees the close; when both reach it in one read (a busy machine), it logs
     # only the disconnect. Either way it never reports another cause.

@@ -22,16 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import structlog
-
 from kafka_shim.shim.config.broker_config import ConfigError
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.security.sasl.scram_math import MECHANISMS, ScramCredential
 
 if TYPE_CHECKING:
     from kafka_shim.shim.config.broker_config import BrokerConfig
     from kafka_shim.shim.security.sasl.settings import SaslSettings
 
-log = structlog.get_logger("kafka_shim.sasl.credentials")
+log = get_logger("kafka_shim.sasl.credentials")
 
 FILE_NAME = "kafka-shim-scram-credentials.json"
 FORMAT_VERSION = 1

@@ -12,14 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import structlog
-
 from kafka_shim.protocol.codes import ErrorCode
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.javacompat.java_hash import JavaHashMap, java_order
 from kafka_shim.shim.security.sasl.credentials import ScramCredentialStore, ScramStoreError, Upsertion
 from kafka_shim.shim.security.sasl.scram_math import BY_TYPE, MAX_ITERATIONS, MECHANISMS
 
-log = structlog.get_logger("kafka_shim.scram_credentials")
+log = get_logger("kafka_shim.scram_credentials")
 
 # Kafka's texts (ScramImage, ScramControlManager).
 DESCRIBE_DUPLICATE_USER = "Cannot describe SCRAM credentials for the same user twice in a single request: "

@@ -10,11 +10,10 @@ from __future__ import annotations
 import re
 import ssl
 
-import structlog
-
 from kafka_shim.shim.config.broker_config import ConfigError
+from kafka_shim.shim.config.logging import get_logger
 
-log = structlog.get_logger("kafka_shim.tls")
+log = get_logger("kafka_shim.tls")
 
 TLS13_SUITES = ("TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256", "TLS_AES_128_GCM_SHA256")
 _TLS13_OTHER = ("TLS_AES_128_CCM_SHA256", "TLS_AES_128_CCM_8_SHA256")

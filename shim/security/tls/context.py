@@ -14,16 +14,16 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import structlog
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 
 from kafka_shim.shim.config.broker_config import ConfigError
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.security.tls.ciphers import apply_cipher_suites
 from kafka_shim.shim.security.tls.pem import check_key_matches, load_certificates, load_private_key, looks_like_pem
 
-log = structlog.get_logger("kafka_shim.tls")
+log = get_logger("kafka_shim.tls")
 
 PEM = "PEM"
 CLIENT_AUTH_VALUES = ("required", "requested", "none")

@@ -11,14 +11,14 @@ import re
 import ssl
 from collections.abc import Mapping
 
-import structlog
 from cryptography import x509
 
 from kafka_shim.authorizer.model import ANONYMOUS
 from kafka_shim.shim.config.broker_config import ConfigError
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.javacompat.java_regex import JavaRegexError, compile_java_regex, expand_java_replacement
 
-log = structlog.get_logger("kafka_shim.ssl_principal")
+log = get_logger("kafka_shim.ssl_principal")
 
 # Attribute types Java writes by keyword in RFC 2253 form; every other type is written as its dotted OID with the
 # value's DER encoding in hex (as are values that are not of a string type, after a keyword too).

@@ -8,8 +8,6 @@ import sys
 from dataclasses import dataclass
 from typing import TextIO
 
-import structlog
-
 from kafka_shim.authorizer import (
     AccessControlEntry,
     AccessControlEntryFilter,
@@ -24,13 +22,14 @@ from kafka_shim.shim.client.auth import connect
 from kafka_shim.shim.client.config import ClientSecurity, client_security
 from kafka_shim.shim.client.errors import ClientError
 from kafka_shim.shim.config.broker_config import ConfigError
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.tools.acls.admin import AclClient
 from kafka_shim.shim.tools.acls.args import parse_args
 from kafka_shim.shim.tools.acls.errors import CommandError, UsageError
 from kafka_shim.shim.tools.acls.output import format_adding, format_filter, format_listing, format_remove_question
 from kafka_shim.shim.tools.acls.plan import ANY_ENTRY, filter_to_acls, parse_principal, resource_filters, resource_to_acls
 
-log = structlog.get_logger("kafka_shim.acls_cli")
+log = get_logger("kafka_shim.acls_cli")
 
 HINT = "Run 'kafka-shim acls --help' for the options."
 
