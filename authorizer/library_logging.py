@@ -15,8 +15,9 @@ may configure logging before or after it imports kafka-shim:
   not even warnings (stdlib's last-resort handler writes WARNING and above to stderr for a logger without one).
 
 ``is_enabled_for(level)`` answers for the way an event would go now: the stdlib logger's effective level, or the
-application's structlog wrapper (True when that wrapper cannot tell). Loggers that were ``bind()``-ed keep the way
-they were bound with (a connection's logger is bound when it connects).
+application's structlog wrapper (True when that wrapper cannot tell). A ``bind()``-ed logger (a connection's is
+bound when it connects) holds its values for both ways and still chooses at each event, so an application (or a
+test's ``capture_logs``) that configures structlog after a connection opened still gets that connection's events.
 """
 
 from __future__ import annotations
@@ -94,18 +95,25 @@ class LibraryLogger:
     def __init__(self, name: str, message_only: bool = False) -> None:
         self.name = name
         # Reads the global structlog configuration at each use, as structlog.get_logger's proxies do.
-        self._structlog = structlog.get_logger(name)
+        self._structlog: Any = structlog.get_logger(name)
         renderer = render_message_only if message_only else render_for_stdlib
-        self._stdlib = _StdlibLogger(logging.getLogger(name), [structlog.contextvars.merge_contextvars, renderer], {})
+        self._stdlib: Any = _StdlibLogger(logging.getLogger(name), [structlog.contextvars.merge_contextvars, renderer], {})
 
     def _target(self) -> Any:
         return self._structlog if structlog.is_configured() else self._stdlib
 
-    def bind(self, **values: Any) -> Any:
-        return self._target().bind(**values)
+    def _with(self, structlog_logger: Any, stdlib_logger: Any) -> LibraryLogger:
+        bound = object.__new__(LibraryLogger)
+        bound.name, bound._structlog, bound._stdlib = self.name, structlog_logger, stdlib_logger
+        return bound
 
-    def new(self, **values: Any) -> Any:
-        return self._target().new(**values)
+    def bind(self, **values: Any) -> LibraryLogger:
+        # Both ways get the values; a structlog bound logger shares the configuration's processor list, which
+        # capture_logs and reconfiguration change in place.
+        return self._with(self._structlog.bind(**values), self._stdlib.bind(**values))
+
+    def new(self, **values: Any) -> LibraryLogger:
+        return self._with(self._structlog.new(**values), self._stdlib.new(**values))
 
     def is_enabled_for(self, level: int) -> bool:
         target = self._target()

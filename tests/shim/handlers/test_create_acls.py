@@ -129,12 +129,13 @@ async def test_empty_resource_name_is_invalid(admin_broker, client_of) -> None:
     assert results(await create(client, creation(name="", rtype=99))) == [(42, "Invalid empty resource name")]
 
 
-async def test_principal_without_a_colon_is_refused(admin_broker, client_of) -> None:
-    # Kafka 3.9 stores it and then fails every authorization touching the resource; KAFKA-18051 refuses it.
+@pytest.mark.parametrize("principal", ["alice", ""])
+async def test_principal_without_a_colon_is_stored_as_in_kafka_3_9(admin_broker, client_of, principal) -> None:
+    # Kafka 3.9 stores it (KAFKA-18051 refuses it in later releases); what authorizations then do with it is in
+    # tests/authorizer/test_unparseable_principals.py and tests/differential/test_acl_walk.py.
     client = await client_of(admin_broker)
-    (code, message), = results(await create(client, creation(principal="alice")))
-    assert code == 42 and "no colon" in message
-    assert await stored(client) == []
+    assert results(await create(client, creation(principal=principal))) == [(0, "")]
+    assert [row[3] for row in await stored(client)] == [principal]
 
 
 async def test_slash_in_a_resource_name_is_accepted_as_in_kraft(admin_broker, client_of) -> None:
