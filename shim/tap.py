@@ -1,0 +1,75 @@
+"""RequestTap: what the broker hands a capture sink for every request it served (no Kafka counterpart; Kafka's
+nearest is the ``kafka.request.logger`` "Completed request" line, which this carries and more: the raw bytes).
+
+The request pipeline (``shim.requests.dispatch``) builds one ``TappedRequest`` per request frame once its outcome
+is known (answered, answered by silence, connection closed) and calls ``RequestTap.record`` with it, on the event
+loop. A tap must therefore never block: the trace writer (``traces.capture``) only puts the record on a bounded
+queue. With no tap attached nothing of this runs: the pipeline checks one attribute per frame.
+
+Fields hold what the broker saw, without interpretation: the frame as received (size prefix removed), the answer
+frame as sent (size prefix removed; None when nothing was sent), the principal the request was handled as, and the
+authorization decisions it made (``authorizer.audit.Decision``; ``TappedDecision`` for the KIP-679 and KIP-430
+questions, which are not single allow/deny decisions on one resource).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+# How a request ended, as the trace records it.
+ANSWERED = "response"  # answered (``response`` holds the answer frame)
+SILENT = "no_response"  # answered by silence, as Kafka does for Produce with acks=0
+CLOSED = "closed"  # the broker closed the connection instead of answering (Kafka's behaviour for that input)
+AUTHENTICATION_FAILED = "authentication_failed"  # answered (if at all), then closed after the failure delay
+
+
+@dataclass(frozen=True, slots=True)
+class TappedDecision:
+    """One authorization question a request asked that is not Kafka's plain ``authorize`` on one resource.
+
+    ``kind`` is ``by_resource_type`` (KIP-679 ``authorizeByResourceType``: ``allowed`` on any resource of the type,
+    ``name`` None) or ``authorized_operations`` (KIP-430 bitfield for ``name``: ``operations``, ``allowed`` None).
+    """
+
+    kind: str
+    operation: int | None
+    resource_type: int
+    name: str | None
+    allowed: bool | None
+    operations: int | None = None
+
+
+@dataclass(slots=True)
+class TappedRequest:
+    """One request frame and what became of it; ``decisions`` holds ``authorizer.audit.Decision`` (with the
+    rule that decided) and ``TappedDecision`` items in the order the broker asked them."""
+
+    time_us: int  # when the frame was taken, UTC microseconds since the epoch
+    connection_id: str  # Kafka's form: localHost:localPort-clientHost:clientPort-index
+    client_host: str
+    client_port: int
+    listener: str
+    security_protocol: str
+    principal: str
+    client_software_name: str | None
+    client_software_version: str | None
+    request: bytes  # the frame without its 4-byte size prefix
+    api_key: int | None  # None when the header could not be read
+    api_version: int | None
+    correlation_id: int | None
+    client_id: str | None
+    outcome: str  # ANSWERED, SILENT, CLOSED or AUTHENTICATION_FAILED
+    response: bytes | None  # the answer frame without its size prefix
+    response_time_us: int  # from taking the frame to having the answer (or the close) ready
+    decisions: list[object] = field(default_factory=list)
+
+
+class RequestTap(Protocol):
+    """A sink for served requests. ``record`` runs on the broker's event loop and must return at once."""
+
+    def record(self, request: TappedRequest) -> None: ...
+
+    def close(self) -> None:
+        """Flush and release everything; called once when the broker stops (no ``record`` after it)."""
+        ...
