@@ -66,6 +66,12 @@ _STOP = object()
 CLOSE_TIMEOUT_S = 120.0
 
 
+# Min/max statistics only for the columns a query filters on: for the raw frames they would copy two frames per
+# row group into the footer.
+_STATISTICS = [f.name for f in SCHEMA if f.type not in (pa.binary(), pa.string()) or f.name in (
+    "kind", "principal", "listener", "client_id", "client_host", "source", "outcome")]
+
+
 class CaptureConfigError(ValueError):
     """A capture setting a person must fix; the message names the key."""
 
@@ -77,6 +83,12 @@ class CaptureSettings:
     roll_ms: int = 60 * 60 * 1000
     retention_bytes: int = 10 * 1024 * 1024 * 1024  # -1: no cap
     queue_requests: int = 100_000
+
+    def __post_init__(self) -> None:
+        if 0 <= self.retention_bytes < self.roll_bytes:
+            raise CaptureConfigError(
+                f"{RETENTION_BYTES_KEY}={self.retention_bytes} is below {ROLL_BYTES_KEY}={self.roll_bytes}: a single file "
+                f"would pass the cap; raise it (or set -1 for no cap)")
 
     @classmethod
     def from_properties(cls, props: Mapping[str, str], directory: str | None = None) -> CaptureSettings | None:
@@ -158,6 +170,13 @@ class CaptureSink:
                         reason="the trace writer is behind: requests are not recorded until it catches up "
                                "(a 'dropped' row will count them)")
 
+    def sync(self, timeout: float | None = None) -> bool:
+        """Wait until everything recorded so far is in the file (written as a row group, not yet a finished file);
+        False if that took longer than ``timeout``. Blocking: not for the event loop."""
+        marker = _Sync()
+        self._queue.put(marker, timeout=timeout)
+        return marker.done.wait(timeout)
+
     def close(self) -> None:
         """Write what is queued, then finish the file; blocks until the writer thread is done."""
         if self._closed:
@@ -185,8 +204,11 @@ class CaptureSink:
                 first = self._queue.get(timeout=FLUSH_S)
             except queue.Empty:
                 first = None
+            synced: _Sync | None = None
             if first is _STOP:
                 stopping = True
+            elif type(first) is _Sync:
+                synced = first
             elif first is not None:
                 batch.append(first)
                 while len(batch) < BATCH_ROWS:
@@ -197,12 +219,17 @@ class CaptureSink:
                     if item is _STOP:
                         stopping = True
                         break
+                    if type(item) is _Sync:
+                        synced = item
+                        break
                     batch.append(item)
             try:
                 self._write_batch(batch)
             except Exception as exc:  # a full disk, a bad record: logged, and the next batch tried
                 log.error("capture_write_failed", directory=str(self.directory), rows=len(batch), error=str(exc))
                 self._abandon_file()
+            if synced is not None:
+                synced.done.set()
         try:
             self._finish_file()
         except Exception as exc:
@@ -258,7 +285,7 @@ class CaptureSink:
         name = f"part-{stamp}-{self._sequence:05d}.parquet"
         temp = folder / f"{IN_PROGRESS_PREFIX}{name}{IN_PROGRESS_SUFFIX}"
         sink = pa.OSFile(str(temp), "wb")
-        writer = pq.ParquetWriter(sink, SCHEMA.with_metadata(file_metadata(CAPTURE)))
+        writer = pq.ParquetWriter(sink, SCHEMA.with_metadata(file_metadata(CAPTURE)), write_statistics=_STATISTICS)
         return _OpenFile(day, folder / name, temp, sink, writer, time.monotonic())
 
     def _finish_file(self) -> None:
@@ -305,6 +332,15 @@ class CaptureSink:
                 oldest.parent.rmdir()  # only when that day has no file left
             except OSError:
                 pass
+
+
+class _Sync:
+    """A marker in the queue: set once everything queued before it is written."""
+
+    __slots__ = ("done",)
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
 
 
 @dataclass(slots=True)

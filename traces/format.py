@@ -155,7 +155,7 @@ def read_trace(path: str | Path, problems: list[Problem] | None = None) -> pa.Ta
         except (TraceError, OSError, pa.ArrowException) as exc:
             message = str(exc) if isinstance(exc, TraceError) else f"{f}: not a readable Parquet file ({exc})"
             if problems is None:
-                raise TraceError(message) from None
+                raise (exc if isinstance(exc, TraceError) else TraceError(message)) from None
             problems.append(Problem(f, message))
     if not good:
         return SCHEMA.empty_table()
