@@ -8,14 +8,13 @@ queue. With no tap attached nothing of this runs: the pipeline checks one attrib
 
 Fields hold what the broker saw, without interpretation: the frame as received (size prefix removed), the answer
 frame as sent (size prefix removed; None when nothing was sent), the principal the request was handled as, and the
-authorization decisions it made (``authorizer.audit.Decision``; ``TappedDecision`` for the KIP-679 and KIP-430
-questions, which are not single allow/deny decisions on one resource).
+authorization decisions it made (``TappedDecision``, in the order asked).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 # How a request ended, as the trace records it.
 ANSWERED = "response"  # answered (``response`` holds the answer frame)
@@ -24,26 +23,28 @@ CLOSED = "closed"  # the broker closed the connection instead of answering (Kafk
 AUTHENTICATION_FAILED = "authentication_failed"  # answered (if at all), then closed after the failure delay
 
 
-@dataclass(frozen=True, slots=True)
-class TappedDecision:
-    """One authorization question a request asked that is not Kafka's plain ``authorize`` on one resource.
+class TappedDecision(NamedTuple):
+    """One authorization question a request asked, and the broker's answer (a tuple: cheap to make per check).
 
-    ``kind`` is ``by_resource_type`` (KIP-679 ``authorizeByResourceType``: ``allowed`` on any resource of the type,
-    ``name`` None) or ``authorized_operations`` (KIP-430 bitfield for ``name``: ``operations``, ``allowed`` None).
+    ``kind``: ``authorize`` (Kafka's ``authorize`` of one action on one resource: ``allowed`` and ``rule``, what
+    decided it: "SuperUser", "DefaultAllow", "DefaultDeny" or the matching ACL's ``authorizer.index.Rule``),
+    ``by_resource_type`` (KIP-679 ``authorizeByResourceType``: ``allowed`` on any resource of the type, ``name``
+    None) or ``authorized_operations`` (a KIP-430 bitfield for ``name``: ``operations``, ``allowed`` None).
     """
 
     kind: str
-    operation: int | None
-    resource_type: int
+    operation: int | None  # AclOperation code
+    resource_type: int  # ResourceType code
     name: str | None
     allowed: bool | None
+    rule: object = None
+    resource_ref_count: int | None = None
     operations: int | None = None
 
 
 @dataclass(slots=True)
 class TappedRequest:
-    """One request frame and what became of it; ``decisions`` holds ``authorizer.audit.Decision`` (with the
-    rule that decided) and ``TappedDecision`` items in the order the broker asked them."""
+    """One request frame and what became of it, with the ``TappedDecision``s of its authorization questions."""
 
     time_us: int  # when the frame was taken, UTC microseconds since the epoch
     connection_id: str  # Kafka's form: localHost:localPort-clientHost:clientPort-index
@@ -62,7 +63,7 @@ class TappedRequest:
     outcome: str  # ANSWERED, SILENT, CLOSED or AUTHENTICATION_FAILED
     response: bytes | None  # the answer frame without its size prefix
     response_time_us: int  # from taking the frame to having the answer (or the close) ready
-    decisions: list[object] = field(default_factory=list)
+    decisions: list[TappedDecision] = field(default_factory=list)
 
 
 class RequestTap(Protocol):

@@ -23,10 +23,11 @@ line's ``serve --capture DIR`` sets the first.
 from __future__ import annotations
 
 import datetime
+import operator
 import os
-import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,10 +37,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import structlog
 
-from kafka_shim.authorizer.audit import Decision, rule_text
+from kafka_shim.authorizer.audit import rule_text
 from kafka_shim.authorizer.model import AclOperation, ResourceType
 from kafka_shim.traces.format import (
     CAPTURE,
+    DECISION,
     DROPPED,
     IN_PROGRESS_PREFIX,
     IN_PROGRESS_SUFFIX,
@@ -56,11 +58,15 @@ ROLL_BYTES_KEY = "kafka.shim.capture.roll.bytes"
 ROLL_MS_KEY = "kafka.shim.capture.roll.ms"
 RETENTION_BYTES_KEY = "kafka.shim.capture.retention.bytes"
 QUEUE_KEY = "kafka.shim.capture.queue.requests"
+QUEUE_BYTES_KEY = "kafka.shim.capture.queue.bytes"
 
 # Rows per row group at most; a busy broker fills one in well under FLUSH_S.
 BATCH_ROWS = 4096
-# How long the writer waits for more rows before it writes what it has.
+# How long the writer sleeps before it writes what has arrived; it wakes earlier once WAKE_ROWS wait. Waking per
+# request would make the writer thread take the interpreter lock from the event loop thousands of times a second.
 FLUSH_S = 1.0
+WAKE_ROWS = 2048
+_DAY_US = 86_400_000_000
 _STOP = object()
 # The longest the broker's stop waits for the writer (a stuck disk must not hang the broker's exit).
 CLOSE_TIMEOUT_S = 120.0
@@ -83,6 +89,7 @@ class CaptureSettings:
     roll_ms: int = 60 * 60 * 1000
     retention_bytes: int = 10 * 1024 * 1024 * 1024  # -1: no cap
     queue_requests: int = 100_000
+    queue_bytes: int = 256 * 1024 * 1024
 
     def __post_init__(self) -> None:
         if 0 <= self.retention_bytes < self.roll_bytes:
@@ -104,6 +111,7 @@ class CaptureSettings:
             roll_ms=_int(props, ROLL_MS_KEY, defaults.roll_ms, minimum=1),
             retention_bytes=_int(props, RETENTION_BYTES_KEY, defaults.retention_bytes, minimum=-1),
             queue_requests=_int(props, QUEUE_KEY, defaults.queue_requests, minimum=1),
+            queue_bytes=_int(props, QUEUE_BYTES_KEY, defaults.queue_bytes, minimum=1),
         )
 
 
@@ -130,7 +138,15 @@ class CaptureSink:
             self.directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise CaptureConfigError(f"{DIR_KEY}={self.directory}: cannot create the capture directory: {exc.strerror or exc}") from None
-        self._queue: queue.Queue[Any] = queue.Queue(settings.queue_requests)
+        # Records waiting for the writer: appended on the loop thread, taken by the writer. Bounded by count and by
+        # bytes (each counter is written by one thread only).
+        self._pending: deque[Any] = deque()
+        self._max_requests = settings.queue_requests
+        self._max_bytes = settings.queue_bytes
+        self._queued_bytes = 0
+        self._taken_bytes = 0
+        self._wake = threading.Event()
+        self._stopping = False
         self._closed = False
         # Requests not queued since the last ``dropped`` row: count, first and last time (UTC µs). Changed on the loop
         # thread, taken by the writer, under the lock.
@@ -146,16 +162,22 @@ class CaptureSink:
         self._thread = threading.Thread(target=self._run, name="kafka-shim-capture", daemon=True)
         self._thread.start()
         log.info("capture_started", directory=str(self.directory), roll_bytes=settings.roll_bytes, roll_ms=settings.roll_ms,
-                 retention_bytes=settings.retention_bytes, queue_requests=settings.queue_requests)
+                 retention_bytes=settings.retention_bytes, queue_requests=settings.queue_requests,
+                 queue_bytes=settings.queue_bytes)
 
     # -- the event loop's side ------------------------------------------------------------------
     def record(self, request: Any) -> None:
         if self._closed:
             return
-        try:
-            self._queue.put_nowait(request)
-        except queue.Full:
+        pending = self._pending
+        size = len(request.request) + (len(request.response) if request.response else 0)
+        if len(pending) >= self._max_requests or self._queued_bytes - self._taken_bytes + size > self._max_bytes:
             self._drop(request.time_us)
+            return
+        self._queued_bytes += size
+        pending.append(request)  # deque.append is atomic: no lock, and no wake-up of the writer per request
+        if len(pending) >= WAKE_ROWS and not self._wake.is_set():
+            self._wake.set()
 
     def _drop(self, time_us: int) -> None:
         with self._drop_lock:
@@ -166,7 +188,8 @@ class CaptureSink:
             self._dropped_until = time_us
             self.dropped_total += 1
         if first:
-            log.warning("capture_dropping", directory=str(self.directory), queue_requests=self.settings.queue_requests,
+            log.warning("capture_dropping", directory=str(self.directory), queue_requests=self._max_requests,
+                        queue_bytes=self._max_bytes,
                         reason="the trace writer is behind: requests are not recorded until it catches up "
                                "(a 'dropped' row will count them)")
 
@@ -174,7 +197,8 @@ class CaptureSink:
         """Wait until everything recorded so far is in the file (written as a row group, not yet a finished file);
         False if that took longer than ``timeout``. Blocking: not for the event loop."""
         marker = _Sync()
-        self._queue.put(marker, timeout=timeout)
+        self._pending.append(marker)
+        self._wake.set()
         return marker.done.wait(timeout)
 
     def close(self) -> None:
@@ -182,11 +206,8 @@ class CaptureSink:
         if self._closed:
             return
         self._closed = True
-        try:
-            # Blocks only while the queue is full, i.e. until the writer takes its next batch.
-            self._queue.put(_STOP, timeout=CLOSE_TIMEOUT_S)
-        except queue.Full:
-            pass
+        self._stopping = True
+        self._wake.set()
         self._thread.join(CLOSE_TIMEOUT_S)
         if self._thread.is_alive():
             log.error("capture_close_timeout", directory=str(self.directory), timeout_s=CLOSE_TIMEOUT_S,
@@ -197,70 +218,62 @@ class CaptureSink:
 
     # -- the writer thread ------------------------------------------------------------------------
     def _run(self) -> None:
-        stopping = False
-        while not stopping:
-            batch: list[Any] = []
-            try:
-                first = self._queue.get(timeout=FLUSH_S)
-            except queue.Empty:
-                first = None
-            synced: _Sync | None = None
-            if first is _STOP:
-                stopping = True
-            elif type(first) is _Sync:
-                synced = first
-            elif first is not None:
-                batch.append(first)
-                while len(batch) < BATCH_ROWS:
-                    try:
-                        item = self._queue.get_nowait()
-                    except queue.Empty:
-                        break
-                    if item is _STOP:
-                        stopping = True
-                        break
+        """Wake every FLUSH_S (or when WAKE_ROWS are waiting, a sync or the stop asks), write everything waiting."""
+        pending = self._pending
+        while True:
+            self._wake.wait(FLUSH_S)
+            self._wake.clear()
+            stopping = self._stopping  # read first: everything recorded before the stop is drained below
+            while True:
+                batch: list[Any] = []
+                synced: list[_Sync] = []
+                taken = 0
+                while pending and len(batch) < BATCH_ROWS:
+                    item = pending.popleft()
                     if type(item) is _Sync:
-                        synced = item
-                        break
+                        synced.append(item)
+                        continue
                     batch.append(item)
-            try:
-                self._write_batch(batch)
-            except Exception as exc:  # a full disk, a bad record: logged, and the next batch tried
-                log.error("capture_write_failed", directory=str(self.directory), rows=len(batch), error=str(exc))
-                self._abandon_file()
-            if synced is not None:
-                synced.done.set()
+                    taken += len(item.request) + (len(item.response) if item.response else 0)
+                self._taken_bytes += taken
+                try:
+                    self._write_batch(batch)
+                except Exception as exc:  # a full disk, a bad record: logged, and the next batch tried
+                    log.error("capture_write_failed", directory=str(self.directory), rows=len(batch), error=str(exc))
+                    self._abandon_file()
+                for marker in synced:
+                    marker.done.set()
+                if not pending:
+                    break
+            if stopping:
+                break
         try:
             self._finish_file()
         except Exception as exc:
             log.error("capture_write_failed", directory=str(self.directory), error=str(exc))
 
     def _write_batch(self, batch: list[Any]) -> None:
-        rows = [_row(r) for r in batch]
         dropped = self._take_dropped()
-        if dropped is not None:
-            rows.append(dropped)
         if self._file is not None and self._file.expired(self.settings.roll_ms):
             self._finish_file()
-        if not rows:
-            return
         # Rows go to the file of their day; a batch spanning midnight UTC is split.
         start = 0
-        for end in range(1, len(rows) + 1):
-            if end == len(rows) or rows[end]["_day"] != rows[start]["_day"]:
-                self._write_rows(rows[start:end])
+        for end in range(1, len(batch) + 1):
+            if end == len(batch) or batch[end].time_us // _DAY_US != batch[start].time_us // _DAY_US:
+                part = batch[start:end]
+                self._write_rows(_day_name(part[0].time_us), _columns(part))
                 start = end
+        if dropped is not None:
+            self._write_rows(_day_name(dropped["time"]), pa.Table.from_pylist([dropped], schema=SCHEMA))
 
-    def _write_rows(self, rows: list[dict[str, Any]]) -> None:
+    def _write_rows(self, day: str, table: pa.Table) -> None:
         """One row group to the current file (opened or rolled as needed)."""
-        day = rows[0]["_day"]
         if self._file is not None and self._file.day != day:
             self._finish_file()
         if self._file is None:
             self._file = self._open_file(day)
-        table = pa.Table.from_pylist(rows, schema=SCHEMA)
         self._file.writer.write_table(table)
-        self.rows_written += len(rows)
+        self.rows_written += table.num_rows
         if self._file.sink.tell() >= self.settings.roll_bytes:
             self._finish_file()
 
@@ -272,9 +285,9 @@ class CaptureSink:
             return None
         log.warning("capture_dropped", directory=str(self.directory), dropped=count,
                     since=_iso(since), until=_iso(until),
-                    hint=f"raise {QUEUE_KEY} or give the writer a faster disk; the trace has a 'dropped' row for them")
-        return {"kind": DROPPED, "time": since, "source": CAPTURE, "dropped_requests": count, "dropped_until": until,
-                "_day": day_directory(self.directory, since).name}
+                    hint=f"raise {QUEUE_KEY} / {QUEUE_BYTES_KEY} or give the writer a faster disk; "
+                         "the trace has a 'dropped' row for them")
+        return {"kind": DROPPED, "time": since, "source": CAPTURE, "dropped_requests": count, "dropped_until": until}
 
     # -- files --------------------------------------------------------------------------------------
     def _open_file(self, day: str) -> _OpenFile:
@@ -360,47 +373,60 @@ def _iso(time_us: int) -> str:
     return datetime.datetime.fromtimestamp(time_us / 1_000_000, tz=datetime.UTC).isoformat()
 
 
-def _row(r: Any) -> dict[str, Any]:
-    """A TappedRequest (shim.tap) as a trace row (in the writer thread: the loop only queued it)."""
-    return {
-        "kind": REQUEST,
-        "time": r.time_us,
-        "source": CAPTURE,
-        "connection_id": r.connection_id,
-        "client_host": r.client_host,
-        "client_port": r.client_port,
-        "listener": r.listener,
-        "security_protocol": r.security_protocol,
-        "principal": r.principal,
-        "client_id": r.client_id,
-        "client_software_name": r.client_software_name,
-        "client_software_version": r.client_software_version,
-        "api_key": r.api_key,
-        "api_version": r.api_version,
-        "correlation_id": r.correlation_id,
-        "request": r.request,
-        "response": r.response,
-        "outcome": r.outcome,
-        "response_time_us": r.response_time_us,
-        "decisions": [_decision(d) for d in r.decisions],
-        "_day": day_directory(Path(), r.time_us).name,
-    }
+def _columns(batch: list[Any]) -> pa.Table:
+    """TappedRequests (shim.tap) as trace rows, column by column (in the writer thread: the loop only queued them).
+
+    The writer holds the interpreter lock while it converts Python objects, time the event loop then waits for: the
+    fields are read with one attrgetter per record and the decisions built as flat child arrays."""
+    n = len(batch)
+    values = dict(zip(_FROM_RECORD, zip(*map(_read_record, batch), strict=True), strict=True))
+    arrays = []
+    for f in SCHEMA:
+        name = f.name
+        if name in values:
+            arrays.append(pa.array(values[name], f.type))
+        elif name == "kind":
+            arrays.append(pa.array([REQUEST] * n, f.type))
+        elif name == "source":
+            arrays.append(pa.array([CAPTURE] * n, f.type))
+        elif name == "decisions":
+            arrays.append(_decisions_array(batch))
+        else:
+            arrays.append(pa.nulls(n, f.type))
+    return pa.Table.from_arrays(arrays, schema=SCHEMA)
 
 
-def _decision(d: Any) -> dict[str, Any]:
-    if isinstance(d, Decision):
-        return {"kind": "authorize", "operation": _operation(d.operation), "resource_type": _resource_type(d.resource_type),
-                "resource_name": d.name, "allowed": d.allowed, "rule": rule_text(d.rule),
-                "resource_ref_count": d.resource_ref_count}
-    # a TappedDecision: KIP-679 by resource type, or a KIP-430 bitfield
-    return {"kind": d.kind, "operation": _operation(d.operation) if d.operation is not None else None,
-            "resource_type": _resource_type(d.resource_type), "resource_name": d.name, "allowed": d.allowed,
-            "authorized_operations": d.operations}
+# The trace columns copied from a TappedRequest ("time" is its time_us).
+_FROM_RECORD = ("time", "connection_id", "client_host", "client_port", "listener", "security_protocol", "principal",
+                "client_id", "client_software_name", "client_software_version", "api_key", "api_version",
+                "correlation_id", "request", "response", "outcome", "response_time_us")
+_read_record = operator.attrgetter(*("time_us" if name == "time" else name for name in _FROM_RECORD))
+_DECISION_FIELDS = [f.name for f in DECISION]
 
 
-def _operation(code: int) -> str:
-    return AclOperation.from_code(code).name
+def _decisions_array(batch: list[Any]) -> pa.Array:
+    offsets = [0]
+    flat: list[tuple[Any, ...]] = []
+    for r in batch:
+        if r.decisions:
+            flat.extend(map(_decision, r.decisions))
+        offsets.append(len(flat))
+    children = zip(*flat, strict=True) if flat else [()] * len(_DECISION_FIELDS)
+    struct = pa.StructArray.from_arrays([pa.array(list(values), f.type) for values, f in zip(children, DECISION, strict=True)],
+                                        fields=list(DECISION))
+    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), struct, type=SCHEMA.field("decisions").type)
 
 
-def _resource_type(code: int) -> str:
-    return ResourceType.from_code(code).name
+def _day_name(time_us: int) -> str:
+    return day_directory(Path(), time_us).name
+
+
+def _decision(d: Any) -> tuple[Any, ...]:
+    """A TappedDecision (shim.tap) as the DECISION struct's fields, in order."""
+    kind, operation, resource_type, name, allowed, rule, ref_count, operations = d
+    return (kind, _OPERATIONS.get(operation) if operation is not None else None, _RESOURCE_TYPES.get(resource_type), name,
+            allowed, rule if rule is None or type(rule) is str else rule_text(rule), ref_count, operations)
+
+
+_OPERATIONS = {int(op): op.name for op in AclOperation}
+_RESOURCE_TYPES = {int(rt): rt.name for rt in ResourceType}

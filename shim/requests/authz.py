@@ -7,9 +7,9 @@ Kafka's AuthHelper asks it. With no authorizer configured every check passes and
 supported set, as in Kafka.
 
 While a trace is being captured (``ctx.decisions`` is a list, see shim.tap) every question is also recorded there,
-in the order asked: each ``authorize`` as an ``authorizer.audit.Decision`` with the rule that decided (whether or not
-Kafka would audit-log it), KIP-679 ``authorizeByResourceType`` and KIP-430 bitfields as ``TappedDecision``. Without
-an authorizer nothing is recorded: Kafka makes no decisions then.
+in the order asked, as ``shim.tap.TappedDecision``: each ``authorize`` with the rule that decided (whether or not Kafka
+would audit-log it), each KIP-679 ``authorizeByResourceType`` and each KIP-430 bitfield computed. Without an
+authorizer nothing is recorded: Kafka makes no decisions then.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from collections.abc import Iterable
 
 from kafka_shim.authorizer import SUPPORTED_BITS, AclOperation, ResourceType
 from kafka_shim.authorizer.api_checks import Bitfield, Check, Mode, declaration, distinct_names
-from kafka_shim.authorizer.audit import Decision
 from kafka_shim.protocol.framing import api_name
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.tap import TappedDecision
@@ -85,7 +84,7 @@ def authorized_operations(ctx: RequestContext, bits: Bitfield, name: str) -> int
         return SUPPORTED_BITS.get(int(bits.resource_type), 0)
     operations = az.authorized_operations(ctx.principal, ctx.client_host, bits.resource_type, name)
     if ctx.decisions is not None:
-        ctx.decisions.append(TappedDecision("authorized_operations", None, int(bits.resource_type), name, None, operations))
+        ctx.decisions.append(TappedDecision("authorized_operations", None, int(bits.resource_type), name, None, operations=operations))
     return operations
 
 
@@ -117,6 +116,5 @@ def _authorize(ctx: RequestContext, operation: AclOperation, resource_type: Reso
                            resource_ref_count=ref_count, log_if_allowed=log_if_allowed, log_if_denied=log_if_denied)
     if ctx.decisions is not None:
         rule = az.decision_rule(ctx.principal, ctx.client_host, operation, resource_type, name, allowed)
-        ctx.decisions.append(Decision(ctx.principal, ctx.client_host, int(operation), int(resource_type), name, allowed, rule,
-                                      api_name(ctx.api_key), ref_count))
+        ctx.decisions.append(TappedDecision("authorize", int(operation), int(resource_type), name, allowed, rule, ref_count))
     return allowed

@@ -120,11 +120,11 @@ class StalledSink(CaptureSink):
         self.stalled = threading.Event()
         super().__init__(settings)
 
-    def _write_rows(self, rows):
+    def _write_rows(self, *args):
         if not self.release.is_set():
             self.stalled.set()
             self.release.wait(WAIT_S)
-        super()._write_rows(rows)
+        super()._write_rows(*args)
 
 
 def test_a_writer_that_falls_behind_drops_counts_logs_and_records_it(tmp_path: Path) -> None:
