@@ -13,7 +13,6 @@ authorization decisions it made (``TappedDecision``, in the order asked).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
 # How a request ended, as the trace records it.
@@ -42,28 +41,27 @@ class TappedDecision(NamedTuple):
     operations: int | None = None
 
 
-@dataclass(slots=True)
-class TappedRequest:
-    """One request frame and what became of it, with the ``TappedDecision``s of its authorization questions."""
+class TappedRequest(NamedTuple):
+    """One request frame and what became of it (a tuple, in the trace's column order: cheap to make per request)."""
 
     time_us: int  # when the frame was taken, UTC microseconds since the epoch
-    connection_id: str  # Kafka's form: localHost:localPort-clientHost:clientPort-index
+    connection_id: str  # Kafka's form: brokerHost:brokerPort-clientHost:clientPort-index
     client_host: str
     client_port: int
     listener: str
     security_protocol: str
-    principal: str
-    client_software_name: str | None
+    principal: str  # the principal the request was handled as
+    client_id: str | None
+    client_software_name: str | None  # from the connection's ApiVersions v3+ request (KIP-511)
     client_software_version: str | None
-    request: bytes  # the frame without its 4-byte size prefix
     api_key: int | None  # None when the header could not be read
     api_version: int | None
     correlation_id: int | None
-    client_id: str | None
+    request: bytes  # the frame without its 4-byte size prefix
+    response: bytes | None  # the answer frame without its size prefix; None when nothing was sent
     outcome: str  # ANSWERED, SILENT, CLOSED or AUTHENTICATION_FAILED
-    response: bytes | None  # the answer frame without its size prefix
     response_time_us: int  # from taking the frame to having the answer (or the close) ready
-    decisions: list[TappedDecision] = field(default_factory=list)
+    decisions: list[TappedDecision]  # in the order asked
 
 
 class RequestTap(Protocol):

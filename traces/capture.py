@@ -23,7 +23,6 @@ line's ``serve --capture DIR`` sets the first.
 from __future__ import annotations
 
 import datetime
-import operator
 import os
 import threading
 import time
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import structlog
 
@@ -376,57 +376,62 @@ def _iso(time_us: int) -> str:
 def _columns(batch: list[Any]) -> pa.Table:
     """TappedRequests (shim.tap) as trace rows, column by column (in the writer thread: the loop only queued them).
 
-    The writer holds the interpreter lock while it converts Python objects, time the event loop then waits for: the
-    fields are read with one attrgetter per record and the decisions built as flat child arrays."""
+    The writer holds the interpreter lock while it converts Python objects, time the event loop then waits for: a
+    TappedRequest is a tuple in column order, so the columns are one ``zip``, and the decisions are built as flat
+    child arrays with the names looked up by Arrow."""
     n = len(batch)
-    values = dict(zip(_FROM_RECORD, zip(*map(_read_record, batch), strict=True), strict=True))
+    values = dict(zip(_RECORD_COLUMNS, zip(*batch, strict=True), strict=True))
     arrays = []
     for f in SCHEMA:
         name = f.name
-        if name in values:
+        if name == "decisions":
+            arrays.append(_decisions_array(values[name]))
+        elif name == "time":
+            arrays.append(pa.array(values[name], pa.int64()).cast(f.type))
+        elif name in values:
             arrays.append(pa.array(values[name], f.type))
         elif name == "kind":
-            arrays.append(pa.array([REQUEST] * n, f.type))
+            arrays.append(pa.repeat(pa.scalar(REQUEST, f.type), n))
         elif name == "source":
-            arrays.append(pa.array([CAPTURE] * n, f.type))
-        elif name == "decisions":
-            arrays.append(_decisions_array(batch))
+            arrays.append(pa.repeat(pa.scalar(CAPTURE, f.type), n))
         else:
             arrays.append(pa.nulls(n, f.type))
     return pa.Table.from_arrays(arrays, schema=SCHEMA)
 
 
-# The trace columns copied from a TappedRequest ("time" is its time_us).
-_FROM_RECORD = ("time", "connection_id", "client_host", "client_port", "listener", "security_protocol", "principal",
-                "client_id", "client_software_name", "client_software_version", "api_key", "api_version",
-                "correlation_id", "request", "response", "outcome", "response_time_us")
-_read_record = operator.attrgetter(*("time_us" if name == "time" else name for name in _FROM_RECORD))
-_DECISION_FIELDS = [f.name for f in DECISION]
+# A TappedRequest's fields as trace columns ("time" is its time_us).
+_RECORD_COLUMNS = ("time", "connection_id", "client_host", "client_port", "listener", "security_protocol", "principal",
+                   "client_id", "client_software_name", "client_software_version", "api_key", "api_version",
+                   "correlation_id", "request", "response", "outcome", "response_time_us", "decisions")
 
 
-def _decisions_array(batch: list[Any]) -> pa.Array:
+def _decisions_array(per_request: tuple[list[Any], ...]) -> pa.Array:
     offsets = [0]
-    flat: list[tuple[Any, ...]] = []
-    for r in batch:
-        if r.decisions:
-            flat.extend(map(_decision, r.decisions))
+    flat: list[Any] = []
+    for decisions in per_request:
+        if decisions:
+            flat.extend(decisions)
         offsets.append(len(flat))
-    children = zip(*flat, strict=True) if flat else [()] * len(_DECISION_FIELDS)
-    struct = pa.StructArray.from_arrays([pa.array(list(values), f.type) for values, f in zip(children, DECISION, strict=True)],
-                                        fields=list(DECISION))
+    kind, operation, resource_type, name, allowed, rule, ref_count, operations = (
+        zip(*flat, strict=True) if flat else ((),) * 8)
+    children = [
+        pa.array(kind, pa.string()),
+        pc.take(_OPERATION_NAMES, pa.array(operation, pa.int32())),
+        pc.take(_RESOURCE_TYPE_NAMES, pa.array(resource_type, pa.int32())),
+        pa.array(name, pa.string()),
+        pa.array(allowed, pa.bool_()),
+        pa.array([r if r is None or type(r) is str else rule_text(r) for r in rule], pa.string()),
+        pa.array(ref_count, pa.int32()),
+        pa.array(operations, pa.int32()),
+    ]
+    struct = pa.StructArray.from_arrays(children, fields=list(DECISION))
     return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), struct, type=SCHEMA.field("decisions").type)
+
+
+# Kafka's codes index these (AclOperation 0-14, ResourceType 0-7); a code beyond is a bug upstream and fails the batch.
+_OPERATION_NAMES = pa.array([AclOperation.from_code(code).name for code in range(max(map(int, AclOperation)) + 1)])
+_RESOURCE_TYPE_NAMES = pa.array([ResourceType.from_code(code).name for code in range(max(map(int, ResourceType)) + 1)])
 
 
 def _day_name(time_us: int) -> str:
     return day_directory(Path(), time_us).name
-
-
-def _decision(d: Any) -> tuple[Any, ...]:
-    """A TappedDecision (shim.tap) as the DECISION struct's fields, in order."""
-    kind, operation, resource_type, name, allowed, rule, ref_count, operations = d
-    return (kind, _OPERATIONS.get(operation) if operation is not None else None, _RESOURCE_TYPES.get(resource_type), name,
-            allowed, rule if rule is None or type(rule) is str else rule_text(rule), ref_count, operations)
-
-
-_OPERATIONS = {int(op): op.name for op in AclOperation}
-_RESOURCE_TYPES = {int(rt): rt.name for rt in ResourceType}

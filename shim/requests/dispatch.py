@@ -46,7 +46,7 @@ from kafka_shim.protocol.framing import RequestFrame, api_name, encode_response,
 from kafka_shim.shim.requests.context import NO_RESPONSE, CloseConnection, RequestContext
 from kafka_shim.shim.requests.work import EncodeOffLoop, off_loop
 from kafka_shim.shim.security.sasl.gate import Phase, SaslGate
-from kafka_shim.shim.tap import ANSWERED, AUTHENTICATION_FAILED, CLOSED, SILENT, RequestTap, TappedRequest
+from kafka_shim.shim.tap import ANSWERED, AUTHENTICATION_FAILED, CLOSED, SILENT, RequestTap, TappedDecision, TappedRequest
 
 if TYPE_CHECKING:
     from kafka_shim.shim.config.broker_config import Listener
@@ -329,24 +329,44 @@ class RequestSession:
     def _tapped(self, payload: bytes) -> Outcome | None:
         """``receive`` with the frame and its outcome handed to the tap (a pending one when it completes)."""
         started = time.perf_counter_ns()
-        record = self._tap_record(payload)
-        outcome = self._receive(payload, record.decisions)
-        kind = type(outcome)
-        if kind is Pending:
-            return Pending(self._tap_when_done(record, started, outcome.outcome))
-        self._tap_outcome(record, started, outcome)
+        time_us = time.time_ns() // 1000
+        principal = self.principal  # the one the request is handled as (a SASL exchange changes it afterwards)
+        decisions: list[TappedDecision] = []
+        outcome = self._receive(payload, decisions)
+        if type(outcome) is Pending:
+            return Pending(self._tap_when_done(payload, time_us, started, principal, decisions, outcome.outcome))
+        self._tap_outcome(payload, time_us, started, principal, decisions, outcome)
         return outcome
 
-    async def _tap_when_done(self, record: TappedRequest, started: int, awaitable: Awaitable[Respond | Close]) -> Respond | Close:
+    async def _tap_when_done(self, payload: bytes, time_us: int, started: int, principal: str, decisions: list[TappedDecision],
+                             awaitable: Awaitable[Respond | Close]) -> Respond | Close:
         try:
             outcome = await awaitable
         except BaseException:  # cancelled (the connection went away) or a bug: recorded as closed
-            self._tap_outcome(record, started, Close("connection_lost"))
+            self._tap_outcome(payload, time_us, started, principal, decisions, Close("connection_lost"))
             raise
-        self._tap_outcome(record, started, outcome)
+        self._tap_outcome(payload, time_us, started, principal, decisions, outcome)
         return outcome
 
-    def _tap_record(self, payload: bytes) -> TappedRequest:
+    def _tap_outcome(self, payload: bytes, time_us: int, started: int, principal: str, decisions: list[TappedDecision],
+                     outcome: Outcome | None) -> None:
+        response_time_us = (time.perf_counter_ns() - started) // 1000
+        kind = type(outcome)
+        data: bytes | None = None
+        response: bytes | None = None
+        if kind is Respond or kind is Authenticated:
+            data = outcome.data  # type: ignore[union-attr]
+            how = ANSWERED if data else SILENT
+        elif kind is FailAuthentication:
+            data = outcome.data  # type: ignore[union-attr]
+            how = AUTHENTICATION_FAILED
+        elif outcome is None:  # a frame the pipeline ignores (after a failed authentication)
+            how = SILENT
+        else:
+            how = CLOSED
+        if data:
+            # The first answer frame, size prefix removed (the SASL gate may queue more than one).
+            response = data[4:4 + int.from_bytes(data[:4], "big")]
         api_key = api_version = correlation_id = client_id = None
         if len(payload) >= 10:
             api_key, api_version, correlation_id, id_length = _HEADER_START.unpack_from(payload)
@@ -356,10 +376,14 @@ class RequestSession:
                 self._note_client_software(payload)
         software_name, software_version = self.client_software
         listener = self.listener
-        return TappedRequest(
-            time.time_ns() // 1000, self.connection_id, self.client_host, self.client_port, listener.name,
-            listener.security_protocol, self.principal, software_name, software_version, payload, api_key, api_version,
-            correlation_id, client_id, CLOSED, None, 0, [])
+        record = TappedRequest(time_us, self.connection_id, self.client_host, self.client_port, listener.name,
+                               listener.security_protocol, principal, client_id, software_name, software_version, api_key,
+                               api_version, correlation_id, payload, response, how, response_time_us, decisions)
+        try:
+            self.tap.record(record)  # type: ignore[union-attr]
+        except Exception as exc:  # a failing sink must not fail the request it records
+            if self.log is not None:
+                self.log.error("request_tap_failed", error=str(exc))
 
     def _note_client_software(self, payload: bytes) -> None:
         try:
@@ -367,28 +391,6 @@ class RequestSession:
         except ProtocolError:
             return  # the pipeline answers or closes; the software stays what it was
         self.client_software = (body.client_software_name, body.client_software_version)
-
-    def _tap_outcome(self, record: TappedRequest, started: int, outcome: Outcome | None) -> None:
-        record.response_time_us = (time.perf_counter_ns() - started) // 1000
-        kind = type(outcome)
-        data: bytes | None = None
-        if kind is Respond or kind is Authenticated:
-            data = outcome.data  # type: ignore[union-attr]
-            record.outcome = ANSWERED if data else SILENT
-        elif kind is FailAuthentication:
-            data = outcome.data  # type: ignore[union-attr]
-            record.outcome = AUTHENTICATION_FAILED
-        elif outcome is None:  # a frame the pipeline ignores (after a failed authentication)
-            record.outcome = SILENT
-        if data:
-            # The first answer frame, size prefix removed (the SASL gate may queue more than one).
-            size = int.from_bytes(data[:4], "big")
-            record.response = data[4:4 + size]
-        try:
-            self.tap.record(record)  # type: ignore[union-attr]
-        except Exception as exc:  # a failing sink must not fail the request it records
-            if self.log is not None:
-                self.log.error("request_tap_failed", error=str(exc))
 
     # -- SASL ------------------------------------------------------------------------------------------
     def _session_frame(self, gate: SaslGate, payload: bytes) -> Outcome | None:
