@@ -104,7 +104,9 @@ def main() -> int:
     args = parser.parse_args()
     seconds, rounds = (1.0, 2) if args.quick else (args.seconds, args.rounds)
     print("command:", " ".join([Path(sys.executable).name, *sys.argv]))
-    print(f"python {platform.python_version()}, {os.cpu_count()} cores, {seconds:g} s per shape, {rounds} rounds")
+    print(f"python {platform.python_version()}, {os.cpu_count()} cores, {seconds:g} s per shape, {rounds} rounds, "
+          f"load average {os.getloadavg()[0]:.1f} at start (other work on the machine skews both columns alike only "
+          "when it is steady)")
     frames = requests()
     with tempfile.TemporaryDirectory(prefix="kafka-shim-capture-bench-") as tmp:
         capture = Path(tmp) / "trace"
@@ -139,7 +141,7 @@ def main() -> int:
             worst = max(worst, overhead)
             print(f"{api:<9} {connections:>5} {in_flight:>9} {without:>14.0f} {with_capture:>11.0f} {overhead:>8.1%}")
     print()
-    print(f"trace: {kinds.count('request')} request rows, {dropped} requests dropped")
+    print(f"trace: {kinds.count('request')} request rows, {dropped} requests dropped; load average {os.getloadavg()[0]:.1f} at the end")
     print(f"worst overhead {worst:.1%}: {'meets' if worst < TARGET else 'MISSES'} the {TARGET:.0%} target")
     return 0
 
