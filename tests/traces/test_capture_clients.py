@@ -15,8 +15,8 @@ import pyarrow.dataset as ds
 import pytest
 
 from kafka_shim.protocol.codes import ApiKey
-from kafka_shim.protocol.framing import decode_response
-from kafka_shim.protocol.messages import MetadataRequest
+from kafka_shim.protocol.framing import decode_response, encode_request
+from kafka_shim.protocol.messages import MetadataRequest, ProduceRequest
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from kafka_shim.traces.format import SCHEMA_VERSION, VERSION_KEY, iter_requests, read_trace
@@ -57,7 +57,8 @@ def captured(tmp_path_factory):
         for future in admin.create_acls(acls).values():
             future.result(timeout=TIMEOUT)
 
-        producer = Producer({"bootstrap.servers": sasl, **_sasl("alice"), "enable.idempotence": False, "acks": "all"})
+        # Idempotent: InitProducerId asks IDEMPOTENT_WRITE on the cluster (denied), then KIP-679 WRITE on any topic.
+        producer = Producer({"bootstrap.servers": sasl, **_sasl("alice"), "enable.idempotence": True, "acks": "all"})
         delivered = []
         for i in range(3):
             producer.produce("payments", f"m{i}".encode(), on_delivery=lambda err, msg: delivered.append(err))
@@ -68,6 +69,13 @@ def captured(tmp_path_factory):
         bob = AdminClient({"bootstrap.servers": sasl, **_sasl("bob")})
         topic = bob.list_topics(topic="payments", timeout=TIMEOUT).topics["payments"]
         seen["bob_error"] = topic.error.code() if topic.error else None
+
+        # KIP-430: the topic's authorized operations, computed for alice.
+        alice_admin = AdminClient({"bootstrap.servers": sasl, **_sasl("alice")})
+        from confluent_kafka import TopicCollection
+
+        described = alice_admin.describe_topics(TopicCollection(["payments"]), include_authorized_operations=True)
+        seen["alice_operations"] = sorted(op.name for op in described["payments"].result(timeout=TIMEOUT).authorized_operations)
 
         consumer = KafkaConsumer(bootstrap_servers=sasl, security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
                                  sasl_plain_username="alice", sasl_plain_password=USERS["alice"], enable_auto_commit=False,
@@ -80,6 +88,13 @@ def captured(tmp_path_factory):
         with Wire(listener_address(broker.broker, "PLAINTEXT")) as wire:
             answers = [wire.request(ApiKey.METADATA, 12, MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name="payments")]),
                                     client_id="raw-client") for _ in range(2)]
+            # acks=0 is answered by silence; an unsupported version closes the connection, as in Kafka.
+            wire.send_frame(encode_request(ApiKey.PRODUCE, 9, 500, ProduceRequest(acks=0, timeout_ms=1000, topic_data=[]),
+                                           client_id="raw-client"))
+            unsupported = bytearray(encode_request(ApiKey.METADATA, 12, 501, MetadataRequest(topics=[]), client_id="raw-client"))
+            unsupported[6:8] = (99).to_bytes(2, "big")  # the version field of the header
+            wire.send_frame(bytes(unsupported))
+            assert wire.read_answer(ApiKey.METADATA, 12).closed
         seen["raw_answers"] = [a.payload for a in answers]
     return capture, seen
 
@@ -101,6 +116,8 @@ def test_every_request_row_decodes_and_its_answer_matches_its_correlation_id(cap
     assert rows
     for traced in rows:
         row = traced.row
+        if row["correlation_id"] in (500, 501):
+            continue  # the raw client's unanswered requests (test_unanswered_requests_say_how_they_ended)
         assert traced.decode_error is None, row
         assert traced.request_body is not None
         assert row["outcome"] == "response"
@@ -122,7 +139,7 @@ def test_every_request_row_decodes_and_its_answer_matches_its_correlation_id(cap
 
 def test_raw_bytes_equal_what_the_client_got(captured) -> None:
     capture, seen = captured
-    raw = [r.row for r in iter_requests(capture) if r.row["client_id"] == "raw-client"]
+    raw = [r.row for r in iter_requests(capture) if r.row["client_id"] == "raw-client" and r.row["outcome"] == "response"]
     assert [r["response"] for r in raw] == seen["raw_answers"]
     assert [r["api_version"] for r in raw] == [12, 12]
     assert raw[0]["connection_id"] == raw[1]["connection_id"]
@@ -173,3 +190,27 @@ def test_sasl_and_api_versions_rows_have_no_decisions(captured) -> None:
     for r in iter_requests(capture):
         if r.row["api_key"] in (ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE):
             assert r.row["decisions"] == []
+
+
+def test_unanswered_requests_say_how_they_ended(captured) -> None:
+    capture, _ = captured
+    rows = {r.row["correlation_id"]: r for r in iter_requests(capture) if r.row["client_id"] == "raw-client"}
+    silent, closed = rows[500], rows[501]
+    assert (silent.row["outcome"], silent.row["response"], silent.request_body.acks) == ("no_response", None, 0)
+    assert (closed.row["outcome"], closed.row["response"], closed.row["api_version"]) == ("closed", None, 99)
+    assert closed.request_body is None and "version 99" in closed.decode_error
+
+
+def test_kip679_and_kip430_questions_are_recorded(captured) -> None:
+    capture, seen = captured
+    init = _decisions(capture, ApiKey.INIT_PRODUCER_ID, "User:alice")
+    assert [(d["kind"], d["operation"], d["resource_type"], d["resource_name"], d["allowed"], d["rule"]) for d in init] == [
+        ("authorize", "IDEMPOTENT_WRITE", "CLUSTER", "kafka-cluster", False, "DefaultDeny"),
+        ("by_resource_type", "WRITE", "TOPIC", None, True, None),
+    ]
+    bits = [d for r in iter_requests(capture) if r.row["principal"] == "User:alice"
+            for d in r.row["decisions"] if d["kind"] == "authorized_operations"]
+    assert bits and {(d["resource_type"], d["resource_name"]) for d in bits} == {("TOPIC", "payments")}
+    # READ, WRITE and DESCRIBE (implied) are what alice may do: bits 3, 4 and 8.
+    assert {d["authorized_operations"] for d in bits} == {(1 << 3) | (1 << 4) | (1 << 8)}
+    assert seen["alice_operations"] == ["DESCRIBE", "READ", "WRITE"]
