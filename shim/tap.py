@@ -7,7 +7,7 @@ loop. A tap must therefore never block: the trace writer (``traces.capture``) on
 queue. With no tap attached nothing of this runs: the pipeline checks one attribute per frame.
 
 Fields hold what the broker saw, without interpretation: the frame as received (size prefix removed), the answer
-frame as sent (size prefix removed; None when nothing was sent), the principal the request was handled as, and the
+frame as the broker queued it for the client (size prefix removed; None when it answered nothing), the principal the request was handled as, and the
 authorization decisions it made (``TappedDecision``, in the order asked).
 """
 
@@ -61,7 +61,7 @@ class TappedRequest(NamedTuple):
     response: bytes | None  # the answer frame without its size prefix; None when nothing was sent
     outcome: str  # ANSWERED, SILENT, CLOSED or AUTHENTICATION_FAILED
     response_time_us: int  # from taking the frame to having the answer (or the close) ready
-    decisions: list[TappedDecision]  # in the order asked
+    decisions: tuple[TappedDecision, ...]  # in the order asked
 
 
 class RequestTap(Protocol):
