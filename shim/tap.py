@@ -57,7 +57,7 @@ class TappedRequest(NamedTuple):
     api_key: int | None  # None when the header could not be read
     api_version: int | None
     correlation_id: int | None
-    request: bytes  # the frame without its 4-byte size prefix
+    request: bytes | None  # the frame without its 4-byte size prefix; None for SASL credentials (never recorded)
     response: bytes | None  # the answer frame without its size prefix; None when nothing was sent
     outcome: str  # ANSWERED, SILENT, CLOSED or AUTHENTICATION_FAILED
     response_time_us: int  # from taking the frame to having the answer (or the close) ready

@@ -170,7 +170,7 @@ class CaptureSink:
         if self._closed:
             return
         pending = self._pending
-        size = len(request.request) + (len(request.response) if request.response else 0)
+        size = (len(request.request) if request.request else 0) + (len(request.response) if request.response else 0)
         if len(pending) >= self._max_requests or self._queued_bytes - self._taken_bytes + size > self._max_bytes:
             self._drop(request.time_us)
             return
@@ -234,7 +234,7 @@ class CaptureSink:
                         synced.append(item)
                         continue
                     batch.append(item)
-                    taken += len(item.request) + (len(item.response) if item.response else 0)
+                    taken += (len(item.request) if item.request else 0) + (len(item.response) if item.response else 0)
                 self._taken_bytes += taken
                 try:
                     self._write_batch(batch)

@@ -54,6 +54,20 @@ if TYPE_CHECKING:
     from kafka_shim.shim.requests.services import Services
     from kafka_shim.shim.security.listener_security import ListenerSecurity
 
+def _carries_secrets(payload: bytes, authenticating: bool) -> bool:
+    """SaslAuthenticate requests carry the client's credentials (a PLAIN password, a SCRAM proof), and so do the raw
+    SASL tokens of a v0 handshake: a trace never keeps them. While authenticating, only ApiVersions and SaslHandshake
+    frames are kept."""
+    api_key = int.from_bytes(payload[:2], "big") if len(payload) >= 2 else -1
+    if api_key == ApiKey.SASL_AUTHENTICATE:
+        return True
+    return authenticating and api_key not in (ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE)
+
+
+_SASL_AUTHENTICATE_KEY = ApiKey.SASL_AUTHENTICATE.to_bytes(2, "big")
+_VERSION_AND_CORRELATION = struct.Struct(">hi")
+
+
 # The fixed start of every request header: api key, api version, correlation id, client id length (RequestHeader).
 _HEADER_START = struct.Struct(">hhih")
 # Frames larger than this are decoded, and their answers encoded, off the event loop. Below it the thread hop
@@ -332,24 +346,28 @@ class RequestSession:
         time_us = time.time_ns() // 1000
         principal = self.principal  # the one the request is handled as (a SASL exchange changes it afterwards)
         decisions: list[TappedDecision] = []
+        authenticating = self.authenticating  # before the frame: it may complete the exchange
         outcome = self._receive(payload, decisions)
+        secret = _carries_secrets(payload, authenticating)
         if type(outcome) is Pending:
-            return Pending(self._tap_when_done(payload, time_us, started, principal, decisions, outcome.outcome))
-        self._tap_outcome(payload, time_us, started, principal, decisions, outcome)
+            return Pending(self._tap_when_done(payload, time_us, started, principal, decisions, outcome.outcome, secret))
+        self._tap_outcome(payload, time_us, started, principal, decisions, outcome, secret)
         return outcome
 
     async def _tap_when_done(self, payload: bytes, time_us: int, started: int, principal: str, decisions: list[TappedDecision],
-                             awaitable: Awaitable[Respond | Close]) -> Respond | Close:
+                             awaitable: Awaitable[Respond | Close], secret: bool) -> Respond | Close:
         try:
             outcome = await awaitable
         except BaseException:  # cancelled (the connection went away) or a bug: recorded as closed
-            self._tap_outcome(payload, time_us, started, principal, decisions, Close("connection_lost"))
+            self._tap_outcome(payload, time_us, started, principal, decisions, Close("connection_lost"), secret)
             raise
-        self._tap_outcome(payload, time_us, started, principal, decisions, outcome)
+        self._tap_outcome(payload, time_us, started, principal, decisions, outcome, secret)
         return outcome
 
     def _tap_outcome(self, payload: bytes, time_us: int, started: int, principal: str, decisions: list[TappedDecision],
-                     outcome: Outcome | None) -> None:
+                     outcome: Outcome | None, secret: bool = False) -> None:
+        """Hand the request to the tap; ``secret``: the frame holds credentials and is recorded without its bytes (a
+        SaslAuthenticate keeps its key, version and correlation id; a raw SASL token of a v0 handshake, nothing)."""
         response_time_us = (time.perf_counter_ns() - started) // 1000
         kind = type(outcome)
         data: bytes | None = None
@@ -368,7 +386,11 @@ class RequestSession:
             # The first answer frame, size prefix removed (the SASL gate may queue more than one).
             response = data[4:4 + int.from_bytes(data[:4], "big")]
         api_key = api_version = correlation_id = client_id = None
-        if len(payload) >= 10:
+        if secret:
+            if payload[:2] == _SASL_AUTHENTICATE_KEY and len(payload) >= 8:
+                api_key = ApiKey.SASL_AUTHENTICATE
+                api_version, correlation_id = _VERSION_AND_CORRELATION.unpack_from(payload, 2)
+        elif len(payload) >= 10:
             api_key, api_version, correlation_id, id_length = _HEADER_START.unpack_from(payload)
             if id_length >= 0:
                 client_id = payload[10:10 + id_length].decode("utf-8", "replace")
@@ -378,7 +400,7 @@ class RequestSession:
         listener = self.listener
         record = TappedRequest(time_us, self.connection_id, self.client_host, self.client_port, listener.name,
                                listener.security_protocol, principal, client_id, software_name, software_version, api_key,
-                               api_version, correlation_id, payload, response, how, response_time_us,
+                               api_version, correlation_id, None if secret else payload, response, how, response_time_us,
                                # A tuple of tuples of atoms: the collector stops tracking it, so thousands of queued
                                # records do not make every garbage collection slower.
                                tuple(decisions) if decisions else ())
