@@ -41,6 +41,7 @@ from kafka_shim.authorizer.audit import rule_text
 from kafka_shim.authorizer.model import AclOperation, ResourceType
 from kafka_shim.traces.format import (
     CAPTURE,
+    CONFIG_ALTERING_APIS,
     DECISION,
     DROPPED,
     IN_PROGRESS_PREFIX,
@@ -49,6 +50,7 @@ from kafka_shim.traces.format import (
     SCHEMA,
     day_directory,
     file_metadata,
+    redacted_request_json,
 )
 
 log = structlog.get_logger("kafka_shim.capture")
@@ -381,6 +383,15 @@ def _columns(batch: list[Any]) -> pa.Table:
     child arrays with the names looked up by Arrow."""
     n = len(batch)
     values = dict(zip(_RECORD_COLUMNS, zip(*batch, strict=True), strict=True))
+    if CONFIG_ALTERING_APIS.intersection(values["api_key"]):
+        # Config values may be passwords: such requests keep a redacted JSON body instead of their bytes.
+        requests = list(values["request"])
+        request_json = [None] * n
+        for i, (api_key, raw) in enumerate(zip(values["api_key"], requests, strict=True)):
+            if api_key in CONFIG_ALTERING_APIS and raw is not None:
+                request_json[i], requests[i] = redacted_request_json(raw), None
+        values["request"] = requests
+        values["request_json"] = request_json
     arrays = []
     for f in SCHEMA:
         # Hand the interpreter lock back between columns: a broker thread waiting for it (the event loop) gets it at

@@ -201,6 +201,26 @@ def iter_requests(trace: pa.Table | str | Path) -> Iterator[TracedRequest]:
         yield TracedRequest(row, request_body, response_body, "; ".join(errors) or None)
 
 
+# Config values in these requests may be passwords (ssl.keystore.password, sasl.jaas.config): like Kafka's request
+# log, a trace keeps them only as "REDACTED", in request_json, never as raw bytes.
+REDACTED = "REDACTED"
+CONFIG_ALTERING_APIS = frozenset({33, 44})  # AlterConfigs, IncrementalAlterConfigs
+
+
+def redacted_request_json(payload: bytes) -> str | None:
+    """A config-altering request as JSON text with every config value replaced by REDACTED (None if undecodable)."""
+    try:
+        frame = parse_request(payload)
+        body = frame.decode_body().to_dict()
+    except Exception:  # any bytes: an undecodable frame is simply not described
+        return None
+    for resource in body.get("resources", ()):
+        for config in resource.get("configs", ()):
+            if config.get("value") is not None:
+                config["value"] = REDACTED
+    return to_json_text(body)
+
+
 def to_json_text(body: Any) -> str:
     """A decoded body as JSON text, for sources without raw bytes (bytes as hex)."""
     return json.dumps(body, default=lambda o: o.hex() if isinstance(o, bytes | bytearray) else str(o), sort_keys=True)

@@ -55,17 +55,17 @@ if TYPE_CHECKING:
     from kafka_shim.shim.security.listener_security import ListenerSecurity
 
 def _carries_secrets(payload: bytes, authenticating: bool) -> bool:
-    """SaslAuthenticate requests carry the client's credentials (a PLAIN password, a SCRAM proof), and so do the raw
-    SASL tokens of a v0 handshake: a trace never keeps them. While authenticating, only ApiVersions and SaslHandshake
-    frames are kept."""
+    """SaslAuthenticate requests carry the client's credentials (a PLAIN password, a SCRAM proof), the raw SASL
+    tokens of a v0 handshake too, and AlterUserScramCredentials salted passwords: a trace never keeps them. While
+    authenticating, only ApiVersions and SaslHandshake frames are kept."""
     api_key = int.from_bytes(payload[:2], "big") if len(payload) >= 2 else -1
-    if api_key == ApiKey.SASL_AUTHENTICATE:
+    if api_key in _CREDENTIAL_APIS:
         return True
     return authenticating and api_key not in (ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE)
 
 
-_SASL_AUTHENTICATE_KEY = ApiKey.SASL_AUTHENTICATE.to_bytes(2, "big")
-_VERSION_AND_CORRELATION = struct.Struct(">hi")
+_CREDENTIAL_APIS = frozenset({ApiKey.SASL_AUTHENTICATE, ApiKey.ALTER_USER_SCRAM_CREDENTIALS})
+_HEADER_FIXED = struct.Struct(">hhi")
 
 
 # The fixed start of every request header: api key, api version, correlation id, client id length (RequestHeader).
@@ -366,8 +366,9 @@ class RequestSession:
 
     def _tap_outcome(self, payload: bytes, time_us: int, started: int, principal: str, decisions: list[TappedDecision],
                      outcome: Outcome | None, secret: bool = False) -> None:
-        """Hand the request to the tap; ``secret``: the frame holds credentials and is recorded without its bytes (a
-        SaslAuthenticate keeps its key, version and correlation id; a raw SASL token of a v0 handshake, nothing)."""
+        """Hand the request to the tap; ``secret``: the frame holds credentials and is recorded without its bytes
+        (SaslAuthenticate and AlterUserScramCredentials keep their key, version and correlation id; a raw SASL token of
+        a v0 handshake, nothing)."""
         response_time_us = (time.perf_counter_ns() - started) // 1000
         kind = type(outcome)
         data: bytes | None = None
@@ -387,9 +388,8 @@ class RequestSession:
             response = data[4:4 + int.from_bytes(data[:4], "big")]
         api_key = api_version = correlation_id = client_id = None
         if secret:
-            if payload[:2] == _SASL_AUTHENTICATE_KEY and len(payload) >= 8:
-                api_key = ApiKey.SASL_AUTHENTICATE
-                api_version, correlation_id = _VERSION_AND_CORRELATION.unpack_from(payload, 2)
+            if len(payload) >= 8 and int.from_bytes(payload[:2], "big") in _CREDENTIAL_APIS:
+                api_key, api_version, correlation_id = _HEADER_FIXED.unpack_from(payload)
         elif len(payload) >= 10:
             api_key, api_version, correlation_id, id_length = _HEADER_START.unpack_from(payload)
             if id_length >= 0:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,37 @@ def test_a_tap_that_raises_does_not_fail_the_request(tmp_path: Path) -> None:
     assert [a.closed for a in answers] == [False, False, False]
     assert tap.calls == 3 and tap.closed
     assert [e["error"] for e in logs if e["event"] == "request_tap_failed"] == ["sink broken"] * 3
+
+
+def test_config_values_and_scram_passwords_are_not_recorded(tmp_path: Path) -> None:
+    from confluent_kafka.admin import (
+        AdminClient,
+        AlterConfigOpType,
+        ConfigEntry,
+        ConfigResource,
+        NewTopic,
+        ResourceType,
+        ScramCredentialInfo,
+        ScramMechanism,
+        UserScramCredentialUpsertion,
+    )
+
+    with EmbeddedBroker(capture_dir=tmp_path) as broker:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+        admin.create_topics([NewTopic("secrets", 1, 1)])["secrets"].result(timeout=30)
+        change = ConfigResource(ResourceType.TOPIC, "secrets", incremental_configs=[
+            ConfigEntry("retention.ms", "987654321", incremental_operation=AlterConfigOpType.SET)])
+        for future in admin.incremental_alter_configs([change]).values():
+            future.result(timeout=30)
+        upsert = UserScramCredentialUpsertion("carol", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096), b"carol-password")
+        for future in admin.alter_user_scram_credentials([upsert]).values():
+            future.result(timeout=30)
+    rows = {r.row["api_key"]: r.row for r in iter_requests(tmp_path)}
+    altered = rows[ApiKey.INCREMENTAL_ALTER_CONFIGS]
+    assert altered["request"] is None and altered["response"] is not None
+    body = json.loads(altered["request_json"])
+    assert body["resources"][0]["resource_name"] == "secrets"
+    assert body["resources"][0]["configs"] == [{"name": "retention.ms", "config_operation": 0, "value": "REDACTED"}]
+    scram = rows[ApiKey.ALTER_USER_SCRAM_CREDENTIALS]
+    assert scram["request"] is None and scram["api_version"] == 0 and scram["correlation_id"] is not None
+    assert not [p for p in tmp_path.rglob("*.parquet") if b"987654321" in p.read_bytes()]
