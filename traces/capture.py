@@ -1,7 +1,8 @@
 """CaptureSink: kafka-shim's RequestTap (shim.tap) that writes every served request to the trace format.
 
-The broker's event loop only hands a record over (``record``: one ``put_nowait`` on a bounded queue); a writer
-thread turns records into Arrow columns and writes them, so capture never blocks the loop. Files:
+The broker's event loop only hands a record over (``record``: one append to a bounded deque); a writer thread,
+woken once a second or when WAKE_ROWS wait, turns records into Arrow columns (traces.capture_rows) and writes
+them, so capture never blocks the loop. Files:
 
 - ``DIR/day=YYYY-MM-DD/part-<UTC start>-<seq>.parquet``, one row group per batch the writer takes (at most
   ``BATCH_ROWS`` rows, or what arrived within ``FLUSH_S``). A file is written under a hidden name
@@ -11,13 +12,13 @@ thread turns records into Arrow columns and writes them, so capture never blocks
   and at midnight UTC (a new day directory).
 - ``kafka.shim.capture.retention.bytes`` caps the directory: after each roll the oldest finished files are removed
   until the total fits (log line ``capture_file_removed``); capture itself never stops for it.
-- When the writer falls behind and the queue (``kafka.shim.capture.queue.requests``) is full, further requests are
-  not recorded: they are counted, the first of a run is logged (``capture_dropping``), and once the writer catches
-  up a row of kind ``dropped`` records how many and over which period (logged as ``capture_dropped``).
+- When the writer falls behind and the queue (``kafka.shim.capture.queue.requests`` / ``.queue.bytes``) is full,
+  further requests are not recorded: they are counted, the first of a run is logged (``capture_dropping``), and
+  once the writer catches up a row of kind ``dropped`` records how many and over which period (``capture_dropped``).
 - ``close`` (the broker's stop) writes everything queued, the pending ``dropped`` row, and finishes the file.
 
-The configuration keys are kafka-shim's own, in Kafka's style (``CaptureSettings.from_properties``); the command
-line's ``serve --capture DIR`` sets the first.
+The configuration keys are kafka-shim's own, in Kafka's style (traces.capture_settings); the command line's
+``serve --capture DIR`` sets the first.
 """
 
 from __future__ import annotations
@@ -27,40 +28,34 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import structlog
 
-from kafka_shim.authorizer.audit import rule_text
-from kafka_shim.authorizer.model import AclOperation, ResourceType
+from kafka_shim.traces.capture_rows import tapped_rows
+from kafka_shim.traces.capture_settings import (  # re-exported: the composition roots import them from here
+    DIR_KEY,
+    QUEUE_BYTES_KEY,
+    QUEUE_KEY,
+    RETENTION_BYTES_KEY,
+    CaptureConfigError,
+    CaptureSettings,
+)
 from kafka_shim.traces.format import (
     CAPTURE,
-    CONFIG_ALTERING_APIS,
-    DECISION,
     DROPPED,
     IN_PROGRESS_PREFIX,
     IN_PROGRESS_SUFFIX,
-    REQUEST,
     SCHEMA,
     day_directory,
     file_metadata,
-    redacted_request_json,
 )
 
 log = structlog.get_logger("kafka_shim.capture")
-
-DIR_KEY = "kafka.shim.capture.dir"
-ROLL_BYTES_KEY = "kafka.shim.capture.roll.bytes"
-ROLL_MS_KEY = "kafka.shim.capture.roll.ms"
-RETENTION_BYTES_KEY = "kafka.shim.capture.retention.bytes"
-QUEUE_KEY = "kafka.shim.capture.queue.requests"
-QUEUE_BYTES_KEY = "kafka.shim.capture.queue.bytes"
 
 # Rows per row group at most; a busy broker fills one in well under FLUSH_S.
 BATCH_ROWS = 4096
@@ -79,55 +74,7 @@ CLOSE_TIMEOUT_S = 120.0
 _STATISTICS = [f.name for f in SCHEMA if f.type not in (pa.binary(), pa.string()) or f.name in (
     "kind", "principal", "listener", "client_id", "client_host", "source", "outcome")]
 
-
-class CaptureConfigError(ValueError):
-    """A capture setting a person must fix; the message names the key."""
-
-
-@dataclass(frozen=True, slots=True)
-class CaptureSettings:
-    directory: Path
-    roll_bytes: int = 128 * 1024 * 1024
-    roll_ms: int = 60 * 60 * 1000
-    retention_bytes: int = 10 * 1024 * 1024 * 1024  # -1: no cap
-    queue_requests: int = 100_000
-    queue_bytes: int = 256 * 1024 * 1024
-
-    def __post_init__(self) -> None:
-        if 0 <= self.retention_bytes < self.roll_bytes:
-            raise CaptureConfigError(
-                f"{RETENTION_BYTES_KEY}={self.retention_bytes} is below {ROLL_BYTES_KEY}={self.roll_bytes}: a single file "
-                f"would pass the cap; raise it (or set -1 for no cap)")
-
-    @classmethod
-    def from_properties(cls, props: Mapping[str, str], directory: str | None = None) -> CaptureSettings | None:
-        """The settings from server.properties keys (``directory``, e.g. ``--capture``, wins over the key); None
-        when no capture directory is set."""
-        where = directory or props.get(DIR_KEY, "").strip()
-        if not where:
-            return None
-        defaults = cls(Path(where))
-        return cls(
-            Path(where),
-            roll_bytes=_int(props, ROLL_BYTES_KEY, defaults.roll_bytes, minimum=1024),
-            roll_ms=_int(props, ROLL_MS_KEY, defaults.roll_ms, minimum=1),
-            retention_bytes=_int(props, RETENTION_BYTES_KEY, defaults.retention_bytes, minimum=-1),
-            queue_requests=_int(props, QUEUE_KEY, defaults.queue_requests, minimum=1),
-            queue_bytes=_int(props, QUEUE_BYTES_KEY, defaults.queue_bytes, minimum=1),
-        )
-
-
-def _int(props: Mapping[str, str], key: str, default: int, minimum: int) -> int:
-    text = props.get(key, "").strip()
-    if not text:
-        return default
-    try:
-        value = int(text)
-    except ValueError:
-        raise CaptureConfigError(f"{key}={text!r} is not a whole number; e.g. {key}={default}") from None
-    if value < minimum:
-        raise CaptureConfigError(f"{key}={value} is below its minimum {minimum}; e.g. {key}={default}")
-    return value
+__all__ = ["CaptureConfigError", "CaptureSettings", "CaptureSink"]
 
 
 class CaptureSink:
@@ -263,7 +210,7 @@ class CaptureSink:
         for end in range(1, len(batch) + 1):
             if end == len(batch) or batch[end].time_us // _DAY_US != batch[start].time_us // _DAY_US:
                 part = batch[start:end]
-                self._write_rows(_day_name(part[0].time_us), _columns(part))
+                self._write_rows(_day_name(part[0].time_us), tapped_rows(part))
                 start = end
         if dropped is not None:
             self._write_rows(_day_name(dropped["time"]), pa.Table.from_pylist([dropped], schema=SCHEMA))
@@ -374,77 +321,6 @@ class _OpenFile:
 def _iso(time_us: int) -> str:
     return datetime.datetime.fromtimestamp(time_us / 1_000_000, tz=datetime.UTC).isoformat()
 
-
-def _columns(batch: list[Any]) -> pa.Table:
-    """TappedRequests (shim.tap) as trace rows, column by column (in the writer thread: the loop only queued them).
-
-    The writer holds the interpreter lock while it converts Python objects, time the event loop then waits for: a
-    TappedRequest is a tuple in column order, so the columns are one ``zip``, and the decisions are built as flat
-    child arrays with the names looked up by Arrow."""
-    n = len(batch)
-    values = dict(zip(_RECORD_COLUMNS, zip(*batch, strict=True), strict=True))
-    if CONFIG_ALTERING_APIS.intersection(values["api_key"]):
-        # Config values may be passwords: such requests keep a redacted JSON body instead of their bytes.
-        requests = list(values["request"])
-        request_json = [None] * n
-        for i, (api_key, raw) in enumerate(zip(values["api_key"], requests, strict=True)):
-            if api_key in CONFIG_ALTERING_APIS and raw is not None:
-                request_json[i], requests[i] = redacted_request_json(raw), None
-        values["request"] = requests
-        values["request_json"] = request_json
-    arrays = []
-    for f in SCHEMA:
-        # Hand the interpreter lock back between columns: a broker thread waiting for it (the event loop) gets it at
-        # once instead of after the interpreter's 5 ms switch interval, which a pipelining client would feel.
-        time.sleep(0)
-        name = f.name
-        if name == "decisions":
-            arrays.append(_decisions_array(values[name]))
-        elif name == "time":
-            arrays.append(pa.array(values[name], pa.int64()).cast(f.type))
-        elif name in values:
-            arrays.append(pa.array(values[name], f.type))
-        elif name == "kind":
-            arrays.append(pa.repeat(pa.scalar(REQUEST, f.type), n))
-        elif name == "source":
-            arrays.append(pa.repeat(pa.scalar(CAPTURE, f.type), n))
-        else:
-            arrays.append(pa.nulls(n, f.type))
-    return pa.Table.from_arrays(arrays, schema=SCHEMA)
-
-
-# A TappedRequest's fields as trace columns ("time" is its time_us).
-_RECORD_COLUMNS = ("time", "connection_id", "client_host", "client_port", "listener", "security_protocol", "principal",
-                   "client_id", "client_software_name", "client_software_version", "api_key", "api_version",
-                   "correlation_id", "request", "response", "outcome", "response_time_us", "decisions")
-
-
-def _decisions_array(per_request: tuple[list[Any], ...]) -> pa.Array:
-    offsets = [0]
-    flat: list[Any] = []
-    for decisions in per_request:
-        if decisions:
-            flat.extend(decisions)
-        offsets.append(len(flat))
-    kind, operation, resource_type, name, allowed, rule, ref_count, operations = (
-        zip(*flat, strict=True) if flat else ((),) * 8)
-    children = [
-        pa.array(kind, pa.string()),
-        pc.take(_OPERATION_NAMES, pa.array(operation, pa.int32())),
-        pc.take(_RESOURCE_TYPE_NAMES, pa.array(resource_type, pa.int32())),
-        pa.array(name, pa.string()),
-        pa.array(allowed, pa.bool_()),
-        pa.array([r if r is None or type(r) is str else rule_text(r) for r in rule], pa.string()),
-        pa.array(ref_count, pa.int32()),
-        pa.array(operations, pa.int32()),
-    ]
-    struct = pa.StructArray.from_arrays(children, fields=list(DECISION))
-    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), struct, type=SCHEMA.field("decisions").type)
-
-
-# Kafka's codes index these (AclOperation 0-14, ResourceType 0-7); a code beyond is a bug upstream and fails the batch.
-_OPERATION_NAMES = pa.array([AclOperation.from_code(code).name for code in range(max(map(int, AclOperation)) + 1)])
-_RESOURCE_TYPE_NAMES = pa.array([ResourceType.from_code(code).name for code in range(max(map(int, ResourceType)) + 1)])
 
 
 def _day_name(time_us: int) -> str:
