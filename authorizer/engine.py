@@ -291,6 +291,19 @@ class Authorizer:
         memo[key] = bits
         return bits
 
+    def decision_rule(self, principal: str, host: str, operation: AclOperation | int, resource_type: ResourceType | int,
+                      name: str, allowed: bool) -> Rule | str:
+        """What decided ``authorize``'s answer ``allowed`` for this action: "SuperUser", "DefaultAllow", "DefaultDeny"
+        or the matching ACL's ``Rule`` (``audit.rule_text`` writes it as Kafka's audit log does). For recording
+        decisions (trace capture); it asks the index again, so the hot path of ``authorize`` stays as it is."""
+        if principal in self.super_users:
+            return "SuperUser"
+        op, rtype = int(operation), int(resource_type)
+        if allowed:
+            rule = self._rule_for(principal, host, op, rtype, name, ALLOW)
+            return "DefaultAllow" if isinstance(rule, str) else rule
+        return self._rule_for(principal, host, op, rtype, name, DENY)
+
     def _rule_for(self, principal: str, host: str, op: int, resource_type: int, name: str, permission: int) -> Rule | str:
         index = self.index.by_type.get(resource_type)
         return _matching_rule(_grants_for(index, principal, name), host, op, permission) if index is not None else "DefaultDeny"

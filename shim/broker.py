@@ -35,6 +35,7 @@ from kafka_shim.shim.requests.dispatch import Dispatcher
 from kafka_shim.shim.requests.services import Services
 from kafka_shim.shim.security.listener_security import SASL_PROTOCOLS, ListenerSecurity, build_listener_security
 from kafka_shim.shim.security.sasl.credentials import ScramCredentialStore, open_scram_store
+from kafka_shim.shim.tap import RequestTap
 
 log = get_logger("kafka_shim.broker")
 
@@ -54,7 +55,7 @@ class Broker:
     """Start with ``await broker.start()``; ``bound`` then lists the real addresses."""
 
     def __init__(self, config: BrokerConfig, state: ClusterState | None = None, *, preload_acls: list[AclBinding] | None = None,
-                 release: ReleaseProfile | None = None) -> None:
+                 release: ReleaseProfile | None = None, tap: RequestTap | None = None) -> None:
         self.config = config
         self.preload_acls = list(preload_acls or [])
         # What handlers use, built once at start (the authorizer and the SCRAM store open files).
@@ -83,6 +84,9 @@ class Broker:
         self.servers: list[asyncio.base_events.Server] = []
         self.bound: list[BoundListener] = []
         self.dispatcher = Dispatcher(self.services)
+        # Every request of every listener goes to the tap (trace capture, built by the command line or the test
+        # harness from kafka.shim.capture.*); it is closed, and its files finished, when the broker stops.
+        self.dispatcher.tap = tap
         self._chores: asyncio.Task | None = None
         self._warm_up: asyncio.Task | None = None
         self._offsets_loaded = False
@@ -190,6 +194,11 @@ class Broker:
         if self.services.authorizer is not None:
             self.services.authorizer.store.close()
             self.services.authorizer = None
+        tap, self.dispatcher.tap = self.dispatcher.tap, None
+        if tap is not None:
+            # The connections are closed: what they answered is queued. Closing waits for the writer to finish its
+            # files, in a thread, so a loop that goes on running (embedding code) is not held.
+            await asyncio.get_running_loop().run_in_executor(None, tap.close)
 
 
 async def _warm_up(table: ApiTable) -> None:

@@ -86,6 +86,12 @@ KNOWN_IGNORED = {
     "group.consumer.max.size",
     "group.consumer.assignors",
     "group.consumer.migration.policy",
+    # kafka-shim's own: trace capture (read by traces.capture, plugged in by the command line and EmbeddedBroker)
+    "kafka.shim.capture.dir",
+    "kafka.shim.capture.roll.bytes",
+    "kafka.shim.capture.roll.ms",
+    "kafka.shim.capture.retention.bytes",
+    "kafka.shim.capture.queue.requests",
 }
 
 

@@ -125,7 +125,12 @@ class KafkaConnection(asyncio.Protocol):
                 self.log.info("authentication_failed", reason=str(exc), mechanism="SSL")
                 self.close()
                 return
-        self.session = self.dispatcher.session(self.listener, security, self.client_host, self.client_port, principal, self.log)
+        local_address = None
+        if self.dispatcher.tap is not None:  # the broker's end, for the connection id a capture records
+            local = transport.get_extra_info("sockname") or ("", 0)
+            local_address = (java_host_address(str(local[0])), int(local[1]) if len(local) > 1 else 0)
+        self.session = self.dispatcher.session(self.listener, security, self.client_host, self.client_port, principal, self.log,
+                                               local_address)
         if self.session.authenticating:
             self.splitter.max_size = min(self.splitter.max_size, SASL_MAX_RECEIVE_SIZE)
         if self.debug:

@@ -5,6 +5,11 @@ trace auditor reading ``api_checks.requirements()`` see the same questions: the 
 shortcut and logging flags. Each question carries the request's principal, client address and API name, as
 Kafka's AuthHelper asks it. With no authorizer configured every check passes and bitfields are the full
 supported set, as in Kafka.
+
+While a trace is being captured (``ctx.decisions`` is a list, see shim.tap) every question is also recorded there,
+in the order asked, as ``shim.tap.TappedDecision``: each ``authorize`` with the rule that decided (whether or not Kafka
+would audit-log it), each KIP-679 ``authorizeByResourceType`` and each KIP-430 bitfield computed. Without an
+authorizer nothing is recorded: Kafka makes no decisions then.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from kafka_shim.authorizer import SUPPORTED_BITS, AclOperation, ResourceType
 from kafka_shim.authorizer.api_checks import Bitfield, Check, Mode, declaration, distinct_names
 from kafka_shim.protocol.framing import api_name
 from kafka_shim.shim.requests.context import RequestContext
+from kafka_shim.shim.tap import TappedDecision
 
 
 def check(api_key: int, key: str) -> Check:
@@ -53,7 +59,10 @@ def allowed_on_any(ctx: RequestContext, c: Check) -> bool:
     az = ctx.services.authorizer
     if az is None:
         return True
-    return az.authorize_by_resource_type(ctx.principal, ctx.client_host, c.operation, c.resource_type, request=api_name(ctx.api_key))
+    allowed = az.authorize_by_resource_type(ctx.principal, ctx.client_host, c.operation, c.resource_type, request=api_name(ctx.api_key))
+    if ctx.decisions is not None:
+        ctx.decisions.append(TappedDecision("by_resource_type", int(c.operation), int(c.resource_type), None, allowed))
+    return allowed
 
 
 def refused_whole(ctx: RequestContext, request: object) -> Check | None:
@@ -73,7 +82,10 @@ def authorized_operations(ctx: RequestContext, bits: Bitfield, name: str) -> int
     az = ctx.services.authorizer
     if az is None:
         return SUPPORTED_BITS.get(int(bits.resource_type), 0)
-    return az.authorized_operations(ctx.principal, ctx.client_host, bits.resource_type, name)
+    operations = az.authorized_operations(ctx.principal, ctx.client_host, bits.resource_type, name)
+    if ctx.decisions is not None:
+        ctx.decisions.append(TappedDecision("authorized_operations", None, int(bits.resource_type), name, None, operations=operations))
+    return operations
 
 
 def bitfield(api_key: int, resource_type: ResourceType) -> Bitfield:
@@ -100,5 +112,9 @@ def _authorize(ctx: RequestContext, operation: AclOperation, resource_type: Reso
     az = ctx.services.authorizer
     if az is None:
         return True
-    return az.authorize(ctx.principal, ctx.client_host, operation, resource_type, name, request=api_name(ctx.api_key),
-                        resource_ref_count=ref_count, log_if_allowed=log_if_allowed, log_if_denied=log_if_denied)
+    allowed = az.authorize(ctx.principal, ctx.client_host, operation, resource_type, name, request=api_name(ctx.api_key),
+                           resource_ref_count=ref_count, log_if_allowed=log_if_allowed, log_if_denied=log_if_denied)
+    if ctx.decisions is not None:
+        rule = az.decision_rule(ctx.principal, ctx.client_host, operation, resource_type, name, allowed)
+        ctx.decisions.append(TappedDecision("authorize", int(operation), int(resource_type), name, allowed, rule, ref_count))
+    return allowed

@@ -36,6 +36,9 @@ class RequestContext:
     client_host: str  # as a Java broker renders it (see shim.net.addresses)
     client_port: int
     principal: str = ANONYMOUS
+    # The authorization decisions of this request, collected by shim.requests.authz only while a RequestTap is
+    # attached (shim.tap); None otherwise, so nothing is collected.
+    decisions: list[Any] | None = None
 
     @property
     def api_key(self) -> int:

@@ -17,6 +17,10 @@ Kafka handles one request per connection at a time. Requests whose work is not d
 handler only after the earlier one has been answered, so a pipelined DescribeAcls still sees a CreateAcls sent
 before it.
 
+With a ``RequestTap`` attached (``Dispatcher.tap``, shim.tap), every frame is handed to it once its outcome is known:
+the raw request and answer, timing, the connection's fields and the authorization decisions the request made
+(collected by shim.requests.authz on ``RequestContext.decisions``). Without one, ``receive`` checks one attribute.
+
 Large requests (above ``Dispatcher.off_loop_bytes``) are decoded and their answers encoded in the worker thread
 (shim.requests.work), so one request at ``socket.request.max.bytes`` does not hold the event loop while every other
 client waits. The handler itself runs on the loop (it reads and changes broker state); a handler that loops over a
@@ -27,6 +31,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import itertools
+import struct
+import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -39,6 +46,7 @@ from kafka_shim.protocol.framing import RequestFrame, api_name, encode_response,
 from kafka_shim.shim.requests.context import NO_RESPONSE, CloseConnection, RequestContext
 from kafka_shim.shim.requests.work import EncodeOffLoop, off_loop
 from kafka_shim.shim.security.sasl.gate import Phase, SaslGate
+from kafka_shim.shim.tap import ANSWERED, AUTHENTICATION_FAILED, CLOSED, SILENT, RequestTap, TappedDecision, TappedRequest
 
 if TYPE_CHECKING:
     from kafka_shim.shim.config.broker_config import Listener
@@ -46,6 +54,22 @@ if TYPE_CHECKING:
     from kafka_shim.shim.requests.services import Services
     from kafka_shim.shim.security.listener_security import ListenerSecurity
 
+def _carries_secrets(payload: bytes, authenticating: bool) -> bool:
+    """SaslAuthenticate requests carry the client's credentials (a PLAIN password, a SCRAM proof), the raw SASL
+    tokens of a v0 handshake too, and AlterUserScramCredentials salted passwords: a trace never keeps them. While
+    authenticating, only ApiVersions and SaslHandshake frames are kept."""
+    api_key = int.from_bytes(payload[:2], "big") if len(payload) >= 2 else -1
+    if api_key in _CREDENTIAL_APIS:
+        return True
+    return authenticating and api_key not in (ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE)
+
+
+_CREDENTIAL_APIS = frozenset({ApiKey.SASL_AUTHENTICATE, ApiKey.ALTER_USER_SCRAM_CREDENTIALS})
+_HEADER_FIXED = struct.Struct(">hhi")
+
+
+# The fixed start of every request header: api key, api version, correlation id, client id length (RequestHeader).
+_HEADER_START = struct.Struct(">hhih")
 # Frames larger than this are decoded, and their answers encoded, off the event loop. Below it the thread hop
 # costs more than the work (a 64 KiB Metadata request decodes in a few milliseconds).
 OFF_LOOP_BYTES = 64 * 1024
@@ -109,11 +133,20 @@ class Dispatcher:
     def __init__(self, services: Services, off_loop_bytes: int = OFF_LOOP_BYTES) -> None:
         self.services = services
         self.off_loop_bytes = off_loop_bytes
+        # Set before connections are accepted (the broker's capture); sessions read it once, when they start.
+        self.tap: RequestTap | None = None
+        self._connection_index = itertools.count()
 
     def session(self, listener: Listener, security: ListenerSecurity | None, client_host: str, client_port: int,
-                principal: str = ANONYMOUS, log: Any = None) -> RequestSession:
-        """The pipeline for one new connection (``principal``: from its TLS certificate, if any)."""
-        return RequestSession(self, listener, security, client_host, client_port, principal, log)
+                principal: str = ANONYMOUS, log: Any = None, local_address: tuple[str, int] | None = None) -> RequestSession:
+        """The pipeline for one new connection (``principal``: from its TLS certificate, if any; ``local_address``:
+        the broker's end of it, for the connection id a tap records)."""
+        session = RequestSession(self, listener, security, client_host, client_port, principal, log)
+        if self.tap is not None:
+            local_host, local_port = local_address or ("", 0)
+            session.tap = self.tap
+            session.connection_id = f"{local_host}:{local_port}-{client_host}:{client_port}-{next(self._connection_index)}"
+        return session
 
 
 class RequestSession:
@@ -137,6 +170,10 @@ class RequestSession:
             self.gate = SaslGate(self, self, security.sasl_mechanisms, security.new_mechanism, security.reauth_ms,
                                  security.is_authentication_error)
         self._gate_outcome: Outcome | None = None
+        self.tap: RequestTap | None = None
+        self.connection_id = ""
+        # ApiVersions v3+ names the client software (KIP-511); a tap records it with every later request.
+        self.client_software: tuple[str | None, str | None] = (None, None)
         # Done when the last request still in the works has been answered; later requests wait for it.
         self._turn: asyncio.Future[None] | None = None
 
@@ -146,6 +183,11 @@ class RequestSession:
         return self.gate is not None and self.gate.phase is not Phase.COMPLETE
 
     def receive(self, payload: bytes) -> Outcome | None:
+        if self.tap is None:
+            return self._receive(payload, None)
+        return self._tapped(payload)
+
+    def _receive(self, payload: bytes, decisions: list[object] | None) -> Outcome | None:
         gate = self.gate
         if gate is not None:
             if gate.phase is not Phase.COMPLETE:
@@ -156,14 +198,14 @@ class RequestSession:
                 if outcome is not None:
                     return outcome
         if self._turn is not None:
-            return self._after_turn(payload)
-        outcome = self._request(payload)
+            return self._after_turn(payload, decisions)
+        outcome = self._request(payload, decisions)
         if type(outcome) is Pending:
             return self._take_turn(outcome.outcome)
         return outcome
 
     # -- one request ---------------------------------------------------------------------------------
-    def _request(self, payload: bytes) -> Outcome:
+    def _request(self, payload: bytes, decisions: list[object] | None = None) -> Outcome:
         try:
             frame = parse_request(payload)
         except ProtocolError as exc:
@@ -179,12 +221,12 @@ class RequestSession:
                             api_key=api_key, api_version=version, correlation_id=frame.correlation_id)
         off_loop_bytes = self.dispatcher.off_loop_bytes
         if len(payload) > off_loop_bytes and (api_key != ApiKey.PRODUCE or len(payload) > max(off_loop_bytes, PRODUCE_OFF_LOOP_BYTES)):
-            return Pending(self._large(frame, handler))
+            return Pending(self._large(frame, handler, decisions))
         try:
             body = frame.decode_body()
         except ProtocolError as exc:
             return _undecodable(frame, exc)
-        ctx = self._context(frame)
+        ctx = self._context(frame, decisions)
         try:
             result = handler.handle(ctx, body)
         except CloseConnection as exc:
@@ -210,13 +252,13 @@ class RequestSession:
             return await _encode_off_loop(ctx, [body.body])
         return _encode(ctx, body)
 
-    async def _large(self, frame: RequestFrame, handler: ApiHandler) -> Respond | Close:
+    async def _large(self, frame: RequestFrame, handler: ApiHandler, decisions: list[object] | None = None) -> Respond | Close:
         """A request above the off-loop size: decoded and encoded in the worker thread, handled on the loop."""
         try:
             body = await off_loop(frame.decode_body)
         except ProtocolError as exc:
             return _undecodable(frame, exc)
-        ctx = self._context(frame)
+        ctx = self._context(frame, decisions)
         # Freeing hundreds of thousands of objects takes as long as making them: the last references to the
         # decoded request and to the answer are dropped in the worker thread too.
         request = [body]
@@ -252,12 +294,12 @@ class RequestSession:
             return rejected(str(exc), api=api_name(ctx.api_key), api_version=ctx.api_version, correlation_id=ctx.correlation_id)
         return _encode(ctx, answer)
 
-    def _context(self, frame: RequestFrame) -> RequestContext:
+    def _context(self, frame: RequestFrame, decisions: list[object] | None = None) -> RequestContext:
         if self.log is not None and self.log.is_enabled_for(10):  # logging.DEBUG
             self.log.debug("request", api=api_name(frame.api_key), api_version=frame.api_version,
                            correlation_id=frame.correlation_id, client_id=frame.header.client_id)
         return RequestContext(self.services, self.listener, frame.header, frame.api_version, self.client_host,
-                              self.client_port, self.principal)
+                              self.client_port, self.principal, decisions)
 
     # -- one request at a time -------------------------------------------------------------------------
     def _take_turn(self, work: Awaitable[Respond | Close]) -> Pending:
@@ -271,14 +313,14 @@ class RequestSession:
 
         return Pending(run())
 
-    def _after_turn(self, payload: bytes) -> Pending:
+    def _after_turn(self, payload: bytes, decisions: list[object] | None = None) -> Pending:
         previous = self._turn
         done = self._new_turn()
 
         async def run() -> Respond | Close:
             try:
                 await previous
-                outcome = self._request(payload)
+                outcome = self._request(payload, decisions)
                 if type(outcome) is Pending:
                     outcome = await outcome.outcome
                 return outcome  # type: ignore[return-value]  # a request outside the gate: Respond or Close
@@ -296,6 +338,84 @@ class RequestSession:
             self._turn = None
         if not done.done():
             done.set_result(None)
+
+    # -- the tap ---------------------------------------------------------------------------------------
+    def _tapped(self, payload: bytes) -> Outcome | None:
+        """``receive`` with the frame and its outcome handed to the tap (a pending one when it completes)."""
+        started = time.perf_counter_ns()
+        time_us = time.time_ns() // 1000
+        principal = self.principal  # the one the request is handled as (a SASL exchange changes it afterwards)
+        decisions: list[TappedDecision] = []
+        authenticating = self.authenticating  # before the frame: it may complete the exchange
+        outcome = self._receive(payload, decisions)
+        secret = _carries_secrets(payload, authenticating)
+        if type(outcome) is Pending:
+            return Pending(self._tap_when_done(payload, time_us, started, principal, decisions, outcome.outcome, secret))
+        self._tap_outcome(payload, time_us, started, principal, decisions, outcome, secret)
+        return outcome
+
+    async def _tap_when_done(self, payload: bytes, time_us: int, started: int, principal: str, decisions: list[TappedDecision],
+                             awaitable: Awaitable[Respond | Close], secret: bool) -> Respond | Close:
+        try:
+            outcome = await awaitable
+        except BaseException:  # cancelled (the connection went away) or a bug: recorded as closed
+            self._tap_outcome(payload, time_us, started, principal, decisions, Close("connection_lost"), secret)
+            raise
+        self._tap_outcome(payload, time_us, started, principal, decisions, outcome, secret)
+        return outcome
+
+    def _tap_outcome(self, payload: bytes, time_us: int, started: int, principal: str, decisions: list[TappedDecision],
+                     outcome: Outcome | None, secret: bool = False) -> None:
+        """Hand the request to the tap; ``secret``: the frame holds credentials and is recorded without its bytes
+        (SaslAuthenticate and AlterUserScramCredentials keep their key, version and correlation id; a raw SASL token of
+        a v0 handshake, nothing)."""
+        response_time_us = (time.perf_counter_ns() - started) // 1000
+        kind = type(outcome)
+        data: bytes | None = None
+        response: bytes | None = None
+        if kind is Respond or kind is Authenticated:
+            data = outcome.data  # type: ignore[union-attr]
+            how = ANSWERED if data else SILENT
+        elif kind is FailAuthentication:
+            data = outcome.data  # type: ignore[union-attr]
+            how = AUTHENTICATION_FAILED
+        elif outcome is None:  # a frame the pipeline ignores (after a failed authentication)
+            how = SILENT
+        else:
+            how = CLOSED
+        if data:
+            # The first answer frame, size prefix removed (the SASL gate may queue more than one).
+            response = data[4:4 + int.from_bytes(data[:4], "big")]
+        api_key = api_version = correlation_id = client_id = None
+        if secret:
+            if len(payload) >= 8 and int.from_bytes(payload[:2], "big") in _CREDENTIAL_APIS:
+                api_key, api_version, correlation_id = _HEADER_FIXED.unpack_from(payload)
+        elif len(payload) >= 10:
+            api_key, api_version, correlation_id, id_length = _HEADER_START.unpack_from(payload)
+            if id_length >= 0:
+                client_id = payload[10:10 + id_length].decode("utf-8", "replace")
+            if api_key == ApiKey.API_VERSIONS and api_version >= 3:
+                self._note_client_software(payload)
+        software_name, software_version = self.client_software
+        listener = self.listener
+        record = TappedRequest(time_us, self.connection_id, self.client_host, self.client_port, listener.name,
+                               listener.security_protocol, principal, client_id, software_name, software_version, api_key,
+                               api_version, correlation_id, None if secret else payload, response, how, response_time_us,
+                               # A tuple of tuples of atoms: the collector stops tracking it, so thousands of queued
+                               # records do not make every garbage collection slower.
+                               tuple(decisions) if decisions else ())
+        try:
+            self.tap.record(record)  # type: ignore[union-attr]
+        except Exception as exc:  # a failing sink must not fail the request it records
+            if self.log is not None:
+                self.log.error("request_tap_failed", error=str(exc))
+
+    def _note_client_software(self, payload: bytes) -> None:
+        try:
+            body = parse_request(payload).decode_body()
+        except ProtocolError:
+            return  # the pipeline answers or closes; the software stays what it was
+        self.client_software = (body.client_software_name, body.client_software_version)
 
     # -- SASL ------------------------------------------------------------------------------------------
     def _session_frame(self, gate: SaslGate, payload: bytes) -> Outcome | None:

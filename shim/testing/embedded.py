@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import threading
 from concurrent.futures import Future
+from pathlib import Path
 
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.tap import RequestTap
 
 
 class EmbeddedBroker:
@@ -15,12 +17,20 @@ class EmbeddedBroker:
 
     The broker's event loop runs on its own thread, so blocking clients
     (confluent-kafka, kafka-python) can be used from the calling thread.
+
+    ``capture_dir`` (or the config's ``kafka.shim.capture.dir``) records every request in the trace format
+    (kafka_shim.traces); ``tap`` attaches any other RequestTap (shim.tap). Either is closed, its files finished,
+    when the broker stops.
     """
 
-    def __init__(self, config: BrokerConfig | None = None, **overrides: str) -> None:
+    def __init__(self, config: BrokerConfig | None = None, *, capture_dir: str | Path | None = None,
+                 tap: RequestTap | None = None, **overrides: str) -> None:
         props = {"listeners": "PLAINTEXT://127.0.0.1:0"}
         props.update({k.replace("_", "."): v for k, v in overrides.items()})
         self.config = config or BrokerConfig.from_properties(props)
+        if capture_dir is not None:
+            self.config = BrokerConfig.from_properties(self.config.raw, {"kafka.shim.capture.dir": str(capture_dir)})
+        self.tap = tap
         self.loop = asyncio.new_event_loop()
         self.broker: Broker | None = None
         self._thread = threading.Thread(target=self._run, name="kafka-shim-broker", daemon=True)
@@ -34,10 +44,15 @@ class EmbeddedBroker:
 
     async def _main(self) -> None:
         self._stop_event = asyncio.Event()
+        tap = self.tap
         try:
-            broker = Broker(self.config)
+            if tap is None:
+                tap = self.tap = _capture_tap(self.config)
+            broker = Broker(self.config, tap=tap)
             await broker.start()
         except BaseException as exc:
+            if tap is not None:
+                tap.close()
             self._started.set_exception(exc)
             return
         self.broker = broker
@@ -78,3 +93,12 @@ class EmbeddedBroker:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _capture_tap(config: BrokerConfig) -> RequestTap | None:
+    """A trace capture sink when the config names kafka.shim.capture.dir (traces is imported only then)."""
+    if not config.raw.get("kafka.shim.capture.dir", "").strip():
+        return None
+    from kafka_shim.traces.capture import CaptureSettings, CaptureSink
+
+    return CaptureSink(CaptureSettings.from_properties(config.raw))

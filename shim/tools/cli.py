@@ -37,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="auto: uvloop when installed (measured faster in bench/server.py), else asyncio")
     serve.add_argument("--acls", metavar="FILE",
                        help="ACLs to create at start (YAML or JSON, see examples/acls.yaml); needs authorizer.class.name")
+    serve.add_argument("--capture", metavar="DIR",
+                       help="record every request and response in the trace format (Parquet, day=YYYY-MM-DD/ folders) "
+                            "in DIR; the same as --override kafka.shim.capture.dir=DIR")
     # Parsed by shim.acls_cli (kafka-acls.sh's flags); listed here for --help.
     sub.add_parser("acls", help="add, remove or list ACLs on any Kafka broker (kafka-acls.sh's flags)", add_help=False)
     return parser
@@ -45,8 +48,14 @@ def build_parser() -> argparse.ArgumentParser:
 async def serve(config: BrokerConfig, preload_acls: list | None = None) -> int:
     from kafka_shim.shim.broker import Broker
 
-    broker = Broker(config, preload_acls=preload_acls)
-    bound = await broker.start()
+    tap = capture_tap(config)
+    try:
+        broker = Broker(config, preload_acls=preload_acls, tap=tap)
+        bound = await broker.start()
+    except BaseException:
+        if tap is not None:
+            tap.close()
+        raise
     for b in bound:
         print(b.url, flush=True)
     stop = asyncio.Event()
@@ -57,6 +66,20 @@ async def serve(config: BrokerConfig, preload_acls: list | None = None) -> int:
     log.info("shutting_down", connections=len(broker.connections))
     await broker.stop()
     return 0
+
+
+def capture_tap(config: BrokerConfig):  # -> traces.capture.CaptureSink | None
+    """The trace capture sink kafka.shim.capture.* asks for, or None (traces is imported only when capturing)."""
+    if not config.raw.get("kafka.shim.capture.dir", "").strip():
+        return None
+    try:
+        from kafka_shim.traces.capture import CaptureConfigError, CaptureSettings, CaptureSink
+    except ImportError as exc:
+        raise ConfigError(f"kafka.shim.capture.dir needs pyarrow ({exc}): pip install 'kafka-shim[traces]'") from None
+    try:
+        return CaptureSink(CaptureSettings.from_properties(config.raw))
+    except CaptureConfigError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _preload_acls(path: str | None, config: BrokerConfig) -> list | None:
@@ -103,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
             overrides = dict(args.override)
             if args.data_dir:
                 overrides["log.dirs"] = args.data_dir
+            if args.capture:
+                overrides["kafka.shim.capture.dir"] = args.capture
             config = BrokerConfig.load(args.config, overrides)
             preload = _preload_acls(args.acls, config)
             if args.event_loop != "asyncio":

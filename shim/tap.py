@@ -1,0 +1,74 @@
+"""RequestTap: what the broker hands a capture sink for every request it served (no Kafka counterpart; Kafka's
+nearest is the ``kafka.request.logger`` "Completed request" line, which this carries and more: the raw bytes).
+
+The request pipeline (``shim.requests.dispatch``) builds one ``TappedRequest`` per request frame once its outcome
+is known (answered, answered by silence, connection closed) and calls ``RequestTap.record`` with it, on the event
+loop. A tap must therefore never block: the trace writer (``traces.capture``) only puts the record on a bounded
+queue. With no tap attached nothing of this runs: the pipeline checks one attribute per frame.
+
+Fields hold what the broker saw, without interpretation: the frame as received (size prefix removed), the answer
+frame as the broker queued it for the client (size prefix removed; None when it answered nothing), the principal the request was handled as, and the
+authorization decisions it made (``TappedDecision``, in the order asked).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Protocol
+
+# How a request ended, as the trace records it.
+ANSWERED = "response"  # answered (``response`` holds the answer frame)
+SILENT = "no_response"  # answered by silence, as Kafka does for Produce with acks=0
+CLOSED = "closed"  # the broker closed the connection instead of answering (Kafka's behaviour for that input)
+AUTHENTICATION_FAILED = "authentication_failed"  # answered (if at all), then closed after the failure delay
+
+
+class TappedDecision(NamedTuple):
+    """One authorization question a request asked, and the broker's answer (a tuple: cheap to make per check).
+
+    ``kind``: ``authorize`` (Kafka's ``authorize`` of one action on one resource: ``allowed`` and ``rule``, what
+    decided it: "SuperUser", "DefaultAllow", "DefaultDeny" or the matching ACL's ``authorizer.index.Rule``),
+    ``by_resource_type`` (KIP-679 ``authorizeByResourceType``: ``allowed`` on any resource of the type, ``name``
+    None) or ``authorized_operations`` (a KIP-430 bitfield for ``name``: ``operations``, ``allowed`` None).
+    """
+
+    kind: str
+    operation: int | None  # AclOperation code
+    resource_type: int  # ResourceType code
+    name: str | None
+    allowed: bool | None
+    rule: object = None
+    resource_ref_count: int | None = None
+    operations: int | None = None
+
+
+class TappedRequest(NamedTuple):
+    """One request frame and what became of it (a tuple, in the trace's column order: cheap to make per request)."""
+
+    time_us: int  # when the frame was taken, UTC microseconds since the epoch
+    connection_id: str  # Kafka's form: brokerHost:brokerPort-clientHost:clientPort-index
+    client_host: str
+    client_port: int
+    listener: str
+    security_protocol: str
+    principal: str  # the principal the request was handled as
+    client_id: str | None
+    client_software_name: str | None  # from the connection's ApiVersions v3+ request (KIP-511)
+    client_software_version: str | None
+    api_key: int | None  # None when the header could not be read
+    api_version: int | None
+    correlation_id: int | None
+    request: bytes | None  # the frame without its 4-byte size prefix; None for SASL credentials (never recorded)
+    response: bytes | None  # the answer frame without its size prefix; None when nothing was sent
+    outcome: str  # ANSWERED, SILENT, CLOSED or AUTHENTICATION_FAILED
+    response_time_us: int  # from taking the frame to having the answer (or the close) ready
+    decisions: tuple[TappedDecision, ...]  # in the order asked
+
+
+class RequestTap(Protocol):
+    """A sink for served requests. ``record`` runs on the broker's event loop and must return at once."""
+
+    def record(self, request: TappedRequest) -> None: ...
+
+    def close(self) -> None:
+        """Flush and release everything; called once when the broker stops (no ``record`` after it)."""
+        ...

@@ -1,0 +1,57 @@
+"""``kafka-shim serve --capture DIR`` as a user runs it: the requests answered before SIGTERM are in the trace."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kafka_shim.protocol.codes import ApiKey
+from kafka_shim.protocol.messages import MetadataRequest
+from kafka_shim.traces.format import iter_requests, read_trace
+from tests.support.wire import Wire
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _serve(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "kafka_shim.shim.tools.cli", "serve", "--log-format", "json", *args], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+
+@pytest.mark.parametrize("how", ["--capture", "--override"])
+def test_the_last_requests_are_in_the_trace_when_serve_exits_on_sigterm(tmp_path: Path, how: str) -> None:
+    capture = tmp_path / "trace"
+    flag = ["--capture", str(capture)] if how == "--capture" else ["--override", f"kafka.shim.capture.dir={capture}"]
+    proc = _serve("--override", "listeners=PLAINTEXT://127.0.0.1:0", *flag)
+    try:
+        address = proc.stdout.readline().strip()
+        host, port = address.split("://", 1)[1].rsplit(":", 1)
+        with Wire((host, int(port))) as wire:
+            answers = [wire.request(ApiKey.METADATA, v, MetadataRequest(topics=[]), client_id="cli-test") for v in (1, 9, 12)]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    events = [json.loads(line)["event"] for line in proc.stderr.read().splitlines() if line.startswith("{")]
+    assert "capture_started" in events and "capture_stopped" in events
+    rows = [r for r in iter_requests(capture) if r.row["client_id"] == "cli-test"]
+    assert [r.row["api_version"] for r in rows] == [1, 9, 12]
+    assert [r.row["response"] for r in rows] == [a.payload for a in answers]
+    assert [r.response_body for r in rows] == [a.body for a in answers]
+    assert read_trace(capture).num_rows == 3
+
+
+def test_a_bad_capture_setting_stops_serve_with_the_key_named(tmp_path: Path) -> None:
+    proc = _serve("--override", "listeners=PLAINTEXT://127.0.0.1:0", "--capture", str(tmp_path),
+                  "--override", "kafka.shim.capture.roll.ms=soon")
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert "kafka.shim.capture.roll.ms='soon' is not a whole number" in err

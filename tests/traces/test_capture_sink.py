@@ -1,0 +1,166 @@
+"""The capture writer: rolling by size and time, the size cap, and a writer that falls behind (it drops, counts, logs
+and records the drop, while the broker keeps answering)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+from structlog.testing import capture_logs
+
+from kafka_shim.protocol.codes import ApiKey
+from kafka_shim.protocol.messages import MetadataRequest
+from kafka_shim.shim.tap import ANSWERED, TappedRequest
+from kafka_shim.shim.testing.embedded import EmbeddedBroker
+from kafka_shim.traces.capture import CaptureConfigError, CaptureSettings, CaptureSink
+from kafka_shim.traces.format import DROPPED, read_trace
+from tests.support.wire import Wire
+
+WAIT_S = 60.0
+
+
+def _tapped(correlation_id: int, payload: bytes = b"", time_us: int | None = None) -> TappedRequest:
+    return TappedRequest(
+        time_us=time_us if time_us is not None else time.time_ns() // 1000, connection_id="127.0.0.1:9092-127.0.0.1:5000-0",
+        client_host="127.0.0.1", client_port=5000, listener="PLAINTEXT", security_protocol="PLAINTEXT",
+        principal="User:ANONYMOUS", client_id=None, client_software_name=None, client_software_version=None,
+        api_key=ApiKey.METADATA, api_version=12, correlation_id=correlation_id,
+        request=b"\x00\x03\x00\x0c" + correlation_id.to_bytes(4, "big") + b"\xff\xff" + payload, response=b"answer",
+        outcome=ANSWERED, response_time_us=5, decisions=[])
+
+
+def _files(directory: Path) -> list[Path]:
+    return sorted(directory.glob("day=*/part-*.parquet"))
+
+
+def _correlation_ids(path: Path) -> list[int]:
+    return pq.read_table(path, columns=["correlation_id"]).column(0).to_pylist()
+
+
+def test_files_roll_by_size(tmp_path: Path) -> None:
+    sink = CaptureSink(CaptureSettings(tmp_path, roll_bytes=4096))
+    try:
+        for cid in range(6):
+            sink.record(_tapped(cid, os.urandom(3000)))  # random bytes: no compression brings a row group under 4 KiB
+            assert sink.sync(WAIT_S)
+    finally:
+        sink.close()
+    files = _files(tmp_path)
+    # Each row group passes 4 KiB, so each request closes its file: six files, one request each, in order.
+    assert [_correlation_ids(f) for f in files] == [[cid] for cid in range(6)]
+    assert read_trace(tmp_path)["correlation_id"].to_pylist() == list(range(6))
+
+
+def test_small_requests_share_a_file_until_it_is_closed(tmp_path: Path) -> None:
+    sink = CaptureSink(CaptureSettings(tmp_path))
+    for cid in range(50):
+        sink.record(_tapped(cid))
+    assert sink.sync(WAIT_S)
+    # Until the file is finished it is hidden from readers (Spark, pyarrow.dataset skip names starting with ".").
+    assert _files(tmp_path) == []
+    assert [p.name.startswith(".") and p.name.endswith(".inprogress") for p in tmp_path.glob("day=*/*")] == [True]
+    sink.close()
+    (only,) = _files(tmp_path)
+    assert _correlation_ids(only) == list(range(50))
+
+
+def test_files_roll_by_time(tmp_path: Path) -> None:
+    sink = CaptureSink(CaptureSettings(tmp_path, roll_ms=1))
+    try:
+        sink.record(_tapped(1))
+        assert sink.sync(WAIT_S)
+        # The file is older than roll.ms: the writer finishes it even with nothing more to write.
+        deadline = time.monotonic() + WAIT_S
+        while not _files(tmp_path) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [_correlation_ids(f) for f in _files(tmp_path)] == [[1]]
+        sink.record(_tapped(2))
+    finally:
+        sink.close()
+    assert [_correlation_ids(f) for f in _files(tmp_path)] == [[1], [2]]
+
+
+def test_the_size_cap_removes_the_oldest_files_and_logs_it(tmp_path: Path) -> None:
+    sink = CaptureSink(CaptureSettings(tmp_path, roll_bytes=4096, retention_bytes=3 * 5000))
+    with capture_logs() as logs:
+        try:
+            for cid in range(8):
+                sink.record(_tapped(cid, os.urandom(3000)))
+                assert sink.sync(WAIT_S)
+        finally:
+            sink.close()
+    files = _files(tmp_path)
+    kept = [cid for f in files for cid in _correlation_ids(f)]
+    assert sum(f.stat().st_size for f in files) <= 3 * 5000
+    assert kept == list(range(8 - len(kept), 8)) and 0 < len(kept) < 8  # the newest survive
+    removed = [e for e in logs if e["event"] == "capture_file_removed"]
+    assert len(removed) == 8 - len(kept)
+    assert all(e["retention_bytes"] == 15000 for e in removed)
+
+
+def test_a_request_after_midnight_goes_to_the_next_day(tmp_path: Path) -> None:
+    before = 1_700_006_399_000_000  # 2023-11-14T23:59:59Z
+    sink = CaptureSink(CaptureSettings(tmp_path))
+    sink.record(_tapped(1, time_us=before))
+    sink.record(_tapped(2, time_us=before + 2_000_000))
+    sink.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["day=2023-11-14", "day=2023-11-15"]
+    table = read_trace(tmp_path)
+    assert list(zip(table["correlation_id"].to_pylist(), table["day"].to_pylist(), strict=True)) == [
+        (1, "2023-11-14"), (2, "2023-11-15")]
+
+
+class StalledSink(CaptureSink):
+    """A writer made slow on purpose: its first write waits until the test releases it."""
+
+    def __init__(self, settings: CaptureSettings) -> None:
+        self.release = threading.Event()
+        self.stalled = threading.Event()
+        super().__init__(settings)
+
+    def _write_rows(self, *args):
+        if not self.release.is_set():
+            self.stalled.set()
+            self.release.wait(WAIT_S)
+        super()._write_rows(*args)
+
+
+def test_a_writer_that_falls_behind_drops_counts_logs_and_records_it(tmp_path: Path) -> None:
+    sink = StalledSink(CaptureSettings(tmp_path, queue_requests=5))
+    sent = 40
+    with capture_logs() as logs:
+        with EmbeddedBroker(tap=sink) as broker:
+            host, port = broker.bootstrap_servers.rsplit(":", 1)
+            with Wire((host, int(port))) as wire:
+                answers = [wire.request(ApiKey.METADATA, 12, MetadataRequest(topics=[])) for _ in range(sent)]
+            # The broker answered every request while its writer was stuck.
+            assert [a.closed for a in answers] == [False] * sent
+            assert sink.stalled.wait(WAIT_S)
+            sink.release.set()
+    table = read_trace(tmp_path)
+    requests = table.filter(pc.equal(table["kind"], "request"))
+    dropped_rows = table.filter(pc.equal(table["kind"], DROPPED)).to_pylist()
+    assert len(dropped_rows) == 1
+    dropped = dropped_rows[0]
+    # The queue holds 5 and the stuck batch at most 6 more: the rest were dropped, and every request is accounted for.
+    assert dropped["dropped_requests"] >= sent - 11
+    assert requests.num_rows + dropped["dropped_requests"] == sent == requests.num_rows + sink.dropped_total
+    assert dropped["time"] <= dropped["dropped_until"]
+    assert dropped["api_key"] is None and dropped["source"] == "capture"
+    events = [e["event"] for e in logs]
+    assert events.count("capture_dropping") == 1
+    (logged,) = [e for e in logs if e["event"] == "capture_dropped"]
+    assert logged["dropped"] == dropped["dropped_requests"] and logged["log_level"] == "warning"
+
+
+def test_bad_settings_name_the_key() -> None:
+    with pytest.raises(CaptureConfigError, match=r"kafka.shim.capture.roll.bytes='big' is not a whole number"):
+        CaptureSettings.from_properties({"kafka.shim.capture.dir": "/tmp/x", "kafka.shim.capture.roll.bytes": "big"})
+    with pytest.raises(CaptureConfigError, match=r"kafka.shim.capture.queue.requests=0 is below its minimum 1"):
+        CaptureSettings.from_properties({"kafka.shim.capture.dir": "/tmp/x", "kafka.shim.capture.queue.requests": "0"})
+    assert CaptureSettings.from_properties({}) is None
