@@ -104,6 +104,9 @@ from typing import Any
 import structlog
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+import authorizer_shapes  # noqa: E402
 
 from kafka_shim.authorizer import (  # noqa: E402
     SUPPORTED_OPERATIONS,
@@ -248,43 +251,49 @@ def acl_operation(rng: random.Random, rtype: int) -> int:
     return rng.choice(CONCRETE_OPS)
 
 
-def generate(n: int, n_requests: int, n_by_type: int, seed: int, wildcard_share: float = 0.10) -> Workload:
+def generate(n: int, n_requests: int, n_by_type: int, seed: int, wildcard_share: float = 0.10, shape: str = "mixed") -> Workload:
     rng = random.Random(f"{seed}/{n}/{wildcard_share}" if wildcard_share != 0.10 else f"{seed}/{n}")
+    if shape != "mixed":
+        rng = random.Random(f"{seed}/{n}/{shape}")
     literal_share = (1 - wildcard_share) * 2 / 3  # literal : prefixed stays 60 : 30
     named_share = 1 - wildcard_share
     names = Names(n)
     principals = [f"User:app-{i:04d}" for i in range(N_PRINCIPALS)]
     hosts = [f"10.{20 + i // 8}.{i % 8}.{11 + 3 * i}" for i in range(N_HOSTS)]
-    seen: set[Acl] = set()
-    acls: list[Acl] = []
-    categories: Counter[str] = Counter()
-    drawn = 0
-    while len(acls) < n:
-        drawn += 1
-        r = rng.random()
-        category = ("literal" if r < literal_share else "prefixed" if r < named_share
-                    else "resource *" if r < named_share + wildcard_share / 2 else "principal User:*")
-        rtype = weighted(rng, ACL_TYPE_WEIGHTS)
-        principal = principals[rng.randrange(N_PRINCIPALS)]
-        if category == "resource *":
-            while rtype == CLUSTER:
-                rtype = weighted(rng, ACL_TYPE_WEIGHTS)
-            pattern, name = LITERAL, "*"
-        else:
-            if category == "principal User:*":
-                principal = WILDCARD_PRINCIPAL
-                pattern = LITERAL if rng.random() < 2 / 3 else PREFIXED
+    if shape != "mixed":
+        acls, categories = authorizer_shapes.draw(shape, n, rng, principals, hosts)
+        drawn = n
+    else:
+        seen: set[Acl] = set()
+        acls: list[Acl] = []
+        categories: Counter[str] = Counter()
+        drawn = 0
+        while len(acls) < n:
+            drawn += 1
+            r = rng.random()
+            category = ("literal" if r < literal_share else "prefixed" if r < named_share
+                        else "resource *" if r < named_share + wildcard_share / 2 else "principal User:*")
+            rtype = weighted(rng, ACL_TYPE_WEIGHTS)
+            principal = principals[rng.randrange(N_PRINCIPALS)]
+            if category == "resource *":
+                while rtype == CLUSTER:
+                    rtype = weighted(rng, ACL_TYPE_WEIGHTS)
+                pattern, name = LITERAL, "*"
             else:
-                pattern = LITERAL if category == "literal" else PREFIXED
-            name = names.literal(rng, rtype) if pattern == LITERAL else names.prefix(rng, rtype)
-        host = "*" if rng.random() < 0.85 else hosts[rng.randrange(N_HOSTS)]
-        acl = (rtype, pattern, name, principal, host, acl_operation(rng, rtype), DENY if rng.random() < 0.10 else ALLOW)
-        if acl in seen:
-            continue
-        seen.add(acl)
-        acls.append(acl)
-        categories[category] += 1
-    del seen
+                if category == "principal User:*":
+                    principal = WILDCARD_PRINCIPAL
+                    pattern = LITERAL if rng.random() < 2 / 3 else PREFIXED
+                else:
+                    pattern = LITERAL if category == "literal" else PREFIXED
+                name = names.literal(rng, rtype) if pattern == LITERAL else names.prefix(rng, rtype)
+            host = "*" if rng.random() < 0.85 else hosts[rng.randrange(N_HOSTS)]
+            acl = (rtype, pattern, name, principal, host, acl_operation(rng, rtype), DENY if rng.random() < 0.10 else ALLOW)
+            if acl in seen:
+                continue
+            seen.add(acl)
+            acls.append(acl)
+            categories[category] += 1
+        del seen
 
     literal_names: dict[int, list[str]] = {t: [] for t in TYPE_NAMES}
     prefixes: dict[int, list[str]] = {t: [] for t in TYPE_NAMES}
@@ -570,6 +579,7 @@ class Settings:
     kafka_measure_seconds: float
     seed: int
     wildcard_share: float
+    shape: str = "mixed"
 
 
 def measure_ours(w: Workload, s: Settings, audit: AuditLog) -> tuple[dict[str, Any], dict[str, list[int]]]:
@@ -874,7 +884,7 @@ def print_environment(java: str | None) -> dict[str, Any]:
 
 def run_size(n: int, s: Settings, audit: AuditLog, java: str | None, classpath: str | None, workdir: Path | None) -> dict[str, Any]:
     t0 = time.perf_counter()
-    w = generate(n, s.requests, s.by_type_keys, s.seed, s.wildcard_share)
+    w = generate(n, s.requests, s.by_type_keys, s.seed, s.wildcard_share, s.shape)
     st = w.stats
     print(f"\n## {size_label(n)} ACLs: generated in {time.perf_counter() - t0:.1f}s: {st['categories']}; types {st['types']}; "
           f"DENY {st['deny_share']:.1%}; specific hosts {st['specific_host_share']:.1%}; {st['distinct_literal_names']:,} literal "
@@ -910,7 +920,7 @@ def whole_load_probe(s: Settings, audit: AuditLog) -> list[dict[str, float]]:
     """One create_acls call with the first k ACLs of a workload, for each k: how the cost of one big batch grows."""
     if not s.whole_load_sizes:
         return []
-    acls = generate(max(s.whole_load_sizes), 0, 0, s.seed, s.wildcard_share).acls
+    acls = generate(max(s.whole_load_sizes), 0, 0, s.seed, s.wildcard_share, s.shape).acls
     probe = []
     for k in sorted(s.whole_load_sizes):
         bindings = to_bindings(acls[:k])
@@ -924,7 +934,7 @@ def whole_load_probe(s: Settings, audit: AuditLog) -> list[dict[str, float]]:
 
 
 def profile(n: int, s: Settings, audit: AuditLog) -> None:
-    w = generate(n, s.requests, s.by_type_keys, s.seed, s.wildcard_share)
+    w = generate(n, s.requests, s.by_type_keys, s.seed, s.wildcard_share, s.shape)
     bindings = to_bindings(w.acls)
     az = new_authorizer(audit)
     for title, fn in (
@@ -950,6 +960,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=679)
     ap.add_argument("--wildcard-share", type=float, default=0.10,
                     help="share of wildcard ACLs, half resource '*' and half principal User:* (default 0.10; the rest stays 2:1 literal:prefixed)")
+    ap.add_argument("--shape", choices=authorizer_shapes.SHAPES, default="mixed",
+                    help="the ACL set: the default mix, or one of the shapes in bench/authorizer_shapes.py (TOPIC ACLs only)")
     ap.add_argument("--requests", type=int, help="request stream length (default 100k; --quick 20k)")
     ap.add_argument("--by-type-keys", type=int, help="distinct by-resource-type keys (default 20k; --quick 5k)")
     ap.add_argument("--repeat", type=int, help="timed passes per call kind for ours, median reported (default 3; --quick 2)")
@@ -988,6 +1000,7 @@ def main(argv: list[str] | None = None) -> int:
         kafka_measure_seconds=a.kafka_seconds or (0.7 if quick else 2.0),
         seed=a.seed,
         wildcard_share=a.wildcard_share,
+        shape=a.shape,
     )
     if a.profile is not None:
         profile(a.profile, s, audit)
@@ -998,7 +1011,7 @@ def main(argv: list[str] | None = None) -> int:
     env = print_environment(java)
     classpath = kafka_classpath() if java else None
     print(f"# sizes {', '.join(size_label(n) for n in s.sizes)}; {s.requests:,} requests, {s.by_type_keys:,} by-type keys; "
-          f"seed {s.seed}; wildcard share {s.wildcard_share:.0%}; ours: median of {s.repeat} passes; naive: {s.naive_seconds}s per call kind up to "
+          f"seed {s.seed}; shape {s.shape}; wildcard share {s.wildcard_share:.0%}; ours: median of {s.repeat} passes; naive: {s.naive_seconds}s per call kind up to "
           f"{size_label(s.naive_max)} ACLs; kafka: {s.kafka_measure_seconds}s per call kind after >= {s.kafka_warmup_seconds}s warm-up",
           flush=True)
     probe = whole_load_probe(s, audit)
