@@ -175,8 +175,7 @@ class Segment:
     def _append(self, data: bytes | bytearray | list[bytearray | memoryview], headers: list[BatchHeader]) -> None:
         position = self.size
         if type(data) is list:  # a batch's stamped header and its records, kept apart (PartitionLog.append)
-            for piece in data:
-                self.directory.append(self.log_file, piece)
+            self.directory.append(self.log_file, data)  # in one call: stored back to back, read as one chunk
             size = sum(len(piece) for piece in data)
         else:
             self.directory.append(self.log_file, data)

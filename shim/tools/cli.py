@@ -14,6 +14,7 @@ import structlog
 
 from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError
 from kafka_shim.shim.config.logging import configure_logging
+from kafka_shim.shim.log.arena import keep_freed_memory_warm
 
 log = structlog.get_logger("kafka_shim.cli")
 
@@ -107,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
                 overrides["log.dirs"] = args.data_dir
             config = BrokerConfig.load(args.config, overrides)
             preload = _preload_acls(args.acls, config)
+            keep_freed_memory_warm()
             if args.event_loop != "asyncio":
                 try:
                     import uvloop
