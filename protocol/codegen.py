@@ -162,11 +162,6 @@ class _Emitter:
             self.ns[name] = struct.Struct(fmt)
         return name, struct.calcsize(fmt)
 
-    def records_as_views(self, t: FieldType) -> bool:
-        """A request's records field is decoded by records_of (a view of a large one); responses' records and all
-        other bytes stay copies, which is what clients and tests decoding answers expect."""
-        return t.primitive == "records" and self.spec.type == "request"
-
     @staticmethod
     def is_fixed(t: FieldType) -> bool:
         return t.kind == "primitive" and t.primitive in FIXED_TYPES
@@ -235,10 +230,6 @@ class _Emitter:
             return x
         if t.kind == "primitive":  # string, bytes, records
             is_string = t.primitive == "string"
-            if flex and self.records_as_views(t):
-                self.emit(ind, f"{x}, pos = _read_compact_records(buf, pos, {nullable})")
-                self.ns["_read_compact_records"] = read_compact_records
-                return x
             if flex:
                 # Fast path: a one-byte length. Anything else goes through a helper.
                 c, e = self.fresh("c"), self.fresh("e")
@@ -260,9 +251,6 @@ class _Emitter:
             self.check(body, f"{e} > blen", f"'length ' + str({n}) + ' runs past the end of the data'")
             if is_string:
                 self.emit(body, f"{x} = buf[pos:{e}]{self.string_decode}")
-            elif self.records_as_views(t):
-                self.emit(body, f"{x} = _records_of(buf, pos, {e})")
-                self.ns["_records_of"] = records_of
             else:
                 self.emit(body, f"{x} = buf[pos:{e}]")
             self.emit(body, f"pos = {e}")
@@ -512,32 +500,6 @@ def read_compact_bytes(buf: bytes, pos: int, nullable: bool, is_string: bool) ->
         raise Malformed(f"length {n - 1} runs past the end of the data")
     data = buf[pos:end]
     return (data.decode("utf-8", "replace") if is_string else data), end
-
-
-# A request's records from this size on are decoded as a view of the request's bytes, not a copy (see records_of).
-RECORDS_VIEW_FROM = 4096
-
-
-def records_of(buf: bytes, pos: int, end: int) -> bytes | memoryview:
-    """A request's records field: a view of the request's bytes when they are large (``bytes`` cannot change, so
-    the view is safe to keep), a copy otherwise. Produce hands its records to the log, which copies what it keeps
-    into its own memory; a copy here would be a second megabyte-sized copy per request, into fresh memory."""
-    if end - pos >= RECORDS_VIEW_FROM and type(buf) is bytes:
-        return memoryview(buf)[pos:end]
-    return buf[pos:end]
-
-
-def read_compact_records(buf: bytes, pos: int, nullable: bool) -> tuple[Any, int]:
-    """A request's compact records field (see records_of)."""
-    n, pos = read_uvarint(buf, pos)
-    if n == 0:
-        if not nullable:
-            raise Malformed("null value for a non-nullable field")
-        return None, pos
-    end = pos + n - 1
-    if end > len(buf):
-        raise Malformed(f"length {n - 1} runs past the end of the data")
-    return records_of(buf, pos, end), end
 
 
 def read_compact_fixed_array(buf: bytes, pos: int, nullable: bool, code: str, width: int) -> tuple[Any, int]:
