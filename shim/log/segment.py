@@ -235,6 +235,10 @@ class Segment:
     def read(self, position: int, size: int) -> bytes:
         return self.directory.read(self.log_file, position, size)
 
+    def read_view(self, position: int, size: int) -> bytes | memoryview:
+        """:meth:`read`, uncopied where the directory can (Directory.read_view)."""
+        return self.directory.read_view(self.log_file, position, size)
+
     def batches_from(self, position: int, end: int | None = None) -> Iterator[BatchHeader]:
         """The headers of the batches from byte ``position`` to ``end`` (the segment's size by default)."""
         end = self.size if end is None else end

@@ -45,6 +45,10 @@ class Directory(Protocol):
         """Up to ``size`` bytes from ``position`` (fewer at the end of the file)."""
         ...
 
+    def read_view(self, file: str, position: int, size: int) -> bytes | memoryview:
+        """:meth:`read`, or a read-only view of bytes that will not change (the in-memory log's), uncopied."""
+        ...
+
     def append(self, file: str, data: bytes | bytearray | memoryview | list[bytearray | memoryview]) -> None:
         """Add ``data`` (or the pieces of a list, in order) at the end of the file, creating it if needed. ``data``
         must not change afterwards (an in-memory directory without an arena pool keeps a large append rather than
@@ -182,6 +186,20 @@ class _MemoryFile:
             for view in reversed(views):
                 view.release()
 
+    def read_view(self, position: int, size: int) -> bytes | memoryview:
+        """:meth:`read`, but bytes within one chunk that cannot change (arena memory, a kept buffer) come as a view
+        of it, uncopied: a Fetch answer's records then reach the response frame with one copy fewer. A bytearray
+        chunk (small appends, which extend it) is copied, as a view would stop it from growing."""
+        end = min(position + size, self.size)
+        if position >= end or position < 0:
+            return b""
+        first = bisect.bisect_right(self.ends, position)
+        chunk = self.chunks[first]
+        if end <= self.ends[first] and type(chunk) is not bytearray:
+            start = self.ends[first] - len(chunk)
+            return memoryview(chunk)[position - start : end - start]
+        return self.read(position, size)
+
     def truncate(self, size: int) -> None:
         if size >= self.size:
             return
@@ -229,6 +247,10 @@ class MemoryDirectory:
     def read(self, file: str, position: int, size: int) -> bytes:
         data = self._files.get(file)
         return b"" if data is None else data.read(position, size)
+
+    def read_view(self, file: str, position: int, size: int) -> bytes | memoryview:
+        data = self._files.get(file)
+        return b"" if data is None else data.read_view(position, size)
 
     def append(self, file: str, data: bytes | bytearray | memoryview | list[bytearray | memoryview]) -> None:
         target = self._files.get(file)
@@ -338,6 +360,9 @@ class FileDirectory:
             return os.pread(fd, size, position)
         except OSError as exc:
             raise StorageFailure(f"cannot read {self.path / file}: {exc.strerror}") from exc
+
+    def read_view(self, file: str, position: int, size: int) -> bytes:
+        return self.read(file, position, size)
 
     def append(self, file: str, data: bytes | bytearray | memoryview | list[bytearray | memoryview]) -> None:
         try:
