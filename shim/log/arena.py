@@ -183,7 +183,7 @@ _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
 # Requests up to this size are allocated from the heap, and this much freed memory at the heap's top stays mapped.
 _HEAP_REUSE_BYTES = 32 * 1024 * 1024
-_HEAP_KEEP_BYTES = 128 * 1024 * 1024
+_HEAP_KEEP_BYTES = 32 * 1024 * 1024
 
 
 def keep_freed_memory_warm() -> bool:
