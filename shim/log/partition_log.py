@@ -178,9 +178,10 @@ class PartitionLog:
 
         Each batch must be whole and magic 2, and its CRC must hold; ``crc_checked`` says the caller has verified
         the CRCs already (the produce path's validator did, on these very bytes), so they are not computed twice.
-        A ``bytearray`` is stamped in place and stored (the produce path hands over the buffer it validated, so a
-        megabyte is not copied twice more); a ``memoryview`` (which must not change afterwards) is stored in pieces,
-        only the batch headers copied; ``bytes`` are copied first."""
+        A ``bytearray`` is stamped in place and handed to the directory (the produce path hands over the buffer it
+        validated, so a megabyte is not copied twice more); a ``memoryview`` (which must not change afterwards) is
+        handed over in pieces, only the batch headers copied; ``bytes`` are copied first. The in-memory directory
+        copies what it is handed into its arenas of warm memory (shim.log.arena) once; a file directory writes it."""
         now = self._clock()
         log_append = self.config.message_timestamp_type is TimestampType.LOG_APPEND_TIME
         data: bytearray | list[bytearray | memoryview]

@@ -8,6 +8,10 @@ plain files. Everything above this module (segments, indexes, retention, recover
 same by construction. The shape follows kfake's ``fs``/``osFS``/``memFS`` and this project's ``AclStore`` /
 ``MemoryStore`` / ``SqliteAclStore``.
 
+In memory, a large append is copied into arenas of memory faulted in ahead of need (:mod:`.arena`; a fresh buffer per
+batch would be faulted in on the event loop at ~1 ms per MiB), and a Fetch reads the stored bytes as views of them
+(:meth:`Directory.read_view`), uncopied.
+
 Durability: :meth:`Directory.append` hands bytes to the operating system (a ``write``); only :meth:`Directory.sync`
 forces them to the device (``fsync``). When that happens is the flush policy's business (``log_manager``).
 An ``OSError`` from the disk (ENOSPC, EIO) surfaces as :class:`~kafka_shim.shim.log.errors.StorageFailure`.
