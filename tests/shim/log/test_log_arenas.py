@@ -8,11 +8,11 @@ import gc
 import random
 import weakref
 
+from kafka_shim.protocol.records import Record, RecordBatch, encode_batch
 from kafka_shim.shim.log.arena import ArenaPool
 from kafka_shim.shim.log.log_config import LogConfig
 from kafka_shim.shim.log.partition_log import PartitionLog
 from kafka_shim.shim.log.storage import MemoryStorage
-from kafka_shim.protocol.records import Record, RecordBatch, encode_batch
 
 
 def test_interleaved_files_read_back_as_appended_across_arena_boundaries() -> None:
@@ -84,3 +84,17 @@ def test_batches_of_two_partitions_stay_whole_chunks_and_arenas_are_freed_with_t
     del files, log_file, read
     gc.collect()
     assert all(ref() is None for ref in arenas)
+
+
+def test_read_view_gives_arena_bytes_uncopied_and_never_pins_a_growing_chunk() -> None:
+    directory = MemoryStorage(clock=lambda: 0, pool=ArenaPool(arena_bytes=1 << 20, spare=1)).open("t-0")
+    big = bytes(range(256)) * 64  # 16 KiB: into the arena
+    directory.append("f", big)
+    view = directory.read_view("f", 100, 5000)
+    assert type(view) is memoryview and view == big[100:5100]
+    directory.append("f", b"small")  # a small append starts the file's own growing chunk
+    held = directory.read_view("f", len(big), 5)
+    assert type(held) is bytes and held == b"small"  # a copy: a view would stop the chunk from growing
+    directory.append("f", b"-more")
+    assert directory.read_view("f", len(big), 10) == b"small-more"
+    assert view == big[100:5100]  # arena bytes never change under a reader
