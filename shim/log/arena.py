@@ -191,8 +191,13 @@ def keep_freed_memory_warm() -> bool:
     megabyte each, freed once the records are in an arena) instead of returning them to the kernel and faulting
     fresh pages in for the next request. glibc maps each block above a threshold (adjusted as blocks are freed) on
     its own and unmaps it when freed, and gives back a heap top above another; both are raised here so that the
-    same pages serve request after request. The cost: up to _HEAP_KEEP_BYTES of freed heap stays resident. Returns
-    False where the allocator is not glibc's (nothing changes)."""
+    same pages serve request after request. The cost: up to _HEAP_KEEP_BYTES of freed heap stays resident.
+
+    Both are set because setting either one turns off glibc's own threshold adjustment: with only the trim setting
+    every multi-megabyte Fetch answer was mapped fresh and faulted in (fetch of 1 KiB records fell from 192-223 to
+    102-110 MB/s in bench/data_plane.py). Measurements of produce alone disagree between runs (one interleaved A/B
+    put this setting behind the allocator's defaults; the full run in the README put kafka-shim ahead of the mock
+    in 7 of 10 shapes with it). Returns False where the allocator is not glibc's (nothing changes)."""
     import ctypes
     import ctypes.util
 
