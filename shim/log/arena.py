@@ -193,11 +193,13 @@ def keep_freed_memory_warm() -> bool:
     its own and unmaps it when freed, and gives back a heap top above another; both are raised here so that the
     same pages serve request after request. The cost: up to _HEAP_KEEP_BYTES of freed heap stays resident.
 
-    Both are set because setting either one turns off glibc's own threshold adjustment: with only the trim setting
-    every multi-megabyte Fetch answer was mapped fresh and faulted in (fetch of 1 KiB records fell from 192-223 to
-    102-110 MB/s in bench/data_plane.py). Measurements of produce alone disagree between runs (one interleaved A/B
-    put this setting behind the allocator's defaults; the full run in the README put kafka-shim ahead of the mock
-    in 7 of 10 shapes with it). Returns False where the allocator is not glibc's (nothing changes)."""
+    Both are set because setting either one turns off glibc's own threshold adjustment, and with only the trim
+    setting every multi-megabyte Fetch answer would be mapped fresh (the run of bench/data_plane.py that used it
+    fetched 1 KiB records at 102-110 MB/s, the run before at 192-223; a same-run A/B after it showed no difference
+    beyond this machine's noise). The measurements disagree between runs for produce too (one interleaved A/B put
+    this setting behind the allocator's defaults; the full run in the README, ahead of the mock in 7 of 10 shapes,
+    used it), and at 100 B records it leaves more resident (1.24-1.37 MiB per stored MiB against 1.16-1.17). Returns
+    False where the allocator is not glibc's (nothing changes)."""
     import ctypes
     import ctypes.util
 
