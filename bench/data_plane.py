@@ -1,7 +1,8 @@
 """Produce and fetch throughput and produce-to-consume latency: kafka-shim, librdkafka's mock cluster, Apache Kafka 3.9.
 
     .venv/bin/python bench/data_plane.py [--mb 64] [--min-seconds 4] [--repeat 3] [--quick] [--without-kafka]
-                                         [--without-mock] [--json out.json] [--chart out.png]
+                                         [--without-mock] [--only produce-1024 ...] [--compare NAME=PYTHON ...]
+                                         [--json out.json] [--chart out.png]
 
 The load comes from librdkafka (confluent-kafka), a C client, in separate processes (one per producer), so no
 Python load generator shares a GIL with what is measured. Every peer gets the same client settings (linger.ms 5,
@@ -19,6 +20,12 @@ Each repetition (``--repeat``) starts every server afresh, empty, and gives it t
 order; the tables show each shape's median over the repetitions. On a 2-core machine the load generators share the
 CPU with the server under test (a server process that uses less CPU per byte leaves more to its clients), so
 absolute figures are lower bounds; compare the ratios, measured in the same run.
+
+A/B: ``--compare main=/work/main/.venv/bin/python`` adds a second kafka-shim, the one that interpreter imports (another
+checkout's editable install), measured in the same repetitions, interleaved with this one. ``--only`` keeps some
+workloads (``produce``, ``produce-100``, ``produce-1024``, ``fetch``, ``fetch-100``, ``fetch-1024``, ``latency``).
+Memory: after the produce shapes of each record size, each kafka-shim's resident set (VmRSS) is read and set against
+the bytes of records it then stores (records x size, batch and record overhead left out): "RSS per stored MiB".
 """
 
 from __future__ import annotations
@@ -246,11 +253,23 @@ def latency(server: str, bootstrap: str, topic: str, count: int) -> Latency:
     return Latency(server, out["received"], round(out["p50_ms"], 3), round(out["p99_ms"], 3))
 
 
-def start_shim() -> tuple[subprocess.Popen, str]:
-    args = [sys.executable, "-m", "kafka_shim.shim.tools.cli", "serve", "--override", "listeners=PLAINTEXT://127.0.0.1:0",
-            "--log-level", "warning"]
+def start_shim(python: str = sys.executable) -> tuple[subprocess.Popen, str]:
+    """``python``: the interpreter whose kafka_shim is served (another checkout's venv for an A/B run)."""
+    args = [python, "-m", "kafka_shim.shim.tools.cli", "serve", "--override", "listeners=PLAINTEXT://127.0.0.1:0",
+            "--override", "offsets.topic.replication.factor=1", "--log-level", "warning"]
     proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     return proc, proc.stdout.readline().strip().split("://", 1)[1]
+
+
+def rss_mib(proc: object) -> float | None:
+    """The server process's resident set in MiB (Linux), or None where it cannot be read."""
+    pid = getattr(proc, "pid", None)
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except (OSError, TypeError):
+        return None
+    kib = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), None)
+    return None if kib is None else kib / 1024
 
 
 def _stop_process(proc: subprocess.Popen) -> None:
@@ -265,8 +284,8 @@ def _stop_process(proc: subprocess.Popen) -> None:
 Starter = Callable[[], tuple[object, str, Callable[[object], None]]]
 
 
-def start_shim_server() -> tuple[object, str, Callable[[object], None]]:
-    proc, address = start_shim()
+def start_shim_server(python: str = sys.executable) -> tuple[object, str, Callable[[object], None]]:
+    proc, address = start_shim(python)
     return proc, address, _stop_process  # type: ignore[return-value]
 
 
@@ -280,27 +299,45 @@ def start_kafka() -> tuple[object, str, Callable[[object], None]]:
     return kafka, kafka.plaintext, lambda k: k.stop()  # type: ignore[attr-defined]
 
 
-def measure(server: str, bootstrap: str, total_bytes: int, latency_count: int, min_seconds: float) -> tuple[list[Throughput], Latency]:
+WORKLOADS = ("produce", "produce-100", "produce-1024", "fetch", "fetch-100", "fetch-1024", "latency")
+
+
+def _wanted(only: set[str] | None, kind: str, size: int | None = None) -> bool:
+    return only is None or kind in only or (size is not None and f"{kind}-{size}" in only)
+
+
+def measure(server: str, bootstrap: str, total_bytes: int, latency_count: int, min_seconds: float, *,
+            only: set[str] | None = None, proc: object = None) -> tuple[list[Throughput], Latency | None]:
     results: list[Throughput] = []
     run = 0
     auto = server == "librdkafka-mock"
+    stored = 0  # bytes of record values the server holds
     for size in (100, 1024):
         topic = f"bench-{size}"
-        create_topic(bootstrap, topic, PARTITIONS, auto=auto)
-        for acks in ("1", "all"):
-            for producers in (1, 8):
-                run += 1
-                result = produce(server, bootstrap, topic, total_bytes, size, acks, producers, min_seconds)
-                results.append(result)
-                print(f"  [{run}/8] {server} produce {size} B acks={acks} x{producers}: {result.mb_per_s:.1f} MB/s "
-                      f"{result.records_per_s:,.0f} rec/s" + (f" ({result.failed} FAILED)" if result.failed else ""), flush=True)
-        result = fetch(server, bootstrap, size, min_seconds, auto=auto)
-        results.append(result)
-        print(f"  {server} fetch {size} B: {result.mb_per_s:.1f} MB/s {result.records_per_s:,.0f} rec/s"
-              + (f" ({result.failed} MISSING)" if result.failed else ""), flush=True)
-    create_topic(bootstrap, "bench-latency", PARTITIONS, auto=auto)
-    lat = latency(server, bootstrap, "bench-latency", latency_count)
-    print(f"  {server} produce-to-consume latency: p50 {lat.p50_ms:.2f} ms, p99 {lat.p99_ms:.2f} ms ({lat.received} received)", flush=True)
+        if _wanted(only, "produce", size):
+            create_topic(bootstrap, topic, PARTITIONS, auto=auto)
+            for acks in ("1", "all"):
+                for producers in (1, 8):
+                    run += 1
+                    result = produce(server, bootstrap, topic, total_bytes, size, acks, producers, min_seconds)
+                    results.append(result)
+                    stored += result.records * size
+                    print(f"  [{run}] {server} produce {size} B acks={acks} x{producers}: {result.mb_per_s:.1f} MB/s "
+                          f"{result.records_per_s:,.0f} rec/s" + (f" ({result.failed} FAILED)" if result.failed else ""), flush=True)
+            rss = rss_mib(proc) if server.startswith("kafka-shim") else None
+            if rss is not None:
+                print(f"  {server} RSS {rss:.0f} MiB holding {stored / 2**20:.0f} MiB of record values: "
+                      f"{rss / (stored / 2**20):.2f} MiB of RSS per stored MiB", flush=True)
+        if _wanted(only, "fetch", size):
+            result = fetch(server, bootstrap, size, min_seconds, auto=auto)
+            results.append(result)
+            print(f"  {server} fetch {size} B: {result.mb_per_s:.1f} MB/s {result.records_per_s:,.0f} rec/s"
+                  + (f" ({result.failed} MISSING)" if result.failed else ""), flush=True)
+    lat = None
+    if _wanted(only, "latency"):
+        create_topic(bootstrap, "bench-latency", PARTITIONS, auto=auto)
+        lat = latency(server, bootstrap, "bench-latency", latency_count)
+        print(f"  {server} produce-to-consume latency: p50 {lat.p50_ms:.2f} ms, p99 {lat.p99_ms:.2f} ms ({lat.received} received)", flush=True)
     return results, lat
 
 
@@ -355,6 +392,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="8 MiB per shape, 300 latency samples, one repetition (a smoke run)")
     parser.add_argument("--without-kafka", action="store_true", help="leave out the real Apache Kafka broker")
     parser.add_argument("--without-mock", action="store_true", help="leave out librdkafka's mock cluster")
+    parser.add_argument("--only", action="append", choices=WORKLOADS, help="run only these workloads (repeatable)")
+    parser.add_argument("--compare", action="append", default=[], metavar="NAME=PYTHON",
+                        help="also measure the kafka-shim that this interpreter imports, as kafka-shim@NAME (A/B)")
     parser.add_argument("--json", type=Path, help="write the results here")
     parser.add_argument("--chart", type=Path, help="draw the throughput bars into this PNG (needs matplotlib)")
     args = parser.parse_args()
@@ -368,6 +408,12 @@ def main() -> int:
           f"(at least {min_seconds:g} s each), "
           f"{args.repeat} repetition(s), load average {os.getloadavg()[0]:.1f}", flush=True)
     servers: list[tuple[str, Starter]] = [("kafka-shim", start_shim_server)]
+    for spec in args.compare:
+        name, _, python = spec.partition("=")
+        if not python:
+            parser.error(f"--compare {spec}: expected NAME=PYTHON")
+        servers.append((f"kafka-shim@{name}", lambda python=python: start_shim_server(python)))
+    only = set(args.only) if args.only else None
     if not args.without_mock:
         servers.append(("librdkafka-mock", start_mock_server))
     if not args.without_kafka:
@@ -376,16 +422,19 @@ def main() -> int:
     found_latencies: dict[str, list[Latency]] = {name: [] for name, _ in servers}
     for repetition in range(args.repeat):
         print(f"repetition {repetition + 1} of {args.repeat}", flush=True)
-        for name, starter in servers:
+        # Every other repetition in the reverse order: a shared machine's load drifts, and an A/B pair should
+        # not always meet it in the same order.
+        for name, starter in (servers if repetition % 2 == 0 else servers[::-1]):
             proc, address, stop = starter()
             try:
-                found, lat = measure(name, address, total, latency_count, min_seconds)
+                found, lat = measure(name, address, total, latency_count, min_seconds, only=only, proc=proc)
                 runs[name].append(found)
-                found_latencies[name].append(lat)
+                if lat is not None:
+                    found_latencies[name].append(lat)
             finally:
                 stop(proc)
     results: list[Throughput] = [r for name, _ in servers for r in medians(runs[name])]
-    latencies: list[Latency] = [median_latency(found_latencies[name]) for name, _ in servers]
+    latencies: list[Latency] = [median_latency(found_latencies[name]) for name, _ in servers if found_latencies[name]]
     print()
     print(f"medians of {args.repeat} repetition(s); MB/s of each repetition in brackets")
     print()
@@ -398,7 +447,7 @@ def main() -> int:
     for lat in latencies:
         print(f"{lat.server:<16} latency p50 {lat.p50_ms:.2f} ms  p99 {lat.p99_ms:.2f} ms  ({lat.received} samples)")
     print()
-    for peer in ("librdkafka-mock", "apache-kafka"):
+    for peer in ("librdkafka-mock", "apache-kafka", *(name for name, _ in servers if name.startswith("kafka-shim@"))):
         pairs = [(r, next((p for p in results if p.server == peer and (p.kind, p.size, p.acks, p.producers) == (r.kind, r.size, r.acks, r.producers)), None))
                  for r in results if r.server == "kafka-shim"]
         # A shape either server did not complete (a lost record) has no ratio.

@@ -406,7 +406,17 @@ class _Emitter:
                 self.emit(body, f"{x} = {x}.encode()")
                 # Kafka caps every string at 32767 bytes, compact ones included.
                 self.emit(body, f"if len({x}) > 32767: raise _Unenc('string of ' + str(len({x})) + ' bytes is longer than 32767')")
-            if flex:
+            if t.primitive == "records":
+                # Records (a Fetch answer's megabytes) go into the output as they are: prefixing them with their
+                # length by concatenation would copy them once more before the frame's own join.
+                if flex:
+                    n = self.fresh("n")
+                    self.emit(body, f"{n} = len({x}) + 1")
+                    self.emit(body, f"{ap}(_UV[{n}] if {n} < 128 else _wuv({n}))")
+                else:
+                    self.emit(body, f"{ap}(_I32.pack(len({x})))")
+                self.emit(body, f"{ap}({x})")
+            elif flex:
                 n = self.fresh("n")
                 self.emit(body, f"{n} = len({x}) + 1")
                 self.emit(body, f"{ap}((_UV[{n}] if {n} < 128 else _wuv({n})) + {x})")

@@ -59,7 +59,7 @@ class AppendInfo:
 
 @dataclass(frozen=True, slots=True)
 class ReadInfo:
-    records: bytes  # stored bytes; may end with a partial batch when max_bytes cut it
+    records: bytes | memoryview  # stored bytes (a view only when read(view=True)); may end with a cut batch
     high_watermark: int
     log_start_offset: int
     log_end_offset: int
@@ -177,9 +177,10 @@ class PartitionLog:
 
         Each batch must be whole and magic 2, and its CRC must hold; ``crc_checked`` says the caller has verified
         the CRCs already (the produce path's validator did, on these very bytes), so they are not computed twice.
-        A ``bytearray`` is stamped in place and stored (the produce path hands over the buffer it validated, so a
-        megabyte is not copied twice more); a ``memoryview`` (which must not change afterwards) is stored in pieces,
-        only the batch headers copied; ``bytes`` are copied first."""
+        A ``bytearray`` is stamped in place and handed to the directory (the produce path hands over the buffer it
+        validated, so a megabyte is not copied twice more); a ``memoryview`` (which must not change afterwards) is
+        handed over in pieces, only the batch headers copied; ``bytes`` are copied first. The in-memory directory
+        copies what it is handed into its arenas of warm memory (shim.log.arena) once; a file directory writes it."""
         now = self._clock()
         log_append = self.config.message_timestamp_type is TimestampType.LOG_APPEND_TIME
         data: bytearray | list[bytearray | memoryview]
@@ -247,9 +248,11 @@ class PartitionLog:
 
     # -- read -----------------------------------------------------------------------------------------------------
 
-    def read(self, offset: int, max_bytes: int, *, upper_bound: int | None = None, min_one_batch: bool = True) -> ReadInfo:
+    def read(self, offset: int, max_bytes: int, *, upper_bound: int | None = None, min_one_batch: bool = True,
+             view: bool = False) -> ReadInfo:
         """Stored bytes from the batch holding ``offset``: at most ``max_bytes``, the first batch whole when
-        ``min_one_batch``; only batches below ``upper_bound`` (the high watermark by default)."""
+        ``min_one_batch``; only batches below ``upper_bound`` (the high watermark by default). ``view``: a read-only
+        view of the stored bytes where they need no copy (the in-memory log), for a caller that only sends them."""
         if max_bytes < 0:
             raise ValueError(f"max_bytes {max_bytes} is negative")
         upper = self._high_watermark if upper_bound is None else min(upper_bound, self.log_end_offset)
@@ -269,7 +272,8 @@ class PartitionLog:
                 if header is None:
                     continue
                 size = max(max_bytes, header.size) if min_one_batch else max_bytes
-                records = segment.read(header.position, min(end - header.position, size)) if size else b""
+                read = segment.read_view if view else segment.read
+                records = read(header.position, min(end - header.position, size)) if size else b""
                 break
         return ReadInfo(records, self._high_watermark, self._log_start_offset, self.log_end_offset)
 

@@ -174,8 +174,7 @@ class Segment:
     def _append(self, data: bytes | bytearray | list[bytearray | memoryview], headers: list[BatchHeader]) -> None:
         position = self.size
         if type(data) is list:  # a batch's stamped header and its records, kept apart (PartitionLog.append)
-            for piece in data:
-                self.directory.append(self.log_file, piece)
+            self.directory.append(self.log_file, data)  # in one call: stored back to back, read as one chunk
             size = sum(len(piece) for piece in data)
         else:
             self.directory.append(self.log_file, data)
@@ -234,6 +233,10 @@ class Segment:
 
     def read(self, position: int, size: int) -> bytes:
         return self.directory.read(self.log_file, position, size)
+
+    def read_view(self, position: int, size: int) -> bytes | memoryview:
+        """:meth:`read`, uncopied where the directory can (Directory.read_view)."""
+        return self.directory.read_view(self.log_file, position, size)
 
     def batches_from(self, position: int, end: int | None = None) -> Iterator[BatchHeader]:
         """The headers of the batches from byte ``position`` to ``end`` (the segment's size by default)."""

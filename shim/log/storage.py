@@ -8,6 +8,10 @@ plain files. Everything above this module (segments, indexes, retention, recover
 same by construction. The shape follows kfake's ``fs``/``osFS``/``memFS`` and this project's ``AclStore`` /
 ``MemoryStore`` / ``SqliteAclStore``.
 
+In memory, a large append is copied into arenas of memory faulted in ahead of need (:mod:`.arena`; a fresh buffer per
+batch would be faulted in on the event loop at ~1 ms per MiB), and a Fetch reads the stored bytes as views of them
+(:meth:`Directory.read_view`), uncopied.
+
 Durability: :meth:`Directory.append` hands bytes to the operating system (a ``write``); only :meth:`Directory.sync`
 forces them to the device (``fsync``). When that happens is the flush policy's business (``log_manager``).
 An ``OSError`` from the disk (ENOSPC, EIO) surfaces as :class:`~kafka_shim.shim.log.errors.StorageFailure`.
@@ -22,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+from kafka_shim.shim.log.arena import ArenaPool, shared_pool
 from kafka_shim.shim.log.errors import StorageFailure
 
 
@@ -44,9 +49,14 @@ class Directory(Protocol):
         """Up to ``size`` bytes from ``position`` (fewer at the end of the file)."""
         ...
 
-    def append(self, file: str, data: bytes | bytearray | memoryview) -> None:
-        """Add ``data`` at the end of the file, creating it if needed. ``data`` must not change afterwards (the
-        in-memory directory keeps a large append rather than copying it)."""
+    def read_view(self, file: str, position: int, size: int) -> bytes | memoryview:
+        """:meth:`read`, or a read-only view of bytes that will not change (the in-memory log's), uncopied."""
+        ...
+
+    def append(self, file: str, data: bytes | bytearray | memoryview | list[bytearray | memoryview]) -> None:
+        """Add ``data`` (or the pieces of a list, in order) at the end of the file, creating it if needed. ``data``
+        must not change afterwards (an in-memory directory without an arena pool keeps a large append rather than
+        copying it)."""
         ...
 
     def truncate(self, file: str, size: int) -> None:
@@ -105,30 +115,55 @@ def _wall_clock_ms() -> int:
 
 
 class _MemoryFile:
-    """A file as the chunks appended to it: a large append is kept as the object given (no copy: a produced batch
-    is stored as the buffer it was stamped in), small ones (index entries) go into a chunk of the file's own."""
+    """A file as the chunks appended to it: a large append is copied into warm arena memory (shim.log.arena) and kept
+    as a view of it, joined to the previous chunk when it continues it in the same arena; small ones (index entries)
+    go into a chunk of the file's own."""
 
-    __slots__ = ("chunks", "ends", "own_tail", "size")
+    __slots__ = ("arena_end", "chunks", "ends", "own_tail", "pool", "size")
 
-    def __init__(self) -> None:
+    def __init__(self, pool: ArenaPool | None = None) -> None:
         self.chunks: list[bytes | bytearray | memoryview] = []
         self.ends: list[int] = []  # where each chunk ends in the file
         self.size = 0
         self.own_tail = False  # the last chunk is this file's bytearray (small appends may extend it)
+        self.pool = pool  # None: large appends are kept as the objects given (which must not change)
+        self.arena_end: tuple[memoryview, int] | None = None  # the last chunk's arena and where it ends in it
 
-    def append(self, data: bytes | bytearray | memoryview) -> None:
-        if not data:
+    def append(self, data: bytes | bytearray | memoryview | list[bytearray | memoryview]) -> None:
+        pieces = data if type(data) is list else [data]
+        size = sum(map(len, pieces))
+        if not size:
             return
-        if len(data) < _SMALL_APPEND and self.own_tail:
-            self.chunks[-1].extend(data)  # type: ignore[union-attr]
-            self.size += len(data)
+        if size < _SMALL_APPEND:
+            if not self.own_tail:
+                self.chunks.append(bytearray())
+                self.ends.append(self.size)
+                self.own_tail, self.arena_end = True, None
+            tail = self.chunks[-1]
+            for piece in pieces:
+                tail.extend(piece)  # type: ignore[union-attr]
+            self.size += size
             self.ends[-1] = self.size
             return
-        small = len(data) < _SMALL_APPEND
-        self.chunks.append(bytearray(data) if small else data)
-        self.own_tail = small
-        self.size += len(data)
-        self.ends.append(self.size)
+        self.own_tail = False
+        if self.pool is None:
+            for piece in pieces:
+                self.chunks.append(piece)
+                self.size += len(piece)
+                self.ends.append(self.size)
+            return
+        for arena, start, end in self.pool.store(pieces):
+            last = self.arena_end
+            if last is not None and last[0] is arena and last[1] == start:
+                # The bytes continue the last chunk in its arena: one chunk, so a read of them needs no join.
+                first = start - len(self.chunks[-1])
+                self.chunks[-1] = arena[first:end]
+            else:
+                self.chunks.append(arena[start:end])
+                self.ends.append(self.size)
+            self.size += end - start
+            self.ends[-1] = self.size
+            self.arena_end = (arena, end)
 
     def read(self, position: int, size: int) -> bytes:
         end = min(position + size, self.size)
@@ -155,6 +190,20 @@ class _MemoryFile:
             for view in reversed(views):
                 view.release()
 
+    def read_view(self, position: int, size: int) -> bytes | memoryview:
+        """:meth:`read`, but bytes within one chunk that cannot change (arena memory, a kept buffer) come as a view
+        of it, uncopied: a Fetch answer's records then reach the response frame with one copy fewer. A bytearray
+        chunk (small appends, which extend it) is copied, as a view would stop it from growing."""
+        end = min(position + size, self.size)
+        if position >= end or position < 0:
+            return b""
+        first = bisect.bisect_right(self.ends, position)
+        chunk = self.chunks[first]
+        if end <= self.ends[first] and type(chunk) is not bytearray:
+            start = self.ends[first] - len(chunk)
+            return memoryview(chunk)[position - start : end - start]
+        return self.read(position, size)
+
     def truncate(self, size: int) -> None:
         if size >= self.size:
             return
@@ -170,6 +219,7 @@ class _MemoryFile:
             else:
                 del self.chunks[keep:], self.ends[keep:]
                 self.own_tail = False
+            self.arena_end = None
         self.size = size
 
 
@@ -178,12 +228,13 @@ _SMALL_APPEND = 4096
 
 
 class MemoryDirectory:
-    """Files held in memory; they last as long as the process. A large append is kept, not copied: its caller
-    must not change it afterwards (the partition log hands over the buffer it stamped)."""
+    """Files held in memory; they last as long as the process. A large append is copied into the arena ``pool``
+    (warm memory); without one it is kept, not copied, and its caller must not change it afterwards."""
 
-    def __init__(self, name: str, clock: Callable[[], int]) -> None:
+    def __init__(self, name: str, clock: Callable[[], int], pool: ArenaPool | None = None) -> None:
         self.name = name
         self._clock = clock
+        self._pool = pool
         self._files: dict[str, _MemoryFile] = {}
         self._modified: dict[str, int] = {}
 
@@ -201,17 +252,21 @@ class MemoryDirectory:
         data = self._files.get(file)
         return b"" if data is None else data.read(position, size)
 
-    def append(self, file: str, data: bytes | bytearray | memoryview) -> None:
+    def read_view(self, file: str, position: int, size: int) -> bytes | memoryview:
+        data = self._files.get(file)
+        return b"" if data is None else data.read_view(position, size)
+
+    def append(self, file: str, data: bytes | bytearray | memoryview | list[bytearray | memoryview]) -> None:
         target = self._files.get(file)
         if target is None:
-            target = self._files[file] = _MemoryFile()
+            target = self._files[file] = _MemoryFile(self._pool)
         target.append(data)
         self._modified[file] = self._clock()
 
     def truncate(self, file: str, size: int) -> None:
         target = self._files.get(file)
         if target is None:
-            target = self._files[file] = _MemoryFile()
+            target = self._files[file] = _MemoryFile(self._pool)
         target.truncate(size)
         self._modified[file] = self._clock()
 
@@ -237,8 +292,10 @@ class MemoryDirectory:
 class MemoryStorage:
     """No data directory: the default, so a broker for CI needs no disk."""
 
-    def __init__(self, clock: Callable[[], int] = _wall_clock_ms) -> None:
+    def __init__(self, clock: Callable[[], int] = _wall_clock_ms, pool: ArenaPool | None = None) -> None:
+        """``pool``: where large appends are copied to (warm memory); by default the process's shared pool."""
         self._clock = clock
+        self._pool = shared_pool() if pool is None else pool
         self._directories: dict[str, MemoryDirectory] = {}
         self._root = MemoryDirectory("", clock)
 
@@ -248,7 +305,7 @@ class MemoryStorage:
     def open(self, name: str) -> MemoryDirectory:
         directory = self._directories.get(name)
         if directory is None:
-            directory = self._directories[name] = MemoryDirectory(name, self._clock)
+            directory = self._directories[name] = MemoryDirectory(name, self._clock, self._pool)
         return directory
 
     def root(self) -> MemoryDirectory:
@@ -308,13 +365,17 @@ class FileDirectory:
         except OSError as exc:
             raise StorageFailure(f"cannot read {self.path / file}: {exc.strerror}") from exc
 
-    def append(self, file: str, data: bytes | bytearray | memoryview) -> None:
+    def read_view(self, file: str, position: int, size: int) -> bytes:
+        return self.read(file, position, size)
+
+    def append(self, file: str, data: bytes | bytearray | memoryview | list[bytearray | memoryview]) -> None:
         try:
             fd = self._fd(file)
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
+            for piece in data if type(data) is list else [data]:
+                view = memoryview(piece)
+                while view:
+                    written = os.write(fd, view)
+                    view = view[written:]
         except OSError as exc:
             raise StorageFailure(f"cannot write {self.path / file}: {exc.strerror}") from exc
 

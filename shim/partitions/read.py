@@ -99,7 +99,7 @@ def read_partition(partitions: Partitions, tp: TopicPartitionId, request: Partit
             return error_answer(ErrorCode.UNKNOWN_SERVER_ERROR)
         max_bytes = 0
     try:
-        info = log.read(offset, max_bytes, upper_bound=upper, min_one_batch=min_one_batch)
+        info = log.read(offset, max_bytes, upper_bound=upper, min_one_batch=min_one_batch, view=True)
     except OffsetOutOfRange:
         return error_answer(ErrorCode.OFFSET_OUT_OF_RANGE)
     except LogError as exc:

@@ -12,6 +12,7 @@ from typing import NoReturn
 
 from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError
 from kafka_shim.shim.config.logging import configure_logging, get_logger
+from kafka_shim.shim.log.arena import keep_freed_memory_warm
 
 log = get_logger("kafka_shim.cli")
 
@@ -130,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
                 overrides["kafka.shim.capture.dir"] = args.capture
             config = BrokerConfig.load(args.config, overrides)
             preload = _preload_acls(args.acls, config)
+            keep_freed_memory_warm()
             if args.event_loop != "asyncio":
                 try:
                     import uvloop
