@@ -34,8 +34,8 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import structlog
 
+from kafka_shim.authorizer.library_logging import get_logger
 from kafka_shim.traces.capture_rows import tapped_rows
 from kafka_shim.traces.capture_settings import (  # re-exported: the composition roots import them from here
     DIR_KEY,
@@ -55,7 +55,7 @@ from kafka_shim.traces.format import (
     file_metadata,
 )
 
-log = structlog.get_logger("kafka_shim.capture")
+log = get_logger("kafka_shim.capture")
 
 # Rows per row group at most; a busy broker fills one in well under FLUSH_S.
 BATCH_ROWS = 4096

@@ -24,9 +24,9 @@ import os
 import threading
 from collections import deque
 
-import structlog
+from kafka_shim.shim.config.logging import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 # An arena's size: large enough that mapping one is rare next to the copies into it, small enough that the last,
 # partly filled one (and the spares) stay small next to what a busy log holds.
