@@ -1,0 +1,298 @@
+"""kafka-shim capture-proxy with real clients: confluent-kafka and kafka-python produce, consume in a group and
+administer a kafka-shim broker (EmbeddedBroker, authorizer on) through the proxy, PLAINTEXT and SASL_PLAINTEXT
+(PLAIN and SCRAM-SHA-256); the trace is read back and checked against what the clients did. Then bad input: a
+client sending garbage, an upstream that closes or cannot be reached.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from kafka_shim.protocol.codes import ApiKey
+from kafka_shim.protocol.framing import decode_response
+from kafka_shim.protocol.messages import MetadataRequest
+from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.tap import TappedRequest
+from kafka_shim.shim.testing.embedded import EmbeddedBroker
+from kafka_shim.traces.capture import CaptureSettings, CaptureSink
+from kafka_shim.traces.format import PROXY, SOURCE_KEY, iter_requests, read_trace
+from kafka_shim.traces.proxy import CaptureProxy, ProxiedRequest
+from tests.support.sasl_setup import USERS, listener_address, sasl_properties
+from tests.support.wire import Wire
+
+pytestmark = pytest.mark.clients
+TIMEOUT = 30
+
+
+class ProxyThread:
+    """A CaptureProxy on its own event loop thread (the clients under test block the calling thread)."""
+
+    def __init__(self, upstream: tuple[str, int], capture: Path | None, security_protocol: str = "PLAINTEXT") -> None:
+        self.sink = CaptureSink(CaptureSettings(capture), source=PROXY) if capture is not None else None
+        self.proxy = CaptureProxy(upstream, self.sink, security_protocol=security_protocol)
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="capture-proxy", daemon=True)
+
+    def __enter__(self) -> ProxyThread:
+        self._thread.start()
+        self.address = asyncio.run_coroutine_threadsafe(self.proxy.start(), self.loop).result(TIMEOUT)
+        return self
+
+    @property
+    def bootstrap(self) -> str:
+        return f"{self.address[0]}:{self.address[1]}"
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.run_coroutine_threadsafe(self.proxy.stop(), self.loop).result(TIMEOUT * 2)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(TIMEOUT)
+        self.loop.close()
+
+
+def _sasl(user: str, mechanism: str = "PLAIN") -> dict[str, str]:
+    return {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": mechanism, "sasl.username": user,
+            "sasl.password": USERS[user]}
+
+
+def _allow(principal: str, resource_type, name: str, operation):
+    from confluent_kafka.admin import AclBinding, AclPermissionType, ResourcePatternType
+
+    return AclBinding(resource_type, name, ResourcePatternType.LITERAL, principal, "*", operation, AclPermissionType.ALLOW)
+
+
+@pytest.fixture(scope="module")
+def proxied(tmp_path_factory):
+    """Clients through two proxies (SASL_PLAINTEXT and PLAINTEXT) in front of one broker; the traces and what the
+    clients saw."""
+    from confluent_kafka import Consumer, Producer
+    from confluent_kafka.admin import AclOperation, AdminClient, NewTopic, ResourceType
+    from kafka import KafkaConsumer, KafkaProducer
+
+    sasl_trace, plain_trace = tmp_path_factory.mktemp("sasl-trace"), tmp_path_factory.mktemp("plain-trace")
+    seen: dict[str, object] = {}
+    props = sasl_properties() | {"offsets.topic.replication.factor": "1", "offsets.topic.num.partitions": "1"}
+    with EmbeddedBroker(BrokerConfig.from_properties(props)) as broker:
+        sasl_upstream = listener_address(broker.broker, "SASL_PLAINTEXT")
+        plain_upstream = listener_address(broker.broker, "PLAINTEXT")
+        seen["upstreams"] = {sasl_upstream, plain_upstream}
+        with ProxyThread(sasl_upstream, sasl_trace, "SASL_PLAINTEXT") as sasl, ProxyThread(plain_upstream, plain_trace) as plain:
+            seen["sasl_proxy"], seen["plain_proxy"] = sasl.address, plain.address
+            admin = AdminClient({"bootstrap.servers": sasl.bootstrap, **_sasl("admin")})
+            for future in admin.create_topics([NewTopic("orders", 1, 1), NewTopic("plain", 1, 1)]).values():
+                future.result(timeout=TIMEOUT)
+            acls = [_allow("User:alice", ResourceType.TOPIC, "orders", AclOperation.ALL),
+                    _allow("User:alice", ResourceType.GROUP, "alice-group", AclOperation.READ),
+                    _allow("User:ANONYMOUS", ResourceType.TOPIC, "plain", AclOperation.ALL),
+                    _allow("User:ANONYMOUS", ResourceType.GROUP, "plain-group", AclOperation.READ)]
+            for future in admin.create_acls(acls).values():
+                future.result(timeout=TIMEOUT)
+            # The Metadata answer the admin client got names the proxy, not the broker.
+            metadata = admin.list_topics(timeout=TIMEOUT)
+            seen["admin_brokers"] = {(b.host, b.port) for b in metadata.brokers.values()}
+
+            # SASL PLAIN producer (confluent-kafka, idempotent), SCRAM consumer in a group (kafka-python).
+            producer = Producer({"bootstrap.servers": sasl.bootstrap, **_sasl("alice"), "enable.idempotence": True})
+            delivered: list = []
+            for i in range(3):
+                producer.produce("orders", f"o{i}".encode(), on_delivery=lambda err, msg: delivered.append(err))
+            assert producer.flush(TIMEOUT) == 0
+            seen["sasl_delivered"] = delivered
+            consumer = KafkaConsumer("orders", bootstrap_servers=sasl.bootstrap, security_protocol="SASL_PLAINTEXT",
+                                     sasl_mechanism="SCRAM-SHA-256", sasl_plain_username="alice",
+                                     sasl_plain_password=USERS["alice"], group_id="alice-group",
+                                     auto_offset_reset="earliest", consumer_timeout_ms=TIMEOUT * 1000)
+            seen["sasl_consumed"] = [r.value for _, r in zip(range(3), consumer, strict=False)]
+            consumer.commit()
+            consumer.close()
+
+            # PLAINTEXT: kafka-python produces, confluent-kafka consumes in a group.
+            kp = KafkaProducer(bootstrap_servers=plain.bootstrap, acks="all")
+            for i in range(3):
+                kp.send("plain", f"p{i}".encode()).get(timeout=TIMEOUT)
+            kp.close()
+            cc = Consumer({"bootstrap.servers": plain.bootstrap, "group.id": "plain-group", "auto.offset.reset": "earliest"})
+            cc.subscribe(["plain"])
+            got: list[bytes] = []
+            while len(got) < 3:
+                message = cc.poll(TIMEOUT)
+                assert message is not None, "no message through the proxy within the bound"
+                assert message.error() is None, message.error()
+                got.append(message.value())
+            cc.close()
+            seen["plain_consumed"] = got
+    return sasl_trace, plain_trace, seen
+
+
+def _rows(trace: Path) -> list:
+    return list(iter_requests(trace))
+
+
+def test_the_clients_work_through_the_proxy(proxied) -> None:
+    _, _, seen = proxied
+    assert seen["sasl_delivered"] == [None, None, None]
+    assert seen["sasl_consumed"] == [b"o0", b"o1", b"o2"]
+    assert seen["plain_consumed"] == [b"p0", b"p1", b"p2"]
+    assert seen["admin_brokers"] == {seen["sasl_proxy"]}
+
+
+def test_every_request_is_recorded_paired_and_decodes(proxied) -> None:
+    for trace in proxied[:2]:
+        rows = _rows(trace)
+        assert rows
+        assert {f.name for f in trace.rglob("*.parquet")}  # finished files, the hidden in-progress ones renamed
+        assert not [p for p in trace.rglob(".*")]
+        for traced in rows:
+            row = traced.row
+            assert row["source"] == "proxy" and row["kind"] == "request", row
+            assert traced.decode_error is None, row
+            assert row["decisions"] is None  # the proxy cannot see the broker's authorization
+            if row["outcome"] == "response":
+                correlation_id, _ = decode_response(row["api_key"], row["api_version"], row["response"])
+                assert correlation_id == row["correlation_id"]
+            assert row["response_time_us"] >= 0
+        per_connection = Counter((r.row["connection_id"], r.row["correlation_id"]) for r in rows)
+        assert max(per_connection.values()) == 1
+
+
+def test_files_say_they_come_from_the_proxy(proxied) -> None:
+    import pyarrow.parquet as pq
+
+    for trace in proxied[:2]:
+        for f in trace.rglob("*.parquet"):
+            assert pq.read_schema(f).metadata[SOURCE_KEY] == b"proxy"
+
+
+def test_sasl_usernames_are_recovered_and_passwords_never_written(proxied) -> None:
+    sasl_trace, _, _ = proxied
+    rows = [r.row for r in _rows(sasl_trace)]
+    by_api = Counter((r["api_key"], r["principal"]) for r in rows)
+    assert by_api[(ApiKey.CREATE_TOPICS, "User:admin")] == 1
+    assert by_api[(ApiKey.CREATE_ACLS, "User:admin")] == 1
+    assert by_api[(ApiKey.PRODUCE, "User:alice")] >= 1  # PLAIN
+    assert by_api[(ApiKey.FETCH, "User:alice")] >= 1  # SCRAM-SHA-256
+    assert by_api[(ApiKey.JOIN_GROUP, "User:alice")] >= 1
+    sasl_rows = [r for r in rows if r["api_key"] == ApiKey.SASL_AUTHENTICATE]
+    assert sasl_rows and all(r["principal"] == "User:ANONYMOUS" and r["request"] is None for r in sasl_rows)
+    assert all(r["outcome"] == "response" for r in sasl_rows)
+    # SCRAM: two SaslAuthenticate rounds on the consumer's connections.
+    assert any(n == 2 for n in Counter(r["connection_id"] for r in sasl_rows).values())
+    for f in sasl_trace.rglob("*"):
+        if f.is_file():
+            data = f.read_bytes()
+            for password in USERS.values():
+                assert password.encode() not in data, f
+
+
+def test_addresses_are_rewritten_and_the_original_answer_kept(proxied) -> None:
+    _, _, seen = proxied
+    for trace, proxy in ((proxied[0], seen["sasl_proxy"]), (proxied[1], seen["plain_proxy"])):
+        rows = [r for r in _rows(trace) if r.row["outcome"] == "response"]  # a client's close can leave one unanswered
+        metadata = [r for r in rows if r.row["api_key"] == ApiKey.METADATA]
+        coordinators = [r for r in rows if r.row["api_key"] == ApiKey.FIND_COORDINATOR]
+        assert metadata and coordinators
+        for traced in metadata:
+            assert traced.row["response_rewritten"] is True
+            # The trace keeps the upstream's own answer: the broker's address.
+            assert {(b.host, b.port) for b in traced.response_body.brokers} <= seen["upstreams"]
+        found = [r for r in coordinators if _coordinator_found(r)]
+        assert found and all(r.row["response_rewritten"] for r in found)
+        others = [r for r in rows if r.row["api_key"] not in (ApiKey.METADATA, ApiKey.FIND_COORDINATOR, ApiKey.DESCRIBE_CLUSTER)]
+        assert all(r.row["response_rewritten"] is None for r in others)
+        assert proxy[1] not in {p for _, p in seen["upstreams"]}
+
+
+def _coordinator_found(traced) -> bool:
+    body = traced.response_body
+    if traced.row["api_version"] < 4:
+        return body.error_code == 0
+    return any(c.error_code == 0 for c in body.coordinators)  # v4+: one entry per key
+
+
+def test_client_software_and_listener_columns(proxied) -> None:
+    sasl_trace, plain_trace, _ = proxied
+    sasl_rows = [r.row for r in _rows(sasl_trace)]
+    assert {r["client_software_name"] for r in sasl_rows if r["api_key"] == ApiKey.CREATE_TOPICS} == {"confluent-kafka-python"}
+    assert {r["client_software_name"] for r in sasl_rows if r["api_key"] == ApiKey.JOIN_GROUP} == {"kafka-python"}
+    assert {(r["listener"], r["security_protocol"]) for r in sasl_rows} == {("SASL_PLAINTEXT", "SASL_PLAINTEXT")}
+    plain_rows = [r.row for r in _rows(plain_trace)]
+    assert {r["principal"] for r in plain_rows} == {"User:ANONYMOUS"}
+    assert {r["client_host"] for r in plain_rows} == {"127.0.0.1"}
+
+
+def test_the_record_type_repeats_the_brokers(proxied) -> None:
+    # traces may not import shim: the proxy's row type repeats shim.tap's fields, and must keep doing so.
+    assert ProxiedRequest._fields == (*TappedRequest._fields, "response_rewritten")
+
+
+# -- bad input ---------------------------------------------------------------------------------------
+def _closed(sock: socket.socket) -> bool:
+    """Whether the peer closed the connection (waits up to TIMEOUT for it)."""
+    sock.settimeout(TIMEOUT)
+    try:
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True
+
+
+@pytest.mark.parametrize("garbage", [b"\xff\xff\xff\xff", (2**30).to_bytes(4, "big"),
+                                     (6).to_bytes(4, "big") + b"\x03\xe7\x00\x00\x00\x01"],
+                         ids=["negative-size", "oversized", "unknown-api-key"])
+def test_a_client_sending_garbage_is_closed_and_others_go_on(tmp_path, garbage: bytes) -> None:
+    with EmbeddedBroker() as broker, ProxyThread(("127.0.0.1", broker.broker.bound[0].port), tmp_path) as proxy:
+        with Wire(proxy.address) as good:
+            bad = socket.create_connection(proxy.address, timeout=TIMEOUT)
+            bad.sendall(garbage)
+            assert _closed(bad)
+            bad.close()
+            answer = good.request(ApiKey.METADATA, 12, MetadataRequest(topics=[]))
+            assert not answer.closed and answer.body.brokers[0].port == proxy.address[1]
+    rows = [r.row for r in iter_requests(tmp_path)]
+    assert [r["api_key"] for r in rows if r["outcome"] == "response"] == [ApiKey.METADATA]
+    if garbage.startswith(b"\x00\x00\x00\x06"):
+        (closed,) = [r for r in rows if r["outcome"] == "closed"]
+        assert closed["api_key"] is None and closed["request"] == garbage[4:]
+
+
+def test_an_upstream_that_closes_closes_only_that_client(tmp_path) -> None:
+    """An upstream that drops every connection: each client is closed, with its request recorded as closed, and
+    the proxy goes on accepting."""
+    accepted = threading.Event()
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def drop_all() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            conn.recv(65536)
+            conn.close()
+            accepted.set()
+
+    threading.Thread(target=drop_all, daemon=True).start()
+    try:
+        with ProxyThread(listener.getsockname(), tmp_path) as proxy:
+            for _ in range(2):
+                with Wire(proxy.address) as wire:
+                    assert wire.request(ApiKey.METADATA, 12, MetadataRequest(topics=[])).closed
+            assert accepted.is_set()
+    finally:
+        listener.close()
+    rows = [r.row for r in iter_requests(tmp_path)]
+    assert [(r["api_key"], r["outcome"]) for r in rows] == [(ApiKey.METADATA, "closed")] * 2
+
+
+def test_an_unreachable_upstream_closes_the_client(tmp_path) -> None:
+    spare = socket.create_server(("127.0.0.1", 0))
+    port = spare.getsockname()[1]
+    spare.close()  # nothing listens there now
+    with ProxyThread(("127.0.0.1", port), tmp_path) as proxy, Wire(proxy.address) as wire:
+        assert wire.request(ApiKey.METADATA, 12, MetadataRequest(topics=[])).closed
+    assert read_trace(tmp_path).num_rows == 0
+
