@@ -296,3 +296,103 @@ def test_an_unreachable_upstream_closes_the_client(tmp_path) -> None:
         assert wire.request(ApiKey.METADATA, 12, MetadataRequest(topics=[])).closed
     assert read_trace(tmp_path).num_rows == 0
 
+
+
+# -- SASL details ------------------------------------------------------------------------------------
+def _sasl_broker() -> EmbeddedBroker:
+    return EmbeddedBroker(BrokerConfig.from_properties(sasl_properties()))
+
+
+def test_a_v0_handshake_with_bare_plain_token_is_followed(tmp_path) -> None:
+    """SaslHandshake v0: the PLAIN token then goes as a bare frame (no header) and its answer too; the proxy pairs
+    them by order, records the token row without bytes, and names the user from then on."""
+    from kafka_shim.protocol.framing import encode_request
+    from kafka_shim.protocol.messages import SaslHandshakeRequest
+
+    with _sasl_broker() as broker, ProxyThread(listener_address(broker.broker, "SASL_PLAINTEXT"), tmp_path, "SASL_PLAINTEXT") as proxy:
+        with Wire(proxy.address) as wire:
+            assert wire.request(ApiKey.SASL_HANDSHAKE, 0, SaslHandshakeRequest(mechanism="PLAIN")).body.error_code == 0
+            wire.send_frame(len(token := b"\x00bob\x00" + USERS["bob"].encode()).to_bytes(4, "big") + token)
+            size = int.from_bytes(wire._read_exact(4), "big")
+            assert size == 0 or wire._read_exact(size) is not None  # the broker's (empty) bare answer
+            wire.send_frame(encode_request(ApiKey.METADATA, 12, 7, MetadataRequest(topics=[]), client_id="after-v0"))
+            assert not wire.read_answer(ApiKey.METADATA, 12).closed
+    rows = [r.row for r in iter_requests(tmp_path)]
+    assert [(r["api_key"], r["principal"], r["request"] is None) for r in rows] == [
+        (ApiKey.SASL_HANDSHAKE, "User:ANONYMOUS", False), (None, "User:ANONYMOUS", True), (ApiKey.METADATA, "User:bob", False)]
+    for f in tmp_path.rglob("*.parquet"):
+        assert USERS["bob"].encode() not in f.read_bytes()
+
+
+def test_a_failed_authentication_is_recorded_and_names_no_one(tmp_path) -> None:
+    with _sasl_broker() as broker, ProxyThread(listener_address(broker.broker, "SASL_PLAINTEXT"), tmp_path, "SASL_PLAINTEXT") as proxy:
+        with Wire(proxy.address) as wire, pytest.raises(ConnectionError):
+            wire.sasl_plain("alice", "wrong-password")
+    rows = [r.row for r in iter_requests(tmp_path)]
+    (auth,) = [r for r in rows if r["api_key"] == ApiKey.SASL_AUTHENTICATE]
+    assert (auth["outcome"], auth["principal"], auth["request"]) == ("authentication_failed", "User:ANONYMOUS", None)
+    assert all(b"wrong-password" not in f.read_bytes() for f in tmp_path.rglob("*.parquet"))
+
+
+@pytest.mark.parametrize(("mechanism", "token", "user"), [
+    ("PLAIN", b"\x00alice\x00secret", "alice"),
+    ("PLAIN", b"alice\x00alice\x00secret", "alice"),
+    ("PLAIN", b"mallory\x00alice\x00secret", None),  # Kafka refuses an authzid naming someone else
+    ("PLAIN", b"alice\x00secret", None),
+    ("SCRAM-SHA-256", b"n,,n=al=2Cice=3D,r=abc", "al,ice="),
+    ("SCRAM-SHA-512", b"n,a=bob,n=bob,r=abc", "bob"),
+    ("SCRAM-SHA-512", b"garbage", None),
+    ("GSSAPI", b"\x60\x82", None),
+])
+def test_usernames_from_first_tokens(mechanism: str, token: bytes, user: str | None) -> None:
+    from kafka_shim.traces.proxy_sasl import username
+
+    assert username(mechanism, token) == user
+
+
+# -- the command line and the format ---------------------------------------------------------------
+def test_the_command_prints_its_address_forwards_and_finishes_the_trace_on_sigterm(tmp_path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    with EmbeddedBroker() as broker:
+        upstream = broker.broker.bound[0]
+        process = subprocess.Popen(
+            [sys.executable, "-m", "kafka_shim.shim.tools.cli", "capture-proxy", "--upstream", f"127.0.0.1:{upstream.port}",
+             "--capture", str(tmp_path), "--log-level", "warning"], stdout=subprocess.PIPE, text=True)
+        try:
+            host, port = process.stdout.readline().strip().rsplit(":", 1)  # blocks until the proxy listens
+            with Wire((host, int(port))) as wire:
+                answer = wire.request(ApiKey.METADATA, 12, MetadataRequest(topics=[]))
+                assert answer.body.brokers[0].port == int(port)
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(TIMEOUT) == 0
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.stdout.close()
+    rows = [r.row for r in iter_requests(tmp_path)]
+    assert [(r["api_key"], r["response_rewritten"], r["source"]) for r in rows] == [(ApiKey.METADATA, True, "proxy")]
+
+
+def test_the_command_refuses_a_bad_address() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "kafka_shim.shim.tools.cli", "capture-proxy", "--upstream", "nowhere",
+                           "--capture", "x"], capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 2 and "expected HOST:PORT" in done.stderr
+
+
+def test_files_written_before_the_rewrite_column_still_read(tmp_path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from kafka_shim.traces.format import CAPTURE, SCHEMA, file_metadata
+
+    older = pa.schema(list(SCHEMA)[:-1], metadata=file_metadata(CAPTURE))
+    row = {"kind": "request", "time": 1_700_000_000_000_000, "source": CAPTURE, "api_key": 3}
+    pq.write_table(pa.Table.from_pylist([row], schema=older), tmp_path / "old.parquet")
+    table = read_trace(tmp_path / "old.parquet")
+    assert table.column("response_rewritten").to_pylist() == [None] and table.column("api_key").to_pylist() == [3]
