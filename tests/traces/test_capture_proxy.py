@@ -6,7 +6,6 @@ client sending garbage, an upstream that closes or cannot be reached.
 
 from __future__ import annotations
 
-import asyncio
 import socket
 import threading
 from collections import Counter
@@ -20,39 +19,13 @@ from kafka_shim.protocol.messages import MetadataRequest
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.tap import TappedRequest
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
-from kafka_shim.traces.capture import CaptureSettings, CaptureSink
-from kafka_shim.traces.format import PROXY, SOURCE_KEY, iter_requests, read_trace
-from kafka_shim.traces.proxy import CaptureProxy, ProxiedRequest
+from kafka_shim.traces.format import SOURCE_KEY, iter_requests, read_trace
+from kafka_shim.traces.proxy import ProxiedRequest
+from tests.support.proxy_thread import TIMEOUT, ProxyThread
 from tests.support.sasl_setup import USERS, listener_address, sasl_properties
 from tests.support.wire import Wire
 
 pytestmark = pytest.mark.clients
-TIMEOUT = 30
-
-
-class ProxyThread:
-    """A CaptureProxy on its own event loop thread (the clients under test block the calling thread)."""
-
-    def __init__(self, upstream: tuple[str, int], capture: Path | None, security_protocol: str = "PLAINTEXT") -> None:
-        self.sink = CaptureSink(CaptureSettings(capture), source=PROXY) if capture is not None else None
-        self.proxy = CaptureProxy(upstream, self.sink, security_protocol=security_protocol)
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name="capture-proxy", daemon=True)
-
-    def __enter__(self) -> ProxyThread:
-        self._thread.start()
-        self.address = asyncio.run_coroutine_threadsafe(self.proxy.start(), self.loop).result(TIMEOUT)
-        return self
-
-    @property
-    def bootstrap(self) -> str:
-        return f"{self.address[0]}:{self.address[1]}"
-
-    def __exit__(self, *exc: object) -> None:
-        asyncio.run_coroutine_threadsafe(self.proxy.stop(), self.loop).result(TIMEOUT * 2)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(TIMEOUT)
-        self.loop.close()
 
 
 def _sasl(user: str, mechanism: str = "PLAIN") -> dict[str, str]:
