@@ -21,6 +21,7 @@ from kafka_shim.shim.tap import TappedRequest
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from kafka_shim.traces.format import SOURCE_KEY, iter_requests, read_trace
 from kafka_shim.traces.proxy import ProxiedRequest
+from kafka_shim.traces.proxy_rewrite import rewrite_addresses
 from tests.support.proxy_thread import TIMEOUT, ProxyThread
 from tests.support.sasl_setup import USERS, listener_address, sasl_properties
 from tests.support.wire import Wire
@@ -45,7 +46,7 @@ def proxied(tmp_path_factory):
     clients saw."""
     from confluent_kafka import Consumer, Producer
     from confluent_kafka.admin import AclOperation, AdminClient, NewTopic, ResourceType
-    from kafka import KafkaConsumer, KafkaProducer
+    from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 
     sasl_trace, plain_trace = tmp_path_factory.mktemp("sasl-trace"), tmp_path_factory.mktemp("plain-trace")
     seen: dict[str, object] = {}
@@ -68,6 +69,8 @@ def proxied(tmp_path_factory):
             # The Metadata answer the admin client got names the proxy, not the broker.
             metadata = admin.list_topics(timeout=TIMEOUT)
             seen["admin_brokers"] = {(b.host, b.port) for b in metadata.brokers.values()}
+            described = admin.describe_cluster().result(timeout=TIMEOUT)
+            seen["described_nodes"] = {(n.host, n.port) for n in described.nodes}
 
             # SASL PLAIN producer (confluent-kafka, idempotent), SCRAM consumer in a group (kafka-python).
             producer = Producer({"bootstrap.servers": sasl.bootstrap, **_sasl("alice"), "enable.idempotence": True})
@@ -99,6 +102,10 @@ def proxied(tmp_path_factory):
                 got.append(message.value())
             cc.close()
             seen["plain_consumed"] = got
+            kadmin = KafkaAdminClient(bootstrap_servers=plain.bootstrap)
+            seen["kafka_python_topics"] = set(kadmin.list_topics())
+            seen["kafka_python_brokers"] = {(b["host"], b["port"]) for b in kadmin.describe_cluster()["brokers"]}
+            kadmin.close()
     return sasl_trace, plain_trace, seen
 
 
@@ -111,7 +118,9 @@ def test_the_clients_work_through_the_proxy(proxied) -> None:
     assert seen["sasl_delivered"] == [None, None, None]
     assert seen["sasl_consumed"] == [b"o0", b"o1", b"o2"]
     assert seen["plain_consumed"] == [b"p0", b"p1", b"p2"]
-    assert seen["admin_brokers"] == {seen["sasl_proxy"]}
+    assert seen["admin_brokers"] == seen["described_nodes"] == {seen["sasl_proxy"]}
+    assert seen["kafka_python_topics"] == {"plain"}  # User:ANONYMOUS may describe only that one
+    assert seen["kafka_python_brokers"] == {seen["plain_proxy"]}
 
 
 def test_every_request_is_recorded_paired_and_decodes(proxied) -> None:
@@ -173,6 +182,13 @@ def test_addresses_are_rewritten_and_the_original_answer_kept(proxied) -> None:
             assert traced.row["response_rewritten"] is True
             # The trace keeps the upstream's own answer: the broker's address.
             assert {(b.host, b.port) for b in traced.response_body.brokers} <= seen["upstreams"]
+        for traced in metadata + [r for r in rows if r.row["api_key"] == ApiKey.DESCRIBE_CLUSTER]:
+            # Re-encoding loses nothing: rewritten to the proxy and back, the answer is the broker's byte for byte.
+            key, version, original = traced.row["api_key"], traced.row["api_version"], traced.row["response"]
+            upstream = next(iter(traced.response_body.brokers))
+            there = rewrite_addresses(key, version, original, lambda node, to=proxy: to)
+            back = rewrite_addresses(key, version, there, lambda node, to=(upstream.host, upstream.port): to)
+            assert there != original and back == original
         found = [r for r in coordinators if _coordinator_found(r)]
         assert found and all(r.row["response_rewritten"] for r in found)
         others = [r for r in rows if r.row["api_key"] not in (ApiKey.METADATA, ApiKey.FIND_COORDINATOR, ApiKey.DESCRIBE_CLUSTER)]
