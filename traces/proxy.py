@@ -21,10 +21,12 @@ client's later connections come through it too (traces.proxy_rewrite). Every req
   proofs are never written. A failed SaslAuthenticate is ``authentication_failed``.
 - ``decisions`` is null: the proxy does not see the broker's authorization.
 
-Scope: one upstream broker. Every node an answer advertises is mapped to the proxy's own address, so a
-single-broker cluster (kafka-shim, or a single-node Kafka) works in full; in front of a multi-broker cluster the
-client's requests for other nodes' partitions would reach the bootstrap broker (NOT_LEADER answers): run one
-proxy per broker for that, each with its own ``--upstream``.
+Brokers: by default every node an answer advertises is mapped to the proxy's own address, which serves a
+single-broker cluster (kafka-shim, or a single-node Kafka) whatever address it advertises. In front of a
+multi-broker cluster, ``listener_per_broker`` (``--listener-per-broker``) gives each advertised node its own proxy
+port, opened the first time an answer names it and forwarding to the address the cluster advertised for it (the
+node advertising ``--upstream``'s own address keeps the main port); without it, a client's requests for other
+brokers' partitions would reach the bootstrap broker and meet NOT_LEADER answers.
 
 Bad input: a frame size below 0 or above ``max_frame_bytes`` (Kafka's ``socket.request.max.bytes`` default), a
 header that does not parse, an upstream that cannot be reached or closes: logged (``proxy_*`` events), that
@@ -34,6 +36,7 @@ connection closed, every other connection goes on.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import socket
 import struct
@@ -46,7 +49,7 @@ import structlog
 
 from kafka_shim.protocol.codes import ApiKey
 from kafka_shim.protocol.framing import decode_response, parse_request
-from kafka_shim.traces.proxy_rewrite import REWRITTEN_APIS, rewrite_addresses
+from kafka_shim.traces.proxy_rewrite import REWRITTEN_APIS, advertised_nodes, rewrite_addresses
 from kafka_shim.traces.proxy_sasl import exchange_rounds, username
 
 log = structlog.get_logger("kafka_shim.capture_proxy")
@@ -145,7 +148,8 @@ class CaptureProxy:
 
     def __init__(self, upstream: tuple[str, int], sink: RequestSink | None, *, listen: tuple[str, int] = ("127.0.0.1", 0),
                  security_protocol: str = PLAINTEXT, advertised_host: str | None = None,
-                 max_frame_bytes: int = MAX_FRAME_BYTES, connect_timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+                 max_frame_bytes: int = MAX_FRAME_BYTES, connect_timeout_s: float = CONNECT_TIMEOUT_S,
+                 listener_per_broker: bool = False) -> None:
         if security_protocol not in SECURITY_PROTOCOLS:
             raise ValueError(f"security protocol {security_protocol!r}: the proxy speaks {' or '.join(SECURITY_PROTOCOLS)}")
         self.upstream = upstream
@@ -155,6 +159,11 @@ class CaptureProxy:
         self.advertised_host = advertised_host
         self.max_frame_bytes = max_frame_bytes
         self.connect_timeout_s = connect_timeout_s
+        self.listener_per_broker = listener_per_broker
+        # listener_per_broker: node id -> the proxy address that forwards to it, and the extra servers opened.
+        self.routes: dict[int, tuple[str, int]] = {}
+        self._node_servers: list[asyncio.Server] = []
+        self._routing = asyncio.Lock()
         self.address: tuple[str, int] | None = None  # what answers advertise: set by start
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
@@ -162,7 +171,7 @@ class CaptureProxy:
 
     async def start(self) -> tuple[str, int]:
         """Listen; returns the bound (host, port), which answers advertise."""
-        self._server = await asyncio.start_server(self._accept, self.listen[0], self.listen[1])
+        self._server = await asyncio.start_server(functools.partial(self._accept, self.upstream), self.listen[0], self.listen[1])
         host, port = self._server.sockets[0].getsockname()[:2]
         if self.advertised_host:
             host = self.advertised_host
@@ -175,31 +184,35 @@ class CaptureProxy:
 
     async def stop(self) -> None:
         """Stop listening, close every connection (their outstanding requests recorded as closed), close the sink."""
-        if self._server is not None:
-            self._server.close()
+        servers = [s for s in (self._server, *self._node_servers) if s is not None]
+        for server in servers:
+            server.close()
         for task in list(self._connections):
             task.cancel()
         if self._connections:
             await asyncio.gather(*self._connections, return_exceptions=True)
-        if self._server is not None:
-            await self._server.wait_closed()
-            self._server = None
+        for server in servers:
+            await server.wait_closed()
+        self._server = None
+        self._node_servers.clear()
         if self.sink is not None:
             await asyncio.get_running_loop().run_in_executor(None, self.sink.close)
 
     # -- one client connection ----------------------------------------------------------------------
-    async def _accept(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
+    async def _accept(self, upstream: tuple[str, int], client_reader: asyncio.StreamReader,
+                      client_writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
         self._connections.add(task)
         try:
-            await self._serve(client_reader, client_writer)
+            await self._serve(upstream, client_reader, client_writer)
         except asyncio.CancelledError:
             pass
         finally:
             self._connections.discard(task)
 
-    async def _serve(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
+    async def _serve(self, upstream: tuple[str, int], client_reader: asyncio.StreamReader,
+                     client_writer: asyncio.StreamWriter) -> None:
         peer = client_writer.get_extra_info("peername") or ("", 0)
         local = client_writer.get_extra_info("sockname") or ("", 0)
         client_host, client_port = _java_host(peer[0]), peer[1]
@@ -208,9 +221,9 @@ class CaptureProxy:
         bound = log.bind(connection_id=connection_id)
         try:
             upstream_reader, upstream_writer = await asyncio.wait_for(
-                asyncio.open_connection(*self.upstream), self.connect_timeout_s)
+                asyncio.open_connection(*upstream), self.connect_timeout_s)
         except (OSError, TimeoutError) as exc:
-            bound.warning("proxy_upstream_unreachable", upstream=f"{self.upstream[0]}:{self.upstream[1]}", error=str(exc) or type(exc).__name__,
+            bound.warning("proxy_upstream_unreachable", upstream=f"{upstream[0]}:{upstream[1]}", error=str(exc) or type(exc).__name__,
                           action="client connection closed; check --upstream and that the broker is running")
             client_writer.close()
             return
@@ -262,7 +275,7 @@ class CaptureProxy:
             if not session.outstanding:
                 raise ProxyError("the upstream sent a response to no outstanding request")
             request = session.outstanding.popleft()
-            sent = self._answer(session, request, frame)
+            sent = await self._answer(session, request, frame)
             client.write(_SIZE.pack(len(sent)) + sent)
             await client.drain()
 
@@ -314,7 +327,7 @@ class CaptureProxy:
             log.debug("proxy_body_unreadable", connection_id=session.connection_id, api_key=api_key, error=str(exc))
         return entry
 
-    def _answer(self, session: _Session, request: _Outstanding, frame: bytes) -> bytes:
+    async def _answer(self, session: _Session, request: _Outstanding, frame: bytes) -> bytes:
         """Follow a response (SASL progress, pairing), record the row, and return the frame for the client."""
         if request.token:
             self._sasl_progress(session, True)
@@ -331,6 +344,8 @@ class CaptureProxy:
         api_key = request.api_key
         if api_key in REWRITTEN_APIS:
             try:
+                if self.listener_per_broker:
+                    await self._route_nodes(advertised_nodes(api_key, request.api_version, frame))  # type: ignore[arg-type]
                 new = rewrite_addresses(api_key, request.api_version, frame, self._address_for)  # type: ignore[arg-type]
             except Exception as exc:
                 log.warning("proxy_rewrite_failed", connection_id=session.connection_id, api_key=api_key,
@@ -367,7 +382,25 @@ class CaptureProxy:
             session.principal = None  # a mechanism whose username the proxy cannot read
 
     def _address_for(self, node_id: int) -> tuple[str, int] | None:
+        if self.listener_per_broker:
+            return self.routes.get(node_id)
         return self.address  # one upstream broker: every node is reached through this proxy
+
+    async def _route_nodes(self, nodes: list[tuple[int, str, int]]) -> None:
+        """Open a proxy port for each node not routed yet (listener_per_broker)."""
+        async with self._routing:
+            for node_id, host, port in nodes:
+                if node_id in self.routes:
+                    continue
+                if (host, port) == tuple(self.upstream):
+                    self.routes[node_id] = self.address  # type: ignore[assignment]
+                    continue
+                server = await asyncio.start_server(functools.partial(self._accept, (host, port)), self.listen[0], 0)
+                self._node_servers.append(server)
+                assert self.address is not None
+                self.routes[node_id] = (self.address[0], server.sockets[0].getsockname()[1])
+                log.info("proxy_node_listening", node_id=node_id, listen=f"{self.address[0]}:{self.routes[node_id][1]}",
+                         upstream=f"{host}:{port}")
 
     def _record(self, session: _Session, request: _Outstanding, response: bytes | None, outcome: str,
                 rewritten: bool | None) -> None:

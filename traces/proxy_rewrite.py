@@ -39,6 +39,23 @@ def rewrite_addresses(api_key: int, api_version: int, payload: bytes, address_fo
     return encode_response(api_key, api_version, correlation_id, body)[4:]
 
 
+def advertised_nodes(api_key: int, api_version: int, payload: bytes) -> list[tuple[int, str, int]]:
+    """(node id, host, port) of every node the answer advertises (none for other APIs and placeholder entries)."""
+    if api_key not in REWRITTEN_APIS:
+        return []
+    _, body = decode_response(api_key, api_version, payload)
+    if api_key == ApiKey.FIND_COORDINATOR and api_version < 4:
+        entries = [body]
+    else:
+        entries = body.coordinators if api_key == ApiKey.FIND_COORDINATOR else body.brokers
+    nodes = []
+    for entry in entries:
+        node_id = entry.broker_id if hasattr(entry, "broker_id") else entry.node_id
+        if node_id >= 0:
+            nodes.append((node_id, entry.host, entry.port))
+    return nodes
+
+
 def _move(entry: object, address_for: AddressFor) -> bool:
     node_id = entry.broker_id if hasattr(entry, "broker_id") else entry.node_id  # type: ignore[attr-defined]
     if node_id < 0:

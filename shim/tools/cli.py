@@ -50,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="what the upstream listener speaks; the proxy's side speaks the same")
     proxy.add_argument("--advertised-host", metavar="HOST",
                        help="the host answers name for the proxy (default: the --listen host)")
+    proxy.add_argument("--listener-per-broker", action="store_true",
+                       help="give every broker the cluster advertises its own proxy port (for a multi-broker cluster)")
     proxy.add_argument("--log-format", choices=["console", "json"], default="console")
     proxy.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default="info")
     # Parsed by shim.acls_cli (kafka-acls.sh's flags); listed here for --help.
@@ -77,7 +79,7 @@ async def capture_proxy(args: argparse.Namespace) -> int:
     except CaptureConfigError as exc:
         raise ConfigError(str(exc)) from None
     proxy = CaptureProxy(args.upstream, sink, listen=args.listen, security_protocol=args.security_protocol,
-                         advertised_host=args.advertised_host)
+                         advertised_host=args.advertised_host, listener_per_broker=args.listener_per_broker)
     try:
         host, port = await proxy.start()
     except BaseException:

@@ -16,9 +16,10 @@ TIMEOUT = 30
 class ProxyThread:
     """A CaptureProxy on its own event loop thread (the clients under test block the calling thread)."""
 
-    def __init__(self, upstream: tuple[str, int], capture: Path | None, security_protocol: str = "PLAINTEXT") -> None:
+    def __init__(self, upstream: tuple[str, int], capture: Path | None, security_protocol: str = "PLAINTEXT",
+                 **options: object) -> None:
         self.sink = CaptureSink(CaptureSettings(capture), source=PROXY) if capture is not None else None
-        self.proxy = CaptureProxy(upstream, self.sink, security_protocol=security_protocol)
+        self.proxy = CaptureProxy(upstream, self.sink, security_protocol=security_protocol, **options)  # type: ignore[arg-type]
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, name="capture-proxy", daemon=True)
 

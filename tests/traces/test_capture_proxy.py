@@ -385,3 +385,62 @@ def test_files_written_before_the_rewrite_column_still_read(tmp_path) -> None:
     pq.write_table(pa.Table.from_pylist([row], schema=older), tmp_path / "old.parquet")
     table = read_trace(tmp_path / "old.parquet")
     assert table.column("response_rewritten").to_pylist() == [None] and table.column("api_key").to_pylist() == [3]
+
+
+# -- a multi-broker upstream ---------------------------------------------------------------------------
+class FakeMetadataBroker:
+    """A stand-in broker of a two-node cluster: answers every request as a Metadata response advertising both
+    nodes (enough to follow where the proxy routes a client), counting its connections."""
+
+    def __init__(self, cluster: list[tuple[int, tuple[str, int]]] | None = None) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.address = self.listener.getsockname()
+        self.cluster = cluster or []
+        self.connections = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn: socket.socket) -> None:
+        from kafka_shim.protocol.framing import encode_response, parse_request
+        from kafka_shim.protocol.messages import MetadataResponse
+
+        with conn:
+            while (prefix := conn.recv(4, socket.MSG_WAITALL)) and len(prefix) == 4:
+                frame = conn.recv(int.from_bytes(prefix, "big"), socket.MSG_WAITALL)
+                header = parse_request(frame)
+                brokers = [MetadataResponse.MetadataResponseBroker(node_id=n, host=h, port=p, rack=None) for n, (h, p) in self.cluster]
+                body = MetadataResponse(brokers=brokers, cluster_id="fake", controller_id=1, topics=[])
+                conn.sendall(encode_response(ApiKey.METADATA, header.api_version, header.correlation_id, body))
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def test_listener_per_broker_gives_each_node_its_own_port(tmp_path) -> None:
+    first, second = FakeMetadataBroker(), FakeMetadataBroker()
+    cluster = [(1, first.address), (2, second.address)]
+    first.cluster = second.cluster = cluster
+    try:
+        with ProxyThread(first.address, tmp_path, listener_per_broker=True) as proxy:
+            with Wire(proxy.address) as wire:
+                nodes = {b.node_id: (b.host, b.port) for b in wire.request(ApiKey.METADATA, 12, MetadataRequest(topics=[])).body.brokers}
+            # Node 1 is the one --upstream names: the main port. Node 2 got a port of its own.
+            assert nodes[1] == proxy.address and nodes[2][0] == proxy.address[0] and nodes[2][1] != proxy.address[1]
+            with Wire(nodes[2]) as wire:
+                again = {b.node_id: (b.host, b.port) for b in wire.request(ApiKey.METADATA, 12, MetadataRequest(topics=[])).body.brokers}
+            assert again == nodes
+            assert (first.connections, second.connections) == (1, 1)  # node 2's port forwarded to node 2
+    finally:
+        first.close()
+        second.close()
+    rows = list(iter_requests(tmp_path))
+    assert len(rows) == 2 and all(r.row["response_rewritten"] for r in rows)
+    assert [{(b.host, b.port) for b in r.response_body.brokers} for r in rows] == [{first.address, second.address}] * 2
