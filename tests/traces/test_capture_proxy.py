@@ -261,8 +261,8 @@ def test_an_upstream_that_closes_closes_only_that_client(tmp_path) -> None:
             except OSError:
                 return
             conn.recv(65536)
+            accepted.set()  # before the close the proxy reacts to
             conn.close()
-            accepted.set()
 
     threading.Thread(target=drop_all, daemon=True).start()
     try:
