@@ -444,3 +444,56 @@ def test_listener_per_broker_gives_each_node_its_own_port(tmp_path) -> None:
     rows = list(iter_requests(tmp_path))
     assert len(rows) == 2 and all(r.row["response_rewritten"] for r in rows)
     assert [{(b.host, b.port) for b in r.response_body.brokers} for r in rows] == [{first.address, second.address}] * 2
+
+
+# -- the rewrite, per API and version --------------------------------------------------------------------
+def _encoded(api_key: int, version: int, body) -> bytes:
+    from kafka_shim.protocol.framing import encode_response
+
+    return encode_response(api_key, version, 42, body)[4:]
+
+
+@pytest.mark.parametrize("version", [0, 3])
+def test_find_coordinator_before_v4_is_rewritten_unless_it_names_no_node(version: int) -> None:
+    from kafka_shim.protocol.messages import FindCoordinatorResponse
+
+    found = _encoded(ApiKey.FIND_COORDINATOR, version, FindCoordinatorResponse(error_code=0, node_id=1, host="kafka1", port=9092))
+    correlation_id, body = decode_response(ApiKey.FIND_COORDINATOR, version,
+                                           rewrite_addresses(ApiKey.FIND_COORDINATOR, version, found, lambda n: ("proxy", 1)))
+    assert (correlation_id, body.node_id, body.host, body.port) == (42, 1, "proxy", 1)
+    missing = _encoded(ApiKey.FIND_COORDINATOR, version, FindCoordinatorResponse(error_code=15, node_id=-1, host="", port=-1))
+    assert rewrite_addresses(ApiKey.FIND_COORDINATOR, version, missing, lambda n: ("proxy", 1)) is None
+
+
+def test_batched_find_coordinator_rewrites_each_found_coordinator() -> None:
+    from kafka_shim.protocol.messages import FindCoordinatorResponse
+
+    coordinator = FindCoordinatorResponse.Coordinator
+    body = FindCoordinatorResponse(coordinators=[
+        coordinator(key="g1", node_id=1, host="kafka1", port=9092, error_code=0),
+        coordinator(key="g2", node_id=-1, host="", port=-1, error_code=15),
+        coordinator(key="g3", node_id=2, host="kafka2", port=9092, error_code=0)])
+    frame = rewrite_addresses(ApiKey.FIND_COORDINATOR, 4, _encoded(ApiKey.FIND_COORDINATOR, 4, body),
+                              lambda n: ("proxy", 1000 + n))
+    _, out = decode_response(ApiKey.FIND_COORDINATOR, 4, frame)
+    assert [(c.key, c.node_id, c.host, c.port) for c in out.coordinators] == [
+        ("g1", 1, "proxy", 1001), ("g2", -1, "", -1), ("g3", 2, "proxy", 1002)]
+
+
+@pytest.mark.parametrize(("api_key", "version"), [(ApiKey.METADATA, 0), (ApiKey.METADATA, 9), (ApiKey.DESCRIBE_CLUSTER, 0),
+                                                  (ApiKey.DESCRIBE_CLUSTER, 1)])
+def test_metadata_and_describe_cluster_brokers_are_rewritten(api_key: int, version: int) -> None:
+    from kafka_shim.protocol.messages import DescribeClusterResponse, MetadataResponse
+
+    if api_key == ApiKey.METADATA:
+        body = MetadataResponse(brokers=[MetadataResponse.MetadataResponseBroker(node_id=n, host=f"kafka{n}", port=9092, rack=None)
+                                         for n in (1, 2)], controller_id=1, topics=[])
+    else:
+        body = DescribeClusterResponse(cluster_id="c", controller_id=1, brokers=[
+            DescribeClusterResponse.DescribeClusterBroker(broker_id=n, host=f"kafka{n}", port=9092, rack=None) for n in (1, 2)])
+    frame = rewrite_addresses(api_key, version, _encoded(api_key, version, body), lambda n: ("proxy", 1000 + n))
+    _, out = decode_response(api_key, version, frame)
+    assert [(b.host, b.port) for b in out.brokers] == [("proxy", 1001), ("proxy", 1002)]
+    # Nothing else changed: rewriting back gives the original bytes.
+    back = rewrite_addresses(api_key, version, frame, lambda n: (f"kafka{n}", 9092))
+    assert back == _encoded(api_key, version, body)
