@@ -318,6 +318,7 @@ class CaptureProxy:
                 session.software = (body.client_software_name, body.client_software_version)
             elif api_key == ApiKey.SASL_HANDSHAKE:
                 entry.mechanism = header.decode_body().mechanism
+                session.sasl_rounds = 0  # a new exchange (KIP-368 re-authentication too): its first token names the user
             elif api_key == ApiKey.SASL_AUTHENTICATE and session.sasl_rounds == 0:
                 session.sasl_user = username(session.mechanism, header.decode_body().auth_bytes)
             elif api_key == ApiKey.PRODUCE and _produce_acks(frame, header.body_offset, api_version) == 0:

@@ -2,8 +2,8 @@
 
 Kafka's clients learn where to connect from three answers: Metadata (every version: ``brokers``), FindCoordinator
 (v0-3: ``node_id``/``host``/``port``; v4+: one entry per key in ``coordinators``) and DescribeCluster (``brokers``).
-Each advertised node that the proxy forwards for gets the proxy's own listen address; entries for no node (a
-coordinator error's node -1, host "", port -1) stay as the broker sent them. The answer is decoded and re-encoded
+Each advertised node gets the address the proxy gives it (``address_for``: its own listen address, or a port per
+node); entries for no node (a coordinator error's node -1, host "", port -1) stay as the broker sent them. The answer is decoded and re-encoded
 with kafka_shim.protocol at the request's version; answers without an address to change are passed on as they are.
 """
 
