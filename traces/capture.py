@@ -80,8 +80,9 @@ __all__ = ["CaptureConfigError", "CaptureSettings", "CaptureSink"]
 class CaptureSink:
     """A RequestTap writing the trace format; ``record`` on the event loop, writing in its own thread."""
 
-    def __init__(self, settings: CaptureSettings) -> None:
+    def __init__(self, settings: CaptureSettings, source: str = CAPTURE) -> None:
         self.settings = settings
+        self.source = source  # the trace's ``source`` column and file metadata: capture, or proxy (traces.proxy)
         self.directory = settings.directory
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -210,7 +211,7 @@ class CaptureSink:
         for end in range(1, len(batch) + 1):
             if end == len(batch) or batch[end].time_us // _DAY_US != batch[start].time_us // _DAY_US:
                 part = batch[start:end]
-                self._write_rows(_day_name(part[0].time_us), tapped_rows(part))
+                self._write_rows(_day_name(part[0].time_us), tapped_rows(part, self.source))
                 start = end
         if dropped is not None:
             self._write_rows(_day_name(dropped["time"]), pa.Table.from_pylist([dropped], schema=SCHEMA))
@@ -236,7 +237,7 @@ class CaptureSink:
                     since=_iso(since), until=_iso(until),
                     hint=f"raise {QUEUE_KEY} / {QUEUE_BYTES_KEY} or give the writer a faster disk; "
                          "the trace has a 'dropped' row for them")
-        return {"kind": DROPPED, "time": since, "source": CAPTURE, "dropped_requests": count, "dropped_until": until}
+        return {"kind": DROPPED, "time": since, "source": self.source, "dropped_requests": count, "dropped_until": until}
 
     # -- files --------------------------------------------------------------------------------------
     def _open_file(self, day: str) -> _OpenFile:
@@ -247,7 +248,7 @@ class CaptureSink:
         name = f"part-{stamp}-{self._sequence:05d}.parquet"
         temp = folder / f"{IN_PROGRESS_PREFIX}{name}{IN_PROGRESS_SUFFIX}"
         sink = pa.OSFile(str(temp), "wb")
-        writer = pq.ParquetWriter(sink, SCHEMA.with_metadata(file_metadata(CAPTURE)), write_statistics=_STATISTICS)
+        writer = pq.ParquetWriter(sink, SCHEMA.with_metadata(file_metadata(self.source)), write_statistics=_STATISTICS)
         return _OpenFile(day, folder / name, temp, sink, writer, time.monotonic())
 
     def _finish_file(self) -> None:

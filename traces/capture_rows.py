@@ -17,14 +17,17 @@ from kafka_shim.authorizer.model import AclOperation, ResourceType
 from kafka_shim.traces.format import CAPTURE, CONFIG_ALTERING_APIS, DECISION, REQUEST, SCHEMA, redacted_request_json
 
 
-def tapped_rows(batch: list[Any]) -> pa.Table:
+def tapped_rows(batch: list[Any], source: str = CAPTURE) -> pa.Table:
     """TappedRequests (shim.tap) as trace rows, column by column (in the writer thread: the loop only queued them).
 
     The writer holds the interpreter lock while it converts Python objects, time the event loop then waits for: a
     TappedRequest is a tuple in column order, so the columns are one ``zip``, and the decisions are built as flat
-    child arrays with the names looked up by Arrow."""
+    child arrays with the names looked up by Arrow. A record type may carry further trace columns after
+    TappedRequest's (the capture proxy's ``response_rewritten``); its field names are the column names."""
     n = len(batch)
-    values = dict(zip(_RECORD_COLUMNS, zip(*batch, strict=True), strict=True))
+    fields = getattr(batch[0], "_fields", _RECORD_FIELDS) if batch else _RECORD_FIELDS
+    columns = _RECORD_COLUMNS if fields == _RECORD_FIELDS else tuple("time" if f == "time_us" else f for f in fields)
+    values = dict(zip(columns, zip(*batch, strict=True), strict=True)) if batch else dict.fromkeys(columns, ())
     if CONFIG_ALTERING_APIS.intersection(values["api_key"]):
         # Config values may be passwords: such requests keep a redacted JSON body instead of their bytes.
         requests = list(values["request"])
@@ -49,7 +52,7 @@ def tapped_rows(batch: list[Any]) -> pa.Table:
         elif name == "kind":
             arrays.append(pa.repeat(pa.scalar(REQUEST, f.type), n))
         elif name == "source":
-            arrays.append(pa.repeat(pa.scalar(CAPTURE, f.type), n))
+            arrays.append(pa.repeat(pa.scalar(source, f.type), n))
         else:
             arrays.append(pa.nulls(n, f.type))
     return pa.Table.from_arrays(arrays, schema=SCHEMA)
@@ -59,6 +62,7 @@ def tapped_rows(batch: list[Any]) -> pa.Table:
 _RECORD_COLUMNS = ("time", "connection_id", "client_host", "client_port", "listener", "security_protocol", "principal",
                    "client_id", "client_software_name", "client_software_version", "api_key", "api_version",
                    "correlation_id", "request", "response", "outcome", "response_time_us", "decisions")
+_RECORD_FIELDS = ("time_us", *_RECORD_COLUMNS[1:])
 
 
 def _decisions_array(per_request: tuple[list[Any], ...]) -> pa.Array:
@@ -81,7 +85,9 @@ def _decisions_array(per_request: tuple[list[Any], ...]) -> pa.Array:
         pa.array(operations, pa.int32()),
     ]
     struct = pa.StructArray.from_arrays(children, fields=list(DECISION))
-    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), struct, type=SCHEMA.field("decisions").type)
+    # None: the source saw no decisions (the capture proxy), a null list; () : the broker asked nothing, an empty one.
+    mask = pa.array([d is None for d in per_request]) if None in per_request else None
+    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), struct, type=SCHEMA.field("decisions").type, mask=mask)
 
 
 # Kafka's codes index these (AclOperation 0-14, ResourceType 0-7); a code beyond is a bug upstream and fails the batch.

@@ -36,6 +36,7 @@ DROPPED = "dropped"  # the capture writer fell behind: ``dropped_requests`` requ
 
 # Sources.
 CAPTURE = "capture"
+PROXY = "proxy"  # kafka-shim capture-proxy (traces.proxy)
 
 # Files being written start with "." (and end in ".inprogress"): Spark and pyarrow.dataset skip such names, so a
 # directory being captured into reads as the files already finished.
@@ -81,6 +82,8 @@ SCHEMA = pa.schema([
     pa.field("decisions", pa.list_(pa.field("item", DECISION))),
     pa.field("dropped_requests", pa.int64()),
     pa.field("dropped_until", pa.timestamp("us", tz="UTC")),
+    # Added after version 1's first files, at the end and optional for readers (older files read it as null).
+    pa.field("response_rewritten", pa.bool_()),  # proxy rows: the client got a re-encoded answer (broker addresses)
 ], metadata={VERSION_KEY: str(SCHEMA_VERSION).encode()})
 
 

@@ -41,9 +41,59 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--capture", metavar="DIR",
                        help="record every request and response in the trace format (Parquet, day=YYYY-MM-DD/ folders) "
                             "in DIR; the same as --override kafka.shim.capture.dir=DIR")
+    proxy = sub.add_parser("capture-proxy", help="forward Kafka clients to a broker and record their requests in the trace format")
+    proxy.add_argument("--upstream", required=True, metavar="HOST:PORT", type=_host_port,
+                       help="the broker to forward to (kafka-shim or Apache Kafka; one broker: see README)")
+    proxy.add_argument("--capture", required=True, metavar="DIR", help="the trace directory (Parquet, day=YYYY-MM-DD/ folders)")
+    proxy.add_argument("--listen", default="127.0.0.1:0", metavar="HOST:PORT", type=_host_port,
+                       help="where clients connect (default 127.0.0.1:0: a free port; the bound address is printed)")
+    proxy.add_argument("--security-protocol", choices=["PLAINTEXT", "SASL_PLAINTEXT"], default="PLAINTEXT",
+                       help="what the upstream listener speaks; the proxy's side speaks the same")
+    proxy.add_argument("--advertised-host", metavar="HOST",
+                       help="the host answers name for the proxy (default: the --listen host)")
+    proxy.add_argument("--listener-per-broker", action="store_true",
+                       help="give every broker the cluster advertises its own proxy port (for a multi-broker cluster)")
+    proxy.add_argument("--log-format", choices=["console", "json"], default="console")
+    proxy.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default="info")
     # Parsed by shim.acls_cli (kafka-acls.sh's flags); listed here for --help.
     sub.add_parser("acls", help="add, remove or list ACLs on any Kafka broker (kafka-acls.sh's flags)", add_help=False)
     return parser
+
+
+def _host_port(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT (e.g. 127.0.0.1:9092), got {text!r}")
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+async def capture_proxy(args: argparse.Namespace) -> int:
+    """``kafka-shim capture-proxy``: run until SIGINT/SIGTERM (traces is imported only here)."""
+    try:
+        from kafka_shim.traces.capture import CaptureConfigError, CaptureSettings, CaptureSink
+        from kafka_shim.traces.format import PROXY
+        from kafka_shim.traces.proxy import CaptureProxy
+    except ImportError as exc:
+        raise ConfigError(f"capture-proxy needs pyarrow ({exc}): pip install 'kafka-shim[traces]'") from None
+    try:
+        sink = CaptureSink(CaptureSettings.from_properties({}, args.capture), source=PROXY)
+    except CaptureConfigError as exc:
+        raise ConfigError(str(exc)) from None
+    proxy = CaptureProxy(args.upstream, sink, listen=args.listen, security_protocol=args.security_protocol,
+                         advertised_host=args.advertised_host, listener_per_broker=args.listener_per_broker)
+    try:
+        host, port = await proxy.start()
+    except BaseException:
+        sink.close()
+        raise
+    print(f"{host}:{port}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await proxy.stop()
+    return 0
 
 
 async def serve(config: BrokerConfig, preload_acls: list | None = None) -> int:
@@ -122,6 +172,15 @@ def main(argv: list[str] | None = None) -> int:
         return acls_cli.main(argv[1:])
     args = build_parser().parse_args(argv)
     configure_logging(args.log_format, args.log_level)
+    if args.command == "capture-proxy":
+        try:
+            return asyncio.run(capture_proxy(args))
+        except ConfigError as exc:
+            print(f"kafka-shim: configuration error: {exc}", file=sys.stderr)
+            return 2
+        except OSError as exc:
+            print(f"kafka-shim: {exc}", file=sys.stderr)
+            return 1
     if args.command == "serve":
         try:
             overrides = dict(args.override)
