@@ -45,14 +45,13 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
-import structlog
-
+from kafka_shim.authorizer.library_logging import get_logger
 from kafka_shim.protocol.codes import ApiKey
 from kafka_shim.protocol.framing import decode_response, parse_request
 from kafka_shim.traces.proxy_rewrite import REWRITTEN_APIS, advertised_nodes, rewrite_addresses
 from kafka_shim.traces.proxy_sasl import exchange_rounds, username
 
-log = structlog.get_logger("kafka_shim.capture_proxy")
+log = get_logger("kafka_shim.capture_proxy")
 
 PLAINTEXT = "PLAINTEXT"
 SASL_PLAINTEXT = "SASL_PLAINTEXT"
