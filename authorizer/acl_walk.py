@@ -19,6 +19,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable
 
+from kafka_shim.authorizer.index import expand_allow, expand_deny
 from kafka_shim.authorizer.model import (
     WILDCARD_HOST,
     WILDCARD_PRINCIPAL,
@@ -31,11 +32,6 @@ from kafka_shim.authorizer.model import (
 
 _LITERAL = int(PatternType.LITERAL)
 _ALL = int(AclOperation.ALL)
-_DESCRIBE = int(AclOperation.DESCRIBE)
-_DESCRIBE_CONFIGS = int(AclOperation.DESCRIBE_CONFIGS)
-_IMPLIES_DESCRIBE = {int(AclOperation.DESCRIBE), int(AclOperation.READ), int(AclOperation.WRITE), int(AclOperation.DELETE),
-                     int(AclOperation.ALTER)}
-_IMPLIES_DESCRIBE_CONFIGS = {int(AclOperation.DESCRIBE_CONFIGS), int(AclOperation.ALTER_CONFIGS)}
 _ALLOW = int(AclPermissionType.ALLOW)
 _DENY = int(AclPermissionType.DENY)
 _END = 0x10000  # sorts after every inverted code unit: a name sorts after the longer names it starts
@@ -158,17 +154,9 @@ def _result(binding: AclBinding, principal: str, host: str, operation: int) -> i
         return None
     if e.host != WILDCARD_HOST and e.host != host:
         return None
-    acl_op = int(e.operation)
-    if acl_op != _ALL:
-        if e.permission_type == AclPermissionType.ALLOW:
-            if operation == _DESCRIBE:
-                if acl_op not in _IMPLIES_DESCRIBE:
-                    return None
-            elif operation == _DESCRIBE_CONFIGS:
-                if acl_op not in _IMPLIES_DESCRIBE_CONFIGS:
-                    return None
-            elif operation != acl_op:
-                return None
-        elif operation != acl_op:
-            return None
-    return _ALLOW if e.permission_type == AclPermissionType.ALLOW else _DENY
+    # The implied operations (ALLOW READ grants DESCRIBE...; ALL matches all) are the index's, as findResult has them.
+    allow = e.permission_type == AclPermissionType.ALLOW
+    granted = expand_allow(1 << e.operation) if allow else expand_deny(1 << e.operation)
+    if not granted & (1 << operation):
+        return None
+    return _ALLOW if allow else _DENY
