@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from loadgen import drive  # noqa: E402
+from loadgen import drive, recv_exact  # noqa: E402
 
 from kafka_shim.protocol.framing import decode_response, encode_request  # noqa: E402
 from kafka_shim.protocol.messages import CreateTopicsRequest, MetadataRequest, ProduceRequest  # noqa: E402
@@ -71,18 +71,9 @@ def exchange(address: str, api_key: int, version: int, frame: bytes) -> object:
     host, port = address.rsplit(":", 1)
     with socket.create_connection((host, int(port)), timeout=10) as sock:
         sock.sendall(frame)
-        size = int.from_bytes(_recv(sock, 4), "big")
-        return decode_response(api_key, version, _recv(sock, size))[1]
+        size = int.from_bytes(recv_exact(sock, 4), "big")
+        return decode_response(api_key, version, recv_exact(sock, size))[1]
 
-
-def _recv(sock: socket.socket, n: int) -> bytes:
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        if not chunk:
-            raise ConnectionError("closed")
-        data += chunk
-    return data
 
 
 def requests() -> dict[str, bytes]:

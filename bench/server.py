@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from loadgen import drive, percentile  # noqa: E402
+from loadgen import drive, percentile, recv_exact  # noqa: E402
 from real_kafka import start_real_kafka  # noqa: E402
 
 from kafka_shim.protocol.framing import decode_response, encode_request  # noqa: E402
@@ -78,20 +78,11 @@ def check_answers(address: str, request: bytes) -> None:
     host, port = address.rsplit(":", 1)
     with socket.create_connection((host, int(port)), timeout=5) as sock:
         sock.sendall(request)
-        size = int.from_bytes(_recv_exact(sock, 4), "big")
-        _, body = decode_response(3, 12, _recv_exact(sock, size))
+        size = int.from_bytes(recv_exact(sock, 4), "big")
+        _, body = decode_response(3, 12, recv_exact(sock, size))
     if not body.brokers:
         raise SystemExit(f"{address} answered Metadata without brokers")
 
-
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        if not chunk:
-            raise ConnectionError("closed")
-        data += chunk
-    return data
 
 
 def run(server: str, address: str, shapes: list[tuple[int, int]], seconds: float, request: bytes) -> list[Result]:

@@ -409,12 +409,7 @@ class _Emitter:
             if t.primitive == "records":
                 # Records (a Fetch answer's megabytes) go into the output as they are: prefixing them with their
                 # length by concatenation would copy them once more before the frame's own join.
-                if flex:
-                    n = self.fresh("n")
-                    self.emit(body, f"{n} = len({x}) + 1")
-                    self.emit(body, f"{ap}(_UV[{n}] if {n} < 128 else _wuv({n}))")
-                else:
-                    self.emit(body, f"{ap}(_I32.pack(len({x})))")
+                self.write_length(body, ap, f"len({x})", flex, wide=True)
                 self.emit(body, f"{ap}({x})")
             elif flex:
                 n = self.fresh("n")
