@@ -16,6 +16,14 @@ from kafka_shim.shim.log.arena import keep_freed_memory_warm
 
 log = get_logger("kafka_shim.cli")
 
+# The trace commands, run by kafka_shim.traces.cli; their help is restated so `kafka-shim --help` never imports
+# traces (tests/traces/test_trace_cli.py keeps the two equal).
+TRACE_COMMANDS = {
+    "import": "turn Kafka's request log, authorizer log or a packet capture into a trace",
+    "replay": "re-send a trace's requests to a broker and diff the answers",
+    "audit": "decide a trace's requests under ACL sets on Spark: what-if, ACL usage, least privilege",
+}
+
 
 def _override(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
@@ -57,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     proxy.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default="info")
     # Parsed by shim.acls_cli (kafka-acls.sh's flags); listed here for --help.
     sub.add_parser("acls", help="add, remove or list ACLs on any Kafka broker (kafka-acls.sh's flags)", add_help=False)
+    # Parsed by kafka_shim.traces.cli (imported only when used); listed here for --help.
+    for name, help_text in TRACE_COMMANDS.items():
+        sub.add_parser(name, help=help_text, add_help=False)
     return parser
 
 
@@ -170,6 +181,11 @@ def main(argv: list[str] | None = None) -> int:
         # Warnings only, and on stderr: stdout carries kafka-acls.sh's output.
         configure_logging("console", "warning")
         return acls_cli.main(argv[1:])
+    if argv[:1] and argv[0] in TRACE_COMMANDS:
+        from kafka_shim.traces import cli as trace_cli
+
+        configure_logging("console", "warning")
+        return trace_cli.main(argv[0], argv[1:])
     args = build_parser().parse_args(argv)
     configure_logging(args.log_format, args.log_level)
     if args.command == "capture-proxy":
