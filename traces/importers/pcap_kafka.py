@@ -212,9 +212,12 @@ class _Conversation:
                 row["client_software_name"], row["client_software_version"] = self.software
             elif api_key == ApiKey.SASL_HANDSHAKE:
                 pending.mechanism = body.mechanism
-                self.sasl, self.sasl_rounds = True, 0
-                if self.principal is None:
+                if not self.sasl:
+                    # a SASL listener: what came before (ApiVersions) was handled as ANONYMOUS too
                     self.principal = row["principal"] = ANONYMOUS
+                    for earlier in (*self.rows, *(p.row for p in self.pending)):
+                        earlier["principal"] = ANONYMOUS
+                self.sasl, self.sasl_rounds = True, 0
             elif api_key == ApiKey.SASL_AUTHENTICATE and self.sasl_rounds == 0:
                 self.sasl_user = username(self.mechanism, body.auth_bytes)
         if api_key == ApiKey.PRODUCE and _acks(raw, frame.body_offset, version) == 0:
