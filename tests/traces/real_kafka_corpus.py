@@ -2,7 +2,8 @@
 
     .venv/bin/python tests/traces/real_kafka_corpus.py OUT_DIR
 
-starts a real Kafka 3.9 with ``scripts/real-kafka start --trace-logs`` (SASL_PLAINTEXT with PLAIN and SCRAM users
+starts a real Kafka 3.9 with ``scripts/real-kafka start --log-level kafka.request.logger=DEBUG
+--log-level kafka.authorizer.logger=DEBUG`` (SASL_PLAINTEXT with PLAIN and SCRAM users
 admin/alice/bob, StandardAuthorizer, admin a super user), records its SASL listener with ``tcpdump -i lo -w``
 (root; ``scripts/ensure-tcpdump`` installs it), runs the workload below with confluent-kafka and kafka-python,
 stops tcpdump with SIGINT (it flushes and exits) and stops Kafka. OUT_DIR then holds:
@@ -34,6 +35,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL_KAFKA = ROOT / "scripts" / "real-kafka"
+# At DEBUG the request logger writes every completed request, the authorizer logger the grants Kafka logs
+# (logIfAllowed) besides the denials (INFO).
+DEBUG_LOGGERS = ("kafka.request.logger", "kafka.authorizer.logger")
 PASSWORDS = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret"}
 TOPICS = {"orders": 3, "secret": 1}
 IDEMPOTENT_MESSAGES = 20
@@ -97,7 +101,8 @@ def build(out: Path) -> Corpus:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     kafka_dir = out / "kafka"
-    start = subprocess.run([sys.executable, str(REAL_KAFKA), "start", "--dir", str(kafka_dir), "--trace-logs"],
+    start = subprocess.run([sys.executable, str(REAL_KAFKA), "start", "--dir", str(kafka_dir),
+                            *(f"--log-level={logger}=DEBUG" for logger in DEBUG_LOGGERS)],
                            capture_output=True, text=True, timeout=900)
     if start.returncode != 0:
         raise RuntimeError(f"real Kafka did not start:\n{start.stderr[-4000:]}")
@@ -172,8 +177,15 @@ def _kafka_python(user: str, bootstrap: str, mechanism: str) -> dict:
 
 def _workload(bootstrap: str) -> dict:
     from confluent_kafka import Producer
-    from confluent_kafka.admin import (AclBinding, AclOperation, AclPermissionType, AdminClient, NewTopic,
-                                       ResourcePatternType, ResourceType)
+    from confluent_kafka.admin import (
+        AclBinding,
+        AclOperation,
+        AclPermissionType,
+        AdminClient,
+        NewTopic,
+        ResourcePatternType,
+        ResourceType,
+    )
     from kafka import KafkaConsumer, KafkaProducer
 
     admin = AdminClient(_confluent("admin", bootstrap))
@@ -246,8 +258,7 @@ def _workload(bootstrap: str) -> dict:
 
 def _wait_for_acls(admin: object, expected: int) -> None:
     """CreateAcls answers before the ACLs reach the authorizer's metadata image; wait until DescribeAcls lists them."""
-    from confluent_kafka.admin import (AclBindingFilter, AclOperation, AclPermissionType, ResourcePatternType,
-                                       ResourceType)
+    from confluent_kafka.admin import AclBindingFilter, AclOperation, AclPermissionType, ResourcePatternType, ResourceType
 
     wanted = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY,
                               AclPermissionType.ANY)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
@@ -26,18 +27,23 @@ from kafka_shim.traces.importers.pcap_packets import Segment, read_segments
 from kafka_shim.traces.importers.pcap_streams import connections
 from kafka_shim.traces.importers.report import ImportReport
 
-__all__ = ["PCAP", "import_pcap"]
+__all__ = ["PCAP", "import_pcap", "pcap_rows"]
 
 
 def import_pcap(paths: Iterable[str | Path], report: ImportReport | None = None) -> pa.Table:
     """The Kafka requests in packet capture files as a trace table (source ``pcap``); problems go to ``report``."""
+    return rows_table(pcap_rows(paths, report))
+
+
+def pcap_rows(paths: Iterable[str | Path], report: ImportReport | None = None) -> list[dict[str, Any]]:
+    """The same as row dicts of trace columns (``time`` in µs since the epoch), in connection order."""
     report = report if report is not None else ImportReport(PCAP)
     kafka = KafkaConnections(report)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for connection in connections(_all_segments(paths, report)):
         rows.extend(kafka.rows(connection))
     report.count("rows", len(rows))
-    return rows_table(rows)
+    return rows
 
 
 def _all_segments(paths: Iterable[str | Path], report: ImportReport) -> Iterator[Segment]:
