@@ -8,7 +8,8 @@ admin/alice/bob, StandardAuthorizer, admin a super user), records its SASL liste
 (root; ``scripts/ensure-tcpdump`` installs it), runs the workload below with confluent-kafka and kafka-python,
 stops tcpdump with SIGINT (it flushes and exits) and stops Kafka. OUT_DIR then holds:
 
-    traffic.pcap            the SASL listener's packets (Linux loopback: Ethernet link type)
+    traffic.pcap            the SASL listener's packets (tcpdump -i lo: Ethernet link type)
+    traffic-any.pcap        the same from tcpdump -i any (Linux cooked capture, SLL2 with libpcap >= 1.10)
     kafka-request.log       kafka.request.logger at DEBUG: every completed request
     kafka-authorizer.log    kafka.authorizer.logger at DEBUG: denials and the grants Kafka logs (logIfAllowed)
     acls.yaml               the ACL set the workload ran under (kafka-shim's --acls format)
@@ -74,6 +75,7 @@ class CorpusUnavailable(RuntimeError):
 class Corpus:
     dir: Path
     pcap: Path
+    pcap_any: Path
     request_log: Path
     authorizer_log: Path
     acls: Path
@@ -82,7 +84,7 @@ class Corpus:
 
 def load(directory: Path) -> Corpus:
     d = Path(directory)
-    return Corpus(d, d / "traffic.pcap", d / "kafka-request.log", d / "kafka-authorizer.log", d / "acls.yaml",
+    return Corpus(d, d / "traffic.pcap", d / "traffic-any.pcap", d / "kafka-request.log", d / "kafka-authorizer.log", d / "acls.yaml",
                   json.loads((d / "corpus.json").read_text()))
 
 
@@ -108,13 +110,15 @@ def build(out: Path) -> Corpus:
         raise RuntimeError(f"real Kafka did not start:\n{start.stderr[-4000:]}")
     try:
         port = json.loads((kafka_dir / "oracle.json").read_text())["ports"]["SASL_PLAINTEXT"]
-        pcap = out / "traffic.pcap"
-        tcpdump = _start_tcpdump(pcap, port)
+        pcap, pcap_any = out / "traffic.pcap", out / "traffic-any.pcap"
+        tcpdumps = [_start_tcpdump(pcap, port, "lo")]
         try:
+            tcpdumps.append(_start_tcpdump(pcap_any, port, "any"))
             info = _workload(f"127.0.0.1:{port}")
-            _wait_until_captured(pcap, port)
+            _wait_until_captured([pcap, pcap_any], port)
         finally:
-            _stop_tcpdump(tcpdump)
+            for tcpdump in tcpdumps:
+                _stop_tcpdump(tcpdump)
     finally:
         subprocess.run([sys.executable, str(REAL_KAFKA), "stop", "--dir", str(kafka_dir)], capture_output=True, timeout=120)
     for name in ("kafka-request.log", "kafka-authorizer.log"):
@@ -125,22 +129,27 @@ def build(out: Path) -> Corpus:
     return load(out)
 
 
-def _start_tcpdump(path: Path, port: int) -> subprocess.Popen:
+def _start_tcpdump(path: Path, port: int, interface: str) -> subprocess.Popen:
     # --immediate-mode: each packet is handed to tcpdump as it comes (not in blocks the kernel releases later) and
     # -U writes it out at once, so the file can be watched for the last packet
-    proc = subprocess.Popen(["tcpdump", "-i", "lo", "--immediate-mode", "-U", "-n", "-s", "0", "-w", str(path), "tcp", "port", str(port)],
+    proc = subprocess.Popen(["tcpdump", "-i", interface, "--immediate-mode", "-U", "-n", "-s", "0", "-w", str(path), "tcp", "port", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    # tcpdump says "listening on lo" once the capture is open; nothing sent before that would be recorded
+    # tcpdump says "listening on IFACE" once the capture is open (after notes such as "data link type
+    # LINUX_SLL2"); nothing sent before that would be recorded
     assert proc.stderr is not None
-    line = proc.stderr.readline()
-    if "listening on" not in line:
-        proc.kill()
-        raise RuntimeError(f"tcpdump did not start: {line}{proc.stderr.read()}")
+    said = []
+    for line in proc.stderr:
+        said.append(line)
+        if "listening on" in line:
+            break
+    else:
+        proc.wait()
+        raise RuntimeError(f"tcpdump -i {interface} did not start: {''.join(said)}")
     return proc
 
 
-def _wait_until_captured(pcap: Path, port: int) -> None:
-    """Open and close one more connection after the workload and wait until its FIN is in the file: every packet
+def _wait_until_captured(pcaps: list[Path], port: int) -> None:
+    """Open and close one more connection after the workload and wait until its FIN is in the files: every packet
     before it is then written too."""
     from kafka_shim.traces.importers.pcap_packets import FIN, read_segments
     from kafka_shim.traces.importers.report import ImportReport
@@ -149,7 +158,7 @@ def _wait_until_captured(pcap: Path, port: int) -> None:
         marker = sentinel.getsockname()[1]
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if any(s.sport == marker and s.flags & FIN for s in read_segments(pcap, ImportReport("pcap"))):
+        if all(any(s.sport == marker and s.flags & FIN for s in read_segments(p, ImportReport("pcap"))) for p in pcaps):
             return
         time.sleep(0.1)
     raise RuntimeError(f"tcpdump did not write the closing of connection :{marker} within 60 s")

@@ -30,15 +30,19 @@ from kafka_shim.traces.importers.report import ImportReport
 __all__ = ["PCAP", "import_pcap", "pcap_rows"]
 
 
-def import_pcap(paths: Iterable[str | Path], report: ImportReport | None = None) -> pa.Table:
-    """The Kafka requests in packet capture files as a trace table (source ``pcap``); problems go to ``report``."""
-    return rows_table(pcap_rows(paths, report))
+def import_pcap(paths: Iterable[str | Path], report: ImportReport | None = None, check_bodies: bool = False) -> pa.Table:
+    """The Kafka requests in packet capture files as a trace table (source ``pcap``); problems go to ``report``.
+
+    ``check_bodies``: decode every request and response body and report those that do not decode (a trace's
+    readers decode them anyway; this makes the import about twice as slow)."""
+    return rows_table(pcap_rows(paths, report, check_bodies))
 
 
-def pcap_rows(paths: Iterable[str | Path], report: ImportReport | None = None) -> list[dict[str, Any]]:
+def pcap_rows(paths: Iterable[str | Path], report: ImportReport | None = None, check_bodies: bool = False
+              ) -> list[dict[str, Any]]:
     """The same as row dicts of trace columns (``time`` in µs since the epoch), in connection order."""
     report = report if report is not None else ImportReport(PCAP)
-    kafka = KafkaConnections(report)
+    kafka = KafkaConnections(report, check_bodies)
     rows: list[dict[str, Any]] = []
     for connection in connections(_all_segments(paths, report)):
         rows.extend(kafka.rows(connection))

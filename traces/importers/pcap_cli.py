@@ -24,13 +24,14 @@ HELP = "packet captures (pcap, pcapng; tcpdump -w): Kafka connections found by t
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """No options beyond the files and --out: the capture carries everything it can."""
+    parser.add_argument("--check-bodies", action="store_true",
+                        help="decode every request and response body and report those that do not (slower)")
 
 
 def import_rows(args: argparse.Namespace, context: Any) -> Iterator[dict[str, Any]]:
     """The source interface of the importers' command table: rows, and what could not be read into its report."""
     report = ImportReport(PCAP)
-    rows = pcap_rows(args.files, report)
+    rows = pcap_rows(args.files, report, getattr(args, "check_bodies", False))
     _into_table_report(report, context.report)
     yield from rows
 
@@ -58,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     report = ImportReport(PCAP)
-    table = rows_table(pcap_rows(args.files, report))
+    table = rows_table(pcap_rows(args.files, report, args.check_bodies))
     files = write_trace(table, args.out, PCAP)
     lines = report.summary().splitlines()
     for line in lines if not args.quiet else lines[:1]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import struct
 from collections import deque
 from dataclasses import dataclass
+from functools import cache
 from itertools import count
 from typing import Any
 
@@ -46,6 +47,13 @@ _SIZE = struct.Struct(">i")
 # A first frame larger than this is not taken for a Kafka request (Kafka's socket.request.max.bytes is 100 MiB).
 MAX_FRAME = 100 * 1024 * 1024
 _TLS_RECORD_TYPES = frozenset({0x14, 0x15, 0x16, 0x17})
+# Requests whose bodies the connection's state needs (client software, SASL mechanism and first token).
+_STATE_APIS = frozenset({ApiKey.API_VERSIONS, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE})
+
+
+@cache
+def _valid_versions(api_key: int) -> Any:
+    return message_spec(api_index()[api_key][0]).valid_versions
 
 
 @dataclass(slots=True)
@@ -92,7 +100,7 @@ def looks_like_request(data: bytes) -> bool:
     if size < 8 or size > MAX_FRAME or len(data) < 4 + min(size, 64):
         return False
     api_key, version = struct.unpack_from(">hh", data, 4)
-    if api_key not in api_index() or version not in message_spec(api_index()[api_key][0]).valid_versions:
+    if api_key not in api_index() or version not in _valid_versions(api_key):
         return False
     try:
         parse_request(data[4:4 + size])
@@ -108,8 +116,9 @@ def looks_like_tls(data: bytes) -> bool:
 class KafkaConnections:
     """Turns connections into trace rows; numbers each broker address's connections from 0 as Kafka's ids do."""
 
-    def __init__(self, report: ImportReport) -> None:
+    def __init__(self, report: ImportReport, check_bodies: bool = False) -> None:
         self.report = report
+        self.check_bodies = check_bodies
         self._indexes: dict[tuple[str, int], count[int]] = {}
 
     def rows(self, connection: Connection) -> list[dict[str, Any]]:
@@ -120,7 +129,7 @@ class KafkaConnections:
         index = next(self._indexes.setdefault(broker, count()))
         connection_id = f"{broker[0]}:{broker[1]}-{client[0]}:{client[1]}-{index}"
         self.report.count("kafka_connections")
-        return _Conversation(self.report, connection, connection_id, client, to_broker, to_client).run()
+        return _Conversation(self.report, connection, connection_id, client, to_broker, to_client, self.check_bodies).run()
 
     def _client_side(self, c: Connection) -> tuple[tuple[tuple[str, int], tuple[str, int]], tuple[Direction, Direction]] | None:
         where = f"{c.a[0]}:{c.a[1]} <-> {c.b[0]}:{c.b[1]} (from {c.first_where})"
@@ -147,8 +156,9 @@ class KafkaConnections:
 
 class _Conversation:
     def __init__(self, report: ImportReport, connection: Connection, connection_id: str, client: tuple[str, int],
-                 to_broker: Direction, to_client: Direction) -> None:
+                 to_broker: Direction, to_client: Direction, check_bodies: bool) -> None:
         self.report = report
+        self.check_bodies = check_bodies
         self.connection = connection
         self.connection_id = connection_id
         self.client = client
@@ -205,7 +215,7 @@ class _Conversation:
         if api_key in CONFIG_ALTERING_APIS:
             row["request"], row["request_json"] = None, redacted_request_json(raw)
         pending = _Pending(row, ready_us)
-        body = self._decode_body(frame, api_key, version)
+        body = self._decode_body(frame, api_key, version)  # None unless needed or checked (and decodable)
         if body is not None:
             if api_key == ApiKey.API_VERSIONS and version >= 3:
                 self.software = (body.client_software_name, body.client_software_version)
@@ -227,11 +237,13 @@ class _Conversation:
         self._expect(pending)
 
     def _decode_body(self, frame: Any, api_key: int, version: int) -> Any:
-        if version not in message_spec(api_index()[api_key][0]).valid_versions:
+        if version not in _valid_versions(api_key):
             self.report.problem("unknown_api_version", self.connection_id,
                                 f"{api_key} ({api_index()[api_key][0]}) v{version}: a version the Kafka schemas here "
                                 "do not have; row kept with its bytes, body not decoded")
             return None
+        if api_key not in _STATE_APIS and not self.check_bodies:
+            return None  # decoding is the readers' (iter_requests); here only what the connection's state needs
         try:
             return frame.decode_body()
         except Exception as exc:  # any bytes: reported, the row keeps them
@@ -293,12 +305,12 @@ class _Conversation:
             self._sasl_progress(ok)
             if not ok:
                 outcome = AUTHENTICATION_FAILED
-        elif api_key is not None and row["request"] is not None:
+        elif self.check_bodies and api_key is not None and row["request"] is not None:
             self._check_response_body(api_key, row, raw)
         self._finish(row, raw, ready_us, outcome)
 
     def _check_response_body(self, api_key: int, row: dict[str, Any], raw: bytes) -> None:
-        if row["api_version"] not in message_spec(api_index()[api_key][0]).valid_versions:
+        if row["api_version"] not in _valid_versions(api_key):
             return  # reported with the request
         try:
             decode_response(api_key, row["api_version"], raw)

@@ -13,6 +13,7 @@ import ipaddress
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -52,6 +53,7 @@ class Segment:
     dst: str
     dport: int
     seq: int
+    ack: int
     flags: int
     payload: bytes
     truncated: bool  # the capture holds fewer payload bytes than the packet carried
@@ -163,14 +165,14 @@ def _segment(ip: bytes | None, time_us: int, where: str, report: ImportReport) -
         if expected >= 20:
             report.problem("truncated_packet", where, "TCP header cut off by the capture; packet skipped")
         return None
-    sport, dport, seq, _ack, offset_byte, flags = _TCP_HEADER.unpack_from(tcp)
+    sport, dport, seq, ack, offset_byte, flags = _TCP_HEADER.unpack_from(tcp)
     header = (offset_byte >> 4) * 4
     payload = tcp[header:]
     truncated = len(tcp) < expected
     if truncated:
         report.problem("truncated_packet", where, f"{expected - len(tcp)} of its bytes are not in the capture "
                        "(snap length or a cut file); the stream has a gap there")
-    return Segment(time_us, src, sport, dst, dport, seq, flags, payload, truncated, where)
+    return Segment(time_us, src, sport, dst, dport, seq, ack, flags, payload, truncated, where)
 
 
 def _ipv4(ip: bytes, where: str, report: ImportReport) -> tuple[str, str, bytes, int] | None:
@@ -203,6 +205,7 @@ def _ipv6(ip: bytes, where: str, report: ImportReport) -> tuple[str, str, bytes,
     return src, dst, ip[offset:end], end - offset
 
 
+@cache
 def _host(raw: bytes) -> str:
     """An address as a Java broker writes it in connection ids: IPv4 dotted, IPv6 as eight groups uncompressed."""
     addr = ipaddress.ip_address(raw)

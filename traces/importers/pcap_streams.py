@@ -32,6 +32,8 @@ class Direction:
     first_seq: int | None = None
     last_seq: int | None = None  # unwrapped, for unwrapping the next one
     fin: bool = False
+    fin_seq: int | None = None  # unwrapped sequence number of the FIN: the data ends there
+    peer_acked: int | None = None  # the highest sequence number the other end acknowledged (unwrapped)
     rst: bool = False
     first_time_us: int | None = None
     data: bytes = b""
@@ -44,24 +46,36 @@ class Direction:
             self.first_time_us = segment.time_us
         if segment.flags & SYN:
             self.isn = segment.seq
-        if segment.flags & FIN:
-            self.fin = True
         if segment.flags & RST:
             self.rst = True
+        if segment.flags & FIN:
+            self.fin = True
+            self.fin_seq = self._unwrap(segment.seq) + len(segment.payload)
         if not segment.payload:
             return
         seq = self._unwrap(segment.seq)
         self.segments.append((seq, segment.time_us, segment.payload, segment.truncated))
 
+    def acknowledged(self, ack: int) -> None:
+        """The other end acknowledged up to ``ack``: bytes before it were sent, captured or not."""
+        if self.last_seq is None:
+            return
+        nearest = self._nearest(ack)
+        self.peer_acked = nearest if self.peer_acked is None else max(self.peer_acked, nearest)
+
     def _unwrap(self, seq: int) -> int:
         if self.last_seq is None:
             self.last_seq = seq
             return seq
-        # the candidate nearest to the last one seen: segments never jump by 2 GiB
-        base = self.last_seq - (self.last_seq % _WRAP)
-        best = min((base + seq + k * _WRAP for k in (-1, 0, 1)), key=lambda s: abs(s - self.last_seq))
+        best = self._nearest(seq)
         self.last_seq = max(self.last_seq, best)
         return best
+
+    def _nearest(self, seq: int) -> int:
+        # the candidate nearest to the last one seen: segments never jump by 2 GiB
+        assert self.last_seq is not None
+        base = self.last_seq - (self.last_seq % _WRAP)
+        return min((base + seq + k * _WRAP for k in (-1, 0, 1)), key=lambda s: abs(s - self.last_seq))
 
     def assemble(self) -> None:
         """Put the bytes together in sequence order, up to the first gap."""
@@ -91,8 +105,16 @@ class Direction:
             if cut:
                 self.gap_at = position - start  # the capture holds no more of this packet
                 break
+        if self.gap_at is None and self._sent_beyond(position):
+            self.gap_at = position - start  # the last bytes were sent (a FIN after them, or acknowledged), not captured
         self.data = b"".join(chunks)
         self.segments = []
+
+    def _sent_beyond(self, position: int) -> bool:
+        if self.fin_seq is not None and self.fin_seq > position:
+            return True
+        # a FIN counts one in the sequence space: an acknowledgement one past the data is the FIN's
+        return self.peer_acked is not None and self.peer_acked > position + 1
 
     def time_at(self, offset: int) -> int:
         """When the byte at ``offset`` was readable in order (µs)."""
@@ -139,6 +161,8 @@ def connections(segments: Iterable[Segment]) -> list[Connection]:
             open_by_pair[pair] = connection
             found.append(connection)
         connection.direction(src).add(segment)
+        if segment.flags & ACK:
+            connection.direction(dst).acknowledged(segment.ack)
     for connection in found:
         connection.a_to_b.assemble()
         connection.b_to_a.assemble()

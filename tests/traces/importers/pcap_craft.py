@@ -25,6 +25,7 @@ class Packet:
     seq: int
     flags: int
     payload: bytes
+    ack: int = 0
 
 
 def request(api_key: int, version: int, correlation_id: int, body: Message, client_id: str = "craft") -> bytes:
@@ -47,7 +48,8 @@ def conversation(exchange: list[tuple[bool, bytes]], *, mss: int = 1000, start: 
     def add(from_client: bool, flags: int, payload: bytes = b"") -> None:
         nonlocal t
         s = isn[from_client] if flags & SYN else seq[from_client]
-        packets.append(Packet(t, from_client, s, flags, payload))
+        ack = seq[not from_client] if flags & ACK else 0  # all the other end sent so far
+        packets.append(Packet(t, from_client, s, flags, payload, ack))
         t += 0.001
         seq[from_client] = s + len(payload) + (1 if flags & (SYN | FIN) else 0)
 
@@ -77,8 +79,8 @@ def _ip(src: str, dst: str, tcp: bytes) -> bytes:
     return struct.pack(">IHBB16s16s", 6 << 28, len(tcp), 6, 64, a.packed, b.packed) + tcp
 
 
-def _tcp(sport: int, dport: int, seq: int, flags: int, payload: bytes) -> bytes:
-    return struct.pack(">HHIIBBHHH", sport, dport, seq & 0xFFFFFFFF, 0, 5 << 4, flags, 65535, 0, 0) + payload
+def _tcp(sport: int, dport: int, seq: int, ack: int, flags: int, payload: bytes) -> bytes:
+    return struct.pack(">HHIIBBHHH", sport, dport, seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, 5 << 4, flags, 65535, 0, 0) + payload
 
 
 def frames(packets: list[Packet], client: tuple[str, int], broker: tuple[str, int], link: str) -> list[tuple[float, bytes]]:
@@ -86,7 +88,7 @@ def frames(packets: list[Packet], client: tuple[str, int], broker: tuple[str, in
     out = []
     for p in packets:
         (src, sport), (dst, dport) = (client, broker) if p.from_client else (broker, client)
-        ip = _ip(src, dst, _tcp(sport, dport, p.seq, p.flags, p.payload))
+        ip = _ip(src, dst, _tcp(sport, dport, p.seq, p.ack, p.flags, p.payload))
         ethertype = 0x0800 if ip[0] >> 4 == 4 else 0x86DD
         if link == "ethernet":
             frame = b"\x02" * 6 + b"\x04" * 6 + struct.pack(">H", ethertype) + ip

@@ -292,3 +292,30 @@ def test_written_trace_reads_back(tmp_path: Path) -> None:
     files = write_trace(import_pcap([path]), tmp_path / "trace", "pcap")
     assert [f.parent.name for f in files] == ["day=2023-11-14"]
     assert _summary(list(iter_requests(read_trace(tmp_path / "trace")))) == EXPECTED
+
+
+def test_check_bodies_reports_bodies_that_do_not_decode_and_keeps_their_rows(tmp_path: Path) -> None:
+    broken = craft.request(ApiKey.METADATA, 12, 1, MetadataRequest(topics=None))
+    broken = broken[:-2] + b"\xff\xff"  # the end of the body: not a valid tagged-field section
+    broken = struct.pack(">i", len(broken) - 4) + broken[4:]
+    answer = craft.response(ApiKey.METADATA, 12, 1, MetadataResponse())[:-3]
+    answer = struct.pack(">i", len(answer) - 4) + answer[4:]
+    path = craft.write(tmp_path / "bad.pcap", craft.conversation([(True, broken), (False, answer)]), client=CLIENT, broker=BROKER)
+    quick = ImportReport("pcap")
+    import_pcap([path], quick)
+    assert quick.ok  # without the check bodies are left to the readers
+    checked = ImportReport("pcap")
+    [row] = import_pcap([path], checked, check_bodies=True).to_pylist()
+    assert checked.problems == {"undecodable_request_body": 1, "undecodable_response_body": 1}
+    assert (row["request"], row["response"], row["outcome"]) == (broken[4:], answer[4:], "response")
+
+
+@pytest.mark.parametrize("lost_from_client", [False, True], ids=["last-response", "last-request"])
+def test_a_lost_last_segment_is_seen_from_the_fin_and_acks_not_taken_for_a_close(tmp_path: Path, lost_from_client: bool) -> None:
+    packets = craft.conversation(_metadata_exchange(), mss=10_000)
+    last = max(i for i, p in enumerate(packets) if p.payload and p.from_client == lost_from_client)
+    del packets[last]
+    requests, report = _import(craft.write(tmp_path / "lostlast.pcap", packets, client=CLIENT, broker=BROKER))
+    assert not report.ok
+    assert "closed" not in [r.row["outcome"] for r in requests]  # the broker did answer: that answer is lost
+    assert _summary(requests) == EXPECTED[:-1]

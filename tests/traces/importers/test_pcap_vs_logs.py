@@ -15,6 +15,8 @@ from kafka_shim.traces.importers.pcap import import_pcap
 from tests.traces.real_kafka_corpus import Corpus
 
 pytestmark = [pytest.mark.oracle, pytest.mark.slow]
+# before the corpus fixture runs: no real Kafka is started for a test that cannot run yet
+pytest.importorskip("kafka_shim.traces.importers.request_log", reason="the request-log importer is not here yet")
 
 
 def _as_logged(captured: Any, logged: Any) -> Any:
@@ -31,7 +33,6 @@ def _as_logged(captured: Any, logged: Any) -> Any:
 
 
 def test_the_request_log_and_the_capture_hold_the_same_requests(real_kafka_corpus: Corpus, tmp_path: Path) -> None:
-    pytest.importorskip("kafka_shim.traces.importers.request_log", reason="the request-log importer is not here yet")
     from kafka_shim.traces.importers.cli import main
 
     assert main(["request-log", str(real_kafka_corpus.request_log), "--out", str(tmp_path / "log"), "--quiet"]) == 0
