@@ -45,7 +45,11 @@ def pcap_rows(paths: Iterable[str | Path], report: ImportReport | None = None, c
     kafka = KafkaConnections(report, check_bodies)
     rows: list[dict[str, Any]] = []
     for connection in connections(_all_segments(paths, report)):
-        rows.extend(kafka.rows(connection))
+        try:
+            rows.extend(kafka.rows(connection))
+        except Exception as exc:  # a bug here must cost one connection, not the import: reported with its cause
+            report.problem("importer_error", f"{connection.a[0]}:{connection.a[1]} <-> {connection.b[0]}:{connection.b[1]}",
+                           f"{type(exc).__name__}: {exc}; this connection is left out (please report it)")
     report.count("rows", len(rows))
     return rows
 

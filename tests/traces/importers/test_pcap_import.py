@@ -319,3 +319,21 @@ def test_a_lost_last_segment_is_seen_from_the_fin_and_acks_not_taken_for_a_close
     assert not report.ok
     assert "closed" not in [r.row["outcome"] for r in requests]  # the broker did answer: that answer is lost
     assert _summary(requests) == EXPECTED[:-1]
+
+
+def test_damaged_captures_never_crash_the_import_nor_pair_a_wrong_answer(tmp_path: Path) -> None:
+    import random
+
+    whole = craft.write(tmp_path / "c.pcap", craft.conversation(_metadata_exchange(range(1, 8)), mss=25),
+                        client=CLIENT, broker=BROKER).read_bytes()
+    rng = random.Random(15)
+    for attempt in range(300):
+        damaged = bytearray(whole)
+        for _ in range(rng.randint(1, 6)):
+            position = rng.randrange(24, len(damaged))  # past the file header: the packets themselves
+            damaged[position] = rng.randrange(256)
+        path = tmp_path / f"d{attempt}.pcap"
+        path.write_bytes(bytes(damaged[:rng.randrange(len(damaged) // 2, len(damaged) + 1)]))
+        for row in import_pcap([path], ImportReport("pcap")).to_pylist():
+            if row["response"] is not None and row["api_key"] is not None:
+                assert struct.unpack_from(">i", row["response"])[0] == row["correlation_id"]
