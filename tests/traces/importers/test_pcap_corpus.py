@@ -152,3 +152,17 @@ def test_tcpdump_on_any_interface_yields_the_same_rows_or_reports_what_it_lost(
         assert row["principal"] in (same["principal"], None)
     assert len(from_any) >= len(imported[0]) // 2
     assert len(from_any) == len(imported[0]) or not report.ok
+
+
+def test_the_acls_created_on_the_wire_are_the_corpus_acl_set(real_kafka_corpus: Corpus,
+                                                             imported: tuple[list[TracedRequest], ImportReport]) -> None:
+    from kafka_shim.shim.tools.acl_file import load_acl_file
+
+    created = {(c.resource_type, c.resource_name, c.resource_pattern_type, c.principal, c.host, c.operation, c.permission_type)
+               for r in imported[0] if r.row["api_key"] == ApiKey.CREATE_ACLS and r.row["principal"] == "User:admin"
+               for c in r.request_body.creations}
+    declared = {(int(b.pattern.resource_type), b.pattern.name, int(b.pattern.pattern_type), b.entry.principal, b.entry.host,
+                 int(b.entry.operation), int(b.entry.permission_type)) for b in load_acl_file(real_kafka_corpus.acls)}
+    assert created == declared
+    answers = [r.response_body for r in imported[0] if r.row["api_key"] == ApiKey.CREATE_ACLS]
+    assert all(result.error_code == 0 for a in answers for result in a.results)
