@@ -109,6 +109,30 @@ def looks_like_request(data: bytes) -> bool:
     return True
 
 
+def _first_answer_matches(requests: bytes, responses: bytes) -> bool:
+    """Without the SYN, a side whose first frame parses as a request may still be the broker's (a response's
+    correlation id reads as API key 0 and a version) or a client seen from the middle of a frame: the side is taken
+    for the client only when the other side's first frame answers its first request expecting an answer."""
+    if len(responses) < 8:
+        return True  # nothing answered in the capture: nothing to check against
+    expected = _SIZE.unpack_from(responses, 4)[0]
+    offset = 0
+    for _ in range(1000):  # acks=0 produce requests get no answer: the first one expecting an answer counts
+        if len(requests) - offset < 12:
+            return False
+        size = _SIZE.unpack_from(requests, offset)[0]
+        if size < 8 or size > MAX_FRAME or len(requests) - offset - 4 < size:
+            return False
+        try:
+            frame = parse_request(requests[offset + 4:offset + 4 + size])
+        except Exception:  # any bytes: not a request
+            return False
+        if not (frame.api_key == ApiKey.PRODUCE and _acks(frame.payload, frame.body_offset, frame.api_version) == 0):
+            return frame.correlation_id == expected
+        offset += 4 + size
+    return False
+
+
 def looks_like_tls(data: bytes) -> bool:
     return len(data) >= 3 and data[0] in _TLS_RECORD_TYPES and data[1] == 3
 
@@ -141,7 +165,8 @@ class KafkaConnections:
         else:
             options = options[:1]  # the SYN's sender is the client
         for option in options:
-            if looks_like_request(option[1][0].data):
+            to_broker, to_client = option[1]
+            if looks_like_request(to_broker.data) and (c.saw_syn or _first_answer_matches(to_broker.data, to_client.data)):
                 return option
         first = options[0][1][0].data or options[0][1][1].data
         if looks_like_tls(first):

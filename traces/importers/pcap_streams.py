@@ -29,21 +29,18 @@ class Direction:
 
     segments: list[tuple[int, int, bytes, bool]] = field(default_factory=list)  # (unwrapped seq, time, payload, cut)
     isn: int | None = None  # the SYN's sequence number (data starts at isn + 1)
-    first_seq: int | None = None
     last_seq: int | None = None  # unwrapped, for unwrapping the next one
     fin: bool = False
     fin_seq: int | None = None  # unwrapped sequence number of the FIN: the data ends there
     peer_acked: int | None = None  # the highest sequence number the other end acknowledged (unwrapped)
     rst: bool = False
-    first_time_us: int | None = None
+    first_time_us: int | None = None  # of the first segment with data: who spoke first is the client
     data: bytes = b""
     gap_at: int | None = None  # offset in ``data``'s stream of the first missing byte, or None
     _offsets: list[int] = field(default_factory=list)
     _times: list[int] = field(default_factory=list)
 
     def add(self, segment: Segment) -> None:
-        if self.first_time_us is None:
-            self.first_time_us = segment.time_us
         if segment.flags & SYN:
             self.isn = segment.seq
         if segment.flags & RST:
@@ -53,6 +50,8 @@ class Direction:
             self.fin_seq = self._unwrap(segment.seq) + len(segment.payload)
         if not segment.payload:
             return
+        if self.first_time_us is None:
+            self.first_time_us = segment.time_us
         seq = self._unwrap(segment.seq)
         self.segments.append((seq, segment.time_us, segment.payload, segment.truncated))
 
@@ -132,7 +131,6 @@ class Connection:
     b_to_a: Direction = field(default_factory=Direction)
     saw_syn: bool = False
     first_where: str = ""
-    first_time_us: int = 0
 
     def direction(self, src: tuple[str, int]) -> Direction:
         return self.a_to_b if src == self.a else self.b_to_a
@@ -153,7 +151,7 @@ def connections(segments: Iterable[Segment]) -> list[Connection]:
         opening = segment.flags & SYN and not segment.flags & ACK
         if connection is None or (opening and connection.ended) or (
                 opening and connection.a_to_b.isn is not None and connection.a_to_b.isn != segment.seq):
-            connection = Connection(src, dst, first_where=segment.where, first_time_us=segment.time_us)
+            connection = Connection(src, dst, first_where=segment.where)
             connection.saw_syn = bool(opening)
             if not opening and segment.flags & SYN:  # a SYN-ACK first: the other end opened it
                 connection.a, connection.b = dst, src

@@ -337,3 +337,17 @@ def test_damaged_captures_never_crash_the_import_nor_pair_a_wrong_answer(tmp_pat
         for row in import_pcap([path], ImportReport("pcap")).to_pylist():
             if row["response"] is not None and row["api_key"] is not None:
                 assert struct.unpack_from(">i", row["response"])[0] == row["correlation_id"]
+
+
+def test_without_the_syn_a_broker_whose_answers_read_as_requests_is_not_taken_for_the_client(tmp_path: Path) -> None:
+    # The capture lost the SYN and the client's first request: the broker's answer is the first data seen, and a
+    # response (size, correlation id 0x00000001, ...) reads as a Produce v1 request header.
+    exchange = [(True, craft.request(ApiKey.METADATA, 12, 1, MetadataRequest(topics=None))),
+                (False, craft.response(ApiKey.METADATA, 12, 1, MetadataResponse(cluster_id="x" * 40))),
+                (True, craft.request(ApiKey.METADATA, 12, 2, MetadataRequest(topics=None))),
+                (False, craft.response(ApiKey.METADATA, 12, 2, MetadataResponse(cluster_id="y" * 40)))]
+    packets = craft.conversation(exchange, handshake=False)
+    del packets[0]
+    requests, report = _import(craft.write(tmp_path / "nosyn.pcap", packets, client=CLIENT, broker=BROKER))
+    assert requests == []
+    assert report.problems == {"non_kafka_stream": 1}
