@@ -158,7 +158,14 @@ class KafkaConnections:
     def _client_side(self, c: Connection) -> tuple[tuple[tuple[str, int], tuple[str, int]], tuple[Direction, Direction]] | None:
         where = f"{c.a[0]}:{c.a[1]} <-> {c.b[0]}:{c.b[1]} (from {c.first_where})"
         if not c.a_to_b.data and not c.b_to_a.data:
+            if c.a_to_b.gap_at is not None or c.b_to_a.gap_at is not None:
+                self.report.problem("stream_start_lost", where, "the capture misses the first bytes of both directions; "
+                                    "nothing of this connection can be read")
             return None  # no payload captured: nothing to say
+        if c.saw_syn and c.a_to_b.gap_at == 0:
+            self.report.problem("stream_start_lost", where, "the capture misses the client's first bytes; nothing of "
+                                "this connection can be read")
+            return None
         options = [((c.a, c.b), (c.a_to_b, c.b_to_a)), ((c.b, c.a), (c.b_to_a, c.a_to_b))]
         if not c.saw_syn:  # who spoke first is the client; without the SYN that is the earlier first byte
             options.sort(key=lambda o: o[1][0].first_time_us if o[1][0].data else float("inf"))

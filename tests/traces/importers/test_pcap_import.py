@@ -351,3 +351,26 @@ def test_without_the_syn_a_broker_whose_answers_read_as_requests_is_not_taken_fo
     requests, report = _import(craft.write(tmp_path / "nosyn.pcap", packets, client=CLIENT, broker=BROKER))
     assert requests == []
     assert report.problems == {"non_kafka_stream": 1}
+
+
+def test_packets_lost_anywhere_never_give_a_row_the_whole_capture_does_not_have(tmp_path: Path) -> None:
+    import random
+
+    fire = ProduceRequest(acks=0, timeout_ms=1000, topic_data=[])
+    exchange = _metadata_exchange(range(1, 6))
+    exchange[4:4] = [(True, craft.request(ApiKey.PRODUCE, 9, 100, fire))]  # an acks=0 request among them
+    packets = craft.conversation(exchange, mss=30)
+    whole = {(r["correlation_id"], r["api_key"]): r for r in
+             import_pcap([craft.write(tmp_path / "whole.pcap", packets, client=CLIENT, broker=BROKER)]).to_pylist()}
+    assert len(whole) == 7  # ApiVersions, 5 Metadata, the acks=0 Produce
+    rng = random.Random(1515)
+    for attempt in range(200):
+        loss = rng.uniform(0.01, 0.3)
+        kept = [p for p in packets if rng.random() > loss]
+        path = craft.write(tmp_path / f"lossy{attempt}.pcap", kept, client=CLIENT, broker=BROKER)
+        report = ImportReport("pcap")
+        for row in import_pcap([path], report).to_pylist():
+            same = whole[(row["correlation_id"], row["api_key"])]
+            assert (row["request"], row["response"], row["outcome"]) == (same["request"], same["response"], same["outcome"])
+        if len(kept) < len(packets) and any(p.payload for p in packets if p not in kept):
+            assert not report.ok
