@@ -23,55 +23,15 @@ from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from kafka_shim.traces.format import file_metadata, iter_requests, read_trace
 from kafka_shim.traces.replay.cli import main
 from tests.support.sasl_setup import USERS, listener_address, sasl_properties
+from tests.traces.replay.workload import GROUP, TOPIC, acl, plain, run_workload
 
 pytestmark = pytest.mark.clients
 TIMEOUT = 30
-TOPIC, GROUP = "payments", "billing"
-
-
-def _plain(user: str) -> dict[str, str]:
-    return {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.username": user,
-            "sasl.password": USERS[user]}
-
-
-def _acl(principal: str, resource_type, name: str, operation, permission=None):
-    from confluent_kafka.admin import AclBinding, AclPermissionType, ResourcePatternType
-
-    return AclBinding(resource_type, name, ResourcePatternType.LITERAL, principal, "*", operation,
-                      permission or AclPermissionType.ALLOW)
 
 
 def _sasl_bootstrap(broker: EmbeddedBroker) -> str:
     host, port = listener_address(broker.broker, "SASL_PLAINTEXT")
     return f"{host}:{port}"
-
-
-def _workload(bootstrap: str) -> list[bytes]:
-    """What the clients do; returns what the group consumer read."""
-    from confluent_kafka import Producer
-    from confluent_kafka.admin import AclOperation, AdminClient, NewTopic, ResourceType
-    from kafka import KafkaConsumer
-
-    admin = AdminClient({"bootstrap.servers": bootstrap, **_plain("admin")})
-    for future in admin.create_topics([NewTopic(TOPIC, 1, 1)]).values():
-        future.result(timeout=TIMEOUT)
-    acls = [_acl("User:alice", ResourceType.TOPIC, TOPIC, AclOperation.WRITE),
-            _acl("User:alice", ResourceType.TOPIC, TOPIC, AclOperation.READ),
-            _acl("User:alice", ResourceType.GROUP, GROUP, AclOperation.READ)]
-    for future in admin.create_acls(acls).values():
-        future.result(timeout=TIMEOUT)
-    producer = Producer({"bootstrap.servers": bootstrap, **_plain("alice"), "enable.idempotence": True, "acks": "all"})
-    for i in range(3):
-        producer.produce(TOPIC, f"m{i}".encode())
-    assert producer.flush(TIMEOUT) == 0
-    consumer = KafkaConsumer(TOPIC, bootstrap_servers=bootstrap, security_protocol="SASL_PLAINTEXT",
-                             sasl_mechanism="SCRAM-SHA-256", sasl_plain_username="alice",
-                             sasl_plain_password=USERS["alice"], group_id=GROUP, auto_offset_reset="earliest",
-                             enable_auto_commit=False, consumer_timeout_ms=TIMEOUT * 1000)
-    values = [record.value for _, record in zip(range(3), consumer, strict=False)]
-    consumer.commit()
-    consumer.close()
-    return values
 
 
 def _config() -> BrokerConfig:
@@ -84,7 +44,7 @@ def _config() -> BrokerConfig:
 def trace(tmp_path_factory):
     capture = tmp_path_factory.mktemp("trace")
     with EmbeddedBroker(_config(), capture_dir=capture) as broker:
-        assert _workload(_sasl_bootstrap(broker)) == [b"m0", b"m1", b"m2"]
+        assert run_workload(_sasl_bootstrap(broker), TOPIC, GROUP) == [b"m0", b"m1", b"m2"]
     return capture
 
 
@@ -130,8 +90,8 @@ def test_replay_after_denying_one_acl_differs_in_exactly_the_requests_it_decides
 
     with EmbeddedBroker(_config()) as changed:
         # Set on the target only (not in the trace): alice may no longer read the topic.
-        admin = AdminClient({"bootstrap.servers": _sasl_bootstrap(changed), **_plain("admin")})
-        deny = _acl("User:alice", ResourceType.TOPIC, TOPIC, AclOperation.READ, AclPermissionType.DENY)
+        admin = AdminClient({"bootstrap.servers": _sasl_bootstrap(changed), **plain("admin")})
+        deny = acl("User:alice", ResourceType.TOPIC, TOPIC, AclOperation.READ, AclPermissionType.DENY)
         for future in admin.create_acls([deny]).values():
             future.result(timeout=TIMEOUT)
         code = _replay(trace, changed, credentials, tmp_path, "--pace", "fast")
