@@ -39,6 +39,7 @@ class RowResult:
     status: str
     reason: str = ""
     differences: list[Difference] = field(default_factory=list)
+    sequence: tuple[int, int] = (0, 0)  # (recorded send offset, position in the trace): the report's order
 
     @property
     def api(self) -> str:
@@ -65,11 +66,13 @@ class Replayer:
         self._answer_order: list[tuple[int, int]] = []  # (recorded answer time, id(step))
         self._done = 0
         self._progress: asyncio.Condition | None = None
+        self._position: dict[int, int] = {}
 
     async def run(self) -> list[RowResult]:
         self._progress = asyncio.Condition()
         for plan in self.plans:
             for step in plan.steps:
+                self._position[id(step)] = len(self._position)
                 self._settled[id(step)] = asyncio.Event()
                 end = _answer_end(step)
                 if end is not None:
@@ -82,6 +85,7 @@ class Replayer:
             await asyncio.gather(*(self._replay_connection(plan, start) for plan in self.plans))
         finally:
             watcher.cancel()
+        self.results.sort(key=lambda r: r.sequence)
         return self.results
 
     async def _watch_answers(self) -> None:
@@ -102,7 +106,7 @@ class Replayer:
     def _record(self, step: Step, status: str, reason: str = "", differences: list[Difference] | None = None) -> None:
         row = step.row
         result = RowResult(row["connection_id"], row.get("correlation_id"), row.get("api_key"), row.get("api_version"),
-                           status, reason, differences or [])
+                           status, reason, differences or [], (step.offset_us, self._position[id(step)]))
         self.results.append(result)
         self._settled[id(step)].set()
         self.on_result(result)
@@ -211,10 +215,12 @@ class Replayer:
 
     async def _compare_when_answered(self, conn: ReplayConnection, step: Step, future: asyncio.Future[bytes | str]) -> None:
         row = step.row
+        # A long poll or a rebalance may legitimately take long: never less than twice what the recorded answer took.
+        timeout = max(self.timeout, 2 * (row.get("response_time_us") or 0) / 1e6)
         try:
-            payload = await asyncio.wait_for(future, self.timeout)
+            payload = await asyncio.wait_for(future, timeout)
         except TimeoutError:
-            self._record(step, DIFFERENT, "no answer", [Difference("outcome", row.get("outcome"), f"no answer within {self.timeout:g} s")])
+            self._record(step, DIFFERENT, "no answer", [Difference("outcome", row.get("outcome"), f"no answer within {timeout:g} s")])
             await conn.close()
             return
         recorded = "closed" if row.get("outcome") == "closed" else "response"
@@ -226,7 +232,10 @@ class Replayer:
             self._record(step, IDENTICAL, "closed in both")
             return
         assert isinstance(payload, bytes)
-        differences = self._compare(row, payload)
+        try:
+            differences = self._compare(row, payload)
+        except Exception as exc:  # a bug or an answer shape the diff cannot walk: reported, never a crashed replay
+            differences = [Difference("response", "recorded answer", f"could not be compared: {exc!r}")]
         self._record(step, DIFFERENT if differences else IDENTICAL, "", differences)
 
     def _compare(self, row: dict[str, Any], payload: bytes) -> list[Difference]:

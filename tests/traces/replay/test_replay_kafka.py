@@ -9,6 +9,7 @@ state, which must not disturb other modules.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import uuid
@@ -21,7 +22,7 @@ from kafka_shim.traces.replay.cli import main
 from tests.support.peers import start_real_kafka, stop_real_kafka
 from tests.support.proxy_thread import ProxyThread
 from tests.support.sasl_setup import USERS
-from tests.traces.replay.workload import acl, plain, run_workload
+from tests.traces.replay.workload import acl, alice_acls, plain, run_workload
 
 pytestmark = [pytest.mark.oracle, pytest.mark.clients]
 TIMEOUT = 60
@@ -47,31 +48,71 @@ def _admin(kafka):
 @pytest.fixture(scope="module")
 def captured(kafka, tmp_path_factory):
     topic, group = f"replayed-{uuid.uuid4().hex[:8]}", f"replay-group-{uuid.uuid4().hex[:8]}"
-    # Not captured: make Kafka create __consumer_offsets first, so the workload's FindCoordinator is answered alike
-    # in the capture and in the replays (a first one on a fresh cluster gets 15 while the topic is created).
-    _admin(kafka).describe_consumer_groups(["warm-up"])["warm-up"].result(timeout=TIMEOUT)
+    # Not captured: warm Kafka's coordinators up, so the workload's FindCoordinator and InitProducerId are answered
+    # alike in the capture and in the replays.
+    asyncio.run(_until_coordinators_available(kafka))
+    # Not captured either: alice's ACLs, set once and kept (they survive the resets), and waited for, since a KRaft
+    # broker applies them a moment after CreateAcls is answered.
+    _create_acls(kafka, alice_acls(topic, group))
     trace = tmp_path_factory.mktemp("kafka-trace")
     with ProxyThread(kafka.sasl, trace, "SASL_PLAINTEXT") as proxy:
-        assert run_workload(proxy.bootstrap, topic, group) == [b"m0", b"m1", b"m2"]
+        assert run_workload(proxy.bootstrap, topic, group, create_acls=False) == [b"m0", b"m1", b"m2"]
     creds = tmp_path_factory.mktemp("creds") / "credentials.txt"
     creds.write_text(f"User:admin PLAIN admin {USERS['admin']}\nUser:alice SCRAM-SHA-256 alice {USERS['alice']}\n")
     return trace, creds, topic, group
 
 
-def _reset(kafka, topic: str, group: str) -> None:
-    """Delete what the workload created, and wait until Kafka no longer lists the topic."""
+async def _until_coordinators_available(kafka) -> None:
+    """FindCoordinator and InitProducerId as admin until Kafka answers them without an error: a fresh Kafka answers
+    the first ones 15 while it creates __consumer_offsets, and 14 while its producer id manager gets its first
+    block of ids; the capture and the replays must not depend on which request meets that."""
+    from kafka_shim.protocol.framing import decode_response, encode_request
+    from kafka_shim.protocol.messages import FindCoordinatorRequest, InitProducerIdRequest
+    from kafka_shim.traces.replay.connection import ReplayConnection
+    from kafka_shim.traces.replay.credentials import Credential
+    from kafka_shim.traces.replay.sasl import authenticate
+
+    conn = await ReplayConnection.open(*kafka.sasl, TIMEOUT)
+    try:
+        await authenticate(conn, Credential("User:admin", "PLAIN", "admin", USERS["admin"]), 1, 2, [1, 2], "warm-up", TIMEOUT)
+        deadline = time.monotonic() + TIMEOUT
+        correlation_id = 3
+        for api_key, version, request in ((ApiKey.FIND_COORDINATOR, 3, FindCoordinatorRequest(key="warm-up", key_type=0)),
+                                          (ApiKey.INIT_PRODUCER_ID, 4, InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=60000))):
+            while True:
+                correlation_id += 1
+                payload = await conn.request(encode_request(api_key, version, correlation_id, request), correlation_id, TIMEOUT)
+                assert isinstance(payload, bytes), "Kafka closed the connection"
+                if decode_response(api_key, version, payload)[1].error_code == 0:
+                    break
+                assert time.monotonic() < deadline, f"Kafka still answers api key {api_key} with an error after {TIMEOUT} s"
+                await asyncio.sleep(0.2)
+    finally:
+        await conn.close()
+
+
+def _create_acls(kafka, bindings: list) -> None:
+    """Create ACLs and wait until the broker's authorizer holds them (DescribeAcls answers from it)."""
     from confluent_kafka.admin import AclBindingFilter, AclOperation, AclPermissionType, ResourcePatternType, ResourceType
 
+    admin = _admin(kafka)
+    for future in admin.create_acls(bindings).values():
+        future.result(timeout=TIMEOUT)
+    everything = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY,
+                                  AclPermissionType.ANY)
+    deadline = time.monotonic() + TIMEOUT
+    while not set(bindings) <= set(admin.describe_acls(everything).result(timeout=TIMEOUT)):
+        assert time.monotonic() < deadline, f"Kafka did not apply {bindings} within {TIMEOUT} s"
+        time.sleep(0.1)
+
+
+def _reset(kafka, topic: str, group: str) -> None:
+    """Delete what the workload created (not alice's ACLs), and wait until Kafka no longer lists the topic."""
     admin = _admin(kafka)
     for future in admin.delete_consumer_groups([group]).values():
         future.result(timeout=TIMEOUT)
     for future in admin.delete_topics([topic]).values():
         future.result(timeout=TIMEOUT)
-    for resource_type, name in ((ResourceType.TOPIC, topic), (ResourceType.GROUP, group)):
-        pattern = AclBindingFilter(resource_type, name, ResourcePatternType.LITERAL, None, None, AclOperation.ANY,
-                                   AclPermissionType.ANY)
-        for future in admin.delete_acls([pattern]).values():
-            future.result(timeout=TIMEOUT)
     deadline = time.monotonic() + TIMEOUT
     while topic in admin.list_topics(timeout=TIMEOUT).topics:
         assert time.monotonic() < deadline, f"Kafka still lists {topic} {TIMEOUT} s after deleting it"
@@ -100,8 +141,7 @@ def test_replay_at_kafka_with_one_acl_changed_differs_where_kafka_denies(kafka, 
     trace, creds, topic, group = captured
     _reset(kafka, topic, group)
     deny = acl("User:alice", ResourceType.TOPIC, topic, AclOperation.READ, AclPermissionType.DENY)
-    for future in _admin(kafka).create_acls([deny]).values():
-        future.result(timeout=TIMEOUT)
+    _create_acls(kafka, [deny])
     code = main([str(trace), "--bootstrap-server", _bootstrap(kafka), "--credentials", str(creds), "--out", str(tmp_path),
                  "--pace", "fast"])
     assert code == 1

@@ -22,20 +22,26 @@ def acl(principal: str, resource_type, name: str, operation, permission=None):
                       permission or AclPermissionType.ALLOW)
 
 
-def run_workload(bootstrap: str, topic: str, group: str) -> list[bytes]:
+def alice_acls(topic: str, group: str) -> list:
+    from confluent_kafka.admin import AclOperation, ResourceType
+
+    return [acl("User:alice", ResourceType.TOPIC, topic, AclOperation.WRITE),
+            acl("User:alice", ResourceType.TOPIC, topic, AclOperation.READ),
+            acl("User:alice", ResourceType.GROUP, group, AclOperation.READ)]
+
+
+def run_workload(bootstrap: str, topic: str, group: str, *, create_acls: bool = True) -> list[bytes]:
     """What the clients do; returns what the group consumer read."""
     from confluent_kafka import Producer
-    from confluent_kafka.admin import AclOperation, AdminClient, NewTopic, ResourceType
+    from confluent_kafka.admin import AdminClient, NewTopic
     from kafka import KafkaConsumer
 
     admin = AdminClient({"bootstrap.servers": bootstrap, **plain("admin")})
     for future in admin.create_topics([NewTopic(topic, 1, 1)]).values():
         future.result(timeout=TIMEOUT)
-    acls = [acl("User:alice", ResourceType.topic, topic, AclOperation.WRITE),
-            acl("User:alice", ResourceType.topic, topic, AclOperation.READ),
-            acl("User:alice", ResourceType.group, group, AclOperation.READ)]
-    for future in admin.create_acls(acls).values():
-        future.result(timeout=TIMEOUT)
+    if create_acls:
+        for future in admin.create_acls(alice_acls(topic, group)).values():
+            future.result(timeout=TIMEOUT)
     producer = Producer({"bootstrap.servers": bootstrap, **plain("alice"), "enable.idempotence": True, "acks": "all"})
     for i in range(3):
         producer.produce(topic, f"m{i}".encode())
