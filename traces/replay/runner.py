@@ -215,21 +215,32 @@ class Replayer:
 
     async def _compare_when_answered(self, conn: ReplayConnection, step: Step, future: asyncio.Future[bytes | str]) -> None:
         row = step.row
+        recorded_us = row.get("response_time_us") or 0
+        if row.get("outcome") == "closed":
+            # Recorded "closed": the broker closed instead of answering, or the client went away while waiting (a
+            # consumer closing during a long poll). The replayer does what the client did: it gives up at the recorded
+            # moment. An answer before it differs; none by then (or the broker closing) matches.
+            try:
+                payload = await asyncio.wait_for(future, recorded_us / 1e6)
+            except TimeoutError:
+                await conn.close()
+                self._record(step, IDENTICAL, "closed at the recorded moment, unanswered in both")
+                return
+            if payload == CLOSED:
+                self._record(step, IDENTICAL, "closed in both")
+            else:
+                self._record(step, DIFFERENT, "outcome", [Difference("outcome", "closed", "response")])
+            return
         # A long poll or a rebalance may legitimately take long: never less than twice what the recorded answer took.
-        timeout = max(self.timeout, 2 * (row.get("response_time_us") or 0) / 1e6)
+        timeout = max(self.timeout, 2 * recorded_us / 1e6)
         try:
             payload = await asyncio.wait_for(future, timeout)
         except TimeoutError:
             self._record(step, DIFFERENT, "no answer", [Difference("outcome", row.get("outcome"), f"no answer within {timeout:g} s")])
             await conn.close()
             return
-        recorded = "closed" if row.get("outcome") == "closed" else "response"
-        replayed = "closed" if payload == CLOSED else "response"
-        if recorded != replayed:
-            self._record(step, DIFFERENT, "outcome", [Difference("outcome", recorded, replayed)])
-            return
-        if replayed == "closed":
-            self._record(step, IDENTICAL, "closed in both")
+        if payload == CLOSED:
+            self._record(step, DIFFERENT, "outcome", [Difference("outcome", "response", "closed")])
             return
         assert isinstance(payload, bytes)
         try:

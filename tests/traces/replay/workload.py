@@ -1,8 +1,11 @@
 """The client workload the replay tests capture: confluent-kafka (PLAIN) as admin creates a topic and alice's ACLs,
 alice produces idempotently (confluent-kafka, PLAIN) and consumes in a group with kafka-python (SCRAM-SHA-256), then
-commits and leaves: InitProducerId, member ids, topic ids and fetch sessions for the replay to re-map."""
+commits and leaves, then a confluent-kafka consumer reads the partition by assignment (Fetch by topic id):
+InitProducerId, member ids, topic ids and fetch sessions for the replay to re-map."""
 
 from __future__ import annotations
+
+import time
 
 from tests.support.sasl_setup import USERS
 
@@ -32,7 +35,7 @@ def alice_acls(topic: str, group: str) -> list:
 
 def run_workload(bootstrap: str, topic: str, group: str, *, create_acls: bool = True) -> list[bytes]:
     """What the clients do; returns what the group consumer read."""
-    from confluent_kafka import Producer
+    from confluent_kafka import Consumer, Producer, TopicPartition
     from confluent_kafka.admin import AdminClient, NewTopic
     from kafka import KafkaConsumer
 
@@ -53,4 +56,15 @@ def run_workload(bootstrap: str, topic: str, group: str, *, create_acls: bool = 
     values = [record.value for _, record in zip(range(3), consumer, strict=False)]
     consumer.commit()
     consumer.close()
+    # librdkafka fetches by topic id (Fetch v13+): the replay must re-map the id the recreated topic got.
+    assigned = Consumer({"bootstrap.servers": bootstrap, **plain("alice"), "group.id": group, "enable.auto.commit": False})
+    assigned.assign([TopicPartition(topic, 0, 0)])
+    again = []
+    deadline = time.monotonic() + TIMEOUT
+    while len(again) < 3 and time.monotonic() < deadline:
+        message = assigned.poll(1.0)
+        if message is not None and message.error() is None:
+            again.append(message.value())
+    assigned.close()
+    assert again == values, again
     return values
