@@ -52,6 +52,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--ignore", action="append", default=[], metavar="FIELD", help="also ignore this field name (repeat or comma-separate)")
     p.add_argument("--compare", action="append", default=[], metavar="FIELD", help="compare a field the default table ignores")
     p.add_argument("--ignore-error-messages", action="store_true", help="compare error codes only, not error_message texts")
+    p.add_argument("--strict-close", action="store_true",
+                   help="a request recorded unanswered on a closing connection that the replay answers is a difference")
     p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="for connecting and for each answer (default 30)")
     p.add_argument("--list-ignored", action="store_true", help="print the fields ignored by default and why, then exit")
     return p
@@ -136,7 +138,8 @@ def _run(args: argparse.Namespace) -> int:
     differ = Differ(IdMap(), ignore, args.ignore_error_messages)
     total = sum(len(p.steps) for p in plans)
     progress = _Progress(total)
-    replayer = Replayer(plans, target_of, credentials, differ, pace=args.pace, timeout=args.timeout, on_result=progress)
+    replayer = Replayer(plans, target_of, credentials, differ, pace=args.pace, timeout=args.timeout,
+                        strict_close=args.strict_close, on_result=progress)
     started = time.monotonic()
     results = asyncio.run(replayer.run())
     progress.finish()

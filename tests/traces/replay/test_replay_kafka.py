@@ -147,7 +147,8 @@ def test_replay_at_kafka_with_one_acl_changed_differs_where_kafka_denies(kafka, 
     assert code == 1
     differences = _differences(tmp_path)
     rows = {(r.row["connection_id"], r.row["correlation_id"]): r for r in iter_requests(trace)}
-    expected = {key for key, r in rows.items() if r.row["principal"] == "User:alice"
+    # (A request recorded unanswered on a closing connection is not compared: see "closed" in README.)
+    expected = {key for key, r in rows.items() if r.row["principal"] == "User:alice" and r.row["outcome"] == "response"
                 and r.row["api_key"] in (ApiKey.FETCH, ApiKey.OFFSET_COMMIT) and getattr(r.request_body, "topics", None)}
     assert expected and {(d["connection_id"], d["correlation_id"]) for d in differences} == expected
     codes = {(d["api"], d["recorded"], d["replayed"]) for d in differences if d["path"].endswith("error_code")}
