@@ -99,6 +99,10 @@ def _run(args: argparse.Namespace) -> int:
     plans = build_plans(table.to_pylist())
     if not plans:
         raise UsageError(f"{args.trace}: no readable request rows to replay" + (" (every file was unreadable)" if problems else ""))
+    unmapped = sorted({p.listener or "?" for p in plans if p.listener not in listeners})
+    if len(unmapped) > 1:
+        print(f"{PROG}: connections recorded on listeners {', '.join(unmapped)} all go to --bootstrap-server; add "
+              f"--listener NAME=HOST:PORT to send each listener's connections to a listener of its kind", file=sys.stderr)
     protocol = args.security_protocol or ("SASL_PLAINTEXT" if any(p.authenticates and p.listener not in listeners for p in plans) else "PLAINTEXT")
 
     def target_of(plan: ConnectionPlan) -> Target:

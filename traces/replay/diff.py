@@ -44,6 +44,7 @@ ERROR_MESSAGE_FIELDS = ("error_message",)
 # same workload assigns the same ones; a difference means records or DeleteRecords went differently), node ids
 # (set node.id alike, or --ignore node_id,leader_id,controller_id when comparing brokers with other ids).
 
+_LOG_APPEND_TIME = 0x08  # the timestamp-type bit of a batch's attributes
 _BATCH = struct.Struct(">qiibIhiqqqhii")  # the 61-byte magic-2 batch header
 _BATCH_FIELDS = ("base_offset", "batch_length", "partition_leader_epoch", "magic", "crc", "attributes", "last_offset_delta",
                  "base_timestamp", "max_timestamp", "producer_id", "producer_epoch", "base_sequence", "records_count")
@@ -145,6 +146,8 @@ def _batches(data: bytes) -> list[dict[str, Any]] | None:
             return None
         header["records_bytes"] = data[pos + _BATCH.size:end]
         del header["crc"]  # covers the producer id, which may be re-mapped; the bytes around it are compared
+        if header["attributes"] & _LOG_APPEND_TIME:
+            del header["max_timestamp"]  # the broker's clock at the append (as log_append_time_ms)
         out.append(header)
         pos = end
     return out

@@ -88,3 +88,17 @@ def test_the_credentials_file_format() -> None:
                          ("User:a PLAIN a", "expected"), ("User:a PLAIN a p\nUser:a PLAIN a q", "twice")):
         with pytest.raises(CredentialsError, match=message):
             parse_credentials(bad, "f")
+
+
+def test_log_append_time_batches_are_compared_without_the_brokers_append_time() -> None:
+    from kafka_shim.protocol.messages import FetchResponse
+
+    def fetch(max_timestamp: int, attributes: int) -> FetchResponse:
+        batch = RecordBatch(attributes=attributes, last_offset_delta=0, base_timestamp=1, max_timestamp=max_timestamp,
+                            records=[Record(offset_delta=0, timestamp_delta=0, key=None, value=b"v")])
+        partition = FetchResponse.PartitionData(records=encode_batch(batch))
+        return FetchResponse(responses=[FetchResponse.FetchableTopicResponse(topic="t", partitions=[partition])])
+
+    assert Differ(IdMap()).compare(fetch(100, 0x08), fetch(200, 0x08)) == []
+    [difference] = Differ(IdMap()).compare(fetch(100, 0), fetch(200, 0))  # CreateTime: the producer's, compared
+    assert difference.path == "responses[0].partitions[0].records.batch[0].max_timestamp"
