@@ -78,10 +78,27 @@ class Differ:
         elif isinstance(a, list) and isinstance(b, list):
             if len(a) != len(b):
                 out.append(Difference(f"{path}.length" if path else "length", len(a), len(b)))
+                key = _entry_key(a, b)
+                if key is not None:  # e.g. ApiVersions' api_keys: name what is missing or extra, not every shifted index
+                    self._keyed(a, b, key, path, out)
+                    return
             for i, (x, y) in enumerate(zip(a, b, strict=False)):
                 self._walk(x, y, f"{path}[{i}]", out)
         elif a != b:
             out.append(Difference(path, _plain(a), _plain(b)))
+
+    def _keyed(self, a: list[dict], b: list[dict], key: str, path: str, out: list[Difference]) -> None:
+        theirs = {entry[key]: entry for entry in b}
+        ours = {entry[key] for entry in a}
+        for entry in a:
+            where = f"{path}[{key}={entry[key]!r}]"
+            if entry[key] in theirs:
+                self._walk(entry, theirs[entry[key]], where, out)
+            else:
+                out.append(Difference(where, "present", "missing"))
+        for entry in b:
+            if entry[key] not in ours:
+                out.append(Difference(f"{path}[{key}={entry[key]!r}]", "missing", "present"))
 
     def _struct(self, a: dict, b: dict, path: str, out: list[Difference]) -> None:
         if "producer_id" in a and "producer_epoch" in a:
@@ -130,6 +147,25 @@ class Differ:
             out.append(Difference(f"{path}.batches", len(xs), len(ys)))
         for i, (x, y) in enumerate(zip(xs, ys, strict=False)):
             self._struct(x, y, f"{path}.batch[{i}]", out)
+
+
+# Fields that identify an entry of an array, tried in this order, for arrays whose lengths differ (where a comparison
+# by index would report every entry after the first one missing). Arrays of equal length are compared by index, so
+# a different order is reported as such.
+ENTRY_KEYS = ("api_key", "name", "topic", "topic_id", "partition_index", "partition", "group_id", "member_id", "node_id",
+              "broker_id", "key", "resource_name")
+
+
+def _entry_key(a: list, b: list) -> str | None:
+    entries = a + b
+    if not entries or not all(isinstance(e, dict) for e in entries):
+        return None
+    for key in ENTRY_KEYS:
+        if all(key in e for e in entries):
+            values = [e[key] for e in a], [e[key] for e in b]
+            if all(len(set(map(repr, v))) == len(v) for v in values):  # unique on each side
+                return key
+    return None
 
 
 def _batches(data: bytes) -> list[dict[str, Any]] | None:

@@ -102,3 +102,13 @@ def test_log_append_time_batches_are_compared_without_the_brokers_append_time() 
     assert Differ(IdMap()).compare(fetch(100, 0x08), fetch(200, 0x08)) == []
     [difference] = Differ(IdMap()).compare(fetch(100, 0), fetch(200, 0))  # CreateTime: the producer's, compared
     assert difference.path == "responses[0].partitions[0].records.batch[0].max_timestamp"
+
+
+def test_arrays_of_different_lengths_are_matched_by_their_entries_key() -> None:
+    from kafka_shim.protocol.messages import ApiVersionsResponse
+
+    key = ApiVersionsResponse.ApiVersion
+    few = ApiVersionsResponse(api_keys=[key(api_key=0, max_version=11), key(api_key=3, max_version=12)])
+    more = ApiVersionsResponse(api_keys=[key(api_key=0, max_version=11), key(api_key=1, max_version=17), key(api_key=3, max_version=13)])
+    assert [(d.path, d.recorded, d.replayed) for d in Differ(IdMap()).compare(few, more)] == [
+        ("api_keys.length", 2, 3), ("api_keys[api_key=3].max_version", 12, 13), ("api_keys[api_key=1]", "missing", "present")]
