@@ -15,7 +15,8 @@ the JSON built by kafka.network.RequestConvertToJson.requestDescMetrics (Kafka 2
 
 The line is written when the response has been sent, so a row's ``time`` is the log timestamp minus
 ``totalTimeMs`` (when the broker took the request, as the trace defines it). AlterConfigs and
-IncrementalAlterConfigs values arrive redacted from Kafka (``REDACTED``, or null where Kafka logged null) and stay so.
+IncrementalAlterConfigs: Kafka's log hides only the values it deems possibly secret (``[hidden]``: password-type
+and unknown configs); the import replaces every config value with ``REDACTED``, as the trace format promises.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Any
 
 from kafka_shim.protocol.messages import request_class, response_class
 from kafka_shim.protocol.schema import api_index
-from kafka_shim.traces.format import REQUEST, to_json_text
+from kafka_shim.traces.format import CONFIG_ALTERING_APIS, REDACTED, REQUEST, to_json_text
 from kafka_shim.traces.importers.kafka_json import KafkaJsonError, plain, read_message
 from kafka_shim.traces.importers.logfiles import Line, Report, TimestampError, parse_timestamp, read_lines
 
@@ -165,8 +166,19 @@ def parse_line(text: str, at: int, zone: datetime.tzinfo) -> tuple[dict[str, Any
             kind = "unknown_api_version" if api_version not in cls.message_spec.valid_versions else "body_mismatch"
             warnings.append((kind, f"{part} body not read ({exc}): row kept without {part}_json"))
             continue
-        row[f"{part}_json"] = to_json_text(plain(message))
+        body_data = plain(message)
+        if part == "request" and api_key in CONFIG_ALTERING_APIS:
+            _redact_configs(body_data)
+        row[f"{part}_json"] = to_json_text(body_data)
     return row, warnings
+
+
+def _redact_configs(body: dict[str, Any]) -> None:
+    # Kafka's log hides only the values it thinks may be secrets ("[hidden]"); a trace promises none at all.
+    for resource in body.get("resources") or ():
+        for config in resource.get("configs") or ():
+            if config.get("value") is not None:
+                config["value"] = REDACTED
 
 
 def client_address(connection: str | None) -> tuple[str | None, int | None]:
