@@ -19,6 +19,7 @@ import io
 import re
 import sys
 import time
+import zlib
 import zoneinfo
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -174,5 +175,5 @@ def read_lines(paths: list[Path], report: Report, progress: Progress | None = No
                     if progress is not None:
                         progress.advance(len(raw), path.name)
                     yield Line(path, number, raw.rstrip("\r\n"))
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
             report.bad(path, number + 1, f"cannot read the file further: {exc}", "unreadable_file")

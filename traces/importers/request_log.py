@@ -113,7 +113,9 @@ def parse_line(text: str, at: int, zone: datetime.tzinfo) -> tuple[dict[str, Any
     try:
         doc, _end = _DECODER.raw_decode(text, at + len(MARKER))
     except json.JSONDecodeError as exc:
-        truncated = exc.pos >= len(text.rstrip()) - 1  # the line ends inside the JSON: a cut-off last line
+        # A whole line ends with the JSON's "}" or the logger's "(kafka.request.logger)": else it was cut off (the
+        # broker was writing the last line, or a shipper truncated it).
+        truncated = not text.rstrip().endswith(("}", ")"))
         raise LineError(f"{'truncated ' if truncated else ''}JSON after {MARKER!r}: {exc.msg} at column {exc.pos + 1}",
                         "truncated_json" if truncated else "bad_json") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("requestHeader"), dict):
