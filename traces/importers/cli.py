@@ -1,8 +1,10 @@
 """``kafka-shim import SOURCE FILE... --out TRACE``: Kafka's logs (and packet captures) turned into a trace.
 
 Sources are a table (``SOURCES``): a name, the module that reads it and a line of help. A source module exposes
-``add_arguments(parser)`` for its own options and ``import_rows(args, context) -> Iterator[row dict]``, each row a
-dict of trace columns (traces/FORMAT.md). This command does the rest for every source: files (plain, gzip'd,
+``add_arguments(parser)`` for its own options, ``import_rows(args, context) -> Iterator[row dict]`` (each row a
+dict of trace columns, traces/FORMAT.md; ``args.files`` the existing files, ``context.report`` to count lines, rows
+and problems into, ``context.progress.advance(n_bytes, what)``, ``context.extra`` for figures of its own), and
+optionally ``FILES_HELP``. This command does the rest for every source: files (plain, gzip'd,
 rotated), the progress display, writing day partitions with the source in the files' metadata, and the summary.
 
 Bad input never stops an import: every line that cannot be read is counted, the first examples (file, line,
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafka_shim.traces.importers.logfiles import Progress, Report, timezone
+from kafka_shim.traces.importers.logfiles import Progress, Report, log, timezone
 from kafka_shim.traces.importers.writer import TraceWriter
 
 # name -> (module, help). Adding a source is one line here and a module with add_arguments / import_rows.
@@ -35,6 +37,8 @@ SOURCES: dict[str, tuple[str, str]] = {
 }
 
 SUMMARY_PREFIX = "_import-summary-"
+# A source module may say what its files are with its own FILES_HELP.
+FILES_HELP = "log files: plain, gzip'd or rotated (kafka-request.log.2026-11-23-17)"
 
 
 @dataclass
@@ -55,13 +59,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kafka-shim import", description="Turn Kafka's logs or a packet capture into a trace (traces/FORMAT.md).")
     sub = parser.add_subparsers(dest="source", required=True, metavar="SOURCE")
     for name, (module_name, help_text) in SOURCES.items():
+        module = _source_module(module_name)
         p = sub.add_parser(name, help=help_text, description=help_text)
-        p.add_argument("files", nargs="+", type=Path, metavar="FILE", help="log files: plain, gzip'd or rotated (server.log.2026-11-23-17)")
+        p.add_argument("files", nargs="+", type=Path, metavar="FILE", help=getattr(module, "FILES_HELP", FILES_HELP))
         p.add_argument("--out", required=True, type=Path, metavar="TRACE", help="the trace directory to write (day=YYYY-MM-DD/ partitions)")
         p.add_argument("--timezone", default="UTC", help="the broker's time zone, for log timestamps without one (default UTC): an IANA name or +HH:MM")
         p.add_argument("--quiet", action="store_true", help="no progress display and no bad-line examples on stderr (the summary file still has them)")
         p.set_defaults(module_name=module_name)
-        _source_module(module_name).add_arguments(p)
+        module.add_arguments(p)
     return parser
 
 
@@ -94,6 +99,8 @@ def main(argv: list[str]) -> int:
         writer.close()
     finally:
         progress.finish()
+    log.info("import_finished", source=args.source, out=str(args.out), rows=writer.rows_written,
+             bad_lines=report.bad_lines, warnings=report.warnings)
     summary = {"source": args.source, "out": str(args.out), "files_written": [str(f) for f in writer.files],
                "rows_written": writer.rows_written, **report.as_dict(), **context.extra}
     summary_path = _write_summary(args.out, summary) if writer.rows_written or args.out.is_dir() else None

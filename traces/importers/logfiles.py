@@ -26,6 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from kafka_shim.authorizer.library_logging import get_logger
+
+log = get_logger("kafka_shim.traces.import")
 _TIMESTAMP = re.compile(
     r"(?P<date>\d{4}-\d{2}-\d{2})[ T](?P<time>\d{2}:\d{2}:\d{2})(?:[,.](?P<fraction>\d{1,9}))?"
     r"\s*(?P<zone>Z|[+-]\d{2}:?\d{2}|UTC)?")
@@ -101,6 +104,8 @@ class Report:
         self.counts_by_reason[kind] = self.counts_by_reason.get(kind, 0) + 1
         if len(self.examples) < EXAMPLES:
             self.examples.append({"file": str(path), "line": line_no, "reason": reason})
+            log.warning("import_line_unreadable", file=str(path), line=line_no, reason=reason, kind=kind,
+                        hint="the line is skipped and counted; the import goes on")
 
     def warn(self, path: Path, line_no: int, reason: str, kind: str) -> None:
         """A line read into a row that lacks part of what it held."""
@@ -108,6 +113,7 @@ class Report:
         self.counts_by_reason[kind] = self.counts_by_reason.get(kind, 0) + 1
         if len(self.warning_examples) < EXAMPLES:
             self.warning_examples.append({"file": str(path), "line": line_no, "reason": reason})
+            log.info("import_line_partly_read", file=str(path), line=line_no, reason=reason, kind=kind)
 
     def as_dict(self) -> dict[str, Any]:
         return {"files": self.files, "lines": self.lines, "rows": self.rows, "bad_lines": self.bad_lines,

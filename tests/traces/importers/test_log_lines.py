@@ -168,3 +168,28 @@ def test_a_decision_two_requests_could_have_asked_is_attached_to_neither() -> No
     assert first["decisions"] is None and second["decisions"] is None
     assert alone["decisions"] == [decision]
     assert [a["time"] for a in matching.leftover] == [1_030_000, 9_000_000]
+
+
+def test_an_unreadable_line_is_a_structured_log_event(tmp_path: Path) -> None:
+    from structlog.testing import capture_logs
+
+    log = tmp_path / "kafka-request.log"
+    log.write_text("[2026-11-23 20:35:01,331] DEBUG Completed request:{oops} (kafka.request.logger)\n")
+    with capture_logs() as events:
+        rows, report = _request_rows(log)
+    assert rows == [] and report.bad_lines == 1
+    (event,) = [e for e in events if e["event"] == "import_line_unreadable"]
+    assert (event["file"], event["line"], event["kind"], event["log_level"]) == (str(log), 1, "bad_json", "warning")
+
+
+def test_progress_is_plain_lines_off_a_terminal() -> None:
+    import io
+
+    from kafka_shim.traces.importers.logfiles import Progress
+
+    stream = io.StringIO()
+    progress = Progress(2_000_000, stream)
+    progress._interval = 0.0  # every advance shows; the real interval is 10 s off a terminal
+    progress.advance(1_000_000, "kafka-request.log")
+    progress.finish()
+    assert stream.getvalue() == "kafka-shim import:  50.0% of 2.0 MB (kafka-request.log)\n"
