@@ -7,8 +7,9 @@ and the API key are equal and its time lies in the request's span ``[time, time 
 ``SLACK_US`` on both sides because both logs write milliseconds.
 
 Ambiguity: when the spans of several requests of the same principal, host and API contain the decision (pipelined
-or concurrent clients of one principal on one host), it cannot be told which one asked, so it is attached to none
-and kept as its own ``authorization`` row; ``Matching.ambiguous`` counts them. Decisions that match no request
+or concurrent clients of one principal on one host), the one whose body names the resource is taken when exactly
+one does (a Metadata request listing the topic); otherwise it cannot be told which one asked, so it is attached to
+none and kept as its own ``authorization`` row; ``Matching.ambiguous`` counts them. Decisions that match no request
 (the request log was off, or rotated differently) are kept as ``authorization`` rows too. A request with no
 matching decision keeps ``decisions`` null: the authorizer log holds only what Kafka chose to log (denials at
 INFO, some grants at DEBUG), so "none found" is not "none asked".
@@ -17,6 +18,7 @@ INFO, some grants at DEBUG), so "none found" is not "none asked".
 from __future__ import annotations
 
 import bisect
+import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,6 +59,8 @@ def attach(requests: list[dict[str, Any]], authorizations: list[dict[str, Any]])
         # Spans that started by t; of those, the ones still open at t.
         upto = bisect.bisect_right(starts[key], t)
         hits = [i for s, e, i in candidates[:upto] if s <= t <= e]
+        if len(hits) > 1:
+            hits = _naming_the_resource(hits, requests, a["decisions"][0]) or hits
         if len(hits) == 1:
             found[hits[0]].append((t, a["decisions"][0]))
             result.attached += 1
@@ -70,3 +74,12 @@ def attach(requests: list[dict[str, Any]], authorizations: list[dict[str, Any]])
         decisions.sort(key=lambda pair: pair[0])
         requests[i]["decisions"] = [d for _t, d in decisions]
     return result
+
+
+def _naming_the_resource(hits: list[int], requests: list[dict[str, Any]], decision: dict[str, Any]) -> list[int]:
+    """Of several candidate requests, those whose body names the decision's resource (as a JSON string)."""
+    name = decision.get("resource_name")
+    if not name:
+        return []
+    needle = json.dumps(name)
+    return [i for i in hits if needle in (requests[i].get("request_json") or "")]

@@ -161,12 +161,13 @@ class Progress:
             self.stream.flush()
 
 
-def open_text(path: Path) -> IO[str]:
-    """A log file as text: gzip'd by its magic bytes (whatever its name), UTF-8 with bad bytes replaced."""
+def open_text(path: Path) -> tuple[IO[str], IO[bytes]]:
+    """A log file as text (gzip'd by its magic bytes, whatever its name; UTF-8 with bad bytes replaced), and the
+    file on disk beneath it (whose position is the progress)."""
     raw = path.open("rb")
-    head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
+    head = raw.peek(2)[:2]
     stream: IO[bytes] = gzip.GzipFile(fileobj=raw) if head == _GZIP_MAGIC else raw  # type: ignore[assignment]
-    return io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline="")
+    return io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline=""), raw
 
 
 def read_lines(paths: list[Path], report: Report, progress: Progress | None = None) -> Iterator[Line]:
@@ -175,11 +176,15 @@ def read_lines(paths: list[Path], report: Report, progress: Progress | None = No
         report.files += 1
         number = 0
         try:
-            with open_text(path) as text:
+            text, disk = open_text(path)
+            with text:
+                done = 0
                 for number, raw in enumerate(text, 1):
                     report.lines += 1
                     if progress is not None:
-                        progress.advance(len(raw), path.name)
+                        position = disk.tell()
+                        progress.advance(position - done, path.name)
+                        done = position
                     yield Line(path, number, raw.rstrip("\r\n"))
         except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
             report.bad(path, number + 1, f"cannot read the file further: {exc}", "unreadable_file")

@@ -193,3 +193,17 @@ def test_progress_is_plain_lines_off_a_terminal() -> None:
     progress.advance(1_000_000, "kafka-request.log")
     progress.finish()
     assert stream.getvalue() == "kafka-shim import:  50.0% of 2.0 MB (kafka-request.log)\n"
+
+
+def test_of_two_candidate_requests_the_one_naming_the_resource_takes_the_decision() -> None:
+    base = {"kind": "request", "principal": "User:alice", "client_host": "10.0.0.7", "api_key": 3, "decisions": None,
+            "response_time_us": 50_000}
+    orders = {**base, "time": 1_000_000, "request_json": json.dumps({"topics": [{"name": "orders"}]})}
+    payments = {**base, "time": 1_010_000, "request_json": json.dumps({"topics": [{"name": "payments"}]})}
+    decision = {"kind": "authorize", "operation": "DESCRIBE", "resource_type": "TOPIC", "resource_name": "payments",
+                "allowed": True, "rule": "SuperUser", "resource_ref_count": 1, "authorized_operations": None}
+    line = {"kind": "authorization", "time": 1_020_000, "principal": "User:alice", "client_host": "10.0.0.7",
+            "api_key": 3, "decisions": [decision]}
+    matching = attach([orders, payments], [line])
+    assert (matching.attached, matching.ambiguous) == (1, 0)
+    assert payments["decisions"] == [decision] and orders["decisions"] is None
