@@ -90,28 +90,37 @@ def _struct_class(top: type[Message], spec: StructSpec) -> type:
     return top if spec.name == top._spec.name else getattr(top, spec.name)
 
 
+# Per (struct, version): the fields to read, each (JSON key, attribute, type, nullable, tagged, is records), so the
+# schema is walked once per struct and version rather than once per value.
+_PLANS: dict[tuple[int, int], list[tuple[str, str, FieldType, bool, bool, bool]]] = {}
+
+
+def _plan(spec: StructSpec, version: int) -> list[tuple[str, str, FieldType, bool, bool, bool]]:
+    plan = _PLANS.get((id(spec), version))
+    if plan is None:
+        plan = _PLANS[(id(spec), version)] = [
+            (camel_case(f.name), f.attr, f.type, f.nullable_in(version), f.tagged_in(version),
+             f.type.kind == "primitive" and f.type.primitive == "records")
+            for f in spec.fields if f.present_in(version)]
+    return plan
+
+
 def _read_struct(top: type[Message], spec: StructSpec, node: Any, version: int, path: str) -> Any:
     if not isinstance(node, dict):
         raise KafkaJsonError(f"{path}: expected a JSON object, got {_json_type(node)}")
     values: dict[str, Any] = {}
-    for f in spec.fields:
-        if not f.present_in(version):
-            continue
-        key = camel_case(f.name)
-        where = f"{path}.{key}"
-        if f.type.kind == "primitive" and f.type.primitive == "records" and key not in node:
-            size_key = key + "SizeInBytes"
-            if size_key in node:
-                size = node[size_key]
-                if not isinstance(size, int) or isinstance(size, bool):
-                    raise KafkaJsonError(f"{path}.{size_key}: expected an integer, got {_json_type(size)}")
-                values[f.attr] = RecordsSize(size)
-                continue
+    for key, attr, ftype, nullable, tagged, records in _plan(spec, version):
         if key not in node:
-            if f.tagged_in(version):
+            if records and key + "SizeInBytes" in node:
+                size = node[key + "SizeInBytes"]
+                if not isinstance(size, int) or isinstance(size, bool):
+                    raise KafkaJsonError(f"{path}.{key}SizeInBytes: expected an integer, got {_json_type(size)}")
+                values[attr] = RecordsSize(size)
+                continue
+            if tagged:
                 continue  # not written: it has its default
-            raise KafkaJsonError(f"{where}: missing, but the field is mandatory in version {version}")
-        values[f.attr] = _read_value(top, f.type, f.nullable_in(version), node[key], version, where)
+            raise KafkaJsonError(f"{path}.{key}: missing, but the field is mandatory in version {version}")
+        values[attr] = _read_value(top, ftype, nullable, node[key], version, f"{path}.{key}")
     return _struct_class(top, spec)(**values)
 
 
