@@ -120,6 +120,15 @@ def _write_summary(out: Path, summary: dict[str, Any]) -> Path:
     return path
 
 
+def _skipped_detail(summary: dict[str, Any]) -> str:
+    forwarded = summary["counts_by_reason"].get("forwarded", 0)
+    if not summary["skipped_lines"]:
+        return ""
+    if forwarded:
+        return f" ({forwarded} forwarded requests' controller lines, the rest other messages)"
+    return " (other messages)"
+
+
 def _print_summary(summary: dict[str, Any], summary_path: Path | None, quiet: bool) -> None:
     err = sys.stderr
     if not quiet:
@@ -133,7 +142,7 @@ def _print_summary(summary: dict[str, Any], summary_path: Path | None, quiet: bo
     where = f"; summary in {summary_path}" if summary_path else ""
     line = (f"kafka-shim import {summary['source']}: {summary['rows_written']} rows from {summary['lines']} lines of "
             f"{summary['files']} files into {summary['out']}; {summary['bad_lines']} lines could not be read, "
-            f"{summary['warnings']} rows kept with warnings, {summary['skipped_lines']} lines of other messages skipped{where}")
+            f"{summary['warnings']} rows kept with warnings, {summary['skipped_lines']} lines skipped{_skipped_detail(summary)}{where}")
     print(line, file=err)
     if not summary["rows_written"]:
         print("kafka-shim import: nothing could be imported: check that the files are the right log (for the request "

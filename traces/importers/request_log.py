@@ -110,6 +110,9 @@ def parse_line(text: str, at: int, zone: datetime.tzinfo) -> tuple[dict[str, Any
         time_us = parse_timestamp(text[:at], zone)
     except TimestampError as exc:
         raise LineError(str(exc), "no_timestamp") from None
+    if not text[at + len(MARKER):].lstrip().startswith("{"):
+        # Kafka before 2.8 (KIP-673) wrote "Completed request:RequestHeader(...) -- {...}" as text, not JSON.
+        raise LineError(f"no JSON after {MARKER!r}: only Kafka 2.8+'s JSON request log is read", "not_json")
     try:
         doc, _end = _DECODER.raw_decode(text, at + len(MARKER))
     except json.JSONDecodeError as exc:
