@@ -99,7 +99,7 @@ def parse_line(text: str, at: int, zone: datetime.tzinfo) -> dict[str, Any]:
         "resource_name": m["name"],
         "allowed": m["result"] == "Allowed",
         "rule": m["rule"],
-        "resource_ref_count": int(m["refs"]) if m["refs"] is not None else None,
+        "resource_ref_count": _ref_count(m["refs"]),
         "authorized_operations": None,
     }
     return {
@@ -112,6 +112,15 @@ def parse_line(text: str, at: int, zone: datetime.tzinfo) -> dict[str, Any]:
         "request_json": json.dumps({"pattern_type": m["pattern"], "request": request}, sort_keys=True),
         "decisions": [decision],
     }
+
+
+def _ref_count(text: str | None) -> int | None:
+    if text is None:
+        return None
+    count = int(text)
+    if not -(2**31) <= count < 2**31:
+        raise LineError(f"resourceRefCount {text} is out of range", "bad_ref_count")
+    return count
 
 
 @cache

@@ -92,7 +92,9 @@ def main(argv: list[str]) -> int:
     context = ImportContext(report, progress, zone)
     args.files = files
     module = _source_module(args.module_name)
-    writer = TraceWriter(args.out, args.source)
+    writer = TraceWriter(args.out, args.source, lambda row, why: report.bad(
+        Path(str(row.get("source"))), 0, f"a row could not be written ({why}); this is a kafka-shim bug: please report it",
+        "unwritable_row"))
     try:
         for row in _rows(module, args, context):
             writer.add(row)

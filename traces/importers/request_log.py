@@ -124,12 +124,13 @@ def parse_line(text: str, at: int, zone: datetime.tzinfo) -> tuple[dict[str, Any
     if not isinstance(doc, dict) or not isinstance(doc.get("requestHeader"), dict):
         raise LineError("the JSON has no requestHeader object", "no_request_header")
     header = doc["requestHeader"]
-    api_key, api_version = _int(header.get("requestApiKey")), _int(header.get("requestApiVersion"))
+    api_key, api_version = _int(header.get("requestApiKey"), 16), _int(header.get("requestApiVersion"), 16)
     if api_key is None or api_version is None:
         raise LineError("requestHeader has no requestApiKey / requestApiVersion", "no_request_header")
     warnings: list[tuple[str, str]] = []
     total_ms = doc.get("totalTimeMs")
-    response_time_us = round(total_ms * 1000) if isinstance(total_ms, int | float) and total_ms >= 0 else None
+    # A day at most: anything else is not a time this broker measured (and must not overflow the int64 column).
+    response_time_us = round(total_ms * 1000) if isinstance(total_ms, int | float) and 0 <= total_ms <= 86_400_000 else None
     connection = doc.get("connection") if isinstance(doc.get("connection"), str) else None
     client_host, client_port = client_address(connection)
     info = doc.get("clientInformation") if isinstance(doc.get("clientInformation"), dict) else {}
@@ -148,7 +149,7 @@ def parse_line(text: str, at: int, zone: datetime.tzinfo) -> tuple[dict[str, Any
         "client_software_version": _known(info.get("softwareVersion")),
         "api_key": api_key,
         "api_version": api_version,
-        "correlation_id": _int(header.get("correlationId")),
+        "correlation_id": _int(header.get("correlationId"), 32),
         "request": None,
         "response": None,
         "outcome": "no_response" if doc.get("response") == "" else "response",
@@ -194,14 +195,15 @@ def client_address(connection: str | None) -> tuple[str | None, int | None]:
     if len(parts) < 2:
         return None, None
     host, _, port = parts[1].rpartition(":")
-    try:
-        return (host or None), int(port)
-    except ValueError:
+    if not port.isdigit() or int(port) > 65535:
         return None, None
+    return (host or None), int(port)
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def _int(value: Any, bits: int) -> int | None:
+    """A signed integer of the header's width, or None (a value out of range would not fit the trace's column)."""
+    limit = 1 << (bits - 1)
+    return value if isinstance(value, int) and not isinstance(value, bool) and -limit <= value < limit else None
 
 
 def _str(value: Any) -> str | None:

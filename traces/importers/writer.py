@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +24,11 @@ BUFFER_ROWS = 50_000
 
 
 class TraceWriter:
-    def __init__(self, root: Path, source: str) -> None:
+    def __init__(self, root: Path, source: str, on_unwritable: Callable[[dict[str, Any], str], None] | None = None) -> None:
         self.root = root
         self.source = source
+        # Called with a row a bug upstream made unfit for the schema (it is left out; the others are written).
+        self.on_unwritable = on_unwritable
         self.files: list[Path] = []
         self.rows_written = 0
         self._buffer: list[dict[str, Any]] = []
@@ -53,8 +56,25 @@ class TraceWriter:
         stamp = datetime.datetime.now(tz=datetime.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
         name = f"part-{stamp}-{self._sequence:05d}.parquet"
         temp = folder / f"{IN_PROGRESS_PREFIX}{name}{IN_PROGRESS_SUFFIX}"
-        table = pa.Table.from_pylist(rows, schema=SCHEMA)
+        table = self._table(rows)
+        if table.num_rows == 0:
+            return
         pq.write_table(table.replace_schema_metadata(file_metadata(self.source)), temp)
         os.replace(temp, folder / name)
         self.files.append(folder / name)
-        self.rows_written += len(rows)
+        self.rows_written += table.num_rows
+
+    def _table(self, rows: list[dict[str, Any]]) -> pa.Table:
+        try:
+            return pa.Table.from_pylist(rows, schema=SCHEMA)
+        except (pa.ArrowException, OverflowError, TypeError, ValueError):
+            pass
+        fit = []
+        for row in rows:  # the slow path: find the rows that do not fit
+            try:
+                pa.Table.from_pylist([row], schema=SCHEMA)
+                fit.append(row)
+            except (pa.ArrowException, OverflowError, TypeError, ValueError) as exc:
+                if self.on_unwritable is not None:
+                    self.on_unwritable(row, str(exc))
+        return pa.Table.from_pylist(fit, schema=SCHEMA)

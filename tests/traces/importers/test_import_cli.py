@@ -87,23 +87,27 @@ def test_bad_lines_are_counted_reported_and_skipped(tmp_path: Path) -> None:
         unknown_version,
         unknown_key,
         "Completed request:{\"requestHeader\":{}}",
+        good[2].replace('"correlationId":', '"correlationId":9999999999999').replace('"totalTimeMs":', '"totalTimeMs":1e308,"x":'),
         good[1][: len(good[1]) // 2],  # a truncated last line (the broker was writing it)
     ]))
     trace = tmp_path / "trace"
     done = kafka_shim_import("request-log", log, tmp_path / "missing.log", "--out", trace)
     assert done.returncode == 0, done.stderr
     summary = _summary(trace)
-    assert summary["rows_written"] == 3  # the good line and the two with unknown API key / version
+    assert summary["rows_written"] == 4  # good, unknown API key / version, out-of-range values
     assert summary["bad_lines"] == 4  # bad JSON, no timestamp, truncated, the missing file
     assert summary["counts_by_reason"]["truncated_json"] == 1
     assert summary["counts_by_reason"]["unknown_api_version"] == 2  # request and response
     assert summary["counts_by_reason"]["unknown_api_key"] == 1
     assert summary["skipped_lines"] == 1  # the garbage line mentions no request
-    assert f"{log}:7: skipped: truncated JSON" in done.stderr
+    assert f"{log}:8: skipped: truncated JSON" in done.stderr
     assert f"{log}:4: warning: request body not read" in done.stderr
     rows = {r["api_key"]: r for r in read_trace(trace).to_pylist()}
     assert rows[999]["request_json"] is None and rows[999]["principal"] == "User:alice"
     assert rows[0]["api_version"] == 99 and rows[0]["request_json"] is None
+    # Values out of the columns' range are left null, not written (they would not fit) and not a crash.
+    (odd,) = [r for r in read_trace(trace).to_pylist() if r["correlation_id"] is None]
+    assert odd["response_time_us"] is None and odd["api_key"] is not None
 
 
 def test_nothing_readable_is_exit_code_1(tmp_path: Path) -> None:
