@@ -207,3 +207,34 @@ def test_of_two_candidate_requests_the_one_naming_the_resource_takes_the_decisio
     matching = attach([orders, payments], [line])
     assert (matching.attached, matching.ambiguous) == (1, 0)
     assert payments["decisions"] == [decision] and orders["decisions"] is None
+
+
+def _fuzz_lines() -> object:
+    from hypothesis import strategies as st
+
+    real = REQUEST_LOG.read_text().splitlines()[:8] + AUTHORIZER_LOG.read_text().splitlines()[:8]
+    cut = st.tuples(st.sampled_from(real), st.integers(0, 4000), st.text(max_size=30)).map(
+        lambda t: t[0][: t[1]] + t[2])
+    spliced = st.tuples(st.sampled_from(real), st.integers(0, 4000), st.text(max_size=30)).map(
+        lambda t: t[0][: t[1]] + t[2] + t[0][t[1]:])
+    marker = st.text(max_size=80).map(lambda s: "[2026-11-23 17:38:33,534] DEBUG Completed request:" + s)
+    principal = st.text(max_size=80).map(lambda s: "[2026-11-23 17:38:33,534] INFO Principal = " + s)
+    return st.lists(st.one_of(cut, spliced, marker, principal, st.text(max_size=60)), max_size=8)
+
+
+def test_no_line_crashes_either_parser(tmp_path_factory: pytest.TempPathFactory) -> None:
+    from hypothesis import HealthCheck, given, settings
+
+    directory = tmp_path_factory.mktemp("fuzz")
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(lines=_fuzz_lines())
+    def check(lines: list[str]) -> None:
+        log = directory / "fuzz.log"
+        log.write_text("\n".join(lines), encoding="utf-8", errors="surrogatepass")
+        for parse in (_request_rows, _authorizer_rows):
+            rows, report = parse(log)
+            assert report.rows == len(rows)
+            assert report.rows + report.bad_lines + report.skipped_lines <= report.lines
+
+    check()
