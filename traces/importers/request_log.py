@@ -35,6 +35,9 @@ from kafka_shim.traces.importers.kafka_json import KafkaJsonError, plain, read_m
 from kafka_shim.traces.importers.logfiles import Line, Report, TimestampError, parse_timestamp, read_lines
 
 SOURCE = "request-log"
+# Requests whose bodies hold credentials (a SASL token of a re-authentication, salted SCRAM passwords): the trace
+# keeps their header fields only, as kafka-shim's own capture does.
+CREDENTIAL_APIS = frozenset({36, 51})  # SaslAuthenticate, AlterUserScramCredentials
 MARKER = "Completed request:"
 _DECODER = json.JSONDecoder()
 
@@ -163,7 +166,7 @@ def parse_line(text: str, at: int, zone: datetime.tzinfo) -> tuple[dict[str, Any
         return row, warnings
     for part, cls_of in (("request", request_class), ("response", response_class)):
         body = doc.get(part)
-        if body == "" or body is None:
+        if body == "" or body is None or (part == "request" and api_key in CREDENTIAL_APIS):
             continue
         cls = cls_of(api_key)
         try:

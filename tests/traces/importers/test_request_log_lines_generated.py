@@ -3,6 +3,7 @@ schemas, read back: the row's JSON bodies are the messages' (records by size), t
 
 from __future__ import annotations
 
+import base64
 import datetime
 import json
 
@@ -52,3 +53,14 @@ def test_generated_lines_read_back(api_key: int, version: int, data: st.DataObje
     assert row["response_time_us"] == 2500
     end = datetime.datetime(2026, 11, 23, 17, 38, 33, 534000, tzinfo=datetime.UTC)
     assert row["time"] == int(end.timestamp()) * 1_000_000 + 534_000 - 2500
+
+
+def test_credential_bodies_are_not_kept() -> None:
+    from kafka_shim.protocol.messages import SaslAuthenticateRequest, SaslAuthenticateResponse
+
+    request = SaslAuthenticateRequest(auth_bytes=b"\x00alice\x00alice-secret")
+    line = kafka_line(36, 2, request, SaslAuthenticateResponse(), 3)
+    assert base64.b64encode(b"\x00alice\x00alice-secret").decode() in line  # Kafka's JSON carries the token
+    row, warnings = parse_line(line, line.index(MARKER), datetime.UTC)
+    assert warnings == [] and row["request_json"] is None and row["response_json"] is not None
+    assert (row["api_key"], row["api_version"], row["correlation_id"]) == (36, 2, 3)
