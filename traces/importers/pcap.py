@@ -21,7 +21,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from kafka_shim.traces.importers.output import rows_table
+from kafka_shim.traces.format import SCHEMA
 from kafka_shim.traces.importers.pcap_kafka import PCAP, KafkaConnections
 from kafka_shim.traces.importers.pcap_packets import Segment, read_segments
 from kafka_shim.traces.importers.pcap_streams import connections
@@ -60,3 +60,9 @@ def _all_segments(paths: Iterable[str | Path], report: ImportReport) -> Iterator
             yield from read_segments(path, report)
         except OSError as exc:
             report.problem("unreadable_file", str(path), f"{exc.strerror or exc}; skipped")
+
+
+def rows_table(rows: list[dict[str, Any]]) -> pa.Table:
+    """Row dicts (``time`` in µs since the epoch, UTC) as a table in the trace schema, sorted by time."""
+    table = pa.Table.from_pylist(rows, schema=SCHEMA)
+    return table.sort_by([("time", "ascending")]) if table.num_rows else table

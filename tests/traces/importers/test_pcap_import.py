@@ -25,7 +25,7 @@ from kafka_shim.protocol.messages import (
     SaslHandshakeResponse,
 )
 from kafka_shim.traces.format import iter_requests, read_trace
-from kafka_shim.traces.importers.output import write_trace
+from kafka_shim.traces.importers.cli import main as import_main
 from kafka_shim.traces.importers.pcap import import_pcap
 from kafka_shim.traces.importers.report import ImportReport
 from tests.traces.importers import pcap_craft as craft
@@ -229,7 +229,7 @@ def test_sasl_plain_names_the_principal_and_never_records_the_password(tmp_path:
         (36, "User:ANONYMOUS", "SASL_PLAINTEXT"), (3, "User:alice", "SASL_PLAINTEXT")]
     assert requests[2].row["request"] is None and requests[2].row["correlation_id"] == 2
     assert b"alice-secret" in path.read_bytes()  # it was on the wire ...
-    write_trace(import_pcap([path]), tmp_path / "trace", "pcap")
+    assert import_main(["pcap", str(path), "--out", str(tmp_path / "trace"), "--quiet"]) == 0
     assert not any(b"alice-secret" in f.read_bytes() for f in (tmp_path / "trace").rglob("*.parquet"))  # ... not in the trace
 
 
@@ -289,8 +289,8 @@ def test_a_capture_that_starts_mid_connection_finds_the_client_by_its_requests(t
 
 def test_written_trace_reads_back(tmp_path: Path) -> None:
     path = craft.write(tmp_path / "c.pcap", craft.conversation(_metadata_exchange()), client=CLIENT, broker=BROKER)
-    files = write_trace(import_pcap([path]), tmp_path / "trace", "pcap")
-    assert [f.parent.name for f in files] == ["day=2023-11-14"]
+    assert import_main(["pcap", str(path), "--out", str(tmp_path / "trace"), "--quiet"]) == 0
+    assert [f.parent.name for f in (tmp_path / "trace").rglob("*.parquet")] == ["day=2023-11-14"]
     assert _summary(list(iter_requests(read_trace(tmp_path / "trace")))) == EXPECTED
 
 
