@@ -144,10 +144,12 @@ def _print_summary(summary: dict[str, Any], summary_path: Path | None, quiet: bo
         if summary["bad_lines"] + summary["warnings"] > shown:
             print(f"kafka-shim import: ... {summary['bad_lines'] + summary['warnings'] - shown} more (counted in the summary)", file=err)
     where = f"; summary in {summary_path}" if summary_path else ""
-    line = (f"kafka-shim import {summary['source']}: {summary['rows_written']} rows from {summary['lines']} lines of "
-            f"{summary['files']} files into {summary['out']}; {summary['bad_lines']} lines could not be read, "
-            f"{summary['warnings']} rows kept with warnings, {summary['skipped_lines']} lines skipped{_skipped_detail(summary)}{where}")
+    unit = "packets" if summary["source"] == "pcap" else "lines"  # the report counts a capture's packets as its lines
+    line = (f"kafka-shim import {summary['source']}: {summary['rows_written']} rows from {summary['lines']} {unit} of "
+            f"{summary['files']} files into {summary['out']}; {summary['bad_lines']} {unit} could not be read, "
+            f"{summary['warnings']} rows kept with warnings, {summary['skipped_lines']} {unit} skipped{_skipped_detail(summary)}{where}")
     print(line, file=err)
     if not summary["rows_written"]:
-        print("kafka-shim import: nothing could be imported: check that the files are the right log (for the request "
-              "log, kafka.request.logger must be at DEBUG) and see the reasons above", file=err)
+        print("kafka-shim import: nothing could be imported: check that the files are the right log or capture (for the "
+              "request log, kafka.request.logger must be at DEBUG; a capture must hold the Kafka port's TCP traffic, "
+              "not TLS) and see the reasons above", file=err)

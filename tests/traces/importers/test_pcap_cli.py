@@ -28,7 +28,7 @@ def test_a_capture_becomes_a_trace_and_problems_are_listed(tmp_path: Path, capsy
     assert main(["pcap", str(good), str(tmp_path / "junk.pcap"), "--out", str(tmp_path / "trace")]) == 0
     err = capsys.readouterr().err
     assert "junk.pcap:0: skipped: not a pcap or pcapng file" in err
-    assert "kafka-shim import pcap: 1 rows from" in err and "1 lines could not be read" in err
+    assert "kafka-shim import pcap: 1 rows from" in err and "1 packets could not be read" in err
     [request] = list(iter_requests(tmp_path / "trace"))
     assert (request.row["source"], request.response_body.cluster_id) == ("pcap", "cli")
     [summary] = (tmp_path / "trace").glob("_import-summary-*.json")
