@@ -46,11 +46,12 @@ def run_audit(trace: str | Path, acls_a: list[AclBinding], acls_b: list[AclBindi
         decisions_for_release = res.release_input
     res.release_diff = (release_differences(decisions_for_release, compare_release, Decider(acls_a, settings))
                         if compare_release else RELEASE_DIFF.empty_table())
-    for name in results.TABLES:
-        if engine == "arrow" or name == "release_diff":
+    if engine == "arrow":
+        for name in results.TABLES:
             results.write_table(res.table(name), out, name)
-    if engine != "arrow":
+    else:
         res.write_spark(out)
+        results.write_table(res.release_diff, out, "release_diff")
     summary = res.summary()
     summary.update({"engine": engine, "what_if": acls_b is not None, "compare_release": compare_release,
                     "acls_a": len(acls_a), "acls_b": None if acls_b is None else len(acls_b)})
