@@ -119,7 +119,7 @@ class SparkResults(AuditResults):
 
 def run(trace: str | Path, acls_a: list[AclBinding], acls_b: list[AclBinding] | None, settings: AuthorizerSettings, *,
         master: str = "local[2]", progress: Callable[[str, int, int], None] | None = None, spark: Any = None) -> SparkResults:
-    from pyspark.sql import functions as F  # noqa: N812 (Spark's own convention)
+    from pyspark.sql import functions as F
 
     from kafka_shim.traces.audit.spark_session import get_spark
 
