@@ -27,7 +27,9 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kafka_shim.authorizer.api_checks import DECLARATIONS, Mode, requirements
 from kafka_shim.authorizer.model import SUPPORTED_OPERATIONS, AclOperation, ResourceType
@@ -193,48 +195,153 @@ def _broker_names(decisions: list[dict] | None) -> dict[tuple[str, str, str], li
     return found
 
 
+def _classify(api_key: int | None, version: int | None, raw: bytes | None, json_text: str | None,
+              source: str | None) -> list[tuple] | tuple[str, str] | None:
+    """A request row's questions, its problem (problem, detail), or None for APIs that ask nothing."""
+    if api_key is None or version is None:
+        return ("unreadable_header", "the request header could not be read when the trace was taken")
+    if api_key not in DECLARATIONS or not (DECLARATIONS[api_key].checks or DECLARATIONS[api_key].bitfields):
+        return None  # ApiVersions, SASL and the other APIs without ACL checks ask nothing
+    if not _valid_version(api_key, version):
+        return ("unknown_version", f"{api_name(api_key)} v{version} is not a version Kafka 3.9 defines; its checks are unknown")
+    if raw is None and json_text is not None:
+        return _questions_from_json(api_key, version, json_text)
+    if raw is None:
+        return ("no_request_bytes", f"{api_name(api_key)} v{version}: the trace has no request frame (source {source})")
+    try:
+        return _MEMO.questions(raw, api_key, version)
+    except Exception as exc:  # a damaged header: reported per row
+        return ("decode_error", f"{api_name(api_key)} v{version}: {exc}")
+
+
+def _needs_names(result: list[tuple] | tuple[str, str] | None) -> bool:
+    return isinstance(result, list) and any(q[5] is None and q[2] != KIND_BY_RESOURCE_TYPE for q in result)
+
+
+def _template_rows(result: list[tuple] | tuple[str, str]) -> list[tuple]:
+    """The question columns (seq onwards) of one classified request."""
+    if isinstance(result, tuple):
+        return [(None,) * 13 + result]
+    rows = []
+    for seq, q in enumerate(result):
+        check, mode, kind, op, rtype, name, rid, ref_count, hard, code, gate = q
+        rows.append((seq, check, mode, kind, op, rtype, name, rid, ref_count, hard, code,
+                     _NAME_BY_CODE.get(code, str(code)) if hard else None, gate, None, None))
+    return rows
+
+
+_COMMON = ("request_index", "time", "source", "connection_id", "principal", "client_host", "client_id", "api_key",
+           "api_version", "request_name", "correlation_id")
+
+
 def explode(batch: pa.RecordBatch, first_index: int | None = None) -> pa.RecordBatch:
     """Question rows for a batch of trace rows. ``request_index`` comes from the batch's ``request_index`` column
-    or, without one, counts request rows from ``first_index``."""
-    cols = {name: batch.column(name).to_pylist() for name in TRACE_COLUMNS if name in batch.schema.names}
-    indexes = batch.column("request_index").to_pylist() if "request_index" in batch.schema.names else None
-    out: dict[str, list] = {f.name: [] for f in QUESTIONS}
-    memo = _MEMO
-    next_index = first_index or 0
-    for i in range(batch.num_rows):
-        if cols["kind"][i] != "request":
+    or, without one, counts request rows from ``first_index``.
+
+    Requests are classified once per distinct (api key, version, client id and body): the columns of the
+    requests that share one are copied with Arrow's take, not built row by row. Requests whose unnamed questions
+    are named by the broker's own decisions go row by row."""
+    table = pa.Table.from_batches([batch])
+    table = table.filter(pc.equal(table.column("kind"), "request"))
+    if "request_index" not in table.column_names:
+        start = first_index or 0
+        table = table.append_column("request_index", pa.array(range(start, start + table.num_rows), pa.int64()))
+    for name in ("request", "request_json", "decisions", "connection_id", "client_id", "source"):
+        if name not in table.column_names:
+            typ = questions_input_type(name)
+            table = table.append_column(name, pa.nulls(table.num_rows, typ))
+    n = table.num_rows
+    if n == 0:
+        return QUESTIONS.empty_table().to_batches()[0] if QUESTIONS.empty_table().to_batches() else \
+            pa.RecordBatch.from_pydict({f.name: [] for f in QUESTIONS}, schema=QUESTIONS)
+    key = pc.binary_join_element_wise(
+        pc.cast(pc.cast(table.column("api_key"), pa.string()), pa.binary()),
+        pc.cast(pc.cast(table.column("api_version"), pa.string()), pa.binary()),
+        pc.binary_slice(table.column("request"), 8, 1 << 30),
+        pc.cast(table.column("request_json"), pa.binary()),
+        b"\x00\x01\x00", null_handling="replace", null_replacement=b"~")
+    uniq = pc.unique(key)
+    first = pc.index_in(uniq, value_set=key).to_numpy(zero_copy_only=False)
+    position = pc.index_in(key, value_set=uniq).to_numpy(zero_copy_only=False)
+    api_keys, versions = table.column("api_key"), table.column("api_version")
+    raws, jsons, sources = table.column("request"), table.column("request_json"), table.column("source")
+    has_decisions = pc.is_valid(table.column("decisions")).to_numpy(zero_copy_only=False)
+    template_rows: list[tuple] = []
+    starts = np.zeros(len(uniq), dtype=np.int64)
+    counts = np.zeros(len(uniq), dtype=np.int64)
+    needs = np.zeros(len(uniq), dtype=bool)
+    for u, r in enumerate(first):
+        r = int(r)
+        result = _classify(api_keys[r].as_py(), versions[r].as_py(), raws[r].as_py(), jsons[r].as_py(), sources[r].as_py())
+        starts[u] = len(template_rows)
+        if result is None:
             continue
-        index = indexes[i] if indexes is not None else next_index
-        next_index += 1
-        api_key, version, raw = cols["api_key"][i], cols["api_version"][i], cols["request"][i]
-        result: list[tuple] | tuple[str, str]
-        if api_key is None or version is None:
-            result = ("unreadable_header", "the request header could not be read when the trace was taken")
-        elif api_key not in DECLARATIONS or not (DECLARATIONS[api_key].checks or DECLARATIONS[api_key].bitfields):
-            continue  # ApiVersions, SASL and the other APIs without ACL checks ask nothing
-        elif not _valid_version(api_key, version):
-            result = ("unknown_version", f"{api_name(api_key)} v{version} is not a version Kafka 3.9 defines; its checks are unknown")
-        elif raw is None and cols.get("request_json", [None] * batch.num_rows)[i] is not None:
-            result = _questions_from_json(api_key, version, cols["request_json"][i])
-        elif raw is None:
-            result = ("no_request_bytes", f"{api_name(api_key)} v{version}: the trace has no request frame (source {cols['source'][i]})")
-        else:
-            try:
-                result = memo.questions(raw, api_key, version)
-            except Exception as exc:  # a damaged header: reported per row
-                result = ("decode_error", f"{api_name(api_key)} v{version}: {exc}")
-        common = (index, cols["time"][i], cols["source"][i], cols["connection_id"][i], cols["principal"][i],
+        needs[u] = _needs_names(result)
+        rows = _template_rows(result)
+        counts[u] = len(rows)
+        template_rows += rows
+    slow = needs[position] & has_decisions
+    fast_rows = np.nonzero(~slow)[0]
+    per_row = counts[position[fast_rows]]
+    rep = np.repeat(fast_rows, per_row)
+    offsets = np.repeat(np.cumsum(per_row) - per_row, per_row)
+    within = np.arange(len(rep), dtype=np.int64) - offsets
+    template_index = np.repeat(starts[position[fast_rows]], per_row) + within
+    question_names = _COLUMN_NAMES[len(_COMMON):]
+    templates = pa.table({name: pa.array([row[i] for row in template_rows], QUESTIONS.field(name).type)
+                          for i, name in enumerate(question_names)}) if template_rows else None
+    common = _common_columns(table)
+    columns = {name: common[name].take(pa.array(rep)) for name in _COMMON_OUT}
+    for name in question_names:
+        columns[name] = (templates.column(name).take(pa.array(template_index)) if templates is not None
+                         else pa.nulls(0, QUESTIONS.field(name).type))
+    fast = pa.table([columns[f.name] for f in QUESTIONS], schema=QUESTIONS)
+    if slow.any():
+        slow_table = _explode_rows(table.take(pa.array(np.nonzero(slow)[0])))
+        fast = pa.concat_tables([fast, slow_table])
+    batches = fast.combine_chunks().to_batches()
+    return batches[0] if batches else pa.RecordBatch.from_pydict({f.name: [] for f in QUESTIONS}, schema=QUESTIONS)
+
+
+_COMMON_OUT = ("request_index", "time", "source", "connection_id", "principal", "host", "client_id", "api_key",
+               "api_version", "request_name", "correlation_id")
+
+
+def _common_columns(table: pa.Table) -> dict[str, pa.ChunkedArray]:
+    keys = table.column("api_key")
+    distinct = [k for k in pc.unique(keys).to_pylist() if k is not None]
+    names = pc.index_in(keys, value_set=pa.array(distinct, pa.int16()))
+    request_name = pc.take(pa.array([api_name(k) for k in distinct], pa.string()), names) if distinct else \
+        pa.nulls(table.num_rows, pa.string())
+    out = {name: table.column(name) for name in _COMMON if name != "client_host" and name != "request_name"}
+    out["host"] = table.column("client_host")
+    out["request_name"] = request_name
+    return {k: (v.combine_chunks() if isinstance(v, pa.ChunkedArray) else v) for k, v in out.items()}
+
+
+def questions_input_type(name: str) -> pa.DataType:
+    from kafka_shim.traces.format import SCHEMA
+
+    return SCHEMA.field(name).type
+
+
+def _explode_rows(table: pa.Table) -> pa.Table:
+    """Row by row, for requests whose questions the broker's own decisions name."""
+    cols = {name: table.column(name).to_pylist() for name in (*TRACE_COLUMNS, "request_index") if name in table.column_names}
+    out: dict[str, list] = {f.name: [] for f in QUESTIONS}
+    for i in range(table.num_rows):
+        api_key, version = cols["api_key"][i], cols["api_version"][i]
+        result = _classify(api_key, version, cols["request"][i], cols["request_json"][i], cols["source"][i])
+        if result is None:
+            continue
+        common = (cols["request_index"][i], cols["time"][i], cols["source"][i], cols["connection_id"][i], cols["principal"][i],
                   cols["client_host"][i], cols["client_id"][i], api_key, version,
                   api_name(api_key) if api_key is not None else None, cols["correlation_id"][i])
-        if isinstance(result, tuple):
-            _append(out, common, (None,) * 13 + result)
-            continue
-        resolved = _resolve(result, cols["decisions"][i] if "decisions" in cols else None)
-        for seq, q in enumerate(resolved):
-            check, mode, kind, op, rtype, name, rid, ref_count, hard, code, gate = q
-            _append(out, common, (seq, check, mode, kind, op, rtype, name, rid, ref_count, hard, code,
-                                  _NAME_BY_CODE.get(code, str(code)) if hard else None, gate, None, None))
-    return pa.RecordBatch.from_pydict(out, schema=QUESTIONS)
+        if not isinstance(result, tuple):
+            result = _resolve(result, cols["decisions"][i])
+        for row in _template_rows(result):
+            _append(out, common, row)
+    return pa.table(out, schema=QUESTIONS)
 
 
 def _resolve(questions: list[tuple], decisions: list[dict] | None) -> list[tuple]:
