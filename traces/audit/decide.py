@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kafka_shim.authorizer import AclBinding, Authorizer
 from kafka_shim.authorizer.audit import AuditLog, rule_text
@@ -131,19 +133,35 @@ def effective(state: str, allowed: bool | None) -> bool | None:
 
 
 def request_states(decisions: pa.Table, suffix: str) -> list[str]:
-    """``flow`` states for a decisions table sorted by (request_index, seq)."""
-    idx = decisions.column("request_index").to_pylist()
-    check, kind, mode, gate = (decisions.column(c).to_pylist() for c in ("check", "kind", "mode", "gate"))
-    allowed = decisions.column(f"allowed_{suffix}").to_pylist()
-    out: list[str] = []
-    start, n = 0, len(idx)
-    while start < n:
-        end = start
-        while end < n and idx[end] == idx[start]:
-            end += 1
-        out += flow(check[start:end], kind[start:end], mode[start:end], gate[start:end], allowed[start:end])
-        start = end
-    return out
+    """``flow``'s states for every row of a decisions table (whole requests), computed with Arrow joins rather than
+    request by request: covered = the (request, check) has an allowed shortcut; gated = the (request, gate) GATE
+    was denied; ended = after the request's first AUTHORIZE_OR_THROW denial that no shortcut covers."""
+    allowed = decisions.column(f"allowed_{suffix}")
+    base = pa.table({"_row": pa.array(np.arange(decisions.num_rows, dtype=np.int64)),
+                     "request_index": decisions.column("request_index"), "seq": decisions.column("seq"),
+                     "check": decisions.column("check"), "kind": decisions.column("kind"), "mode": decisions.column("mode"),
+                     "gate": decisions.column("gate"), "allowed": allowed})
+    is_shortcut = pc.equal(base.column("kind"), KIND_SHORTCUT)
+    granted = base.filter(pc.and_(is_shortcut, pc.fill_null(base.column("allowed"), False))).select(
+        ["request_index", "check"]).group_by(["request_index", "check"]).aggregate([])
+    granted = granted.append_column("covered", pa.array(np.ones(granted.num_rows, dtype=bool)))
+    denied_gates = base.filter(pc.and_(pc.equal(base.column("mode"), "gate"), pc.equal(base.column("allowed"), False))).select(
+        ["request_index", "check"]).group_by(["request_index", "check"]).aggregate([]).rename_columns(["request_index", "gate"])
+    denied_gates = denied_gates.append_column("gated", pa.array(np.ones(denied_gates.num_rows, dtype=bool)))
+    joined = base.join(granted, ["request_index", "check"], join_type="left outer")
+    joined = joined.join(denied_gates, ["request_index", "gate"], join_type="left outer")
+    covered = pc.and_(pc.invert(pc.equal(joined.column("kind"), KIND_SHORTCUT)), pc.fill_null(joined.column("covered"), False))
+    gated = pc.fill_null(joined.column("gated"), False)
+    throws = pc.and_(pc.and_(pc.equal(joined.column("mode"), "authorize-or-throw"), pc.invert(pc.equal(joined.column("kind"), KIND_SHORTCUT))),
+                     pc.and_(pc.equal(joined.column("allowed"), False), pc.invert(covered)))
+    joined = joined.append_column("_covered", covered).append_column("_gated", gated)
+    ends = joined.filter(pc.fill_null(throws, False)).group_by("request_index").aggregate([("seq", "min")]).rename_columns(
+        ["request_index", "end_seq"])
+    joined = joined.join(ends, "request_index", join_type="left outer").sort_by("_row")
+    ended = pc.fill_null(pc.greater(joined.column("seq"), joined.column("end_seq")), False)
+    state = pc.if_else(ended, ENDED, pc.if_else(joined.column("_covered"), COVERED,
+                                                pc.if_else(joined.column("_gated"), GATED, ASKED)))
+    return state.to_pylist()
 
 
 def decide_all(bindings: Iterable[AclBinding], settings: AuthorizerSettings, actions: pa.Table) -> pa.Table:

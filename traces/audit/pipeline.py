@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -125,32 +126,39 @@ def sort_actions(actions: pa.Table) -> pa.Table:
     return actions.sort_by([(c, "ascending") for c in ("principal", "host", "resource_type", "name_key", "operation", "kind")])
 
 
+def _effective(states: pa.Array, allowed: pa.ChunkedArray) -> pa.Array:
+    """decide.effective for whole columns: asked is the answer, covered granted, gated a 0 bit, ended nothing."""
+    null = pa.scalar(None, pa.bool_())
+    return pc.if_else(pc.equal(states, decide.ASKED), allowed,
+                      pc.if_else(pc.equal(states, decide.COVERED), True, pc.if_else(pc.equal(states, decide.GATED), False, null)))
+
+
 def finish(decisions: pa.Table, what_if: bool) -> pa.Table:
-    """Decisions (sorted by request_index, seq, with allowed_/rule_/acl_ a and b) with asked_a/asked_b and the flip
-    columns (direction, severity, effect: null where nothing flips)."""
-    states_a = decide.request_states(decisions, "a")
-    states_b = decide.request_states(decisions, "b") if what_if else [None] * decisions.num_rows
-    allowed_a, allowed_b = decisions.column("allowed_a").to_pylist(), decisions.column("allowed_b").to_pylist()
-    kinds, hard = decisions.column("kind").to_pylist(), decisions.column("hard").to_pylist()
-    modes, names = decisions.column("mode").to_pylist(), decisions.column("request_name").to_pylist()
-    ops, rtypes, rnames = (decisions.column(c).to_pylist() for c in ("operation", "resource_type", "resource_name"))
-    codes, errors = decisions.column("error_code").to_pylist(), decisions.column("error").to_pylist()
-    direction: list[str | None] = []
-    severity: list[str | None] = []
-    effect: list[str | None] = []
-    for i in range(decisions.num_rows):
-        a = decide.effective(states_a[i], allowed_a[i])
-        b = decide.effective(states_b[i], allowed_b[i]) if what_if else None
-        if not what_if or kinds[i] == KIND_SHORTCUT or a is None or b is None or a == b:
-            direction.append(None)
-            severity.append(None)
-            effect.append(None)
-            continue
-        direction.append("allow_to_deny" if a else "deny_to_allow")
-        severity.append(SEVERITY_HARD if hard[i] else SEVERITY_SOFT)
-        effect.append(effect_text(names[i], modes[i], kinds[i], ops[i], rtypes[i], rnames[i], codes[i], errors[i], allowed=b))
-    out = decisions.append_column("asked_a_", pa.array([s == decide.ASKED for s in states_a], pa.bool_()))
-    out = out.append_column("asked_b_", pa.array([None if s is None else s == decide.ASKED for s in states_b], pa.bool_()))
+    """Decisions (whole requests, with allowed_/rule_/acl_ a and b) with asked_a/asked_b and the flip columns
+    (direction, severity, effect: null where nothing flips)."""
+    n = decisions.num_rows
+    states_a = pa.array(decide.request_states(decisions, "a"), pa.string())
+    out = decisions.append_column("asked_a_", pc.equal(states_a, decide.ASKED))
+    if not what_if:
+        out = out.append_column("asked_b_", pa.nulls(n, pa.bool_()))
+        for name in ("direction", "severity", "effect"):
+            out = out.append_column(name, pa.nulls(n, pa.string()))
+        return out
+    states_b = pa.array(decide.request_states(decisions, "b"), pa.string())
+    a, b = _effective(states_a, decisions.column("allowed_a")), _effective(states_b, decisions.column("allowed_b"))
+    flipped = pc.fill_null(pc.and_(pc.invert(pc.equal(decisions.column("kind"), KIND_SHORTCUT)), pc.not_equal(a, b)), False)
+    rows = np.nonzero(flipped.to_numpy(zero_copy_only=False))[0]
+    direction: list[str | None] = [None] * n
+    severity: list[str | None] = [None] * n
+    effect: list[str | None] = [None] * n
+    picked = decisions.take(pa.array(rows, pa.int64())).to_pylist() if len(rows) else []
+    b_values = b.take(pa.array(rows, pa.int64())).to_pylist() if len(rows) else []
+    for i, r, allowed_b in zip(rows, picked, b_values, strict=True):
+        direction[i] = "deny_to_allow" if allowed_b else "allow_to_deny"
+        severity[i] = SEVERITY_HARD if r["hard"] else SEVERITY_SOFT
+        effect[i] = effect_text(r["request_name"], r["mode"], r["kind"], r["operation"], r["resource_type"], r["resource_name"],
+                                r["error_code"], r["error"], allowed=allowed_b)
+    out = out.append_column("asked_b_", pc.equal(states_b, decide.ASKED))
     out = out.append_column("direction", pa.array(direction, pa.string()))
     out = out.append_column("severity", pa.array(severity, pa.string()))
     return out.append_column("effect", pa.array(effect, pa.string()))
