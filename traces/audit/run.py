@@ -75,7 +75,6 @@ def _report(actions: pa.Table, acls: list[AclBinding], settings: AuthorizerSetti
     table = usage.acl_usage(actions, acls, super_users=settings.super_users,
                             allow_everyone_if_no_acl=settings.allow_everyone_if_no_acl_found)
     results.write_table(table, out, "acl_usage")
-    bindings = least.least_privilege(actions, acls)
-    acl_export.write_least_privilege(bindings, out) if hasattr(acl_export, "write_least_privilege") else \
-        least.write_least_privilege(bindings, out)
+    bindings = least.least_privilege(actions, acls, super_users=settings.super_users)
+    acl_export.write_least_privilege(bindings, out)
     summary["report"] = str(report.write_report(out))
