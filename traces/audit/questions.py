@@ -377,8 +377,14 @@ def broker_rows(batch: pa.RecordBatch, first_index: int | None = None) -> pa.Rec
     """The broker's recorded answers of a batch of trace rows (capture's ``decisions`` column)."""
     names = batch.schema.names
     out: dict[str, list] = {f.name: [] for f in BROKER}
-    if "decisions" not in names:
+    if "decisions" not in names or batch.column("decisions").null_count == batch.num_rows:
         return pa.RecordBatch.from_pydict(out, schema=BROKER)
+    if "request_index" not in names:  # number the request rows before leaving out those without decisions
+        is_request = pc.equal(batch.column("kind"), "request").to_numpy(zero_copy_only=False)
+        numbers = np.cumsum(is_request) - 1 + (first_index or 0)
+        batch = pa.RecordBatch.from_arrays([*batch.columns, pa.array(numbers, pa.int64())], names=[*names, "request_index"])
+        names = batch.schema.names
+    batch = batch.filter(pc.is_valid(batch.column("decisions")))
     kinds, decisions = batch.column("kind").to_pylist(), batch.column("decisions").to_pylist()
     indexes = batch.column("request_index").to_pylist() if "request_index" in names else None
     times, principals, hosts = (batch.column(c).to_pylist() for c in ("time", "principal", "client_host"))
