@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 
 from kafka_shim.authorizer import AclBinding
 from kafka_shim.traces.audit import pipeline, questions
-from kafka_shim.traces.audit.decide import AuthorizerSettings, decide_all
+from kafka_shim.traces.audit.decide import ANSWER, AuthorizerSettings, Decider
 from kafka_shim.traces.audit.results import AuditResults
 from kafka_shim.traces.audit.tables import ACTIONS, PROBLEMS
 
@@ -36,40 +36,50 @@ def run(trace: str | Path, acls_a: list[AclBinding], acls_b: list[AclBinding] | 
         step("decode", n + 1, len(units))
     exploded = _concat(batches, questions.QUESTIONS)
     broker = _concat(broker_batches, questions.BROKER)
+    step("decide", 0, 1)
+    a = Decider(acls_a, settings)
+    b = Decider(acls_b, settings) if acls_b is not None else None
+    finished, actions, broker_diff = audit_tables(exploded, broker, a, b)
+    step("decide", 1, 1)
     problems = pa.concat_tables([pa.Table.from_pylist(file_problems, schema=PROBLEMS), pipeline.problems_of(exploded)])
-    asked = exploded.filter(pc.is_null(exploded.column("problem")))
+    decisions_out, flips = pipeline.split_finished(finished)
+    actions_out = pipeline.sort_actions(actions).select([f.name for f in ACTIONS]).cast(ACTIONS)
+    step("write", 1, 1)
+    return AuditResults(decisions=decisions_out, flips=flips, actions=actions_out, broker_diff=broker_diff,
+                        problems=problems, broker_rows=broker.num_rows)
 
+
+JOIN_KEYS = ["principal", "host", "operation", "resource_type", "name_key", "kind"]
+ANSWER_COLUMNS = ["allowed_a", "rule_a", "acl_a", "allowed_b", "rule_b", "acl_b"]
+
+
+def audit_tables(exploded: pa.Table, broker: pa.Table, a: Decider, b: Decider | None) -> tuple[pa.Table, pa.Table, pa.Table]:
+    """(finished decisions with flip columns, actions with answers and counts, broker differences) of whole requests."""
+    asked = exploded.filter(pc.is_null(exploded.column("problem")))
     actions = pipeline.action_rows(asked)
     broker_keys = pipeline.with_name_key(broker.select(["principal", "host", "operation", "resource_type", "resource_name", "kind"]))
     everything = pa.concat_tables([actions.select(broker_keys.column_names), broker_keys]).group_by(
         broker_keys.column_names).aggregate([])
     everything = everything.select(broker_keys.column_names)
-    step("decide", 0, 1)
-    answers_a = decide_all(acls_a, settings, everything)
-    decided = everything.append_column("allowed_a", answers_a.column("allowed")).append_column(
-        "rule_a", answers_a.column("rule")).append_column("acl_a", answers_a.column("acl"))
-    if acls_b is not None:
-        answers_b = decide_all(acls_b, settings, everything)
-        decided = decided.append_column("allowed_b", answers_b.column("allowed")).append_column(
-            "rule_b", answers_b.column("rule")).append_column("acl_b", answers_b.column("acl"))
+    decided = _answers(everything, a, "a")
+    if b is not None:
+        decided = _answers(decided, b, "b")
     else:
         for col, typ in (("allowed_b", pa.bool_()), ("rule_b", pa.string()), ("acl_b", pa.string())):
             decided = decided.append_column(col, pa.nulls(decided.num_rows, typ))
-    step("decide", 1, 1)
-    join_keys = ["principal", "host", "operation", "resource_type", "name_key", "kind"]
-    answer_cols = ["allowed_a", "rule_a", "acl_a", "allowed_b", "rule_b", "acl_b"]
-    actions_out = actions.join(decided.select(join_keys + answer_cols), join_keys, join_type="left outer")
-    actions_out = pipeline.sort_actions(actions_out).select([f.name for f in ACTIONS]).cast(ACTIONS)
-
-    decisions = pipeline.with_name_key(asked).join(decided.select(join_keys + answer_cols), join_keys, join_type="left outer")
+    actions_out = actions.join(decided.select(JOIN_KEYS + ANSWER_COLUMNS), JOIN_KEYS, join_type="left outer")
+    decisions = pipeline.with_name_key(asked).join(decided.select(JOIN_KEYS + ANSWER_COLUMNS), JOIN_KEYS, join_type="left outer")
     decisions = decisions.sort_by([("request_index", "ascending"), ("seq", "ascending")])
-    finished = pipeline.finish(decisions, acls_b is not None)
-    decisions_out, flips = pipeline.split_finished(finished)
+    finished = pipeline.finish(decisions, b is not None)
+    decisions_out, _ = pipeline.split_finished(finished)
+    return finished, actions_out, broker_differences(broker, decisions_out, decided)
 
-    broker_diff = broker_differences(broker, decisions_out, decided)
-    step("write", 1, 1)
-    return AuditResults(decisions=decisions_out, flips=flips, actions=actions_out, broker_diff=broker_diff,
-                        problems=problems, broker_rows=broker.num_rows)
+
+def _answers(table: pa.Table, decider: Decider, suffix: str) -> pa.Table:
+    batches = [decider.answer_batch(batch) for batch in table.to_batches()]
+    answers = pa.Table.from_batches(batches, schema=ANSWER) if batches else ANSWER.empty_table()
+    return (table.append_column(f"allowed_{suffix}", answers.column("allowed"))
+            .append_column(f"rule_{suffix}", answers.column("rule")).append_column(f"acl_{suffix}", answers.column("acl")))
 
 
 def broker_differences(broker: pa.Table, decisions: pa.Table, decided: pa.Table) -> pa.Table:
