@@ -1,11 +1,13 @@
-"""The audit on Apache Spark (``--engine spark``, the default): the trace's row groups are decoded and exploded into
-questions inside the executors (``mapInArrow`` over ``pipeline``'s functions), the distinct actions are decided in
-batches there too (one Authorizer per partition, built from a broadcast of the ACL sets), and the answers are
-joined back, replayed per request (``decide.flow``) and written by Spark. Same tables as ``engine_arrow``.
+"""The audit on Apache Spark (``--engine spark``, the default): each row group of the trace is audited whole inside
+an executor (``mapInArrow``): decoded and exploded into questions, its distinct actions decided in batches by one
+Authorizer per Python worker (built once from a broadcast of the ACL sets, answers memoised), replayed per request
+(``decide.flow``) with the flips; a request's rows never leave their row group, so nothing is shuffled but the
+actions, which Spark aggregates. Spark writes the tables. Same tables as ``engine_arrow`` (a test compares them).
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +18,7 @@ import pyarrow.compute as pc
 
 from kafka_shim.authorizer import AclBinding
 from kafka_shim.traces.audit import pipeline, questions
-from kafka_shim.traces.audit.decide import ANSWER, AuthorizerSettings, Decider
+from kafka_shim.traces.audit.decide import AuthorizerSettings, Decider
 from kafka_shim.traces.audit.releases import API_KEYS
 from kafka_shim.traces.audit.results import AuditResults, write_table
 from kafka_shim.traces.audit.tables import ACTIONS, BROKER_DIFF, DECISIONS, FLIPS, PROBLEMS
@@ -31,12 +33,6 @@ def _spark_schema(schema: pa.Schema) -> Any:
     return from_arrow_schema(schema)
 
 
-def _explode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    for batch in batches:
-        for row in batch.to_pylist():
-            yield pipeline.explode_unit(pipeline.Unit(**row))
-
-
 def _broker(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     for batch in batches:
         for row in batch.to_pylist():
@@ -46,51 +42,6 @@ def _broker(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
 DECIDED = pa.schema([pa.field(k, pa.string()) for k in KEYS] + [
     pa.field("allowed_a", pa.bool_()), pa.field("rule_a", pa.string()), pa.field("acl_a", pa.string()),
     pa.field("allowed_b", pa.bool_()), pa.field("rule_b", pa.string()), pa.field("acl_b", pa.string())])
-
-
-def _decide(acls: Any, settings: AuthorizerSettings) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    def decide(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        acls_a, acls_b = acls.value
-        a = Decider(acls_a, settings)
-        b = Decider(acls_b, settings) if acls_b is not None else None
-        for batch in batches:
-            names = pc.if_else(pc.equal(batch.column("name_key"), pipeline.NULL_NAME), pa.scalar(None, pa.string()),
-                               batch.column("name_key"))
-            keyed = pa.RecordBatch.from_arrays([*[batch.column(k) for k in KEYS if k != "name_key"], names],
-                                               names=[*[k for k in KEYS if k != "name_key"], "resource_name"])
-            answer_a = a.answer_batch(keyed)
-            answer_b = b.answer_batch(keyed) if b is not None else pa.RecordBatch.from_arrays(
-                [pa.nulls(batch.num_rows, f.type) for f in ANSWER], schema=ANSWER)
-            yield pa.RecordBatch.from_arrays([*[batch.column(k) for k in KEYS], *answer_a.columns, *answer_b.columns],
-                                             schema=DECIDED)
-    return decide
-
-
-def _finisher(what_if: bool) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """Per partition (rows of a request together, sorted): ``pipeline.finish``, holding back the last request of
-    each batch until the next batch shows it is complete."""
-
-    def finish(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        held: pa.Table | None = None
-        for batch in batches:
-            table = pa.Table.from_batches([batch])
-            if held is not None:
-                table = pa.concat_tables([held, table])
-            if table.num_rows == 0:
-                continue
-            last = table.column("request_index")[-1]
-            complete = table.filter(pc.not_equal(table.column("request_index"), last))
-            held = table.filter(pc.equal(table.column("request_index"), last))
-            if complete.num_rows:
-                yield from pipeline.finish(complete, what_if).to_batches()
-        if held is not None and held.num_rows:
-            yield from pipeline.finish(held, what_if).to_batches()
-    return finish
-
-
-def _broker_diff(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    for batch in batches:
-        yield from pipeline.broker_differences(pa.Table.from_batches([batch])).to_batches()
 
 
 @dataclass
@@ -117,8 +68,68 @@ class SparkResults(AuditResults):
         return c
 
 
+UNIT_OUT = pa.schema([*questions.QUESTIONS, *[DECIDED.field(c) for c in ANSWER_COLUMNS],
+                     pa.field("asked_a", pa.bool_()), pa.field("asked_b", pa.bool_()), pa.field("direction", pa.string()),
+                     pa.field("severity", pa.string()), pa.field("effect", pa.string())])
+_DECIDERS: dict[str, tuple[Decider, Decider | None]] = {}
+
+
+def _deciders(acls: Any, settings: AuthorizerSettings) -> tuple[Decider, Decider | None]:
+    """One pair of Deciders per Python worker and broadcast (the authorizer's index is built once, answers memoised)."""
+    token, acls_a, acls_b = acls.value
+    found = _DECIDERS.get(token)
+    if found is None:
+        _DECIDERS.clear()
+        found = _DECIDERS[token] = (Decider(acls_a, settings), Decider(acls_b, settings) if acls_b is not None else None)
+    return found
+
+
+def _unit_tables(row: dict, acls: Any, settings: AuthorizerSettings) -> tuple[pa.Table, pa.Table, pa.Table]:
+    from kafka_shim.traces.audit.engine_arrow import audit_tables
+
+    unit = pipeline.Unit(**row)
+    exploded = pa.Table.from_batches([pipeline.explode_unit(unit)])
+    broker = pa.Table.from_batches([pipeline.broker_unit(unit)])
+    a, b = _deciders(acls, settings)
+    finished, _, diff = audit_tables(exploded, broker, a, b)
+    return exploded, finished, diff
+
+
+def _audit_units(acls: Any, settings: AuthorizerSettings) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """Each row group audited whole inside the executor: questions, answers, the broker's flow, flips; the
+    requests it could not audit ride along as rows with ``problem`` set."""
+
+    def audit(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for row in batch.to_pylist():
+                exploded, finished, _ = _unit_tables(row, acls, settings)
+                finished = finished.drop_columns(["asked_a", "asked_b"]) if "asked_a" in finished.column_names else finished
+                finished = finished.rename_columns([{"asked_a_": "asked_a", "asked_b_": "asked_b"}.get(n, n)
+                                                    for n in finished.column_names])
+                yield from finished.select(UNIT_OUT.names).cast(UNIT_OUT).to_batches()
+                problems = exploded.filter(pc.is_valid(exploded.column("problem")))
+                if problems.num_rows:
+                    for f in UNIT_OUT:
+                        if f.name not in problems.column_names:
+                            problems = problems.append_column(f, pa.nulls(problems.num_rows, f.type))
+                    yield from problems.select(UNIT_OUT.names).cast(UNIT_OUT).to_batches()
+    return audit
+
+
+def _unit_broker_diff(acls: Any, settings: AuthorizerSettings) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    def diff(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for row in batch.to_pylist():
+                if pipeline.broker_unit(pipeline.Unit(**row)).num_rows == 0:
+                    continue
+                yield from _unit_tables(row, acls, settings)[2].to_batches()
+    return diff
+
+
 def run(trace: str | Path, acls_a: list[AclBinding], acls_b: list[AclBinding] | None, settings: AuthorizerSettings, *,
         master: str = "local[2]", progress: Callable[[str, int, int], None] | None = None, spark: Any = None) -> SparkResults:
+    """Row groups are audited whole in the executors (each request's rows live in one row group), with one
+    Authorizer per worker from a broadcast of the ACL sets; Spark aggregates the actions and writes the tables."""
     from pyspark.sql import functions as F
 
     from kafka_shim.traces.audit.spark_session import get_spark
@@ -132,49 +143,30 @@ def run(trace: str | Path, acls_a: list[AclBinding], acls_b: list[AclBinding] | 
     unit_rows = [(u.path, u.file_no, u.row_group, u.first_row) for u in units]
     units_df = spark.createDataFrame(unit_rows, _spark_schema(pipeline.UNIT_SCHEMA)).repartition(
         max(1, min(len(units), parallelism * 4)))
+    acls = spark.sparkContext.broadcast((uuid.uuid4().hex, list(acls_a), None if acls_b is None else list(acls_b)))
 
-    step("decode", 0, 1)
-    exploded = units_df.mapInArrow(_explode, _spark_schema(questions.QUESTIONS)).cache()
+    step("audit", 0, 1)
+    audited = units_df.mapInArrow(_audit_units(acls, settings), _spark_schema(UNIT_OUT)).cache()
     problems = pa.concat_tables([pa.Table.from_pylist(file_problems, schema=PROBLEMS),
-                                 exploded.where(F.col("problem").isNotNull()).select([f.name for f in PROBLEMS])
+                                 audited.where(F.col("problem").isNotNull()).select([f.name for f in PROBLEMS])
                                  .toArrow().cast(PROBLEMS)])
-    asked = exploded.where(F.col("problem").isNull()).withColumn(
-        "name_key", F.coalesce(F.col("resource_name"), F.lit(pipeline.NULL_NAME)))
-    broker = units_df.mapInArrow(_broker, _spark_schema(questions.BROKER)).withColumn(
-        "name_key", F.coalesce(F.col("resource_name"), F.lit(pipeline.NULL_NAME))).cache()
-    step("decode", 1, 1)
+    rows = audited.where(F.col("problem").isNull())
+    decisions = rows.select(*[f.name for f in DECISIONS])
+    flips = rows.where(F.col("direction").isNotNull()).select(*[f.name for f in FLIPS])
+    step("audit", 1, 1)
 
-    actions = asked.groupBy(*KEYS).agg(F.count(F.lit(1)).alias("requests"), F.min("time").alias("first_time"),
-                                       F.max("time").alias("last_time"), F.max(F.col("hard").cast("int")).cast("boolean").alias("hard"))
-    every = actions.select(*KEYS).union(broker.select(*KEYS)).distinct()
-    acls = spark.sparkContext.broadcast((list(acls_a), None if acls_b is None else list(acls_b)))
-    step("decide", 0, 1)
-    decided = every.repartition(parallelism * 2).mapInArrow(_decide(acls, settings), _spark_schema(DECIDED)).cache()
-    actions_arrow = actions.join(decided, KEYS, "left").withColumn(
-        "resource_name", F.when(F.col("name_key") == pipeline.NULL_NAME, F.lit(None)).otherwise(F.col("name_key"))).toArrow()
-    actions_arrow = pipeline.sort_actions(actions_arrow).select([f.name for f in ACTIONS]).cast(ACTIONS)
-    step("decide", 1, 1)
+    step("actions", 0, 1)
+    keys = ["principal", "host", "operation", "resource_type", "resource_name", "kind"]
+    actions = rows.groupBy(*keys).agg(
+        F.count(F.lit(1)).alias("requests"), F.min("time").alias("first_time"), F.max("time").alias("last_time"),
+        *[F.first(c, ignorenulls=True).alias(c) for c in ANSWER_COLUMNS],
+        F.max(F.col("hard").cast("int")).cast("boolean").alias("hard")).toArrow()
+    actions = actions.append_column("name_key", pc.fill_null(actions.column("resource_name"), pipeline.NULL_NAME))
+    actions_arrow = pipeline.sort_actions(actions).select([f.name for f in ACTIONS]).cast(ACTIONS)
+    step("actions", 1, 1)
 
-    step("flow", 0, 1)
-    joined = asked.join(decided, KEYS, "left").repartition(parallelism * 2, "request_index").sortWithinPartitions(
-        "request_index", "seq")
-    finished_schema = _finished_schema(joined)
-    finished = joined.mapInArrow(_finisher(acls_b is not None), _spark_schema(finished_schema)).cache()
-    renamed = finished.drop("asked_a", "asked_b").withColumnRenamed("asked_a_", "asked_a").withColumnRenamed("asked_b_", "asked_b")
-    decisions = renamed.select(*[f.name for f in DECISIONS])
-    flips = renamed.where(F.col("direction").isNotNull()).select(*[f.name for f in FLIPS])
-    step("flow", 1, 1)
-
-    asked_keys = (decisions.where(F.col("asked_a"))
-                  .select("request_index", F.when(F.col("kind") == "shortcut", F.lit("authorize")).otherwise(F.col("kind")).alias("kind"),
-                          "operation", "resource_type", F.coalesce(F.col("resource_name"), F.lit(pipeline.NULL_NAME)).alias("name_key"))
-                  .distinct().withColumn("matched", F.lit(True)))
-    broker_joined = (broker.join(decided.select(*KEYS, F.col("allowed_a").alias("audit_allowed"), F.col("rule_a").alias("audit_rule")),
-                                 KEYS, "left")
-                     .join(asked_keys, ["request_index", "kind", "operation", "resource_type", "name_key"], "left")
-                     .withColumn("matched", F.coalesce(F.col("matched"), F.lit(False))))
-    broker_diff = broker_joined.mapInArrow(_broker_diff, _spark_schema(BROKER_DIFF))
-
+    broker_diff = units_df.mapInArrow(_unit_broker_diff(acls, settings), _spark_schema(BROKER_DIFF)).cache()
+    broker_count = units_df.mapInArrow(_broker, _spark_schema(questions.BROKER)).count()
     counts_row = decisions.agg(
         F.countDistinct("request_index").alias("requests_audited"), F.count(F.lit(1)).alias("decisions"),
         F.sum((F.col("asked_a") & ~F.coalesce(F.col("allowed_a"), F.lit(True))).cast("int")).alias("denied_a"),
@@ -186,15 +178,6 @@ def run(trace: str | Path, acls_a: list[AclBinding], acls_b: list[AclBinding] | 
     release_input = decisions.where(F.col("api_key").isin(list(API_KEYS))).toArrow()
     release_input = release_input.cast(DECISIONS) if release_input.num_rows else DECISIONS.empty_table()
     return SparkResults(decisions=DECISIONS.empty_table(), flips=FLIPS.empty_table(), actions=actions_arrow,
-                        broker_diff=BROKER_DIFF.empty_table(), problems=problems, broker_rows=broker.count(),
+                        broker_diff=BROKER_DIFF.empty_table(), problems=problems, broker_rows=broker_count,
                         frames={"decisions": decisions, "flips": flips, "broker_diff": broker_diff}, counts=counts,
                         release_input=release_input)
-
-
-def _finished_schema(joined: Any) -> pa.Schema:
-    """The Arrow schema of ``pipeline.finish``'s output for these input columns."""
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    base = to_arrow_schema(joined.schema, timezone="UTC")
-    return pa.schema([*base, pa.field("asked_a_", pa.bool_()), pa.field("asked_b_", pa.bool_()),
-                      pa.field("direction", pa.string()), pa.field("severity", pa.string()), pa.field("effect", pa.string())])
