@@ -65,7 +65,7 @@ ACTION_KEY = ("principal", "host", "operation", "resource_type", "resource_name"
 
 # One row per request and question, in the request's order of questions.
 DECISIONS = pa.schema([
-    pa.field("request_index", pa.int64()),  # position of the request among the trace's request rows (read order)
+    pa.field("request_index", pa.int64()),  # (file number << 32) + the row in its file: stable between engines and runs
     pa.field("time", TIME),
     pa.field("source", pa.string()),
     pa.field("connection_id", pa.string()),
