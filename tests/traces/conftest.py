@@ -1,4 +1,5 @@
-"""Fixtures of the trace tests: the real-Kafka corpus, made once per session (tests/traces/real_kafka_corpus.py)."""
+"""Fixtures shared by the trace tests: the real-Kafka corpus (tests/traces/real_kafka_corpus.py) and one
+SparkSession, each made once per session."""
 
 from __future__ import annotations
 
@@ -33,3 +34,13 @@ def real_kafka_corpus() -> Iterator[Corpus]:
         yield corpus
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def spark_session():
+    """Spark (local[2]) with the audit's own settings (traces/audit/spark_session.py); stopped at the end."""
+    from kafka_shim.traces.audit.spark_session import get_spark
+
+    spark = get_spark("local[2]", shuffle_partitions=4)
+    yield spark
+    spark.stop()

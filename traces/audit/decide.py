@@ -1,0 +1,170 @@
+"""Deciding the audit's questions under an ACL set, as Kafka 3.9's StandardAuthorizer would.
+
+``Decider`` wraps ``kafka_shim.authorizer.Authorizer`` (built once per process or Spark partition from the ACL
+list) and answers each distinct action: ``authorize`` (rule text as Kafka's authorizer log writes it, and the
+deciding ACL's ``acl_key``), ``authorize_by_resource_type`` (KIP-679) for ``by_resource_type``.
+
+``flow`` then replays, per request, what the broker does with the answers: a shortcut allowed makes the check's
+per-name questions unasked; a GATE denied leaves its bitfield at 0 without asking the bits; the first
+AUTHORIZE_OR_THROW denial ends the request, so later checks are not asked (Kafka's KafkaApis returns there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from kafka_shim.authorizer import AclBinding, Authorizer
+from kafka_shim.authorizer.audit import AuditLog, rule_text
+from kafka_shim.authorizer.model import AclOperation, ResourceType
+from kafka_shim.traces.audit.tables import KIND_BY_RESOURCE_TYPE, KIND_SHORTCUT, acl_key
+
+ANSWER = pa.schema([pa.field("allowed", pa.bool_()), pa.field("rule", pa.string()), pa.field("acl", pa.string())])
+
+
+class _Silent(AuditLog):
+    """The audit never writes Kafka's authorizer log lines: it only asks."""
+
+    def refresh(self) -> None:
+        self.denials = self.grants = False
+
+
+@dataclass(frozen=True)
+class AuthorizerSettings:
+    super_users: tuple[str, ...] = ()
+    allow_everyone_if_no_acl_found: bool = False
+
+
+@dataclass
+class Decider:
+    bindings: list[AclBinding]
+    settings: AuthorizerSettings = field(default_factory=AuthorizerSettings)
+
+    def __post_init__(self) -> None:
+        self.authorizer = Authorizer(super_users=list(self.settings.super_users),
+                                     allow_everyone_if_no_acl_found=self.settings.allow_everyone_if_no_acl_found,
+                                     audit=_Silent(logger=_NullLogger()))
+        self.authorizer.audit.refresh()
+        self.authorizer.create_acls(list(self.bindings))
+
+    def decide(self, principal: str, host: str, operation: str, resource_type: str, name: str | None,
+               kind: str) -> tuple[bool | None, str | None, str | None]:
+        """(allowed, rule text, deciding ACL key); (None, None, None) for a question without a resource name."""
+        az = self.authorizer
+        op, rtype = AclOperation.from_string(operation), ResourceType.from_string(resource_type)
+        if principal is None or host is None:
+            return None, None, None
+        if kind == KIND_BY_RESOURCE_TYPE:
+            try:
+                allowed = az.authorize_by_resource_type(principal, host, op, rtype)
+            except Exception as exc:  # Kafka throws on ACLs with an unparseable principal; recorded, not raised
+                return False, f"Error({type(exc).__name__})", None
+            return allowed, "SuperUser" if principal in az.super_users else None, None
+        if name is None:
+            return None, None, None
+        try:
+            allowed = az.authorize(principal, host, op, rtype, name, log_if_allowed=False, log_if_denied=False)
+        except Exception as exc:  # as above
+            return False, f"Error({type(exc).__name__})", None
+        rule = az.decision_rule(principal, host, op, rtype, name, allowed)
+        if isinstance(rule, str):
+            return allowed, rule, None
+        return allowed, rule_text(rule), acl_key(rule.binding)
+
+    def answer_batch(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """Answers for a batch of actions (principal, host, operation, resource_type, resource_name, kind)."""
+        cols = [batch.column(c).to_pylist() for c in ("principal", "host", "operation", "resource_type", "resource_name", "kind")]
+        allowed, rules, acls = [], [], []
+        for row in zip(*cols, strict=True):
+            a, r, k = self.decide(*row)
+            allowed.append(a)
+            rules.append(r)
+            acls.append(k)
+        return pa.RecordBatch.from_arrays([pa.array(allowed, pa.bool_()), pa.array(rules, pa.string()),
+                                           pa.array(acls, pa.string())], schema=ANSWER)
+
+
+class _NullLogger:
+    def isEnabledFor(self, level: int) -> bool:
+        return False
+
+    def __getattr__(self, name: str):
+        return lambda *args, **kwargs: None
+
+
+ASKED, COVERED, GATED, ENDED = "asked", "covered", "gated", "ended"
+
+
+def flow(check: list[str], kind: list[str], mode: list[str], gate: list[str | None], allowed: list[bool | None]) -> list[str]:
+    """What the broker does with each of one request's questions (in order), given the answers: ``asked``;
+    ``covered`` (its check's shortcut was allowed: granted without asking); ``gated`` (its bitfield's gate was
+    denied: the bit is 0 without asking); ``ended`` (an earlier AUTHORIZE_OR_THROW denial failed the request)."""
+    shortcut_granted = {check[i] for i in range(len(check)) if kind[i] == KIND_SHORTCUT and allowed[i]}
+    denied_gates = {check[i] for i in range(len(check)) if mode[i] == "gate" and allowed[i] is False}
+    states: list[str] = []
+    ended = False
+    for i in range(len(check)):
+        if ended:
+            states.append(ENDED)
+        elif kind[i] != KIND_SHORTCUT and check[i] in shortcut_granted:
+            states.append(COVERED)
+        elif gate[i] is not None and gate[i] in denied_gates:
+            states.append(GATED)
+        else:
+            states.append(ASKED)
+            if mode[i] == "authorize-or-throw" and kind[i] != KIND_SHORTCUT and allowed[i] is False:
+                ended = True
+    return states
+
+
+def effective(state: str, allowed: bool | None) -> bool | None:
+    """What the client gets for the question: covered is granted, gated is a 0 bit, ended is nothing at all."""
+    if state == ASKED:
+        return allowed
+    if state == COVERED:
+        return True
+    if state == GATED:
+        return False
+    return None
+
+
+def request_states(decisions: pa.Table, suffix: str) -> list[str]:
+    """``flow``'s states for every row of a decisions table (whole requests), computed with Arrow joins rather than
+    request by request: covered = the (request, check) has an allowed shortcut; gated = the (request, gate) GATE
+    was denied; ended = after the request's first AUTHORIZE_OR_THROW denial that no shortcut covers."""
+    allowed = decisions.column(f"allowed_{suffix}")
+    base = pa.table({"_row": pa.array(np.arange(decisions.num_rows, dtype=np.int64)),
+                     "request_index": decisions.column("request_index"), "seq": decisions.column("seq"),
+                     "check": decisions.column("check"), "kind": decisions.column("kind"), "mode": decisions.column("mode"),
+                     "gate": decisions.column("gate"), "allowed": allowed})
+    is_shortcut = pc.equal(base.column("kind"), KIND_SHORTCUT)
+    granted = base.filter(pc.and_(is_shortcut, pc.fill_null(base.column("allowed"), False))).select(
+        ["request_index", "check"]).group_by(["request_index", "check"]).aggregate([])
+    granted = granted.append_column("covered", pa.array(np.ones(granted.num_rows, dtype=bool)))
+    denied_gates = base.filter(pc.and_(pc.equal(base.column("mode"), "gate"), pc.equal(base.column("allowed"), False))).select(
+        ["request_index", "check"]).group_by(["request_index", "check"]).aggregate([]).rename_columns(["request_index", "gate"])
+    denied_gates = denied_gates.append_column("gated", pa.array(np.ones(denied_gates.num_rows, dtype=bool)))
+    joined = base.join(granted, ["request_index", "check"], join_type="left outer")
+    joined = joined.join(denied_gates, ["request_index", "gate"], join_type="left outer")
+    covered = pc.and_(pc.invert(pc.equal(joined.column("kind"), KIND_SHORTCUT)), pc.fill_null(joined.column("covered"), False))
+    gated = pc.fill_null(joined.column("gated"), False)
+    throws = pc.and_(pc.and_(pc.equal(joined.column("mode"), "authorize-or-throw"), pc.invert(pc.equal(joined.column("kind"), KIND_SHORTCUT))),
+                     pc.and_(pc.equal(joined.column("allowed"), False), pc.invert(covered)))
+    joined = joined.append_column("_covered", covered).append_column("_gated", gated)
+    ends = joined.filter(pc.fill_null(throws, False)).group_by("request_index").aggregate([("seq", "min")]).rename_columns(
+        ["request_index", "end_seq"])
+    joined = joined.join(ends, "request_index", join_type="left outer").sort_by("_row")
+    ended = pc.fill_null(pc.greater(joined.column("seq"), joined.column("end_seq")), False)
+    state = pc.if_else(ended, ENDED, pc.if_else(joined.column("_covered"), COVERED,
+                                                pc.if_else(joined.column("_gated"), GATED, ASKED)))
+    return state.to_pylist()
+
+
+def decide_all(bindings: Iterable[AclBinding], settings: AuthorizerSettings, actions: pa.Table) -> pa.Table:
+    decider = Decider(list(bindings), settings)
+    batches = [decider.answer_batch(b) for b in actions.to_batches()]
+    return pa.Table.from_batches(batches, schema=ANSWER) if batches else ANSWER.empty_table()
