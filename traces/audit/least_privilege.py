@@ -15,10 +15,14 @@ Kafka has no counterpart (``kafka-acls.sh`` only adds and lists ACLs); the decis
 3. a DESCRIBE grant is dropped where READ, WRITE, DELETE or ALTER on the same pattern grants it already, and a
    DESCRIBE_CONFIGS grant where ALTER_CONFIGS does (Kafka's implied operations).
 4. KIP-679 questions (``kind = by_resource_type``, "may it WRITE some topic?") that A answered yes and the set does
-   not yet answer yes get A's ALLOWs that answered them.
-5. the set is decided again action by action; where an implied operation or the absence of any ACL (with
-   ``allow.everyone.if.no.acl.found``) would now allow what A denied, a literal DENY for exactly that action is
-   added. Only then is the set returned: it decides every action of the table as A did (``verify`` says so).
+   not yet answer yes get A's ALLOWs that answered them. One that A answered yes with no ACL at all (Kafka asks
+   about the name ``hardcode`` first, which ``allow.everyone.if.no.acl.found`` can allow) has no grant to copy: it
+   is logged (``least_privilege_unreproducible``) and left to the what-if to show; ``verify`` lists it.
+5. the set is decided again action by action; where an implied operation (READ's DESCRIBE, say, where A had a
+   DENY DESCRIBE) would now allow what A denied, a literal DENY for exactly that action (its host) is added. Only then is the set returned: it decides every action of the table as A did (``verify`` says so).
+
+A resource literally named ``*`` (a group may be; Kafka refuses it as a topic name) cannot be singled out: an ACL
+on the literal name ``*`` is the wildcard, so its grant covers every name of the type.
 """
 
 from __future__ import annotations
@@ -39,11 +43,13 @@ from kafka_shim.authorizer import (
     ResourceType,
 )
 from kafka_shim.authorizer.index import expand_allow
+from kafka_shim.authorizer.library_logging import get_logger
 from kafka_shim.authorizer.model import WILDCARD_HOST
 from kafka_shim.traces.audit.usage import Action, acl_key, actions_of, quiet_authorizer
 
 DEFAULT_MAX_PREFIX_MERGE = 5  # names a prefix must cover before it replaces them (0 or less: never merge)
 PREFIX_ENDS = ".-_"  # where a prefix may end: the separators people build topic and group names from
+log = get_logger("kafka_shim.traces.audit.least_privilege")
 _IMPLIERS = {AclOperation.DESCRIBE: (AclOperation.READ, AclOperation.WRITE, AclOperation.DELETE, AclOperation.ALTER),
              AclOperation.DESCRIBE_CONFIGS: (AclOperation.ALTER_CONFIGS,)}
 
@@ -53,8 +59,12 @@ class LeastPrivilegeError(RuntimeError):
 
 
 def least_privilege(actions: pa.Table, acls: list[AclBinding], max_prefix_merge: int = DEFAULT_MAX_PREFIX_MERGE,
-                    super_users: Iterable[str] = (), allow_everyone_if_no_acl: bool = False) -> list[AclBinding]:
-    """The smallest ALLOW set (plus the DENYs step 5 needs) deciding every action as A did; stable order."""
+                    super_users: Iterable[str] = ()) -> list[AclBinding]:
+    """The smallest ALLOW set (plus the DENYs step 5 needs) deciding every action as A did; stable order.
+
+    The actions carry A's decisions, whatever ``allow.everyone.if.no.acl.found`` A ran with; the set returned is
+    for a broker with it false (Kafka's default: least privilege is the opposite of allowing what no ACL names).
+    """
     rows = [a for a in actions_of(actions) if a.rule_a != "SuperUser" and not a.resource_type.is_unknown
             and not a.operation.is_unknown]
     by_key = {acl_key(b): b for b in acls}
@@ -70,7 +80,7 @@ def least_privilege(actions: pa.Table, acls: list[AclBinding], max_prefix_merge:
     result = [_allow(principal, host, rtype, pattern_type, name, op)
               for (principal, host, rtype, pattern_type, name), ops in sorted(patterns.items(), key=_order)
               for op in sorted(_without_implied(ops))]
-    return _settle(rows, result, acls, super_users, allow_everyone_if_no_acl)
+    return _settle(rows, result, acls, super_users)
 
 
 def verify(actions: pa.Table, bindings: list[AclBinding], super_users: Iterable[str] = (),
@@ -136,11 +146,11 @@ def _decide(authorizer: Authorizer, a: Action) -> bool:
     return authorizer.authorize(a.principal, a.host, a.operation, a.resource_type, a.resource_name)
 
 
-def _settle(rows: list[Action], result: list[AclBinding], acls: list[AclBinding], super_users: Iterable[str],
-            allow_everyone: bool) -> list[AclBinding]:
+def _settle(rows: list[Action], result: list[AclBinding], acls: list[AclBinding],
+            super_users: Iterable[str]) -> list[AclBinding]:
     """Steps 4 and 5: add A's grants for KIP-679 questions, DENYs for what implication would open, and check."""
     super_users = list(super_users)
-    authorizer = quiet_authorizer(result, super_users, allow_everyone)
+    authorizer = quiet_authorizer(result, super_users)
     for a in rows:
         if a.kind == "by_resource_type" and a.allowed_a and not _decide(authorizer, a):
             for binding in _type_grants(acls, a):
@@ -157,7 +167,14 @@ def _settle(rows: list[Action], result: list[AclBinding], acls: list[AclBinding]
         authorizer.create_acls(denies)
         result += denies
     for a in rows:
-        if _decide(authorizer, a) != a.allowed_a:
+        if _decide(authorizer, a) == a.allowed_a:
+            continue
+        if a.kind == "by_resource_type" and a.allowed_a and not _type_grants(acls, a):
+            log.warning("least_privilege_unreproducible", principal=a.principal, host=a.host,
+                        operation=a.operation.name, resource_type=a.resource_type.name,
+                        reason="A allowed this KIP-679 question without any ACL (allow.everyone.if.no.acl.found); "
+                               "grant the principal the operation on one resource of the type to keep it")
+        else:
             raise LeastPrivilegeError(
                 f"the least-privilege set decides {a.principal} {a.operation.name} on {a.resource_type.name} "
                 f"{a.resource_name!r} from {a.host} differently from A; please report it with the ACL set")
