@@ -10,7 +10,8 @@ import pyarrow as pa
 
 from kafka_shim.authorizer import AclBinding, AclOperation, ResourceType
 from kafka_shim.authorizer.audit import rule_text
-from kafka_shim.traces.audit.usage import acl_key, quiet_authorizer
+from kafka_shim.traces.audit.tables import ACTIONS, KIND_BY_RESOURCE_TYPE, acl_key
+from kafka_shim.traces.audit.usage import quiet_authorizer
 
 # (principal, host, operation, resource type, name, requests[, kind])
 Question = tuple
@@ -34,7 +35,7 @@ def build_actions(acls: list[AclBinding], questions: Iterable[Question], super_u
         cols["host"].append(host)
         cols["operation"].append(AclOperation(op).name)
         cols["resource_type"].append(ResourceType(rtype).name)
-        cols["resource_name"].append(name)
+        cols["resource_name"].append(None if kind == KIND_BY_RESOURCE_TYPE else name)
         cols["requests"].append(requests)
         cols["first_time"].append(START + timedelta(seconds=i))
         cols["last_time"].append(START + timedelta(seconds=i + 30))
@@ -47,7 +48,7 @@ def build_actions(acls: list[AclBinding], questions: Iterable[Question], super_u
                 cols[f"rule_{side}"].append(None)
                 cols[f"acl_{side}"].append(None)
                 continue
-            if kind == "by_resource_type":
+            if kind == KIND_BY_RESOURCE_TYPE:
                 allowed = az.authorize_by_resource_type(principal, host, op, rtype)
                 rule = "SuperUser" if principal in az.super_users else ("DefaultAllow" if allowed else "DefaultDeny")
             else:
@@ -56,10 +57,4 @@ def build_actions(acls: list[AclBinding], questions: Iterable[Question], super_u
             cols[f"allowed_{side}"].append(allowed)
             cols[f"rule_{side}"].append(rule_text(rule))
             cols[f"acl_{side}"].append(None if isinstance(rule, str) else acl_key(rule.binding))
-    return pa.table(cols, schema=pa.schema([
-        ("principal", pa.string()), ("host", pa.string()), ("operation", pa.string()),
-        ("resource_type", pa.string()), ("resource_name", pa.string()), ("requests", pa.int64()),
-        ("first_time", pa.timestamp("us", tz="UTC")), ("last_time", pa.timestamp("us", tz="UTC")),
-        ("allowed_a", pa.bool_()), ("rule_a", pa.string()), ("acl_a", pa.string()),
-        ("allowed_b", pa.bool_()), ("rule_b", pa.string()), ("acl_b", pa.string()),
-        ("hard", pa.bool_()), ("kind", pa.string())]))
+    return pa.table(cols, schema=ACTIONS)

@@ -15,9 +15,10 @@ Kafka has no counterpart (``kafka-acls.sh`` only adds and lists ACLs); the decis
 3. a DESCRIBE grant is dropped where READ, WRITE, DELETE or ALTER on the same pattern grants it already, and a
    DESCRIBE_CONFIGS grant where ALTER_CONFIGS does (Kafka's implied operations).
 4. KIP-679 questions (``kind = by_resource_type``, "may it WRITE some topic?") that A answered yes and the set does
-   not yet answer yes get A's ALLOWs that answered them. One that A answered yes with no ACL at all (Kafka asks
-   about the name ``hardcode`` first, which ``allow.everyone.if.no.acl.found`` can allow) has no grant to copy: it
-   is logged (``least_privilege_unreproducible``) and left to the what-if to show; ``verify`` lists it.
+   not yet answer yes get A's ALLOWs that answered them, for that principal and host. Under
+   ``allow.everyone.if.no.acl.found`` A may answer such a question through no ACL at all (Kafka first asks about the
+   name ``hardcode``; a topic no ACL names is allowed while the question says no): that is logged
+   (``least_privilege_unreproducible``), not repeated, and ``verify`` lists it.
 5. the set is decided again action by action; where an implied operation (READ's DESCRIBE, say, where A had a
    DENY DESCRIBE) would now allow what A denied, a literal DENY for exactly that action (its host) is added. Only then is the set returned: it decides every action of the table as A did (``verify`` says so).
 
@@ -45,6 +46,7 @@ from kafka_shim.authorizer import (
 from kafka_shim.authorizer.index import expand_allow
 from kafka_shim.authorizer.library_logging import get_logger
 from kafka_shim.authorizer.model import WILDCARD_HOST
+from kafka_shim.traces.audit.tables import KIND_BY_RESOURCE_TYPE
 from kafka_shim.traces.audit.usage import Action, acl_key, actions_of, quiet_authorizer
 
 DEFAULT_MAX_PREFIX_MERGE = 5  # names a prefix must cover before it replaces them (0 or less: never merge)
@@ -70,7 +72,7 @@ def least_privilege(actions: pa.Table, acls: list[AclBinding], max_prefix_merge:
     by_key = {acl_key(b): b for b in acls}
     grants: dict[tuple[str, str, ResourceType, AclOperation], set[str]] = defaultdict(set)
     for a in rows:
-        if a.allowed_a and a.kind != "by_resource_type":
+        if a.allowed_a and a.kind != KIND_BY_RESOURCE_TYPE:
             grants[(a.principal, _grant_host(a, by_key), a.resource_type, a.operation)].add(a.resource_name)
     denied = _denied_names(rows)
     patterns: dict[tuple[str, str, ResourceType, PatternType, str], set[AclOperation]] = defaultdict(set)
@@ -104,7 +106,7 @@ def _grant_host(action: Action, by_key: dict[str, AclBinding]) -> str:
 def _denied_names(rows: list[Action]) -> dict[tuple[str, ResourceType], list[tuple[str, str, AclOperation]]]:
     denied: dict[tuple[str, ResourceType], list[tuple[str, str, AclOperation]]] = defaultdict(list)
     for a in rows:
-        if not a.allowed_a and a.kind != "by_resource_type":
+        if not a.allowed_a and a.kind != KIND_BY_RESOURCE_TYPE:
             denied[(a.principal, a.resource_type)].append((a.resource_name, a.host, a.operation))
     return denied
 
@@ -141,7 +143,7 @@ def _allow(principal: str, host: str, rtype: ResourceType, pattern_type: Pattern
 
 
 def _decide(authorizer: Authorizer, a: Action) -> bool:
-    if a.kind == "by_resource_type":
+    if a.kind == KIND_BY_RESOURCE_TYPE:
         return authorizer.authorize_by_resource_type(a.principal, a.host, a.operation, a.resource_type)
     return authorizer.authorize(a.principal, a.host, a.operation, a.resource_type, a.resource_name)
 
@@ -152,7 +154,7 @@ def _settle(rows: list[Action], result: list[AclBinding], acls: list[AclBinding]
     super_users = list(super_users)
     authorizer = quiet_authorizer(result, super_users)
     for a in rows:
-        if a.kind == "by_resource_type" and a.allowed_a and not _decide(authorizer, a):
+        if a.kind == KIND_BY_RESOURCE_TYPE and a.allowed_a and not _decide(authorizer, a):
             for binding in _type_grants(acls, a):
                 authorizer.create_acls([binding])
                 result.append(binding)
@@ -160,7 +162,7 @@ def _settle(rows: list[Action], result: list[AclBinding], acls: list[AclBinding]
                     break
     denies = []
     for a in rows:
-        if not a.allowed_a and a.kind != "by_resource_type" and _decide(authorizer, a):
+        if not a.allowed_a and a.kind != KIND_BY_RESOURCE_TYPE and _decide(authorizer, a):
             denies.append(_allow(a.principal, a.host, a.resource_type, PatternType.LITERAL, a.resource_name,
                                  a.operation, AclPermissionType.DENY))
     if denies:
@@ -169,11 +171,12 @@ def _settle(rows: list[Action], result: list[AclBinding], acls: list[AclBinding]
     for a in rows:
         if _decide(authorizer, a) == a.allowed_a:
             continue
-        if a.kind == "by_resource_type" and a.allowed_a and not _type_grants(acls, a):
+        if a.kind == KIND_BY_RESOURCE_TYPE and (not a.allowed_a or not _type_grants(acls, a)):
             log.warning("least_privilege_unreproducible", principal=a.principal, host=a.host,
-                        operation=a.operation.name, resource_type=a.resource_type.name,
-                        reason="A allowed this KIP-679 question without any ACL (allow.everyone.if.no.acl.found); "
-                               "grant the principal the operation on one resource of the type to keep it")
+                        operation=a.operation.name, resource_type=a.resource_type.name, allowed_under_a=a.allowed_a,
+                        reason="A answered this KIP-679 question through allow.everyone.if.no.acl.found (no ACL "
+                               "decided it), which a set for allow.everyone.if.no.acl.found=false cannot repeat; "
+                               "check the producers of this principal with the what-if against the set")
         else:
             raise LeastPrivilegeError(
                 f"the least-privilege set decides {a.principal} {a.operation.name} on {a.resource_type.name} "
@@ -182,9 +185,13 @@ def _settle(rows: list[Action], result: list[AclBinding], acls: list[AclBinding]
 
 
 def _type_grants(acls: list[AclBinding], a: Action) -> list[AclBinding]:
-    """A's ALLOWs that could answer a KIP-679 question yes, the session principal's own first."""
+    """A's ALLOWs that could answer a KIP-679 question yes, for the session principal and host alone (a User:* or
+    any-host grant copied as it is would answer yes where A said no)."""
     wanted = {a.operation, AclOperation.ALL}
     found = [b for b in acls if b.pattern.resource_type == a.resource_type and b.entry.operation in wanted
              and b.entry.permission_type == AclPermissionType.ALLOW and b.entry.principal in (a.principal, "User:*")
              and b.entry.host in (WILDCARD_HOST, a.host)]
-    return sorted(found, key=lambda b: b.entry.principal != a.principal)
+    found.sort(key=lambda b: b.entry.principal != a.principal)
+    return list(dict.fromkeys(
+        AclBinding(b.pattern, AccessControlEntry(a.principal, a.host, b.entry.operation, AclPermissionType.ALLOW))
+        for b in found))

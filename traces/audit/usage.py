@@ -53,15 +53,7 @@ from kafka_shim.authorizer import (
 )
 from kafka_shim.authorizer.index import AclIndex, Grants, NameTable, expand_allow, expand_deny, wildcard_applies
 from kafka_shim.authorizer.model import WILDCARD_HOST
-
-try:  # audit-core's tables.py holds the one acl_key; until it is merged, the same text from the interface
-    from kafka_shim.traces.audit.tables import acl_key
-except ImportError:  # pragma: no cover - replaced by the merge
-    def acl_key(binding: AclBinding) -> str:
-        """``ResourceType:PatternType:name|principal|host|OPERATION|PERMISSION`` (the audit's stable ACL text)."""
-        p, e = binding.pattern, binding.entry
-        return (f"{p.resource_type.name}:{p.pattern_type.name}:{p.name}|{e.principal}|{e.host}|"
-                f"{e.operation.name}|{e.permission_type.name}")
+from kafka_shim.traces.audit.tables import KIND_BY_RESOURCE_TYPE, acl_key
 
 USAGE_SCHEMA = pa.schema([
     ("acl", pa.string()), ("resource_type", pa.string()), ("pattern_type", pa.string()), ("resource_name", pa.string()),
@@ -146,7 +138,7 @@ def allowing_acls(index: AclIndex, action: Action) -> list[AclBinding]:
         table = type_index.principals.get(principal)
         if table is None:
             continue
-        if action.kind == "by_resource_type":
+        if action.kind == KIND_BY_RESOURCE_TYPE:
             entries = _all_entries(table)
             wanted = {action.operation, AclOperation.ALL}
             found += [b for g in entries for b in g.bindings
@@ -206,7 +198,7 @@ def _seen(actions: list[Action]) -> tuple[set[str], dict[ResourceType, set[str]]
     principals = {a.principal for a in actions}
     names: dict[ResourceType, set[str]] = defaultdict(set)
     for a in actions:
-        if a.kind != "by_resource_type":
+        if a.kind != KIND_BY_RESOURCE_TYPE:
             names[a.resource_type].add(a.resource_name)
     return principals, names
 
