@@ -130,7 +130,7 @@ def report_data(out_dir: Path) -> dict[str, Any]:
             "denied under A": sum(r["denied"] for r in lines),
             "hard flips": severities["hard"], "soft flips": severities["soft"],
             "ACLs in A": usage.num_rows if usage is not None else 0,
-            "ACLs never used": sum(1 for c in _col(usage, "usage_class") if c != "used"),
+            "ACLs never used": sum(1 for used in _col(usage, "used") if not used),
         },
         "what_if": flips is not None,
         "charts": {
