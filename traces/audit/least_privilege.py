@@ -13,7 +13,8 @@ Kafka has no counterpart (``kafka-acls.sh`` only adds and lists ACLs); the decis
    that A denied this principal that operation (or one it implies) from that host falls under it. Longer prefixes
    are tried first, so a merge stays as narrow as the names allow.
 3. a DESCRIBE grant is dropped where READ, WRITE, DELETE or ALTER on the same pattern grants it already, and a
-   DESCRIBE_CONFIGS grant where ALTER_CONFIGS does (Kafka's implied operations).
+   DESCRIBE_CONFIGS grant where ALTER_CONFIGS does (Kafka's implied operations), and any grant a merged prefix of
+   the same principal and host (or any host) gives already, directly or implied.
 4. KIP-679 questions (``kind = by_resource_type``, "may it WRITE some topic?") that A answered yes and the set does
    not yet answer yes get A's ALLOWs that answered them, for that principal and host. Under
    ``allow.everyone.if.no.acl.found`` A may answer such a question through no ACL at all (Kafka first asks about the
@@ -82,7 +83,7 @@ def least_privilege(actions: pa.Table, acls: list[AclBinding], max_prefix_merge:
     result = [_allow(principal, host, rtype, pattern_type, name, op)
               for (principal, host, rtype, pattern_type, name), ops in sorted(patterns.items(), key=_order)
               for op in sorted(_without_implied(ops))]
-    return _settle(rows, result, acls, super_users)
+    return _settle(rows, _without_covered(result), acls, super_users)
 
 
 def verify(actions: pa.Table, bindings: list[AclBinding], super_users: Iterable[str] = (),
@@ -135,6 +136,27 @@ def _merge(names: set[str], denied: list[tuple[str, str, AclOperation]], host: s
 
 def _without_implied(ops: set[AclOperation]) -> set[AclOperation]:
     return {op for op in ops if not any(i in ops for i in _IMPLIERS.get(op, ()))}
+
+
+def _without_covered(bindings: list[AclBinding]) -> list[AclBinding]:
+    """Drop grants another grant of the set already gives: a literal (or longer prefix) under a merged prefix of the
+    same principal with the same operation, or one it implies, from the same host or any host."""
+    prefixes: dict[tuple[str, ResourceType], list[AclBinding]] = defaultdict(list)
+    for b in bindings:
+        if b.pattern.pattern_type == PatternType.PREFIXED:
+            prefixes[(b.entry.principal, b.pattern.resource_type)].append(b)
+
+    def covered(b: AclBinding) -> bool:
+        for other in prefixes.get((b.entry.principal, b.pattern.resource_type), ()):
+            if (other is not b and b.pattern.name.startswith(other.pattern.name)
+                    and other.entry.host in (WILDCARD_HOST, b.entry.host)
+                    and expand_allow(1 << other.entry.operation) & (1 << b.entry.operation)
+                    and not (b.pattern.pattern_type == PatternType.PREFIXED and b.pattern.name == other.pattern.name
+                             and b.entry.operation == other.entry.operation)):
+                return True
+        return False
+
+    return [b for b in bindings if not covered(b)]
 
 
 def _allow(principal: str, host: str, rtype: ResourceType, pattern_type: PatternType, name: str,

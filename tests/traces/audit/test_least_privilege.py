@@ -75,6 +75,15 @@ def test_a_longer_prefix_is_preferred_and_hosts_are_kept():
     }
 
 
+def test_a_describe_under_a_merged_read_prefix_is_dropped():
+    a = [acl(T, "team.", "User:alice", Op.ALL, PRE)]
+    questions = [("User:alice", "h", Op.READ, T, f"team.s{i}", 1) for i in range(3)]
+    questions.append(("User:alice", "h", Op.DESCRIBE, T, "team.other", 1))  # described, never read
+    actions = build_actions(a, questions)
+    assert shape(least_privilege(actions, a, max_prefix_merge=3)) == {
+        ("TOPIC", "PREFIXED", "team.", "User:alice", "*", "READ", "ALLOW")}
+
+
 def test_implied_operation_that_a_denied_gets_a_deny():
     a = [acl(T, "t", "User:alice", Op.READ), acl(T, "t", "User:alice", Op.DESCRIBE, deny=True)]
     actions = build_actions(a, [("User:alice", "h", Op.READ, T, "t", 1), ("User:alice", "h", Op.DESCRIBE, T, "t", 1)])
