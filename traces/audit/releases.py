@@ -1,0 +1,135 @@
+"""Requests an older Kafka release's authorization rules decide differently from Kafka 3.9's (``--compare-release R``).
+
+The rule changes (facts: ``shared/kafka-release-rules.md`` §2 and the switch matrix, from Kafka's KafkaApis at
+each release), each compared on the audit's decisions under ACL set A:
+
+* KIP-163 (1.0): OffsetFetch needed READ on the group before, DESCRIBE from 1.0 (denial 30).
+* KIP-277 (2.0): CreateTopics needed CREATE on the cluster before (else 31 for every topic); from 2.0 CREATE on the
+  topic is enough (29 per topic).
+* KIP-231 (2.1): ListGroups without DESCRIBE on the cluster failed whole with 31 before; from 2.1 the groups are
+  filtered by DESCRIBE on each, silently.
+* KAFKA-7394 (2.1): OffsetForLeaderEpoch needed CLUSTER_ACTION on the cluster before; from 2.1 DESCRIBE on the
+  topic is enough.
+* KIP-679 (2.8): an idempotent InitProducerId needed IDEMPOTENT_WRITE on the cluster before (31); from 2.8 WRITE
+  on any topic is enough. (The pre-2.8 Produce-time IDEMPOTENT_WRITE check of idempotent batches is not compared:
+  it needs the record batches' producer fields.)
+
+``authorizer/api_checks/releases.py`` is where the broker would keep other releases' tables; the audit needs only
+the comparison, so the rules live here as functions over a request's decisions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from kafka_shim.traces.audit.decide import Decider
+from kafka_shim.traces.audit.tables import KIND_BY_RESOURCE_TYPE, KIND_SHORTCUT, RELEASE_DIFF
+
+RELEASES = ("0.11", "1.0", "1.1", "2.0", "2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7", "2.8", "3.0", "3.1", "3.2",
+            "3.3", "3.4", "3.5", "3.6", "3.7", "3.8")
+
+
+def _release_key(release: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in release.split("."))
+
+
+@dataclass(frozen=True)
+class RuleChange:
+    name: str
+    since: str  # the first release with 3.9's rule
+    api_key: int
+    compare: Callable[[list[dict], Decider], list[tuple[bool, bool, str, str]]]  # (allowed_39, allowed_old, q39, q_old)
+
+
+def _offset_fetch(rows: list[dict], decider: Decider) -> list[tuple[bool, bool, str, str]]:
+    out = []
+    for r in rows:
+        if r["resource_type"] == "GROUP" and r["operation"] == "DESCRIBE" and r["asked_a"]:
+            old, _, _ = decider.decide(r["principal"], r["host"], "READ", "GROUP", r["resource_name"], "authorize")
+            out.append((r["allowed_a"], old, f"DESCRIBE on GROUP {r['resource_name']}", f"READ on GROUP {r['resource_name']}"))
+    return out
+
+
+def _cluster_only(check: str, op: str) -> Callable[[list[dict], Decider], list[tuple[bool, bool, str, str]]]:
+    """3.9: the cluster shortcut or the per-name question; before: the cluster action alone."""
+
+    def compare(rows: list[dict], decider: Decider) -> list[tuple[bool, bool, str, str]]:
+        shortcut = next((r for r in rows if r["check"] == check and r["kind"] == KIND_SHORTCUT), None)
+        if shortcut is None or shortcut["allowed_a"]:
+            return []
+        out = []
+        for r in rows:
+            if r["check"] == check and r["kind"] != KIND_SHORTCUT and r["asked_a"] and r["allowed_a"] is not None:
+                out.append((r["allowed_a"], False, f"{op} on CLUSTER or {r['operation']} on {r['resource_type']} {r['resource_name']}",
+                            f"{op} on CLUSTER"))
+        return out
+
+    return compare
+
+
+def _list_groups(rows: list[dict], decider: Decider) -> list[tuple[bool, bool, str, str]]:
+    shortcut = next((r for r in rows if r["kind"] == KIND_SHORTCUT), None)
+    if shortcut is None or shortcut["allowed_a"]:
+        return []
+    return [(True, False, "DESCRIBE on CLUSTER, else groups filtered by DESCRIBE on each (no error)",
+             "DESCRIBE on CLUSTER, else CLUSTER_AUTHORIZATION_FAILED (31)")]
+
+
+def _init_producer_id(rows: list[dict], decider: Decider) -> list[tuple[bool, bool, str, str]]:
+    shortcut = next((r for r in rows if r["check"] == "idempotent" and r["kind"] == KIND_SHORTCUT), None)
+    any_topic = next((r for r in rows if r["kind"] == KIND_BY_RESOURCE_TYPE), None)
+    if shortcut is None or shortcut["allowed_a"] or any_topic is None or not any_topic["allowed_a"]:
+        return []
+    return [(True, False, "IDEMPOTENT_WRITE on CLUSTER or WRITE on any TOPIC", "IDEMPOTENT_WRITE on CLUSTER")]
+
+
+CHANGES = (
+    RuleChange("KIP-163 (1.0): OffsetFetch asks DESCRIBE on the group, not READ", "1.0", 9, _offset_fetch),
+    RuleChange("KIP-277 (2.0): CREATE on the topic suffices for CreateTopics (before: CREATE on CLUSTER, else 31)", "2.0", 19,
+               _cluster_only("create", "CREATE")),
+    RuleChange("KIP-231 (2.1): ListGroups without DESCRIBE on CLUSTER filters silently (before: 31)", "2.1", 16, _list_groups),
+    RuleChange("KAFKA-7394 (2.1): OffsetForLeaderEpoch allows DESCRIBE on the topic (before: CLUSTER_ACTION only)", "2.1", 23,
+               _cluster_only("topics", "CLUSTER_ACTION")),
+    RuleChange("KIP-679 (2.8): an idempotent InitProducerId needs WRITE on any topic or IDEMPOTENT_WRITE (before: IDEMPOTENT_WRITE)",
+               "2.8", 22, _init_producer_id),
+)
+
+API_KEYS = frozenset(c.api_key for c in CHANGES)
+
+
+def changes_since(release: str) -> list[RuleChange]:
+    """The rule changes between ``release`` and 3.9."""
+    return [c for c in CHANGES if _release_key(release) < _release_key(c.since)]
+
+
+def release_differences(decisions: pa.Table, release: str, decider: Decider) -> pa.Table:
+    """RELEASE_DIFF rows: for each request of an API whose rules changed after ``release``, the questions whose
+    answer (under A) differs between 3.9's rule and the old one."""
+    changes = {c.api_key: c for c in changes_since(release)}
+    if not changes or decisions.num_rows == 0:
+        return RELEASE_DIFF.empty_table()
+    subset = decisions.filter(pc.is_in(decisions.column("api_key"), pa.array(list(changes), pa.int16())))
+    subset = subset.sort_by([("request_index", "ascending"), ("seq", "ascending")])
+    out: list[dict] = []
+    rows = subset.to_pylist()
+    start = 0
+    while start < len(rows):
+        end = start
+        while end < len(rows) and rows[end]["request_index"] == rows[start]["request_index"]:
+            end += 1
+        request = rows[start:end]
+        change = changes[request[0]["api_key"]]
+        for allowed_39, allowed_old, q39, q_old in change.compare(request, decider):
+            if allowed_39 == allowed_old:
+                continue
+            first = request[0]
+            out.append({"request_index": first["request_index"], "time": first["time"], "principal": first["principal"],
+                        "host": first["host"], "request_name": first["request_name"], "api_version": first["api_version"],
+                        "correlation_id": first["correlation_id"], "release": release, "rule_change": change.name,
+                        "allowed_39": allowed_39, "allowed_old": allowed_old, "question_39": q39, "question_old": q_old})
+        start = end
+    return pa.Table.from_pylist(out, schema=RELEASE_DIFF)

@@ -1,0 +1,75 @@
+"""An audit's result tables and how they are written to ``--out DIR`` (the layout ``traces/AUDIT.md`` documents)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+# The tables, in the order they are written; each goes to DIR/<name>/ (Parquet) and DIR/csv/<name>/ (CSV).
+TABLES = ("decisions", "flips", "actions", "broker_diff", "release_diff", "problems")
+SUMMARY = "summary.json"
+
+
+@dataclass
+class AuditResults:
+    decisions: pa.Table
+    flips: pa.Table
+    actions: pa.Table
+    broker_diff: pa.Table
+    problems: pa.Table
+    broker_rows: int
+    release_diff: pa.Table | None = None
+
+    def table(self, name: str) -> pa.Table:
+        return getattr(self, name)
+
+    def summary(self) -> dict[str, Any]:
+        d = self.decisions
+        flips = self.flips
+        return {
+            "requests_audited": len(pc.unique(d.column("request_index"))) if d.num_rows else 0,
+            "decisions": d.num_rows,
+            "actions": self.actions.num_rows,
+            "denied_a": int(pc.sum(pc.and_(d.column("asked_a"), pc.invert(pc.fill_null(d.column("allowed_a"), True)))).as_py() or 0),
+            "unresolved": int(pc.sum(pc.is_null(d.column("allowed_a"))).as_py() or 0),
+            "flips": flips.num_rows,
+            "flips_hard": int(pc.sum(pc.equal(flips.column("severity"), "hard")).as_py() or 0) if flips.num_rows else 0,
+            "broker_decisions": self.broker_rows,
+            "broker_differences": self.broker_diff.num_rows,
+            "release_differences": self.release_diff.num_rows if self.release_diff is not None else 0,
+            "problems": problem_counts(self.problems),
+        }
+
+
+def problem_counts(problems: pa.Table) -> dict[str, int]:
+    if problems.num_rows == 0:
+        return {}
+    counted = problems.group_by("problem").aggregate([("problem", "count")])
+    return dict(zip(counted.column("problem").to_pylist(), counted.column("problem_count").to_pylist(), strict=True))
+
+
+def write_table(table: pa.Table, out_dir: Path, name: str) -> None:
+    """DIR/name/part-00000.parquet and DIR/csv/name/part-00000.csv (Spark writes several parts in the same places)."""
+    parquet_dir, csv_dir = out_dir / name, out_dir / "csv" / name
+    parquet_dir.mkdir(parents=True, exist_ok=True)
+    csv_dir.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, parquet_dir / "part-00000.parquet")
+    pacsv.write_csv(table, csv_dir / "part-00000.csv")
+
+
+def write_summary(summary: dict[str, Any], out_dir: Path) -> Path:
+    path = out_dir / SUMMARY
+    path.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return path
+
+
+def read_table(out_dir: str | Path, name: str) -> pa.Table:
+    """A result table back from DIR (either engine's parts)."""
+    return pq.read_table(Path(out_dir) / name)

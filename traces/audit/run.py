@@ -1,0 +1,81 @@
+"""One audit from trace to ``--out DIR``: the engine's tables, the release comparison, the files, then audit-report's
+ACL usage, least privilege and HTML report (``usage``, ``least_privilege``, ``report``) when they are installed."""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from kafka_shim.authorizer import AclBinding
+from kafka_shim.authorizer.library_logging import get_logger
+from kafka_shim.traces.audit import results
+from kafka_shim.traces.audit.decide import AuthorizerSettings, Decider
+from kafka_shim.traces.audit.progress import progress_reporter
+from kafka_shim.traces.audit.releases import release_differences
+from kafka_shim.traces.audit.tables import RELEASE_DIFF
+
+log = get_logger("kafka_shim.traces.audit")
+
+
+def run_audit(trace: str | Path, acls_a: list[AclBinding], acls_b: list[AclBinding] | None, settings: AuthorizerSettings,
+              out: Path, *, engine: str = "spark", master: str = "local[2]", compare_release: str | None = None,
+              report: bool = True, spark: Any = None) -> dict[str, Any]:
+    """Audit ``trace`` and write DIR; returns the summary (also in DIR/summary.json)."""
+    if out.exists():
+        for name in (*results.TABLES, "csv", results.SUMMARY):
+            target = out / name
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+    out.mkdir(parents=True, exist_ok=True)
+    progress = progress_reporter()
+    if engine == "arrow":
+        from kafka_shim.traces.audit import engine_arrow
+
+        res = engine_arrow.run(trace, acls_a, acls_b, settings, progress)
+        decisions_for_release = res.decisions
+    else:
+        from kafka_shim.traces.audit import engine_spark
+
+        res = engine_spark.run(trace, acls_a, acls_b, settings, master=master, progress=progress, spark=spark)
+        decisions_for_release = res.release_input
+    res.release_diff = (release_differences(decisions_for_release, compare_release, Decider(acls_a, settings))
+                        if compare_release else RELEASE_DIFF.empty_table())
+    if engine == "arrow":
+        for name in results.TABLES:
+            results.write_table(res.table(name), out, name)
+    else:
+        res.write_spark(out)
+        results.write_table(res.release_diff, out, "release_diff")
+    summary = res.summary()
+    summary.update({"engine": engine, "what_if": acls_b is not None, "compare_release": compare_release,
+                    "acls_a": len(acls_a), "acls_b": None if acls_b is None else len(acls_b)})
+    if report:
+        _report(res.actions, acls_a, settings, out, summary)
+    results.write_summary(summary, out)
+    log.info("audit_done", out=str(out), **{k: v for k, v in summary.items() if not isinstance(v, dict)})
+    return summary
+
+
+def _report(actions: pa.Table, acls: list[AclBinding], settings: AuthorizerSettings, out: Path, summary: dict) -> None:
+    """audit-report's part, called only when its modules are there (they arrive on main from another branch)."""
+    try:
+        usage = importlib.import_module("kafka_shim.traces.audit.usage")
+        least = importlib.import_module("kafka_shim.traces.audit.least_privilege")
+        acl_export = importlib.import_module("kafka_shim.traces.audit.acl_export")
+        report = importlib.import_module("kafka_shim.traces.audit.report")
+    except ImportError as exc:
+        summary["report"] = f"not written: {exc}"
+        return
+    table = usage.acl_usage(actions, acls, super_users=settings.super_users,
+                            allow_everyone_if_no_acl=settings.allow_everyone_if_no_acl_found)
+    results.write_table(table, out, "acl_usage")
+    bindings = least.least_privilege(actions, acls)
+    acl_export.write_least_privilege(bindings, out) if hasattr(acl_export, "write_least_privilege") else \
+        least.write_least_privilege(bindings, out)
+    summary["report"] = str(report.write_report(out))
