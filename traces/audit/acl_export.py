@@ -1,6 +1,7 @@
 """The least-privilege ACL set written for the tools people apply ACLs with (the audit's ``least_privilege/``).
 
-``write_least_privilege(bindings, out_dir)`` writes four files, each the same set:
+``write_least_privilege(bindings, out_dir)`` writes four files into ``out_dir/least_privilege/`` (``out_dir`` being
+the audit's ``--out DIR``), each the same set:
 
 ``kafka-acls.sh``
     one ``kafka-acls.sh --add`` command per ACL with Apache Kafka's AclCommand flags (``--allow-principal`` /
@@ -33,6 +34,7 @@ import yaml
 
 from kafka_shim.authorizer import AclBinding, AclPermissionType, PatternType, ResourceType
 
+FOLDER = "least_privilege"  # under the audit's --out DIR
 FILES = ("kafka-acls.sh", "acls.yaml", "strimzi-kafkausers.yaml", "kafka_acl.tf")
 
 # kafka-acls.sh's resource flags (AclCommand); the cluster flag takes no name
@@ -48,8 +50,8 @@ _TERRAFORM_TYPE = {ResourceType.TOPIC: "Topic", ResourceType.GROUP: "Group", Res
 
 
 def write_least_privilege(bindings: list[AclBinding], out_dir: str | Path) -> list[Path]:
-    """Write the four files (see the module docstring) into ``out_dir`` (created); their paths."""
-    out = Path(out_dir)
+    """Write the four files (see the module docstring) into ``out_dir/least_privilege`` (created); their paths."""
+    out = Path(out_dir) / FOLDER
     out.mkdir(parents=True, exist_ok=True)
     texts = {"kafka-acls.sh": kafka_acls_commands(bindings), "acls.yaml": acl_file(bindings),
              "strimzi-kafkausers.yaml": strimzi_kafka_users(bindings), "kafka_acl.tf": terraform(bindings)}

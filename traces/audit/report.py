@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import yaml
 
+from kafka_shim.traces.audit.acl_export import FOLDER
 from kafka_shim.traces.audit.usage import USAGE_CLASSES
 
 REPORT_NAME = "report.html"
@@ -145,7 +146,7 @@ def report_data(out_dir: Path) -> dict[str, Any]:
                                    "resource_name", "direction", "severity", "effect"]),
             "usage": _rows(usage, ["acl", "usage_class", "decided_requests", "allowed_requests", "sole_requests"],
                            sort="decided_requests"),
-            "least_privilege": _least_privilege_rows(out_dir / "least_privilege"),
+            "least_privilege": _least_privilege_rows(out_dir / FOLDER),
         },
     }
 

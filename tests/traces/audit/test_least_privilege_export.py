@@ -52,10 +52,10 @@ SET = [
 
 @pytest.fixture(scope="module")
 def written(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("least-privilege")
+    out = tmp_path_factory.mktemp("audit-out")
     paths = write_least_privilege(SET, out)
-    assert [p.name for p in paths] == list(FILES)
-    return out
+    assert [p.relative_to(out).as_posix() for p in paths] == [f"least_privilege/{name}" for name in FILES]
+    return out / "least_privilege"
 
 
 def test_acls_file_loads_back_with_kafka_shims_loader(written: Path) -> None:

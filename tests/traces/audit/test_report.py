@@ -86,7 +86,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pq.write_table(flips, out / "flips" / "part-00000.parquet")
     (out / "acl_usage").mkdir()
     pq.write_table(acl_usage(actions, A), out / "acl_usage" / "part-00000.parquet")
-    write_least_privilege(least_privilege(actions, A), out / "least_privilege")
+    write_least_privilege(least_privilege(actions, A), out)
     write_report(out)
     return out
 
