@@ -3,6 +3,9 @@ shadowed, detached, unnecessary IDEMPOTENT_WRITE), over actions decided by the p
 
 from __future__ import annotations
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from kafka_shim.authorizer import (
     AccessControlEntry,
     AclBinding,
@@ -129,3 +132,41 @@ def test_super_user_requests_are_nobodys_and_by_resource_type_counts_type_grants
     row = by_key(acl_usage(actions, [write], super_users=["User:admin"]))[acl_key(write)]
     assert row["allowed_requests"] == 2
     assert row["decided_requests"] == 0
+
+
+PRINCIPALS = ["User:alice", "User:bob"]
+HOSTS = ["10.0.0.1", "10.0.0.2"]
+OPS = [Op.READ, Op.WRITE, Op.DESCRIBE, Op.CREATE, Op.ALTER_CONFIGS, Op.DESCRIBE_CONFIGS, Op.DELETE, Op.ALTER]
+acls_strategy = st.lists(st.builds(
+    lambda rtype, name, pattern, principal, host, op, deny: acl(rtype, name, principal, op, pattern, host, deny),
+    st.sampled_from([T, G]), st.sampled_from(["a.", "a.x", "*", "b", "*x", "ab"]), st.sampled_from([LIT, PRE]),
+    st.sampled_from([*PRINCIPALS, "User:*"]), st.sampled_from(["*", *HOSTS]), st.sampled_from([*OPS, Op.ALL]),
+    st.booleans()), max_size=12, unique=True)
+questions_strategy = st.lists(st.tuples(
+    st.sampled_from(PRINCIPALS), st.sampled_from(HOSTS), st.sampled_from(OPS), st.sampled_from([T, G]),
+    st.sampled_from(["a.x", "a.y", "a.", "b.x", "*x", "*", "ab"]), st.integers(1, 5)),
+    max_size=30, unique_by=lambda q: q[:5])
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(acls_strategy, questions_strategy)
+def test_usage_agrees_with_the_authorizers_decisions(acls, questions):
+    actions = build_actions(acls, questions)
+    rows = by_key(acl_usage(actions, acls))
+    decided = [a for a in actions.to_pylist() if a["acl_a"]]
+    assert sum(r["decided_requests"] for r in rows.values()) == sum(a["requests"] for a in decided)
+    allowed_by_acl = [a for a in decided if a["allowed_a"]]
+    # an ALLOW that decided a request allowed it; one that decided all a request's needs alone is not redundant
+    for a in allowed_by_acl:
+        assert rows[a["acl_a"]]["allowed_requests"] >= a["requests"]
+        assert rows[a["acl_a"]]["used"]
+    # a shadowed ALLOW never decides
+    for key, row in rows.items():
+        if row["shadowed"]:
+            assert row["decided_requests"] == 0, key
+    # every ACL allowing an action alone: removing it must make the authorizer deny that action
+    for key, row in rows.items():
+        if row["sole_requests"]:
+            rest = [b for b in acls if acl_key(b) != key]
+            again = build_actions(rest, questions)
+            assert again.column("allowed_a").to_pylist() != actions.column("allowed_a").to_pylist(), key
