@@ -87,18 +87,18 @@ class Action:
 
 def actions_of(table: pa.Table) -> Iterator[Action]:
     """The ``actions`` table's rows (unknown operation or type names come out as UNKNOWN, which nothing matches)."""
-    cols = {name: table.column(name).to_pylist() for name in
-            ("principal", "host", "operation", "resource_type", "resource_name", "requests", "allowed_a", "rule_a",
-             "acl_a", "kind") if name in table.column_names}
-    for i in range(table.num_rows):
+    n = table.num_rows
+    cols = {name: table.column(name).to_pylist() if name in table.column_names else [None] * n
+            for name in ("principal", "host", "operation", "resource_type", "resource_name", "requests", "allowed_a",
+                         "rule_a", "acl_a", "kind")}
+    operations = {text: AclOperation.from_string(text or "") for text in set(cols["operation"])}
+    types = {text: ResourceType.from_string(text or "") for text in set(cols["resource_type"])}
+    for i in range(n):
         yield Action(
-            principal=cols["principal"][i], host=cols["host"][i],
-            operation=AclOperation.from_string(cols["operation"][i] or ""),
-            resource_type=ResourceType.from_string(cols["resource_type"][i] or ""),
-            resource_name=cols["resource_name"][i] or "", requests=int(cols["requests"][i] or 0),
-            allowed_a=bool(cols["allowed_a"][i]), rule_a=cols.get("rule_a", [None] * table.num_rows)[i],
-            acl_a=cols.get("acl_a", [None] * table.num_rows)[i],
-            kind=(cols.get("kind", [None] * table.num_rows)[i] or "authorize"))
+            principal=cols["principal"][i], host=cols["host"][i], operation=operations[cols["operation"][i]],
+            resource_type=types[cols["resource_type"][i]], resource_name=cols["resource_name"][i] or "",
+            requests=int(cols["requests"][i] or 0), allowed_a=bool(cols["allowed_a"][i]), rule_a=cols["rule_a"][i],
+            acl_a=cols["acl_a"][i], kind=cols["kind"][i] or "authorize")
 
 
 class _Silent:
