@@ -48,7 +48,7 @@
     var max = niceMax(Math.max.apply(null, rows.map(function (r) {
       return series.reduce(function (sum, s) { return sum + (r[s] || 0); }, 0);
     })));
-    var plotH = height - top - bottom, slot = (width - left - 10) / rows.length, barW = Math.max(1, slot * 0.8);
+    var plotH = height - top - bottom, slot = (width - left - 10) / rows.length, barW = Math.max(1, Math.min(60, slot * 0.8));
     [0, 0.5, 1].forEach(function (f) {
       var y = top + plotH * (1 - f);
       el("line", { x1: left, x2: width - 10, y1: y, y2: y, stroke: "#ddd" }, svg);
