@@ -29,9 +29,11 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import yaml
 
+from kafka_shim.authorizer.library_logging import get_logger
 from kafka_shim.traces.audit.acl_export import FOLDER
 from kafka_shim.traces.audit.usage import USAGE_CLASSES
 
+log = get_logger("kafka_shim.traces.audit.report")
 REPORT_NAME = "report.html"
 _PLACEHOLDER = re.compile(r"/\*([A-Z_]+)\*/|<!--([A-Z_]+)-->")
 TOP_ACLS = 15  # bars in "top ACLs by requests decided"
@@ -39,16 +41,26 @@ TOP_FLIP_GROUPS = 25  # principals / APIs drawn in the flip charts (the rest are
 TABLE_ROWS = 1000  # rows of each HTML table; the Parquet results hold them all
 
 
-def read_results(path: Path) -> pa.Table | None:
-    """The Parquet files under ``path`` (a file, or a folder as Spark and pyarrow write them) as one table."""
+def read_results(path: Path, problems: list[str] | None = None) -> pa.Table | None:
+    """The Parquet files under ``path`` (a file, or a folder as Spark and pyarrow write them) as one table; None when
+    there are none. A file that cannot be read is left out, logged and named in ``problems``: the page still shows
+    the rest."""
     if path.is_file():
-        return pq.read_table(path)
-    if not path.is_dir():
+        files = [path]
+    elif path.is_dir():
+        files = sorted(p for p in path.rglob("*.parquet") if not p.name.startswith((".", "_")))
+    else:
         return None
-    files = sorted(p for p in path.rglob("*.parquet") if not p.name.startswith((".", "_")))
-    if not files:
-        return None
-    return pa.concat_tables([pq.read_table(f) for f in files], promote_options="default")
+    tables = []
+    for f in files:
+        try:
+            tables.append(pq.read_table(f))
+        except (OSError, pa.ArrowException) as exc:
+            log.warning("report_input_unreadable", file=str(f), error=str(exc),
+                        hint="re-run the audit to write this result again; the report leaves it out")
+            if problems is not None:
+                problems.append(f"{f.relative_to(path.parent)}: unreadable, left out ({exc})")
+    return pa.concat_tables(tables, promote_options="default") if tables else None
 
 
 def _col(table: pa.Table | None, name: str) -> list:
@@ -120,9 +132,10 @@ def _least_privilege_rows(folder: Path) -> dict[str, Any]:
 
 def report_data(out_dir: Path) -> dict[str, Any]:
     """The numbers the page shows, as one JSON-able document (what report.js draws)."""
-    decisions = read_results(out_dir / "decisions")
-    flips = read_results(out_dir / "flips")
-    usage = read_results(out_dir / "acl_usage")
+    problems: list[str] = []
+    decisions = read_results(out_dir / "decisions", problems)
+    flips = read_results(out_dir / "flips", problems)
+    usage = read_results(out_dir / "acl_usage", problems)
     lines = timeline(decisions)
     severities = Counter(_col(flips, "severity"))
     return {
@@ -134,6 +147,7 @@ def report_data(out_dir: Path) -> dict[str, Any]:
             "ACLs never used": sum(1 for used in _col(usage, "used") if not used),
         },
         "what_if": flips is not None,
+        "problems": problems,
         "charts": {
             "timeline": {"type": "columns", "series": ["allowed", "denied"], "rows": lines},
             "flips_by_principal": {"type": "bars", "series": ["hard", "soft"], "rows": flips_by(flips, "principal")},
@@ -172,7 +186,9 @@ def write_report(out_dir: str | Path) -> Path:
     lp_rows = len(data["tables"]["least_privilege"]["rows"])
     lp_note = (f"{lp_rows} entries of the smallest ACL set that allows what A allowed and nothing it denied "
                "(least_privilege/: kafka-acls.sh commands, --acls YAML, Strimzi KafkaUser, Terraform kafka_acl).")
+    problems = "".join(f'<p class="problem">{html.escape(p)}</p>' for p in data["problems"])
     parts = {"CSS": _asset("report.css"), "SUBTITLE": html.escape(f"Results in {out.resolve()}"), "CARDS": cards,
+             "PROBLEMS": problems,
              "FLIPS_NOTE": html.escape(flips_note), "LP_NOTE": html.escape(lp_note),
              "DATA": _script_safe(json.dumps(data, ensure_ascii=False)), "JS": _script_safe(_asset("report.js"))}
     # one pass over the template, so nothing from the trace is ever read as a placeholder

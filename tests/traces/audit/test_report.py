@@ -195,3 +195,18 @@ def test_screenshot(results: Path, tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr[-2000:]
     assert shot.stat().st_size > 10_000
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_missing_and_unreadable_results_leave_a_page_that_says_so(tmp_path: Path, caplog) -> None:
+    (tmp_path / "flips").mkdir()
+    (tmp_path / "flips" / "part-00000.parquet").write_bytes(b"PAR1 cut short")
+    page = write_report(tmp_path).read_text()
+    assert "flips/part-00000.parquet: unreadable, left out" in page
+    assert any("report_input_unreadable" in r.getMessage() for r in caplog.records)
+    run = chromium("--dump-dom", (tmp_path / "report.html").as_uri())
+    assert run.returncode == 0, run.stderr[-2000:]
+    rendered = Bars()
+    rendered.feed(run.stdout)
+    assert rendered.body.get("data-rendered") == "true"
+    assert not any(rendered.bars.values()) and not rendered.svgs
+    assert "No decisions in the results." in run.stdout
