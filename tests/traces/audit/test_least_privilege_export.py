@@ -105,10 +105,6 @@ def broker() -> Iterator[EmbeddedBroker]:
 
 
 def test_kafka_acls_commands_create_the_set_on_a_broker(written: Path, broker: EmbeddedBroker, tmp_path: Path) -> None:
-    from confluent_kafka.admin import AclBindingFilter, AdminClient, ResourcePatternType
-    from confluent_kafka.admin import AclOperation as CkOp
-    from confluent_kafka.admin import AclPermissionType as CkPerm
-    from confluent_kafka.admin import ResourceType as CkType
 
     host, port = listener_address(broker.broker, "SASL_PLAINTEXT")
     config = client_config(tmp_path, "admin", "admin-secret", "SCRAM-SHA-512")
@@ -123,11 +119,42 @@ def test_kafka_acls_commands_create_the_set_on_a_broker(written: Path, broker: E
         result = run_acls(*args)
         assert result.code == 0, (line, result)
 
+    assert _describe_all(host, port) == set(SET)
+
+
+def _describe_all(host: str, port: int) -> set[AclBinding]:
+    from confluent_kafka.admin import AclBindingFilter, AdminClient, ResourcePatternType
+    from confluent_kafka.admin import AclOperation as CkOp
+    from confluent_kafka.admin import AclPermissionType as CkPerm
+    from confluent_kafka.admin import ResourceType as CkType
+
     admin = AdminClient({"bootstrap.servers": f"{host}:{port}", "security.protocol": "SASL_PLAINTEXT",
                          "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "admin", "sasl.password": "admin-secret"})
     everything = AclBindingFilter(CkType.ANY, None, ResourcePatternType.ANY, None, None, CkOp.ANY, CkPerm.ANY)
-    listed = admin.describe_acls(everything).result(timeout=TIMEOUT)
-    got = {acl(ResourceType[b.restype.name.replace("BROKER", "CLUSTER")], b.name, b.principal,
-               AclOperation[b.operation.name], PatternType[b.resource_pattern_type.name], b.host,
-               b.permission_type.name == "DENY") for b in listed}
-    assert got == set(SET)
+    return {acl(ResourceType[b.restype.name.replace("BROKER", "CLUSTER")], b.name, b.principal,
+                AclOperation[b.operation.name], PatternType[b.resource_pattern_type.name], b.host,
+                b.permission_type.name == "DENY") for b in admin.describe_acls(everything).result(timeout=TIMEOUT)}
+
+
+@pytest.mark.oracle
+def test_the_script_runs_with_kafkas_own_kafka_acls(written: Path, tmp_path: Path) -> None:
+    """The generated file as a shell runs it, with Kafka 3.9's kafka.admin.AclCommand as kafka-acls.sh."""
+    import subprocess
+    import sys
+
+    from tests.support.peers import REAL_KAFKA
+
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    wrapper = tools / "kafka-acls.sh"
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{REAL_KAFKA}" run kafka.admin.AclCommand "$@"\n')
+    wrapper.chmod(0o755)
+    with EmbeddedBroker(BrokerConfig.from_properties(sasl_properties())) as fresh:
+        host, port = listener_address(fresh.broker, "SASL_PLAINTEXT")
+        config = client_config(tmp_path, "admin", "admin-secret", "SCRAM-SHA-512")
+        env = {"PATH": f"{tools}:/usr/bin:/bin", "BOOTSTRAP_SERVER": f"{host}:{port}", "COMMAND_CONFIG": str(config),
+               "HOME": str(tmp_path)}
+        run = subprocess.run(["sh", str(written / "kafka-acls.sh")], env=env, capture_output=True, text=True,
+                             timeout=60 * len(SET), check=False)
+        assert run.returncode == 0, (run.stdout[-3000:], run.stderr[-3000:])
+        assert _describe_all(host, port) == set(SET)
