@@ -15,8 +15,8 @@ the audit's ``--out DIR``), each the same set:
 ``strimzi-kafkausers.yaml``
     one Strimzi ``KafkaUser`` per ``User:`` principal (``spec.authorization.type: simple``, ``acls`` of
     ``resource {type, name, patternType: literal|prefix}``, ``operations``, ``host``, ``type: allow|deny``), as
-    multi-document YAML. Strimzi has no USER or DELEGATION_TOKEN resources nor other principal types: those ACLs
-    are listed in a comment at the top instead.
+    multi-document YAML. Strimzi has no USER or DELEGATION_TOKEN resources, other principal types or ``User:*``,
+    and takes the user name from the resource name: ACLs it cannot hold are listed in a comment at the top instead.
 ``kafka_acl.tf``
     one Terraform ``kafka_acl`` resource per ACL for the Mongey/kafka provider (resource_name, resource_type,
     resource_pattern_type_filter, acl_principal, acl_host, acl_operation, acl_permission_type).
@@ -110,32 +110,42 @@ def acl_file(bindings: list[AclBinding]) -> str:
 
 
 def _k8s_name(user: str) -> str:
-    """A KafkaUser needs a Kubernetes name; Strimzi takes the user name from it."""
+    """``user`` as a Kubernetes resource name (lower case, ``a-z0-9.-``); Strimzi takes the user name from it."""
     return re.sub(r"[^a-z0-9.-]", "-", user.lower()).strip("-.") or "user"
 
 
 def strimzi_kafka_users(bindings: list[AclBinding], cluster: str = "my-cluster") -> str:
-    users: dict[str, list[dict]] = defaultdict(list)
-    skipped: list[AclBinding] = []
+    """One KafkaUser per user; the operations of one resource, host and permission in one ``acls`` entry."""
+    users: dict[str, dict[tuple, dict]] = defaultdict(dict)
+    skipped: list[tuple[AclBinding, str]] = []
     for b in bindings:
         p, e = b.pattern, b.entry
         kind, _, user = e.principal.partition(":")
-        if kind != "User" or p.resource_type not in _STRIMZI_TYPE or user == "*":
-            skipped.append(b)
+        if kind != "User" or user == "*":
+            skipped.append((b, "a KafkaUser names one user"))
+            continue
+        if p.resource_type not in _STRIMZI_TYPE:
+            skipped.append((b, f"Strimzi has no {p.resource_type.name} resources"))
+            continue
+        if _k8s_name(user) != user:
+            skipped.append((b, "the user name is not a Kubernetes resource name, which Strimzi takes it from"))
             continue
         resource = {"type": _STRIMZI_TYPE[p.resource_type]}
         if p.resource_type != ResourceType.CLUSTER:
             resource |= {"name": p.name, "patternType": "prefix" if p.pattern_type == PatternType.PREFIXED else "literal"}
-        users[user].append({"resource": resource, "operations": [e.operation.display_name], "host": e.host,
-                            "type": "allow" if _allow(b) else "deny"})
+        key = (tuple(resource.items()), e.host, e.permission_type)
+        entry = users[user].setdefault(key, {"resource": resource, "operations": [], "host": e.host,
+                                             "type": "allow" if _allow(b) else "deny"})
+        entry["operations"].append(e.operation.display_name)
     header = ["# The least-privilege ACLs found by kafka-shim audit, as Strimzi KafkaUser resources",
               f"# (strimzi.io/cluster: {cluster}; set spec.authentication for your listeners)."]
     if skipped:
         header.append("# Not expressible in a KafkaUser (apply them with kafka-acls.sh):")
-        header += [f"#   {b}" for b in skipped]
+        header += [f"#   {b}: {why}" for b, why in skipped]
     docs = [{"apiVersion": "kafka.strimzi.io/v1beta2", "kind": "KafkaUser",
-             "metadata": {"name": _k8s_name(user), "labels": {"strimzi.io/cluster": cluster}},
-             "spec": {"authorization": {"type": "simple", "acls": acls}}} for user, acls in users.items()]
+             "metadata": {"name": user, "labels": {"strimzi.io/cluster": cluster}},
+             "spec": {"authorization": {"type": "simple", "acls": list(entries.values())}}}
+            for user, entries in users.items()]
     body = yaml.safe_dump_all(docs, sort_keys=False, allow_unicode=True) if docs else ""
     return "\n".join(header) + "\n" + body
 

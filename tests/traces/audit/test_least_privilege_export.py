@@ -82,7 +82,12 @@ def test_terraform_resources_name_each_acl_for_the_mongey_provider(written: Path
 
 
 def test_strimzi_kafkausers_hold_each_users_acls(written: Path) -> None:
-    docs = list(yaml.safe_load_all((written / "strimzi-kafkausers.yaml").read_text()))
+    text = (written / "strimzi-kafkausers.yaml").read_text()
+    docs = list(yaml.safe_load_all(text))
+    # alice's two topic operations on orders share one entry
+    alice = next(d for d in docs if d["metadata"]["name"] == "alice")["spec"]["authorization"]["acls"]
+    assert sorted(next(e for e in alice if e["resource"].get("name") == "orders")["operations"]) == [
+        "DescribeConfigs", "Write"]
     assert {d["metadata"]["name"] for d in docs} == {"alice", "bob"}
     found = set()
     for doc in docs:
@@ -96,6 +101,17 @@ def test_strimzi_kafkausers_hold_each_users_acls(written: Path) -> None:
                 found.add(acl(rtype, r.get("name", "kafka-cluster"), f"User:{doc['metadata']['name']}",
                               AclOperation.from_string(op), pattern, entry["host"], entry["type"] == "deny"))
     assert found == set(SET)
+    assert "Not expressible" not in text
+
+
+def test_strimzi_lists_what_a_kafkauser_cannot_hold(tmp_path: Path) -> None:
+    odd = [acl(T, "t", "User:Carol Smith", Op.READ), acl(ResourceType.USER, "x", "User:dan", Op.CREATE_TOKENS),
+           acl(T, "t", "User:*", Op.READ), acl(T, "t", "Group:ops", Op.READ)]
+    write_least_privilege([*odd, SET[0]], tmp_path)
+    text = (tmp_path / "least_privilege" / "strimzi-kafkausers.yaml").read_text()
+    comments = [line for line in text.splitlines() if line.startswith("#   ")]
+    assert len(comments) == len(odd)
+    assert [d["metadata"]["name"] for d in yaml.safe_load_all(text)] == ["alice"]
 
 
 @pytest.fixture(scope="module")
