@@ -56,7 +56,7 @@ def standalone(tmp_path):
                            ("worker", ["org.apache.spark.deploy.worker.Worker", f"spark://127.0.0.1:{port}", "--host", "127.0.0.1",
                                        "--cores", "2", "--memory", "1g", "--webui-port", str(worker_ui),
                                        "--work-dir", str(tmp_path / "worker")])):
-            log = open(tmp_path / f"{name}.log", "wb")  # noqa: SIM115 (closed below, after the process)
+            log = open(tmp_path / f"{name}.log", "wb")
             logs.append(log)
             procs.append(subprocess.Popen([spark_class, *args], env=env, stdout=log, stderr=subprocess.STDOUT))
         deadline = time.monotonic() + START_BOUND_S
