@@ -23,6 +23,9 @@ asked of the authorizer, see tables.py) into one row per ACL of set A, with thes
     usage_class          one word: shadowed, detached, never_used, unnecessary_idempotent_write, redundant or used
                          (the first that applies, in that order)
 
+``allowed_by(actions, acls)`` gives the other side: the actions table with an ``allowed_by`` column listing, per
+action, every ALLOW that on its own would allow it.
+
 Which ACLs would allow an action comes from the authorizer's own index (authorizer/index.py): the session principal's
 and ``User:*``'s tables, ``NameTable.matching(name, decision=True)`` (literal name, literal ``*`` unless the name
 starts with ``*`` as Kafka 3.9's walk has it, every matching prefix), the host, and ``expand_allow`` for the implied
@@ -269,3 +272,13 @@ def acl_usage(actions: pa.Table, acls: list[AclBinding], super_users: Iterable[s
         for name, value in values.items():
             out[name].append(value)
     return pa.table(out, schema=USAGE_SCHEMA)
+
+
+def allowed_by(actions: pa.Table, acls: list[AclBinding], super_users: Iterable[str] = (),
+               allow_everyone_if_no_acl: bool = False) -> pa.Table:
+    """The ``actions`` table with one more column, ``allowed_by`` (list of acl_key): every ALLOW of ``acls`` that on
+    its own would allow the action, DENYs aside (the per-request side of acl_usage; empty for super users' actions)."""
+    authorizer = quiet_authorizer(dict.fromkeys(acls), super_users, allow_everyone_if_no_acl)
+    keys = [[] if a.rule_a == "SuperUser" else [acl_key(b) for b in dict.fromkeys(allowing_acls(authorizer.index, a))]
+            for a in actions_of(actions)]
+    return actions.append_column(pa.field("allowed_by", pa.list_(pa.string())), pa.array(keys, pa.list_(pa.string())))

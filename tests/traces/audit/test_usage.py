@@ -15,7 +15,7 @@ from kafka_shim.authorizer import (
     ResourcePattern,
     ResourceType,
 )
-from kafka_shim.traces.audit.usage import USAGE_SCHEMA, acl_key, acl_usage
+from kafka_shim.traces.audit.usage import USAGE_SCHEMA, acl_key, acl_usage, allowed_by
 from tests.support.audit_actions import build_actions
 
 T, G, C = ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER
@@ -71,6 +71,24 @@ def test_decided_requests_and_classes():
     assert rows[acl_key(shadow)]["usage_class"] == "shadowed"
     assert rows[acl_key(shadow)]["decided_requests"] == 0
     assert rows[acl_key(deny_group)]["usage_class"] == "used"
+
+
+def test_allowed_by_lists_every_allow_of_each_action():
+    prefix = acl(T, "pay.", "User:*", Op.READ, PRE)
+    literal = acl(T, "pay.eu", "User:alice", Op.ALL)
+    other_host = acl(T, "pay.eu", "User:alice", Op.READ, host="10.9.9.9")
+    deny = acl(T, "pay.eu", "User:bob", Op.READ, deny=True)
+    acls = [prefix, literal, other_host, deny]
+    actions = build_actions(acls, [("User:alice", "10.0.0.1", Op.DESCRIBE, T, "pay.eu", 1),
+                                   ("User:bob", "10.0.0.1", Op.READ, T, "pay.eu", 1),
+                                   ("User:admin", "10.0.0.1", Op.READ, T, "pay.eu", 1)], super_users=["User:admin"])
+    table = allowed_by(actions, acls, super_users=["User:admin"])
+    assert table.column_names == [*actions.column_names, "allowed_by"]
+    assert [set(x) for x in table.column("allowed_by").to_pylist()] == [
+        {acl_key(prefix), acl_key(literal)},  # READ and ALL both imply DESCRIBE; the other host's does not apply
+        {acl_key(prefix)},  # bob is denied, but the prefix would have allowed him on its own
+        set(),  # a super user needs no ACL
+    ]
 
 
 def test_shadowing_needs_a_deny_covering_every_granted_operation_host_and_name():
