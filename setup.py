@@ -20,6 +20,8 @@ setup(
     packages=[f"kafka_shim.{name}" for name in found],
     package_dir={f"kafka_shim.{root}": root for root in ROOTS},
     # The generated typing stub of the message classes ships beside messages.py, for users' type checkers.
-    package_data={"kafka_shim.schemas": ["*.json", "LICENSE", "NOTICE", "README.md"], "kafka_shim.protocol": ["messages.pyi"]},
+    package_data={"kafka_shim.schemas": ["*.json", "LICENSE", "NOTICE", "README.md"], "kafka_shim.protocol": ["messages.pyi"],
+                  # the audit's HTML report template, CSS and JavaScript (traces/audit/report.py inlines them)
+                  "kafka_shim.traces.audit": ["report_assets/*"]},
     include_package_data=False,
 )

@@ -1,0 +1,220 @@
+"""Least privilege: the smallest ACL set that allows every action ACL set A allowed in a trace and nothing A denied.
+
+Kafka has no counterpart (``kafka-acls.sh`` only adds and lists ACLs); the decisions it must reproduce are Kafka
+3.9's StandardAuthorizer's, checked with the project's authorizer (authorizer/engine.py). Built from the audit's
+``actions`` table (tables.py):
+
+1. one literal ALLOW per (principal, host, resource, operation) that A allowed, for the principal of the session
+   (a ``User:*`` grant becomes grants for the principals that used it). The host is the host of the ACL that
+   decided under A (``acl_a``): a grant A limited to one host stays limited to it; ``*`` stays ``*``. Actions that
+   only super users asked need nothing (super.users is configuration, not ACLs).
+2. per (principal, host, resource type, operation), literal names merge into one PREFIXED pattern when the prefix
+   (the name up to and including a ``.``, ``-`` or ``_``) covers at least ``max_prefix_merge`` names and no name
+   that A denied this principal that operation (or one it implies) from that host falls under it. Longer prefixes
+   are tried first, so a merge stays as narrow as the names allow.
+3. a DESCRIBE grant is dropped where READ, WRITE, DELETE or ALTER on the same pattern grants it already, and a
+   DESCRIBE_CONFIGS grant where ALTER_CONFIGS does (Kafka's implied operations), and any grant a merged prefix of
+   the same principal and host (or any host) gives already, directly or implied.
+4. KIP-679 questions (``kind = by_resource_type``, "may it WRITE some topic?") that A answered yes and the set does
+   not yet answer yes get A's ALLOWs that answered them, for that principal and host. Under
+   ``allow.everyone.if.no.acl.found`` A may answer such a question through no ACL at all (Kafka first asks about the
+   name ``hardcode``; a topic no ACL names is allowed while the question says no): that is logged
+   (``least_privilege_unreproducible``), not repeated, and ``verify`` lists it.
+5. the set is decided again action by action; where an implied operation (READ's DESCRIBE, say, where A had a
+   DENY DESCRIBE) would now allow what A denied, a literal DENY for exactly that action (its host) is added. Only then is the set returned: it decides every action of the table as A did (``verify`` says so).
+
+A resource literally named ``*`` (a group may be; Kafka refuses it as a topic name) cannot be singled out: an ACL
+on the literal name ``*`` is the wildcard, so its grant covers every name of the type.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+import pyarrow as pa
+
+from kafka_shim.authorizer import (
+    AccessControlEntry,
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    Authorizer,
+    PatternType,
+    ResourcePattern,
+    ResourceType,
+)
+from kafka_shim.authorizer.index import expand_allow
+from kafka_shim.authorizer.library_logging import get_logger
+from kafka_shim.authorizer.model import WILDCARD_HOST
+from kafka_shim.traces.audit.tables import KIND_BY_RESOURCE_TYPE
+from kafka_shim.traces.audit.usage import Action, acl_key, actions_of, quiet_authorizer
+
+DEFAULT_MAX_PREFIX_MERGE = 5  # names a prefix must cover before it replaces them (0 or less: never merge)
+PREFIX_ENDS = ".-_"  # where a prefix may end: the separators people build topic and group names from
+log = get_logger("kafka_shim.traces.audit.least_privilege")
+_IMPLIERS = {AclOperation.DESCRIBE: (AclOperation.READ, AclOperation.WRITE, AclOperation.DELETE, AclOperation.ALTER),
+             AclOperation.DESCRIBE_CONFIGS: (AclOperation.ALTER_CONFIGS,)}
+
+
+class LeastPrivilegeError(RuntimeError):
+    """The set could not be made to decide as A did (a bug: the message names the action)."""
+
+
+def least_privilege(actions: pa.Table, acls: list[AclBinding], max_prefix_merge: int = DEFAULT_MAX_PREFIX_MERGE,
+                    super_users: Iterable[str] = ()) -> list[AclBinding]:
+    """The smallest ALLOW set (plus the DENYs step 5 needs) deciding every action as A did; stable order.
+
+    The actions carry A's decisions, whatever ``allow.everyone.if.no.acl.found`` A ran with; the set returned is
+    for a broker with it false (Kafka's default: least privilege is the opposite of allowing what no ACL names).
+    """
+    rows = [a for a in actions_of(actions) if a.rule_a != "SuperUser" and not a.resource_type.is_unknown
+            and not a.operation.is_unknown]
+    by_key = {acl_key(b): b for b in acls}
+    grants: dict[tuple[str, str, ResourceType, AclOperation], set[str]] = defaultdict(set)
+    for a in rows:
+        if a.allowed_a and a.kind != KIND_BY_RESOURCE_TYPE:
+            grants[(a.principal, _grant_host(a, by_key), a.resource_type, a.operation)].add(a.resource_name)
+    denied = _denied_names(rows)
+    patterns: dict[tuple[str, str, ResourceType, PatternType, str], set[AclOperation]] = defaultdict(set)
+    for (principal, host, rtype, op), names in grants.items():
+        for pattern_type, name in _merge(names, denied.get((principal, rtype), []), host, op, max_prefix_merge):
+            patterns[(principal, host, rtype, pattern_type, name)].add(op)
+    result = [_allow(principal, host, rtype, pattern_type, name, op)
+              for (principal, host, rtype, pattern_type, name), ops in sorted(patterns.items(), key=_order)
+              for op in sorted(_without_implied(ops))]
+    return _settle(rows, _without_covered(result), acls, super_users)
+
+
+def verify(actions: pa.Table, bindings: list[AclBinding], super_users: Iterable[str] = (),
+           allow_everyone_if_no_acl: bool = False) -> list[Action]:
+    """The actions ``bindings`` decides differently from A (empty when it reproduces A); super users' are skipped
+    (super.users is configuration, kept as it is)."""
+    authorizer = quiet_authorizer(bindings, super_users, allow_everyone_if_no_acl)
+    return [a for a in actions_of(actions) if not a.resource_type.is_unknown and not a.operation.is_unknown
+            and a.rule_a != "SuperUser" and _decide(authorizer, a) != a.allowed_a]
+
+
+def _order(item: tuple) -> tuple:
+    (principal, host, rtype, pattern_type, name), _ops = item
+    return principal, int(rtype), name, int(pattern_type), host
+
+
+def _grant_host(action: Action, by_key: dict[str, AclBinding]) -> str:
+    binding = by_key.get(action.acl_a or "")
+    return action.host if binding is not None and binding.entry.host != WILDCARD_HOST else WILDCARD_HOST
+
+
+def _denied_names(rows: list[Action]) -> dict[tuple[str, ResourceType], list[tuple[str, str, AclOperation]]]:
+    denied: dict[tuple[str, ResourceType], list[tuple[str, str, AclOperation]]] = defaultdict(list)
+    for a in rows:
+        if not a.allowed_a and a.kind != KIND_BY_RESOURCE_TYPE:
+            denied[(a.principal, a.resource_type)].append((a.resource_name, a.host, a.operation))
+    return denied
+
+
+def _merge(names: set[str], denied: list[tuple[str, str, AclOperation]], host: str, op: AclOperation,
+           bound: int) -> list[tuple[PatternType, str]]:
+    """The names as (pattern type, name): literals, and prefixes covering ``bound`` or more of them."""
+    granted = expand_allow(1 << op)
+    blocked = [name for name, denied_host, denied_op in denied
+               if granted & (1 << denied_op) and (host == WILDCARD_HOST or host == denied_host)]
+    left = set(names)
+    merged: list[tuple[PatternType, str]] = []
+    if bound > 0 and len(names) >= bound:
+        counts: dict[str, int] = defaultdict(int)
+        for name in names:
+            for i, ch in enumerate(name[:-1]):
+                if ch in PREFIX_ENDS:
+                    counts[name[: i + 1]] += 1
+        for prefix in sorted(counts, key=lambda p: (-len(p), p)):
+            covered = {n for n in left if n.startswith(prefix)}
+            if len(covered) >= bound and not any(n.startswith(prefix) for n in blocked):
+                merged.append((PatternType.PREFIXED, prefix))
+                left -= covered
+    return merged + [(PatternType.LITERAL, name) for name in sorted(left)]
+
+
+def _without_implied(ops: set[AclOperation]) -> set[AclOperation]:
+    return {op for op in ops if not any(i in ops for i in _IMPLIERS.get(op, ()))}
+
+
+def _without_covered(bindings: list[AclBinding]) -> list[AclBinding]:
+    """Drop grants another grant of the set already gives: a literal (or longer prefix) under a merged prefix of the
+    same principal with the same operation, or one it implies, from the same host or any host."""
+    prefixes: dict[tuple[str, ResourceType], list[AclBinding]] = defaultdict(list)
+    for b in bindings:
+        if b.pattern.pattern_type == PatternType.PREFIXED:
+            prefixes[(b.entry.principal, b.pattern.resource_type)].append(b)
+
+    def covered(b: AclBinding) -> bool:
+        for other in prefixes.get((b.entry.principal, b.pattern.resource_type), ()):
+            if (other is not b and b.pattern.name.startswith(other.pattern.name)
+                    and other.entry.host in (WILDCARD_HOST, b.entry.host)
+                    and expand_allow(1 << other.entry.operation) & (1 << b.entry.operation)
+                    and not (b.pattern.pattern_type == PatternType.PREFIXED and b.pattern.name == other.pattern.name
+                             and b.entry.operation == other.entry.operation)):
+                return True
+        return False
+
+    return [b for b in bindings if not covered(b)]
+
+
+def _allow(principal: str, host: str, rtype: ResourceType, pattern_type: PatternType, name: str,
+           op: AclOperation, permission: AclPermissionType = AclPermissionType.ALLOW) -> AclBinding:
+    return AclBinding(ResourcePattern(rtype, name, pattern_type), AccessControlEntry(principal, host, op, permission))
+
+
+def _decide(authorizer: Authorizer, a: Action) -> bool:
+    if a.kind == KIND_BY_RESOURCE_TYPE:
+        return authorizer.authorize_by_resource_type(a.principal, a.host, a.operation, a.resource_type)
+    return authorizer.authorize(a.principal, a.host, a.operation, a.resource_type, a.resource_name)
+
+
+def _settle(rows: list[Action], result: list[AclBinding], acls: list[AclBinding],
+            super_users: Iterable[str]) -> list[AclBinding]:
+    """Steps 4 and 5: add A's grants for KIP-679 questions, DENYs for what implication would open, and check."""
+    super_users = list(super_users)
+    authorizer = quiet_authorizer(result, super_users)
+    for a in rows:
+        if a.kind == KIND_BY_RESOURCE_TYPE and a.allowed_a and not _decide(authorizer, a):
+            for binding in _type_grants(acls, a):
+                authorizer.create_acls([binding])
+                result.append(binding)
+                if _decide(authorizer, a):
+                    break
+    denies = []
+    for a in rows:
+        if not a.allowed_a and a.kind != KIND_BY_RESOURCE_TYPE and _decide(authorizer, a):
+            denies.append(_allow(a.principal, a.host, a.resource_type, PatternType.LITERAL, a.resource_name,
+                                 a.operation, AclPermissionType.DENY))
+    if denies:
+        authorizer.create_acls(denies)
+        result += denies
+    for a in rows:
+        if _decide(authorizer, a) == a.allowed_a:
+            continue
+        if a.kind == KIND_BY_RESOURCE_TYPE and (not a.allowed_a or not _type_grants(acls, a)):
+            log.warning("least_privilege_unreproducible", principal=a.principal, host=a.host,
+                        operation=a.operation.name, resource_type=a.resource_type.name, allowed_under_a=a.allowed_a,
+                        reason="A answered this KIP-679 question through allow.everyone.if.no.acl.found (no ACL "
+                               "decided it), which a set for allow.everyone.if.no.acl.found=false cannot repeat; "
+                               "check the producers of this principal with the what-if against the set")
+        else:
+            raise LeastPrivilegeError(
+                f"the least-privilege set decides {a.principal} {a.operation.name} on {a.resource_type.name} "
+                f"{a.resource_name!r} from {a.host} differently from A; please report it with the ACL set")
+    return list(dict.fromkeys(result))
+
+
+def _type_grants(acls: list[AclBinding], a: Action) -> list[AclBinding]:
+    """A's ALLOWs that could answer a KIP-679 question yes, for the session principal and host alone (a User:* or
+    any-host grant copied as it is would answer yes where A said no)."""
+    wanted = {a.operation, AclOperation.ALL}
+    found = [b for b in acls if b.pattern.resource_type == a.resource_type and b.entry.operation in wanted
+             and b.entry.permission_type == AclPermissionType.ALLOW and b.entry.principal in (a.principal, "User:*")
+             and b.entry.host in (WILDCARD_HOST, a.host)]
+    found.sort(key=lambda b: b.entry.principal != a.principal)
+    return list(dict.fromkeys(
+        AclBinding(b.pattern, AccessControlEntry(a.principal, a.host, b.entry.operation, AclPermissionType.ALLOW))
+        for b in found))
