@@ -8,7 +8,15 @@ from datetime import UTC, datetime, timedelta
 
 import pyarrow as pa
 
-from kafka_shim.authorizer import AclBinding, AclOperation, ResourceType
+from kafka_shim.authorizer import (
+    AccessControlEntry,
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourcePattern,
+    ResourceType,
+)
 from kafka_shim.authorizer.audit import rule_text
 from kafka_shim.traces.audit.tables import ACTIONS, KIND_BY_RESOURCE_TYPE, acl_key
 from kafka_shim.traces.audit.usage import quiet_authorizer
@@ -17,6 +25,13 @@ from kafka_shim.traces.audit.usage import quiet_authorizer
 Question = tuple
 
 START = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
+
+
+def acl(rtype: ResourceType, name: str, principal: str, op: AclOperation, pattern: PatternType = PatternType.LITERAL,
+        host: str = "*", deny: bool = False) -> AclBinding:
+    """One ACL binding, ALLOW unless ``deny``."""
+    permission = AclPermissionType.DENY if deny else AclPermissionType.ALLOW
+    return AclBinding(ResourcePattern(rtype, name, pattern), AccessControlEntry(principal, host, op, permission))
 
 
 def build_actions(acls: list[AclBinding], questions: Iterable[Question], super_users: Iterable[str] = (),

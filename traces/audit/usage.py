@@ -188,6 +188,10 @@ def is_shadowed(index: AclIndex, binding: AclBinding) -> bool:
 
 def _pattern_covers(table: NameTable, grants: Grants, allow: ResourcePattern) -> bool:
     """Whether ``grants`` (an entry that matching(allow.name, decision=True) returned) covers every name ``allow`` does."""
+    if allow.pattern_type == PatternType.LITERAL and allow.name == WILDCARD_RESOURCE:
+        # The wildcard ALLOW grants every name: only the wildcard DENY covers them all (a PREFIXED '*' DENY covers
+        # only the names starting with '*').
+        return grants is table.literal.get(WILDCARD_RESOURCE)
     if allow.pattern_type == PatternType.LITERAL:
         return True  # the entry applies to that one name
     if grants is table.literal.get(grants.name):

@@ -7,25 +7,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kafka_shim.authorizer import (
-    AccessControlEntry,
-    AclBinding,
     AclOperation,
     AclPermissionType,
     PatternType,
-    ResourcePattern,
     ResourceType,
 )
 from kafka_shim.traces.audit.least_privilege import least_privilege, verify
-from tests.support.audit_actions import build_actions
+from tests.support.audit_actions import acl, build_actions
 
 T, G, C = ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER
 LIT, PRE = PatternType.LITERAL, PatternType.PREFIXED
 Op = AclOperation
 
-
-def acl(rtype, name, principal, op, pattern=LIT, host="*", deny=False) -> AclBinding:
-    permission = AclPermissionType.DENY if deny else AclPermissionType.ALLOW
-    return AclBinding(ResourcePattern(rtype, name, pattern), AccessControlEntry(principal, host, op, permission))
 
 
 def shape(bindings) -> set[tuple]:

@@ -27,6 +27,7 @@ from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from kafka_shim.shim.tools.acl_file import load_acl_file
 from kafka_shim.traces.audit.acl_export import FILES, write_least_privilege
+from tests.support.audit_actions import acl
 from tests.support.cli_helpers import client_config, run_acls
 from tests.support.sasl_setup import listener_address, sasl_properties
 
@@ -34,10 +35,6 @@ T, G, C, X = ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER, Resou
 Op = AclOperation
 TIMEOUT = 60
 
-
-def acl(rtype, name, principal, op, pattern=PatternType.LITERAL, host="*", deny=False) -> AclBinding:
-    permission = AclPermissionType.DENY if deny else AclPermissionType.ALLOW
-    return AclBinding(ResourcePattern(rtype, name, pattern), AccessControlEntry(principal, host, op, permission))
 
 
 SET = [

@@ -15,12 +15,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from kafka_shim.authorizer import (
-    AccessControlEntry,
-    AclBinding,
     AclOperation,
-    AclPermissionType,
     PatternType,
-    ResourcePattern,
     ResourceType,
 )
 from kafka_shim.traces.audit.acl_export import write_least_privilege
@@ -28,7 +24,7 @@ from kafka_shim.traces.audit.least_privilege import least_privilege
 from kafka_shim.traces.audit.report import write_report
 from kafka_shim.traces.audit.tables import DECISIONS, FLIPS
 from kafka_shim.traces.audit.usage import acl_usage
-from tests.support.audit_actions import START, build_actions
+from tests.support.audit_actions import START, acl, build_actions
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs chromium: run scripts/ensure-chromium")
@@ -36,10 +32,6 @@ BROWSER_TIMEOUT = 180  # seconds for chromium to start, run the page and exit on
 T, G = ResourceType.TOPIC, ResourceType.GROUP
 Op = AclOperation
 
-
-def acl(rtype, name, principal, op, pattern=PatternType.LITERAL, deny=False) -> AclBinding:
-    permission = AclPermissionType.DENY if deny else AclPermissionType.ALLOW
-    return AclBinding(ResourcePattern(rtype, name, pattern), AccessControlEntry(principal, "*", op, permission))
 
 
 # A hostile principal name: it must reach the page as text, never as markup or script.

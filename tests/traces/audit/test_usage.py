@@ -7,25 +7,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kafka_shim.authorizer import (
-    AccessControlEntry,
-    AclBinding,
     AclOperation,
-    AclPermissionType,
     PatternType,
-    ResourcePattern,
     ResourceType,
 )
 from kafka_shim.traces.audit.usage import USAGE_SCHEMA, acl_key, acl_usage, allowed_by
-from tests.support.audit_actions import build_actions
+from tests.support.audit_actions import acl, build_actions
 
 T, G, C = ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER
 LIT, PRE = PatternType.LITERAL, PatternType.PREFIXED
 Op = AclOperation
 
-
-def acl(rtype, name, principal, op, pattern=LIT, host="*", deny=False) -> AclBinding:
-    permission = AclPermissionType.DENY if deny else AclPermissionType.ALLOW
-    return AclBinding(ResourcePattern(rtype, name, pattern), AccessControlEntry(principal, host, op, permission))
 
 
 def by_key(table) -> dict[str, dict]:
@@ -188,3 +180,12 @@ def test_usage_agrees_with_the_authorizers_decisions(acls, questions):
             rest = [b for b in acls if acl_key(b) != key]
             again = build_actions(rest, questions)
             assert again.column("allowed_a").to_pylist() != actions.column("allowed_a").to_pylist(), key
+
+
+def test_a_prefixed_star_deny_does_not_shadow_the_wildcard_allow():
+    # PREFIXED '*' denies only names starting with '*'; the LITERAL '*' ALLOW still decides 'a.x' (found by hypothesis).
+    acls = [acl(G, "*", "User:alice", Op.READ), acl(G, "*", "User:alice", Op.ALL, PRE, deny=True)]
+    actions = build_actions(acls, [("User:alice", "10.0.0.1", Op.READ, G, "a.x", 1)])
+    rows = by_key(acl_usage(actions, acls))
+    wildcard = rows[acl_key(acls[0])]
+    assert (wildcard["shadowed"], wildcard["decided_requests"], wildcard["usage_class"]) == (False, 1, "used")
