@@ -136,6 +136,21 @@ class KafkaOrder:
                 return  # Kafka answers DENIED here, before it reads any other ACL
 
 
+def walk_position(binding: AclBinding, name: str, *, deny: bool) -> tuple:
+    """Where Kafka's walk for ``name`` visits this applicable ACL, as a sort key: the section of the name and its
+    prefixes in aclsByResource order, then the LITERAL '*' section. Kafka reports the first matching DENY it meets
+    and, without one, the LAST matching ALLOW (MatchingRuleBuilder keeps overwriting allowAcl), so the deciding ACL
+    is the min (DENY) or max (ALLOW) of this key over the ACLs that match. For the name '*' itself the literal '*'
+    ACLs are met in both sections: first in the name's (where a DENY ends the walk) and last in the wildcard's."""
+    p, e = binding.pattern, binding.entry
+    units = _units(p.name)
+    wildcard = p.pattern_type == PatternType.LITERAL and units == _WILDCARD_UNITS
+    section = 1 if wildcard and (not deny or name != WILDCARD_RESOURCE) else 0
+    return (section, _reversed_name(units), int(p.pattern_type), int(e.operation),
+            e.principal.encode("utf-16-be", "surrogatepass"), e.host.encode("utf-16-be", "surrogatepass"),
+            int(e.permission_type))
+
+
 def _matches_up_to(name: tuple[int, ...], pattern: tuple[int, ...]) -> int:
     n = min(len(name), len(pattern))
     i = 0

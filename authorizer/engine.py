@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from kafka_shim.authorizer.acl_walk import KafkaOrder, unparseable
+from kafka_shim.authorizer.acl_walk import KafkaOrder, unparseable, walk_position
 from kafka_shim.authorizer.audit import AuditLog, Decision
 from kafka_shim.authorizer.index import ALLOW, APPLICABLE, DENY, AclIndex, Grants, Rule, TypeIndex, expand_allow, expand_deny
 from kafka_shim.authorizer.model import (
@@ -306,7 +306,7 @@ class Authorizer:
 
     def _rule_for(self, principal: str, host: str, op: int, resource_type: int, name: str, permission: int) -> Rule | str:
         index = self.index.by_type.get(resource_type)
-        return _matching_rule(_grants_for(index, principal, name), host, op, permission) if index is not None else "DefaultDeny"
+        return _matching_rule(_grants_for(index, principal, name), name, host, op, permission) if index is not None else "DefaultDeny"
 
     def authorized_operations(self, principal: str, host: str, resource_type: ResourceType | int, name: str) -> int:
         """The KIP-430 bitfield: the resource type's supported operations that authorize() would allow."""
@@ -400,8 +400,10 @@ def _grants_for(index: TypeIndex, principal: str, name: str) -> list[Grants]:
     return found
 
 
-def _matching_rule(grants: list[Grants], host: str, op: int, permission: int) -> Rule | str:
-    """The ACL that decided, for the audit log (only looked up when the line will be written)."""
+def _matching_rule(grants: list[Grants], name: str, host: str, op: int, permission: int) -> Rule | str:
+    """The ACL that decided, as Kafka's authorizer names it (audit log, trace decisions): of the ACLs that match, the
+    first DENY or the last ALLOW its walk meets (acl_walk.walk_position). Only looked up when it will be written."""
+    matching = []
     for g in grants:
         for binding in g.bindings:
             e = binding.entry
@@ -409,5 +411,9 @@ def _matching_rule(grants: list[Grants], host: str, op: int, permission: int) ->
                 continue
             granted = expand_allow(1 << e.operation) if permission == ALLOW else expand_deny(1 << e.operation)
             if granted & (1 << op):
-                return Rule(binding)
-    return "DefaultDeny"
+                matching.append(binding)
+    if not matching:
+        return "DefaultDeny"
+    deny = permission == DENY
+    pick = min if deny else max
+    return Rule(pick(matching, key=lambda b: walk_position(b, name, deny=deny)))

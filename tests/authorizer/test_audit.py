@@ -238,3 +238,32 @@ def test_kafka_layout_debug_enabled_shows_grants() -> None:
         structlog.configure(**saved)
     assert buf.getvalue().startswith("DEBUG Principal = User:alice is Allowed operation = READ ")
     assert buf.getvalue().endswith("permissionType=ALLOW)) (kafka.authorizer.logger)\n")
+
+
+def rule_of(az: Authorizer, op, name: str, principal: str = ALICE) -> str:
+    from kafka_shim.authorizer.audit import rule_text
+
+    allowed = az.authorize(principal, "10.0.0.1", op, RT.TOPIC, name)
+    return rule_text(az.decision_rule(principal, "10.0.0.1", op, RT.TOPIC, name, allowed))
+
+
+def test_the_deciding_allow_is_the_last_one_kafkas_walk_meets():
+    # Kafka 3.9 logged DESCRIBE on `orders` as decided by the DESCRIBE ACL although READ and WRITE imply it
+    # (tests/traces/test_audit_real_kafka.py): its walk keeps overwriting the matching ALLOW, in operation order.
+    az = make(acl("orders", Op.WRITE, Perm.ALLOW), acl("orders", Op.READ, Perm.ALLOW), acl("orders", Op.DESCRIBE, Perm.ALLOW))
+    assert "operation=DESCRIBE, permissionType=ALLOW" in rule_of(az, Op.DESCRIBE, "orders")
+    # The LITERAL '*' section comes after the name's and its prefixes': a matching wildcard ALLOW is met last.
+    az = make(acl("orders", Op.READ, Perm.ALLOW), acl("ord", Op.READ, Perm.ALLOW, pattern=Pat.PREFIXED),
+              acl("*", Op.READ, Perm.ALLOW))
+    assert "resourceName=*, patternType=LITERAL" in rule_of(az, Op.READ, "orders")
+    # Within the name's section a longer name is met first: the prefix ACL is the later ALLOW.
+    az = make(acl("orders", Op.READ, Perm.ALLOW), acl("ord", Op.READ, Perm.ALLOW, pattern=Pat.PREFIXED))
+    assert "resourceName=ord, patternType=PREFIXED" in rule_of(az, Op.READ, "orders")
+
+
+def test_the_deciding_deny_is_the_first_one_kafkas_walk_meets():
+    az = make(acl("*", Op.READ, Perm.DENY), acl("ord", Op.ALL, Perm.DENY, pattern=Pat.PREFIXED),
+              acl("orders", Op.READ, Perm.DENY, principal="User:*"))
+    assert "resourceName=orders, patternType=LITERAL, principal=User:*" in rule_of(az, Op.READ, "orders")
+    az = make(acl("*", Op.READ, Perm.DENY), acl("ord", Op.ALL, Perm.DENY, pattern=Pat.PREFIXED))
+    assert "resourceName=ord, patternType=PREFIXED" in rule_of(az, Op.READ, "orders")
