@@ -176,25 +176,24 @@ def _settle(rows: list[Action], result: list[AclBinding], acls: list[AclBinding]
     """Steps 4 and 5: add A's grants for KIP-679 questions, DENYs for what implication would open, and check."""
     super_users = list(super_users)
     authorizer = quiet_authorizer(result, super_users)
+    result += _deny_what_opened(rows, authorizer)
+    # KIP-679 questions: A's grants for the principal and host, one at a time, each followed by the DENYs for what it
+    # opened (a DENY on the granted name can take the answer back, so the next grant is tried then).
     for a in rows:
-        if a.kind == KIND_BY_RESOURCE_TYPE and a.allowed_a and not _decide(authorizer, a):
-            for binding in _type_grants(acls, a):
-                authorizer.create_acls([binding])
-                result.append(binding)
-                if _decide(authorizer, a):
-                    break
-    denies = []
-    for a in rows:
-        if not a.allowed_a and a.kind != KIND_BY_RESOURCE_TYPE and _decide(authorizer, a):
-            denies.append(_allow(a.principal, a.host, a.resource_type, PatternType.LITERAL, a.resource_name,
-                                 a.operation, AclPermissionType.DENY))
-    if denies:
-        authorizer.create_acls(denies)
-        result += denies
+        if a.kind != KIND_BY_RESOURCE_TYPE or not a.allowed_a or _decide(authorizer, a):
+            continue
+        for binding in _type_grants(acls, a):
+            authorizer.create_acls([binding])
+            result.append(binding)
+            result += _deny_what_opened(rows, authorizer)
+            if _decide(authorizer, a):
+                break
     for a in rows:
         if _decide(authorizer, a) == a.allowed_a:
             continue
-        if a.kind == KIND_BY_RESOURCE_TYPE and (not a.allowed_a or not _type_grants(acls, a)):
+        if a.kind == KIND_BY_RESOURCE_TYPE:
+            # Every grant of A's that could answer it was tried above: A answered it through
+            # allow.everyone.if.no.acl.found (its WRITE grants all DENYed, or none).
             log.warning("least_privilege_unreproducible", principal=a.principal, host=a.host,
                         operation=a.operation.name, resource_type=a.resource_type.name, allowed_under_a=a.allowed_a,
                         reason="A answered this KIP-679 question through allow.everyone.if.no.acl.found (no ACL "
@@ -205,6 +204,16 @@ def _settle(rows: list[Action], result: list[AclBinding], acls: list[AclBinding]
                 f"the least-privilege set decides {a.principal} {a.operation.name} on {a.resource_type.name} "
                 f"{a.resource_name!r} from {a.host} differently from A; please report it with the ACL set")
     return list(dict.fromkeys(result))
+
+
+def _deny_what_opened(rows: list[Action], authorizer: Authorizer) -> list[AclBinding]:
+    """Literal DENYs (created in the authorizer too) for every action A denied that the set now allows."""
+    denies = [_allow(a.principal, a.host, a.resource_type, PatternType.LITERAL, a.resource_name, a.operation,
+                     AclPermissionType.DENY)
+              for a in rows if not a.allowed_a and a.kind != KIND_BY_RESOURCE_TYPE and _decide(authorizer, a)]
+    if denies:
+        authorizer.create_acls(denies)
+    return denies
 
 
 def _type_grants(acls: list[AclBinding], a: Action) -> list[AclBinding]:
