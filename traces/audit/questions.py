@@ -37,6 +37,7 @@ from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.protocol.framing import api_name, parse_request
 from kafka_shim.protocol.schema import api_index, message_spec
 from kafka_shim.traces.audit.tables import (
+    BROKER_QUESTION,
     KIND_AUTHORIZE,
     KIND_AUTHORIZED_OPERATIONS,
     KIND_BY_RESOURCE_TYPE,
@@ -80,16 +81,7 @@ QUESTIONS = pa.schema([
 
 # The broker's own answers, one row per question (bitfields spread to one row per supported operation).
 BROKER = pa.schema([
-    pa.field("request_index", pa.int64()),
-    pa.field("time", TIME),
-    pa.field("principal", pa.string()),
-    pa.field("host", pa.string()),
-    pa.field("request_name", pa.string()),
-    pa.field("correlation_id", pa.int32()),
-    pa.field("kind", pa.string()),  # authorize (shortcuts included: the broker does not tell them apart) | by_resource_type | authorized_operations
-    pa.field("operation", pa.string()),
-    pa.field("resource_type", pa.string()),
-    pa.field("resource_name", pa.string()),
+    *BROKER_QUESTION,
     pa.field("allowed", pa.bool_()),
     pa.field("rule", pa.string()),
 ])

@@ -106,18 +106,24 @@ FLIPS = pa.schema([
     pa.field("effect", pa.string()),  # what the client sees under B, e.g. "Produce: TOPIC_AUTHORIZATION_FAILED (29) for orders"
 ])
 
-# Every difference between what the broker decided (the trace's own decisions) and what the audit decides under A.
-BROKER_DIFF = pa.schema([
+# One question the broker answered for one request: the key both the broker's recorded answers and their
+# differences from the audit carry.
+BROKER_QUESTION = [
     pa.field("request_index", pa.int64()),
     pa.field("time", TIME),
     pa.field("principal", pa.string()),
     pa.field("host", pa.string()),
     pa.field("request_name", pa.string()),
     pa.field("correlation_id", pa.int32()),
-    pa.field("kind", pa.string()),
+    pa.field("kind", pa.string()),  # authorize (shortcuts included: the broker does not tell them apart) | by_resource_type | authorized_operations
     pa.field("operation", pa.string()),
     pa.field("resource_type", pa.string()),
     pa.field("resource_name", pa.string()),
+]
+
+# Every difference between what the broker decided (the trace's own decisions) and what the audit decides under A.
+BROKER_DIFF = pa.schema([
+    *BROKER_QUESTION,
     pa.field("difference", pa.string()),  # decision (both asked, answers differ) | only_broker | only_audit
     pa.field("broker_allowed", pa.bool_()),
     pa.field("broker_rule", pa.string()),
