@@ -58,11 +58,13 @@ from kafka_shim.traces.format import (
 log = get_logger("kafka_shim.capture")
 
 # Rows per row group at most; a busy broker fills one in well under FLUSH_S.
-BATCH_ROWS = 4096
+BATCH_ROWS = 8192
 # How long the writer sleeps before it writes what has arrived; it wakes earlier once WAKE_ROWS wait. Waking per
 # request would make the writer thread take the interpreter lock from the event loop thousands of times a second.
+# Each batch also costs a few milliseconds of CPU under contention for that lock, whatever its size (bench/capture.py
+# measured it), so between timer wake-ups only batches of at least WAKE_ROWS are written.
 FLUSH_S = 1.0
-WAKE_ROWS = 2048
+WAKE_ROWS = 4096
 _DAY_US = 86_400_000_000
 _STOP = object()
 # The longest the broker's stop waits for the writer (a stuck disk must not hang the broker's exit).
@@ -96,6 +98,8 @@ class CaptureSink:
         self._queued_bytes = 0
         self._taken_bytes = 0
         self._wake = threading.Event()
+        # Set by ``sync`` (and the stop): the writer's next wake-up writes everything waiting, small batches included.
+        self._drain = False
         self._stopping = False
         self._closed = False
         # Requests not queued since the last ``dropped`` row: count, first and last time (UTC µs). Changed on the loop
@@ -148,6 +152,7 @@ class CaptureSink:
         False if that took longer than ``timeout``. Blocking: not for the event loop."""
         marker = _Sync()
         self._pending.append(marker)
+        self._drain = True  # after the marker: a writer that sees the flag finds the marker queued
         self._wake.set()
         return marker.done.wait(timeout)
 
@@ -168,12 +173,18 @@ class CaptureSink:
 
     # -- the writer thread ------------------------------------------------------------------------
     def _run(self) -> None:
-        """Wake every FLUSH_S (or when WAKE_ROWS are waiting, a sync or the stop asks), write everything waiting."""
+        """Wake every FLUSH_S (or when WAKE_ROWS are waiting, a sync or the stop asks) and write: on the timer, a sync
+        or the stop everything waiting; woken by WAKE_ROWS, full batches only (what arrives while one is written
+        waits for the next, so a busy broker is not written in many small batches)."""
         pending = self._pending
         while True:
-            self._wake.wait(FLUSH_S)
+            timed_out = not self._wake.wait(FLUSH_S)
             self._wake.clear()
             stopping = self._stopping  # read first: everything recorded before the stop is drained below
+            drain = stopping or timed_out
+            if self._drain:
+                self._drain = False
+                drain = True
             while True:
                 batch: list[Any] = []
                 synced: list[_Sync] = []
@@ -193,7 +204,7 @@ class CaptureSink:
                     self._abandon_file()
                 for marker in synced:
                     marker.done.set()
-                if not pending:
+                if not pending or (not drain and len(pending) < WAKE_ROWS):
                     break
             if stopping:
                 break

@@ -65,6 +65,12 @@ def _carries_secrets(payload: bytes, authenticating: bool) -> bool:
 
 
 _CREDENTIAL_APIS = frozenset({ApiKey.SASL_AUTHENTICATE, ApiKey.ALTER_USER_SCRAM_CREDENTIALS})
+# The same, as the frame's first two bytes: the tap's per-request test without decoding the key.
+_CREDENTIAL_API_PREFIXES = frozenset(int(key).to_bytes(2, "big") for key in _CREDENTIAL_APIS)
+_API_VERSIONS = int(ApiKey.API_VERSIONS)
+_new_tuple = tuple.__new__
+_perf_counter_ns = time.perf_counter_ns
+_time_ns = time.time_ns
 _HEADER_FIXED = struct.Struct(">hhi")
 
 
@@ -174,6 +180,7 @@ class RequestSession:
         self.connection_id = ""
         # ApiVersions v3+ names the client software (KIP-511); a tap records it with every later request.
         self.client_software: tuple[str | None, str | None] = (None, None)
+        self._tap_client_id: tuple[bytes | None, str | None] = (None, None)  # the last client id's bytes, decoded
         # Done when the last request still in the works has been answered; later requests wait for it.
         self._turn: asyncio.Future[None] | None = None
 
@@ -342,13 +349,14 @@ class RequestSession:
     # -- the tap ---------------------------------------------------------------------------------------
     def _tapped(self, payload: bytes) -> Outcome | None:
         """``receive`` with the frame and its outcome handed to the tap (a pending one when it completes)."""
-        started = time.perf_counter_ns()
-        time_us = time.time_ns() // 1000
+        started = _perf_counter_ns()
+        time_us = _time_ns() // 1000
         principal = self.principal  # the one the request is handled as (a SASL exchange changes it afterwards)
         decisions: list[TappedDecision] = []
-        authenticating = self.authenticating  # before the frame: it may complete the exchange
+        gate = self.gate
+        authenticating = gate is not None and gate.phase is not Phase.COMPLETE  # before the frame: it may complete it
         outcome = self._receive(payload, decisions)
-        secret = _carries_secrets(payload, authenticating)
+        secret = (payload[:2] in _CREDENTIAL_API_PREFIXES) or (authenticating and _carries_secrets(payload, True))
         if type(outcome) is Pending:
             return Pending(self._tap_when_done(payload, time_us, started, principal, decisions, outcome.outcome, secret))
         self._tap_outcome(payload, time_us, started, principal, decisions, outcome, secret)
@@ -369,7 +377,7 @@ class RequestSession:
         """Hand the request to the tap; ``secret``: the frame holds credentials and is recorded without its bytes
         (SaslAuthenticate and AlterUserScramCredentials keep their key, version and correlation id; a raw SASL token of
         a v0 handshake, nothing)."""
-        response_time_us = (time.perf_counter_ns() - started) // 1000
+        response_time_us = (_perf_counter_ns() - started) // 1000
         kind = type(outcome)
         data: bytes | None = None
         response: bytes | None = None
@@ -393,17 +401,23 @@ class RequestSession:
         elif len(payload) >= 10:
             api_key, api_version, correlation_id, id_length = _HEADER_START.unpack_from(payload)
             if id_length >= 0:
-                client_id = payload[10:10 + id_length].decode("utf-8", "replace")
-            if api_key == ApiKey.API_VERSIONS and api_version >= 3:
+                raw_id = payload[10:10 + id_length]
+                # A client sends the same id on every request: decoded once per connection, not per request.
+                if raw_id != self._tap_client_id[0]:
+                    self._tap_client_id = (raw_id, raw_id.decode("utf-8", "replace"))
+                client_id = self._tap_client_id[1]
+            if api_key == _API_VERSIONS and api_version >= 3:
                 self._note_client_software(payload)
         software_name, software_version = self.client_software
         listener = self.listener
-        record = TappedRequest(time_us, self.connection_id, self.client_host, self.client_port, listener.name,
-                               listener.security_protocol, principal, client_id, software_name, software_version, api_key,
-                               api_version, correlation_id, None if secret else payload, response, how, response_time_us,
-                               # A tuple of tuples of atoms: the collector stops tracking it, so thousands of queued
-                               # records do not make every garbage collection slower.
-                               tuple(decisions) if decisions else ())
+        # tuple.__new__ directly: a NamedTuple's own __new__ is a Python-level call, paid on every request.
+        record = _new_tuple(TappedRequest, (
+            time_us, self.connection_id, self.client_host, self.client_port, listener.name, listener.security_protocol,
+            principal, client_id, software_name, software_version, api_key, api_version, correlation_id,
+            None if secret else payload, response, how, response_time_us,
+            # A tuple of tuples of atoms: the collector stops tracking it, so thousands of queued records do not make
+            # every garbage collection slower.
+            tuple(decisions) if decisions else ()))
         try:
             self.tap.record(record)  # type: ignore[union-attr]
         except Exception as exc:  # a failing sink must not fail the request it records
