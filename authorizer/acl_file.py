@@ -60,17 +60,22 @@ def load_acl_file(path: str | Path) -> list[AclBinding]:
     except UnicodeDecodeError:
         raise AclFileError(path, ["the file is not UTF-8 text; write it as YAML or JSON"]) from None
     data, lines = _parse(path, text)
-    entries = _entries(path, data)
+    return acl_entries(_entries(path, data), path, lines)
+
+
+def acl_entries(entries: list[Any], source: str | Path = "ACL entries", lines: list[int] | None = None) -> list[AclBinding]:
+    """The bindings of entries in the file's format (dicts with the keys above), in order; AclFileError naming every
+    problem, each by its entry's number (and line, when ``lines`` gives them) in ``source``."""
     bindings: list[AclBinding] = []
     problems: list[str] = []
     for index, entry in enumerate(entries):
-        line = lines[index] if index < len(lines) else None
+        line = lines[index] if lines and index < len(lines) else None
         where = f"entry {index + 1}" + (f" (line {line})" if line else "")
         found, errors = _entry(entry)
         problems += [f"{where}: {e}" for e in errors]
         bindings += found
     if problems:
-        raise AclFileError(path, problems)
+        raise AclFileError(source, problems)
     return bindings
 
 

@@ -38,6 +38,7 @@ from kafka_shim.shim.security.sasl.credentials import ScramCredentialStore, open
 from kafka_shim.shim.tap import RequestTap
 
 log = get_logger("kafka_shim.broker")
+_TRANSACTION_STATE_TOPIC = "__transaction_state"
 
 
 class BoundListener(NamedTuple):  # not a dataclass: defining one of those costs ~20x more at start
@@ -60,25 +61,7 @@ class Broker:
         self.preload_acls = list(preload_acls or [])
         # What handlers use, built once at start (the authorizer and the SCRAM store open files).
         cluster = state or ClusterState(cluster_id=load_cluster_identity(config), node_id=config.node_id)
-        broker_configs = _open_broker_configs(config)
-        partitions = _open_partitions(config, cluster, broker_configs.effective_properties())
-        waiters = AppendWaiters()
-        partitions.add_append_listener(waiters.appended)  # an append wakes the fetches waiting on its partition
-        self.services = Services(
-            config=config,
-            cluster=cluster,
-            endpoints=Endpoints(config),
-            authorizer=None,
-            scram=None,
-            api_table=ApiTable(deferred_handlers(), release),
-            partitions=partitions,
-            broker_configs=broker_configs,
-            producer_ids=_producer_ids(config),
-            fetch_sessions=FetchSessionCache(config.max_incremental_fetch_session_cache_slots),
-            append_waiters=waiters,
-            groups=GroupCoordinator(GroupSettings.from_properties(config.raw)),
-        )
-        _attach_offsets_topic(self.services.groups, partitions, persist=bool(config.log_dirs))
+        self.services = _build_services(config, cluster, Endpoints(config), ApiTable(deferred_handlers(), release))
         self.security: dict[str, ListenerSecurity] = {}
         self.connections: set[KafkaConnection] = set()
         self.servers: list[asyncio.base_events.Server] = []
@@ -166,6 +149,50 @@ class Broker:
         host, port = self.services.endpoints.advertised(self.bound[0].listener.name)
         return f"{host}:{port}"
 
+    async def reset(self) -> None:
+        """Back to the state a fresh start of this configuration has, with the listeners kept open (same ports).
+
+        Every client connection is closed; topics and their records, consumer groups and committed offsets, producer
+        ids, fetch sessions, dynamic broker configs, ACLs and SCRAM users go, and the configured ones (the preloaded
+        ACLs, the JAAS users) come back. For test harnesses (the pytest plugin): in memory only, since a broker with
+        ``log.dirs`` would have to delete its data directory, which a reset must not do behind its owner's back."""
+        if self.config.log_dirs:
+            raise ConfigError("reset() is for in-memory brokers: this one keeps its data in log.dirs "
+                              f"({', '.join(map(str, self.config.log_dirs))}); stop it and remove the directory instead")
+        for conn in list(self.connections):
+            conn.abort()  # their requests belong to the state being thrown away
+        chores, self._chores = self._chores, None
+        if chores is not None:
+            chores.cancel()
+            await asyncio.gather(chores, return_exceptions=True)
+        old = self.services
+        if old.groups is not None:
+            old.groups.close()
+        if old.partitions is not None:
+            old.partitions.close()
+        if old.authorizer is not None:
+            old.authorizer.store.close()
+        internal = [name for name in (OFFSETS_TOPIC, _TRANSACTION_STATE_TOPIC) if name in old.cluster.topics]
+        fresh = _build_services(self.config, ClusterState(cluster_id=old.cluster.cluster_id, node_id=old.cluster.node_id),
+                                old.endpoints, old.api_table)
+        _recreate_internal_topics(fresh, internal)
+        scram = old.scram
+        # In place: the dispatcher and every listener's security settings hold these objects.
+        for name in vars(fresh):
+            setattr(old, name, getattr(fresh, name))
+        if scram is not None:
+            scram.replace_with(_open_scram_store(self.config))
+            old.scram = scram
+        if self.config.authorizer_enabled:
+            old.authorizer = _open_authorizer(self.config, self.preload_acls)
+        if old.groups is not None:
+            _load_offsets(old.groups)
+        if old.partitions is not None and self.servers:
+            self._chores = asyncio.get_running_loop().create_task(run_chores(old.partitions), name="kafka-shim-log-chores")
+            if old.groups is not None:
+                old.groups.start_offsets_expiry()
+        log.debug("broker_reset", cluster_id=old.cluster.cluster_id)
+
     async def stop(self) -> None:
         warm_up, self._warm_up = self._warm_up, None
         if warm_up is not None:
@@ -199,6 +226,46 @@ class Broker:
             # The connections are closed: what they answered is queued. Closing waits for the writer to finish its
             # files, in a thread, so a loop that goes on running (embedding code) is not held.
             await asyncio.get_running_loop().run_in_executor(None, tap.close)
+
+
+def _build_services(config: BrokerConfig, cluster: ClusterState, endpoints: Endpoints, api_table: ApiTable) -> Services:
+    """The state handlers use, as a fresh start has it (the authorizer and the SCRAM store come at ``start``)."""
+    broker_configs = _open_broker_configs(config)
+    partitions = _open_partitions(config, cluster, broker_configs.effective_properties())
+    waiters = AppendWaiters()
+    partitions.add_append_listener(waiters.appended)  # an append wakes the fetches waiting on its partition
+    services = Services(
+        config=config,
+        cluster=cluster,
+        endpoints=endpoints,
+        authorizer=None,
+        scram=None,
+        api_table=api_table,
+        partitions=partitions,
+        broker_configs=broker_configs,
+        producer_ids=_producer_ids(config),
+        fetch_sessions=FetchSessionCache(config.max_incremental_fetch_session_cache_slots),
+        append_waiters=waiters,
+        groups=GroupCoordinator(GroupSettings.from_properties(config.raw)),
+    )
+    _attach_offsets_topic(services.groups, partitions, persist=bool(config.log_dirs))
+    return services
+
+
+def _recreate_internal_topics(services: Services, names: list[str]) -> None:
+    """The internal topics a reset broker had, empty. A fresh start has none, but the first FindCoordinator then
+    answers COORDINATOR_NOT_AVAILABLE while it creates one, and clients back off for about a second before asking
+    again: a test suite would pay that after every reset. Their records (offsets, transactions) are gone either way."""
+    from kafka_shim.shim.partitions.topic_admin import TopicAdmin, auto_created_topic
+
+    config = services.config
+    admin = TopicAdmin(services.partitions, num_partitions=config.num_partitions,
+                       default_replication_factor=config.default_replication_factor)
+    wanted = [auto_created_topic(name, services.partitions.broker_properties, config.num_partitions,
+                                 config.default_replication_factor) for name in names]
+    for result in admin.create_topics(wanted, False) if wanted else ():
+        if result.error:
+            log.warning("internal_topic_creation_failed", topic=result.name, error_code=result.error, reason=result.message)
 
 
 async def _warm_up(table: ApiTable) -> None:

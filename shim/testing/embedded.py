@@ -7,6 +7,7 @@ import threading
 from concurrent.futures import Future
 from pathlib import Path
 
+from kafka_shim.authorizer import AclBinding
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.tap import RequestTap
@@ -24,13 +25,14 @@ class EmbeddedBroker:
     """
 
     def __init__(self, config: BrokerConfig | None = None, *, capture_dir: str | Path | None = None,
-                 tap: RequestTap | None = None, **overrides: str) -> None:
+                 tap: RequestTap | None = None, preload_acls: list[AclBinding] | None = None, **overrides: str) -> None:
         props = {"listeners": "PLAINTEXT://127.0.0.1:0"}
         props.update({k.replace("_", "."): v for k, v in overrides.items()})
         self.config = config or BrokerConfig.from_properties(props)
         if capture_dir is not None:
             self.config = BrokerConfig.from_properties(self.config.raw, {"kafka.shim.capture.dir": str(capture_dir)})
         self.tap = tap
+        self.preload_acls = preload_acls  # created at start (and again by reset), as ``serve --acls`` does
         self.loop = asyncio.new_event_loop()
         self.broker: Broker | None = None
         self._thread = threading.Thread(target=self._run, name="kafka-shim-broker", daemon=True)
@@ -48,7 +50,7 @@ class EmbeddedBroker:
         try:
             if tap is None:
                 tap = self.tap = _capture_tap(self.config)
-            broker = Broker(self.config, tap=tap)
+            broker = Broker(self.config, tap=tap, preload_acls=self.preload_acls)
             await broker.start()
         except BaseException as exc:
             if tap is not None:
@@ -69,6 +71,11 @@ class EmbeddedBroker:
         if self._thread.is_alive() and self._stop_event is not None:
             self.loop.call_soon_threadsafe(self._stop_event.set)
             self._thread.join(timeout=30)
+
+    def reset(self) -> None:
+        """The broker back to a fresh start's state, listeners kept (``Broker.reset``; in-memory brokers only)."""
+        assert self.broker is not None, "start() the broker first"
+        asyncio.run_coroutine_threadsafe(self.broker.reset(), self.loop).result(timeout=60)
 
     def call(self, fn, *args):
         """Run ``fn(*args)`` on the broker's loop thread and return its result (for state changes in tests)."""

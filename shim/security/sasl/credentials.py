@@ -98,6 +98,11 @@ class ScramCredentialStore:
                 continue
             records[user] = _Record(ScramCredential.derive(scram, password), JAAS)
 
+    def replace_with(self, other: ScramCredentialStore) -> None:
+        """Take ``other``'s users (a broker reset: the listeners keep this store, so it changes in place)."""
+        self.path = other.path
+        self._records = other._records
+
     # -- reading ----------------------------------------------------------------------------
     def lookup(self, user: str, mechanism: str) -> ScramCredential | None:
         record = self._records.get(mechanism, {}).get(user)

@@ -1,0 +1,143 @@
+"""What the pytest plugin costs a CI suite: fixture start, reset and teardown, and a 50-test suite on kafka-shim against
+the same 50 tests on Apache Kafka 3.9 started once per session (issue 16).
+
+    .venv/bin/python bench/fixture.py [--tests 50] [--repeat 5] [--without-kafka]
+
+1. In this process: ``KafkaShim`` start to ready (the fixture's first use of a configuration), ``reset()`` (every
+   later test), and stop; PLAINTEXT and SASL_PLAINTEXT with an authorizer; the median of ``--repeat``.
+2. A generated suite of ``--tests`` tests, each a typical client test: create a topic with confluent-kafka's
+   AdminClient, produce 10 records, consume them back with a consumer group. Run by pytest in a fresh process (its
+   start and imports included), once with the ``kafka_shim`` fixture and once against a real Kafka 3.9 that
+   ``scripts/real-kafka`` started before (its start-up timed on its own, as a session fixture would pay it). The
+   same test bodies; on Kafka each test uses its own topic and group, since nothing resets it.
+
+The issue's target: the whole suite on kafka-shim faster than Kafka's start-up alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from real_kafka import start_real_kafka  # noqa: E402
+
+CONFTEST = '''
+import os
+import pytest
+
+@pytest.fixture
+def bootstrap(request):
+    if os.environ.get("BENCH_BOOTSTRAP"):
+        return os.environ["BENCH_BOOTSTRAP"]
+    return request.getfixturevalue("kafka_shim").bootstrap_servers
+'''
+
+TEST = '''
+import pytest
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+@pytest.mark.parametrize("n", range({tests}))
+def test_client_round_trip(bootstrap, n):
+    topic = f"bench-{{n}}"
+    admin = AdminClient({{"bootstrap.servers": bootstrap}})  # kept: a collected client cancels its futures
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    producer = Producer({{"bootstrap.servers": bootstrap, "linger.ms": 1}})
+    for i in range(10):
+        producer.produce(topic, f"{{i}}".encode())
+    assert producer.flush(30) == 0
+    consumer = Consumer({{"bootstrap.servers": bootstrap, "group.id": topic, "auto.offset.reset": "earliest"}})
+    consumer.subscribe([topic])
+    values = []
+    while len(values) < 10:
+        message = consumer.poll(30)
+        assert message is not None, "no record within 30 s"
+        if message.error() is None:
+            values.append(message.value())
+    consumer.close()
+    assert sorted(values) == [f"{{i}}".encode() for i in range(10)]
+'''
+
+
+def fixture_costs(repeat: int) -> None:
+    from kafka_shim.shim.testing.handle import KafkaShim
+    from kafka_shim.shim.testing.options import ShimOptions
+
+    print(f"{'configuration':<34} {'start ms':>9} {'reset ms':>9} {'stop ms':>8}")
+    for label, marker in (("PLAINTEXT", {}),
+                          ("SASL_PLAINTEXT + authorizer", {"listener": "SASL_PLAINTEXT", "authorizer": True})):
+        starts, resets, stops = [], [], []
+        for _ in range(repeat):
+            shim = KafkaShim(ShimOptions.from_marker(marker))
+            began = time.perf_counter()
+            shim.start()
+            starts.append(time.perf_counter() - began)
+            shim.create_topic("filled")
+            began = time.perf_counter()
+            shim.reset()
+            resets.append(time.perf_counter() - began)
+            began = time.perf_counter()
+            shim.stop()
+            stops.append(time.perf_counter() - began)
+        print(f"{label:<34} {statistics.median(starts) * 1e3:9.1f} {statistics.median(resets) * 1e3:9.1f} "
+              f"{statistics.median(stops) * 1e3:8.1f}")
+
+
+def run_suite(directory: Path, bootstrap: str | None) -> float:
+    env = {k: v for k, v in os.environ.items() if k != "BENCH_BOOTSTRAP"}
+    if bootstrap:
+        env["BENCH_BOOTSTRAP"] = bootstrap
+    began = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(directory)], cwd=directory,
+                          env=env, capture_output=True, text=True)
+    elapsed = time.perf_counter() - began
+    if done.returncode != 0:
+        raise SystemExit(f"the suite failed ({'Kafka' if bootstrap else 'kafka-shim'}):\n{done.stdout[:4000]}")
+    return elapsed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tests", type=int, default=50)
+    parser.add_argument("--repeat", type=int, default=5, help="repetitions of the fixture timings (medians)")
+    parser.add_argument("--without-kafka", action="store_true", help="leave out the real Kafka 3.9 suite")
+    args = parser.parse_args()
+    print("command:", " ".join([Path(sys.executable).name, *sys.argv]))
+    print(f"python {platform.python_version()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}\n")
+    fixture_costs(args.repeat)
+    with tempfile.TemporaryDirectory(prefix="kafka-shim-fixture-bench-") as tmp:
+        suite = Path(tmp)
+        (suite / "conftest.py").write_text(CONFTEST)
+        (suite / "test_suite.py").write_text(TEST.format(tests=args.tests))
+        shim_s = run_suite(suite, None)
+        print(f"\n{args.tests}-test suite on kafka-shim (pytest process, the fixture, every test): {shim_s:.2f} s")
+        if args.without_kafka:
+            return 0
+        began = time.perf_counter()
+        # The harness runs an authorizer; the suite is the plain (PLAINTEXT, anonymous) one, as on kafka-shim.
+        kafka = start_real_kafka("allow.everyone.if.no.acl.found=true")
+        start_s = time.perf_counter() - began
+        try:
+            kafka_s = run_suite(suite, kafka.plaintext)
+        finally:
+            kafka.stop()
+    print(f"Apache Kafka 3.9: start-up {start_s:.2f} s (scripts/real-kafka start, jars cached), then the suite {kafka_s:.2f} s "
+          f"= {start_s + kafka_s:.2f} s")
+    verdict = "MEETS" if shim_s < start_s else "MISSES"
+    print(f"whole suite on kafka-shim / Kafka's start-up alone: {shim_s / start_s:.2f}x -> {verdict} the target (< 1); "
+          f"whole run {(start_s + kafka_s) / shim_s:.1f}x faster on kafka-shim")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
