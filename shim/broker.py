@@ -61,6 +61,8 @@ class Broker:
         self.preload_acls = list(preload_acls or [])
         # What handlers use, built once at start (the authorizer and the SCRAM store open files).
         cluster = state or ClusterState(cluster_id=load_cluster_identity(config), node_id=config.node_id)
+        if release is None:
+            release = _release_profile(config)
         self.services = _build_services(config, cluster, Endpoints(config), ApiTable(deferred_handlers(), release))
         self.security: dict[str, ListenerSecurity] = {}
         self.connections: set[KafkaConnection] = set()
@@ -250,6 +252,21 @@ def _build_services(config: BrokerConfig, cluster: ClusterState, endpoints: Endp
     )
     _attach_offsets_topic(services.groups, partitions, persist=bool(config.log_dirs))
     return services
+
+
+def _release_profile(config: BrokerConfig) -> ReleaseProfile | None:
+    """The API ranges of the release ``kafka.version`` names (None: 3.9, every served range)."""
+    from kafka_shim.shim.releases.profiles import UnknownRelease, api_ranges
+
+    try:
+        ranges = api_ranges(config.kafka_version)
+    except UnknownRelease as exc:
+        raise ConfigError(str(exc)) from None
+    if ranges is not None:
+        log.warning("kafka_version_emulated", kafka_version=config.kafka_version,
+                    emulated="the API versions that release's broker advertised (ApiVersions and what is served)",
+                    not_emulated="its authorization rules: every check is still Kafka 3.9's (see the README)")
+    return ranges
 
 
 def _recreate_internal_topics(services: Services, names: list[str]) -> None:

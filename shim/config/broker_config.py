@@ -38,6 +38,8 @@ DEFAULTS: dict[str, str] = {
     "authorizer.class.name": "",
     "super.users": "",
     "allow.everyone.if.no.acl.found": "false",
+    # kafka-shim's own: the Kafka release to present as (shim/releases; serve --kafka-version)
+    "kafka.version": "3.9",
 }
 
 # Kafka's authorizer classes; any of them turns kafka-shim's authorizer (StandardAuthorizer semantics) on.
@@ -130,6 +132,7 @@ class BrokerConfig:
     authorizer_enabled: bool = False
     super_users: str = ""
     allow_everyone_if_no_acl_found: str = "false"
+    kafka_version: str = "3.9"  # checked against the known releases when the broker is built (shim/releases)
     raw: dict[str, str] = field(default_factory=dict)
     unknown_keys: list[str] = field(default_factory=list)
 
@@ -171,6 +174,7 @@ class BrokerConfig:
             authorizer_enabled=_authorizer_enabled(get("authorizer.class.name")),
             super_users=_super_users(get("super.users")),
             allow_everyone_if_no_acl_found=get("allow.everyone.if.no.acl.found"),
+            kafka_version=get("kafka.version") or "3.9",
             raw=merged,
             unknown_keys=sorted(
                 k for k in merged if k not in DEFAULTS and k not in KNOWN_IGNORED and not k.startswith(SECURITY_KEY_PREFIXES)

@@ -49,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--capture", metavar="DIR",
                        help="record every request and response in the trace format (Parquet, day=YYYY-MM-DD/ folders) "
                             "in DIR; the same as --override kafka.shim.capture.dir=DIR")
+    serve.add_argument("--kafka-version", metavar="RELEASE",
+                       help="present as this Kafka release (0.11 to 3.9, e.g. 2.8 or 2.8.2): the API versions its broker "
+                            "advertised; the same as --override kafka.version=RELEASE")
     proxy = sub.add_parser("capture-proxy", help="forward Kafka clients to a broker and record their requests in the trace format")
     proxy.add_argument("--upstream", required=True, metavar="HOST:PORT", type=_host_port,
                        help="the broker to forward to (kafka-shim or Apache Kafka; one broker: see README)")
@@ -204,6 +207,8 @@ def main(argv: list[str] | None = None) -> int:
                 overrides["log.dirs"] = args.data_dir
             if args.capture:
                 overrides["kafka.shim.capture.dir"] = args.capture
+            if args.kafka_version:
+                overrides["kafka.version"] = args.kafka_version
             config = BrokerConfig.load(args.config, overrides)
             preload = _preload_acls(args.acls, config)
             keep_freed_memory_warm()

@@ -174,13 +174,14 @@ def test_plugin_indirect_parameters_run_a_test_on_several_listeners(pytester: py
         import pytest
         from confluent_kafka.admin import AdminClient
 
-        @pytest.mark.parametrize("kafka_shim", [{}, {"listener": "SASL_SSL", "mechanism": "PLAIN"}], indirect=True)
+        @pytest.mark.parametrize("kafka_shim", [{}, {"listener": "SASL_SSL", "mechanism": "PLAIN"}, {"kafka_version": "1.0"}],
+                                 indirect=True)
         def test_metadata(kafka_shim):
             kafka_shim.create_topic("seen")
             metadata = AdminClient(kafka_shim.confluent_config()).list_topics(timeout=30)
             assert "seen" in metadata.topics
     ''')
-    result.assert_outcomes(passed=2)
+    result.assert_outcomes(passed=3)
 
 
 def test_plugin_session_fixture_keeps_state_between_tests(pytester: pytest.Pytester) -> None:
