@@ -16,6 +16,7 @@ from kafka_shim.shim.cluster.identity import load_cluster_identity
 from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError, Listener
 from kafka_shim.shim.config.logging import get_logger
+from kafka_shim.shim.faults.rules import FaultSet
 from kafka_shim.shim.groups.coordinator import GroupCoordinator
 from kafka_shim.shim.groups.offsets_log import OFFSETS_TOPIC
 from kafka_shim.shim.groups.settings import GroupSettings
@@ -74,6 +75,7 @@ class Broker:
         self.dispatcher.tap = tap
         self._chores: asyncio.Task | None = None
         self._warm_up: asyncio.Task | None = None
+        self._fault_file: asyncio.Task | None = None
         self._offsets_loaded = False
 
     # The cluster state and the authorizer, for tests and embedding code (handlers use ``ctx.services``).
@@ -143,7 +145,20 @@ class Broker:
             log.info("listening", listener=b.url, cluster_id=self.state.cluster_id, node_id=self.state.node_id)
         if self._warm_up is None:
             self._warm_up = loop.create_task(_warm_up(services.api_table), name="kafka-shim-handler-warm-up")
+        self._watch_fault_file()
         return self.bound
+
+    def _watch_fault_file(self) -> None:
+        """``kafka.shim.faults.file``: faults set from outside the process (shim.faults.control_file)."""
+        path = self.config.raw.get("kafka.shim.faults.file", "").strip()
+        if not path or self.services.faults is None:
+            return
+        from kafka_shim.shim.faults.control_file import watch
+
+        if self._fault_file is not None:
+            self._fault_file.cancel()
+        self._fault_file = asyncio.get_running_loop().create_task(watch(Path(path), self.services.faults),
+                                                                  name="kafka-shim-fault-file")
 
     @property
     def bootstrap_servers(self) -> str:
@@ -193,6 +208,8 @@ class Broker:
             self._chores = asyncio.get_running_loop().create_task(run_chores(old.partitions), name="kafka-shim-log-chores")
             if old.groups is not None:
                 old.groups.start_offsets_expiry()
+        if self.servers:
+            self._watch_fault_file()  # the fresh rules follow the file again
         log.debug("broker_reset", cluster_id=old.cluster.cluster_id)
 
     async def stop(self) -> None:
@@ -212,10 +229,11 @@ class Broker:
         self.servers.clear()
         if warm_up is not None:
             await asyncio.gather(warm_up, return_exceptions=True)
-        if self._chores is not None:
-            chores, self._chores = self._chores, None
-            chores.cancel()
-            await asyncio.gather(chores, return_exceptions=True)  # let it finish before the loop closes
+        for task in (self._chores, self._fault_file):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)  # let it finish before the loop closes
+        self._chores = self._fault_file = None
         if self.services.groups is not None:
             self.services.groups.close()
         if self.services.partitions is not None:
@@ -249,6 +267,7 @@ def _build_services(config: BrokerConfig, cluster: ClusterState, endpoints: Endp
         fetch_sessions=FetchSessionCache(config.max_incremental_fetch_session_cache_slots),
         append_waiters=waiters,
         groups=GroupCoordinator(GroupSettings.from_properties(config.raw)),
+        faults=FaultSet(),
     )
     _attach_offsets_topic(services.groups, partitions, persist=bool(config.log_dirs))
     return services

@@ -94,6 +94,8 @@ KNOWN_IGNORED = {
     "kafka.shim.capture.roll.ms",
     "kafka.shim.capture.retention.bytes",
     "kafka.shim.capture.queue.requests",
+    # kafka-shim's own: the fault control file a serving broker watches (shim/faults/control_file.py)
+    "kafka.shim.faults.file",
 }
 
 

@@ -43,6 +43,7 @@ from kafka_shim.authorizer.model import ANONYMOUS
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.errors import ProtocolError
 from kafka_shim.protocol.framing import RequestFrame, api_name, encode_response, parse_request
+from kafka_shim.shim.faults.rules import FaultRule
 from kafka_shim.shim.requests.context import NO_RESPONSE, CloseConnection, RequestContext
 from kafka_shim.shim.requests.work import EncodeOffLoop, off_loop
 from kafka_shim.shim.security.sasl.gate import Phase, SaslGate
@@ -234,6 +235,14 @@ class RequestSession:
         except ProtocolError as exc:
             return _undecodable(frame, exc)
         ctx = self._context(frame, decisions)
+        faults = self.services.faults
+        if faults is not None and faults.armed:
+            rule = faults.take(api_key, version, body, ctx.principal)
+            if rule is not None:
+                return self._fault(ctx, body, handler, rule)
+        return self._handle(ctx, body, handler)
+
+    def _handle(self, ctx: RequestContext, body: Any, handler: ApiHandler) -> Outcome:
         try:
             result = handler.handle(ctx, body)
         except CloseConnection as exc:
@@ -245,6 +254,28 @@ class RequestSession:
         if handler.is_async or inspect.isawaitable(result):
             return Pending(self._finish(ctx, body, result))
         return _encode(ctx, result)
+
+    def _fault(self, ctx: RequestContext, body: Any, handler: ApiHandler, rule: FaultRule) -> Outcome:
+        """What an injected fault makes of this request (shim.faults): Kafka's whole-request error answer with the
+        rule's code, a closed connection, or the normal answer after a delay."""
+        if self.log is not None:
+            self.log.info("fault_injected", api=api_name(ctx.api_key), api_version=ctx.api_version,
+                          correlation_id=ctx.correlation_id, principal=ctx.principal, fault=rule.describe())
+        if rule.action == "delay":
+            return Pending(self._delayed(ctx, body, handler, rule.delay_ms / 1000))
+        if rule.action == "error":
+            answer = self.services.api_table.error_response(ctx.api_key, body, rule.error_code, None, ctx.api_version)
+            if answer is not None:
+                return _encode(ctx, answer)
+        return Close("fault_injected_close", {"api": api_name(ctx.api_key), "api_version": ctx.api_version,
+                                              "correlation_id": ctx.correlation_id, "fault": rule.rule_id}, level="info")
+
+    async def _delayed(self, ctx: RequestContext, body: Any, handler: ApiHandler, seconds: float) -> Respond | Close:
+        await asyncio.sleep(seconds)
+        outcome = self._handle(ctx, body, handler)
+        if type(outcome) is Pending:
+            return await outcome.outcome
+        return outcome  # type: ignore[return-value]
 
     async def _finish(self, ctx: RequestContext, request: Any, awaitable: Awaitable[Any]) -> Respond | Close:
         try:

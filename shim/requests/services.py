@@ -14,6 +14,7 @@ from kafka_shim.shim.cluster.configs.dynamic_broker import DynamicBrokerConfigs
 from kafka_shim.shim.cluster.endpoints import Endpoints
 from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.faults.rules import FaultSet
 from kafka_shim.shim.groups.coordinator import GroupCoordinator
 from kafka_shim.shim.partitions.fetch_sessions import FetchSessionCache
 from kafka_shim.shim.partitions.manager import Partitions
@@ -44,3 +45,5 @@ class Services:
     append_waiters: AppendWaiters | None = None
     # Consumer groups and their committed offsets (None only in tests that build Services by hand).
     groups: GroupCoordinator | None = None
+    # Injected faults (shim.faults): set by the pytest plugin, EmbeddedBroker or the control file; None: none ever.
+    faults: FaultSet | None = None

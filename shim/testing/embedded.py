@@ -11,6 +11,7 @@ from kafka_shim.authorizer import AclBinding
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.tap import RequestTap
+from kafka_shim.shim.testing.faults import FaultControl
 
 
 class EmbeddedBroker:
@@ -89,6 +90,11 @@ class EmbeddedBroker:
 
         self.loop.call_soon_threadsafe(run)
         return done.result(timeout=30)
+
+    @property
+    def faults(self) -> FaultControl:
+        """Injected faults (``broker.faults.error("Produce", "NOT_LEADER_OR_FOLLOWER")``; see shim.testing.faults)."""
+        return FaultControl(self)
 
     @property
     def bootstrap_servers(self) -> str:

@@ -18,6 +18,7 @@ from kafka_shim.authorizer.acl_file import acl_entries, load_acl_file
 from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
+from kafka_shim.shim.testing.faults import FaultControl
 from kafka_shim.shim.testing.options import ShimOptions, thaw
 
 
@@ -126,6 +127,11 @@ class KafkaShim:
 
             config["ssl_context"] = ssl.create_default_context(cafile=str(self.tls.ca_file))
         return config | extra
+
+    @property
+    def faults(self) -> FaultControl:
+        """Injected faults for this test (dropped by the reset before the next): see shim.testing.faults."""
+        return self.embedded.faults
 
     # -- state --------------------------------------------------------------------------------------------------------
     def create_topic(self, name: str, partitions: int = 1, config: Mapping[str, str] | None = None) -> None:

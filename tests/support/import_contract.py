@@ -48,7 +48,9 @@ SHIM_LAYERS: tuple[tuple[str, ...], ...] = (
 # Same-layer imports that are allowed: the coordinators build on the log and the producer state.
 SIBLING_IMPORTS = frozenset({("partitions", "cluster"), ("partitions", "log"), ("partitions", "producers"), ("groups", "log"), ("groups", "producers"), ("txn", "log"), ("txn", "producers"),
                              # the request pipeline hands each request to a RequestTap (shim/tap.py) when one is attached
-                             ("requests", "tap")})
+                             ("requests", "tap"),
+                             # and asks the fault rules (shim/faults/) between decoding a request and handling it
+                             ("requests", "faults")})
 # Lower-layer imports that are still refused: the connection reaches handlers only through requests (dispatch).
 FORBIDDEN_DOWNWARD = frozenset({("net", "handlers")})
 

@@ -69,8 +69,10 @@ def test_plugin_resets_state_between_tests_on_the_same_port(pytester: pytest.Pyt
             producer.produce("left-over", b"x")
             assert producer.flush(30) == 0
             assert "left-over" in kafka_shim.topics()
+            kafka_shim.faults.error("Metadata", "BROKER_NOT_AVAILABLE", count=None)  # would break every later test
 
         def test_second_starts_empty_without_a_restart(kafka_shim):
+            assert kafka_shim.faults.rules() == []
             assert kafka_shim.bootstrap_servers == seen["bootstrap"]
             assert "left-over" not in kafka_shim.topics()
             kafka_shim.create_topic("left-over")  # no TOPIC_ALREADY_EXISTS: the topic is really gone

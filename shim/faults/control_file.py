@@ -1,0 +1,96 @@
+"""The fault control file: faults for a broker running as a process or a container, from a test in any language.
+
+``kafka.shim.faults.file=PATH`` makes the broker watch PATH (its modification time, every ``POLL_S``). The file is
+JSON, the rules the broker should have, replacing all earlier ones each time it changes::
+
+    {"faults": [
+        {"api": "Produce", "action": "error", "error_code": "NOT_LEADER_OR_FOLLOWER", "count": 3, "topic": "orders"},
+        {"api": "Fetch", "action": "delay", "delay_ms": 2000, "count": null},
+        {"api": "Metadata", "action": "close", "principal": "User:alice"}
+    ]}
+
+Keys are ``FaultRule``'s (``api`` or ``api_key``: a name or a number; ``error_code``: a name or a number). An empty
+list, an empty file or a deleted file removes every rule. A file that cannot be read or holds a mistake is logged
+(``fault_file_rejected``, saying what is wrong) and the rules stay as they were: the broker never stops for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from kafka_shim.shim.config.logging import get_logger
+from kafka_shim.shim.faults.rules import FaultError, FaultRule, FaultSet
+
+log = get_logger("kafka_shim.faults")
+
+KEY = "kafka.shim.faults.file"
+POLL_S = 0.25
+_FIELDS = set(FaultRule.__dataclass_fields__) - {"rule_id", "taken", "api_key"}
+
+
+def parse_rules(text: str, source: str) -> list[FaultRule]:
+    """The rules a control file holds; FaultError naming the entry and the mistake."""
+    if not text.strip():
+        return []
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FaultError(f"{source}: not JSON ({exc.msg} at line {exc.lineno}); write {{\"faults\": [...]}}") from None
+    entries = data.get("faults") if isinstance(data, dict) else data
+    if not isinstance(entries, list):
+        raise FaultError(f"{source}: expected {{\"faults\": [...]}} or a list of rules")
+    rules = []
+    for number, entry in enumerate(entries, start=1):
+        if not isinstance(entry, dict):
+            raise FaultError(f"{source}: fault {number} is {type(entry).__name__}, not an object")
+        rules.append(_rule(entry, f"{source}: fault {number}"))
+    return rules
+
+
+def _rule(entry: dict[str, Any], where: str) -> FaultRule:
+    values = dict(entry)
+    api = values.pop("api", values.pop("api_key", None))
+    if api is None:
+        raise FaultError(f"{where}: needs \"api\" (e.g. \"Produce\" or 0)")
+    unknown = sorted(set(values) - _FIELDS)
+    if unknown:
+        raise FaultError(f"{where}: unknown key(s) {', '.join(unknown)}; known: api, {', '.join(sorted(_FIELDS))}")
+    try:
+        return FaultRule(api_key=api, **values)
+    except FaultError as exc:
+        raise FaultError(f"{where}: {exc}") from None
+    except TypeError as exc:
+        raise FaultError(f"{where}: {exc}") from None
+
+
+async def watch(path: Path, faults: FaultSet, poll_s: float = POLL_S) -> None:
+    """Apply the file whenever it changes, until cancelled (a broker task)."""
+    seen: tuple[int, int] | None = None
+    while True:
+        try:
+            stat = path.stat()
+            current: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
+        except FileNotFoundError:
+            current = None
+        except OSError as exc:
+            log.error("fault_file_rejected", path=str(path), reason=f"cannot read it: {exc.strerror or exc}")
+            current = seen
+        if current != seen:
+            seen = current
+            _apply(path, faults, present=current is not None)
+        await asyncio.sleep(poll_s)
+
+
+def _apply(path: Path, faults: FaultSet, *, present: bool) -> None:
+    try:
+        rules = parse_rules(path.read_text(encoding="utf-8"), str(path)) if present else []
+    except (FaultError, OSError, UnicodeDecodeError) as exc:
+        log.error("fault_file_rejected", path=str(path), reason=str(exc), hint="the earlier rules stay in force")
+        return
+    faults.clear()
+    for rule in rules:
+        faults.add(rule)
+    log.info("fault_file_applied", path=str(path), faults=[rule.describe() for rule in faults.rules])

@@ -1,0 +1,48 @@
+"""Faults on an in-process broker, from the test's thread: ``broker.faults.add("Produce", error_code=...)``.
+
+The rules live on the broker's event loop (``shim.faults.FaultSet``); every call here runs there and waits for it,
+so a rule added before a client sends is in force for that request. ``Broker.reset`` (the pytest plugin, between
+tests) drops every rule.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka_shim.shim.faults.rules import FaultRule
+
+
+class FaultControl:
+    def __init__(self, embedded: Any) -> None:  # an EmbeddedBroker
+        self._embedded = embedded
+
+    def add(self, api: int | str, action: str = "error", *, error_code: int | str = 0, delay_ms: int = 0,
+            count: int | None = 1, fraction: float = 1.0, topic: str | None = None, group: str | None = None,
+            principal: str | None = None) -> int:
+        """Make the next ``count`` matching requests of ``api`` (a name like "Produce" or a key) answer ``error_code``
+        (Kafka's whole-request error answer), wait ``delay_ms`` first (``action="delay"``) or close the connection
+        (``action="close"``); ``count=None``: every one until removed. Returns the rule's id."""
+        rule = FaultRule(api, action, error_code, delay_ms, count, fraction, topic, group, principal)
+        return self._embedded.call(lambda: self._faults().add(rule).rule_id)
+
+    def error(self, api: int | str, error_code: int | str, count: int | None = 1, **match: Any) -> int:
+        return self.add(api, "error", error_code=error_code, count=count, **match)
+
+    def delay(self, api: int | str, delay_ms: int, count: int | None = 1, **match: Any) -> int:
+        return self.add(api, "delay", delay_ms=delay_ms, count=count, **match)
+
+    def close(self, api: int | str, count: int | None = 1, **match: Any) -> int:
+        return self.add(api, "close", count=count, **match)
+
+    def remove(self, rule_id: int) -> bool:
+        return self._embedded.call(lambda: self._faults().remove(rule_id))
+
+    def clear(self) -> None:
+        self._embedded.call(lambda: self._faults().clear())
+
+    def rules(self) -> list[dict[str, Any]]:
+        """The rules in force, each with how many requests it has taken (an exhausted one is gone)."""
+        return self._embedded.call(lambda: [rule.describe() for rule in self._faults().rules])
+
+    def _faults(self) -> Any:
+        return self._embedded.broker.services.faults
