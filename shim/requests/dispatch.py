@@ -297,6 +297,12 @@ class RequestSession:
         except ProtocolError as exc:
             return _undecodable(frame, exc)
         ctx = self._context(frame, decisions)
+        faults = self.services.faults
+        if faults is not None and faults.armed:
+            rule = faults.take(ctx.api_key, ctx.api_version, body, ctx.principal)
+            if rule is not None:
+                outcome = self._fault(ctx, body, handler, rule)
+                return await outcome.outcome if type(outcome) is Pending else outcome  # type: ignore[return-value]
         # Freeing hundreds of thousands of objects takes as long as making them: the last references to the
         # decoded request and to the answer are dropped in the worker thread too.
         request = [body]

@@ -17,6 +17,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient
 
 from kafka_shim.shim.testing.handle import KafkaShim
+from kafka_shim.shim.testing.options import ShimOptions
 
 
 def _deliver(config: dict, topic: str, value: bytes) -> KafkaError | None:
@@ -47,6 +48,16 @@ def test_retriable_produce_errors_are_retried_until_delivered() -> None:
         assert _deliver(shim.confluent_config(), "orders", b"after-retries") is None
         assert shim.faults.rules() == []  # all three answers were taken by the producer's attempts
         assert _consume(shim.confluent_config(), "orders", 1, "g") == [b"after-retries"]
+
+
+def test_large_produce_requests_meet_the_faults_too() -> None:
+    # Large requests are decoded off the event loop (Produce above 1088 KiB): another path to the handler.
+    with KafkaShim(ShimOptions.from_marker({"config": {"message.max.bytes": "3000000"}})) as shim:
+        shim.create_topic("big")
+        shim.faults.error("Produce", "NOT_ENOUGH_REPLICAS", count=2)
+        config = shim.confluent_config(**{"message.max.bytes": 3_000_000, "compression.type": "none"})
+        assert _deliver(config, "big", os.urandom(2_000_000)) is None
+        assert shim.faults.rules() == []
 
 
 def test_a_fatal_produce_error_reaches_the_application() -> None:
