@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kafka_shim.authorizer import AclBinding, Authorizer
+from kafka_shim.authorizer.api_checks.releases import ReleaseRules, rules_for
 from kafka_shim.shim.cluster.configs.broker_configs import is_kafka_broker_key
 from kafka_shim.shim.cluster.configs.dynamic_broker import DynamicBrokerConfigs
 from kafka_shim.shim.cluster.endpoints import Endpoints
@@ -268,6 +269,7 @@ def _build_services(config: BrokerConfig, cluster: ClusterState, endpoints: Endp
         append_waiters=waiters,
         groups=GroupCoordinator(GroupSettings.from_properties(config.raw)),
         faults=FaultSet(),
+        release_rules=_release_rules(config),
     )
     _attach_offsets_topic(services.groups, partitions, persist=bool(config.log_dirs))
     return services
@@ -284,8 +286,19 @@ def _release_profile(config: BrokerConfig) -> ReleaseProfile | None:
     if ranges is not None:
         log.warning("kafka_version_emulated", kafka_version=config.kafka_version,
                     emulated="the API versions that release's broker advertised (ApiVersions and what is served)",
-                    not_emulated="its authorization rules: every check is still Kafka 3.9's (see the README)")
+                    rules=("its authorization rules where kafka-shim has them (KIP-163, KIP-231, KIP-679); "
+                           "every other check is Kafka 3.9's (see the README)"))
     return ranges
+
+
+def _release_rules(config: BrokerConfig) -> ReleaseRules:
+    """The authorization rule switches of the release ``kafka.version`` names (checked by ``_release_profile``)."""
+    from kafka_shim.shim.releases.profiles import UnknownRelease, release_line
+
+    try:
+        return rules_for(release_line(config.kafka_version))
+    except UnknownRelease as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _recreate_internal_topics(services: Services, names: list[str]) -> None:

@@ -1,9 +1,68 @@
-"""Per-release variants of the declarations: the place for another Kafka release's authorization rules.
+"""Older releases' authorization rules: what an emulated Kafka release (``kafka.version``) asks differently from 3.9.
 
-Nothing lives here yet: kafka-shim emulates Kafka 3.9 only, whose rules are ``table.DECLARATIONS``. When an
-older or newer release is emulated, its rule changes go here as a function of the release that returns the
-3.9 table with the changed ``ApiChecks`` entries replaced (for example, a release before KIP-679 has no
-``any_resource`` idempotent-write check for InitProducerId), so each difference is written once and named by
-the release that introduced it. ``requirements`` and the broker's handlers then take the table to consult
-instead of reading ``DECLARATIONS`` directly.
+``table.DECLARATIONS`` is Kafka 3.9. Each rule change below is written once, named by the KIP or JIRA and the first
+release that behaves the 3.9 way (facts: kafka-release-rules.md §2 and its switch matrix, from KafkaApis at each
+release's tag), as a switch in ``ReleaseRules`` and, where the older release asked something else, the ``Check`` it
+asked. The broker's handlers read the switches of the release they emulate; the audit's ``--compare-release``
+reads them too.
+
+Emulated so far:
+
+* KIP-163 (1.0): OffsetFetch needed READ on the group (30), not DESCRIBE.
+* KIP-231 (2.1): ListGroups needed DESCRIBE on the cluster, else the whole answer is 31 with no groups; from 2.1
+  the list is filtered by DESCRIBE on each group.
+* KIP-679 (2.8): an idempotent InitProducerId needed IDEMPOTENT_WRITE on the cluster (31), WRITE on a topic was not
+  enough; and a Produce of idempotent (non-transactional) batches was checked for IDEMPOTENT_WRITE on the cluster
+  too, failing the whole request with 31.
+
+Not yet (the broker asks 3.9's question): KAFKA-5547 (1.0, 0.11's DESCRIBE-then-3 for topics), KIP-277 (2.0,
+CreateTopics needing CREATE on the cluster), KAFKA-7394 (2.1, OffsetForLeaderEpoch needing CLUSTER_ACTION), the
+follower-fetch and log-dir rules, and the AclAuthorizer's audit-log line. Rules that follow from the API versions a
+release advertised need no switch: no PREFIXED ACLs before 2.0 (ACL APIs v1), no authorized operations before 2.3.
 """
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kafka_shim.authorizer.api_checks.model import Check, Mode, cluster_names, field
+from kafka_shim.authorizer.model import AclOperation, ResourceType
+from kafka_shim.protocol.codes import ErrorCode
+
+CURRENT = (3, 9)
+
+
+@dataclass(frozen=True)
+class ReleaseRules:
+    """The rule switches of one release line; ``ReleaseRules()`` is Kafka 3.9's."""
+
+    release: tuple[int, int] = CURRENT
+    offset_fetch_needs_read: bool = False  # KIP-163, before 1.0
+    list_groups_needs_cluster_describe: bool = False  # KIP-231, before 2.1
+    idempotent_needs_cluster: bool = False  # KIP-679, before 2.8
+
+    @property
+    def name(self) -> str:
+        return f"{self.release[0]}.{self.release[1]}"
+
+
+def rules_for(release: str | tuple[int, int]) -> ReleaseRules:
+    """The switches of a release line (``"2.0"`` or ``(2, 0)``)."""
+    line = release if isinstance(release, tuple) else tuple(int(p) for p in release.split(".")[:2])
+    return ReleaseRules(
+        release=line,  # type: ignore[arg-type]
+        offset_fetch_needs_read=line < (1, 0),
+        list_groups_needs_cluster_describe=line < (2, 1),
+        idempotent_needs_cluster=line < (2, 8),
+    )
+
+
+# The checks older releases asked where 3.9 asks another (each used only when its switch is on).
+OFFSET_FETCH_GROUP_READ = Check("group", AclOperation.READ, ResourceType.GROUP, field("group_id"), Mode.AUTHORIZE_OR_THROW,
+                                ErrorCode.GROUP_AUTHORIZATION_FAILED, note="KIP-163: before 1.0, READ on the group")
+LIST_GROUPS_CLUSTER_DESCRIBE = Check("cluster", AclOperation.DESCRIBE, ResourceType.CLUSTER, cluster_names,
+                                     Mode.AUTHORIZE_OR_THROW, ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                                     note="KIP-231: before 2.1, DESCRIBE on the cluster or the whole answer fails")
+IDEMPOTENT_WRITE_CLUSTER = Check("idempotent_write", AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER, cluster_names,
+                                 Mode.AUTHORIZE_OR_THROW, ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                                 note="KIP-679: before 2.8, IDEMPOTENT_WRITE on the cluster (InitProducerId and Produce)")

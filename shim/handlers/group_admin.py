@@ -29,7 +29,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kafka_shim.authorizer import ResourceType
+from kafka_shim.authorizer import CLUSTER_NAME, ResourceType
+from kafka_shim.authorizer.api_checks.releases import LIST_GROUPS_CLUSTER_DESCRIBE
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import DeleteGroupsResponse, DescribeGroupsResponse, ListGroupsResponse
@@ -117,8 +118,15 @@ def list_groups(ctx: RequestContext, request: messages.ListGroupsRequest) -> Lis
     version = ctx.api_version
     states = request.states_filter if version >= 4 and request.states_filter else ()
     types = request.types_filter if version >= 5 and request.types_filter else ()
-    listed = ctx.services.groups.list_groups(states, types)
-    visible = allowed_names(ctx, _LIST, [g.group_id for g in listed])
+    if ctx.services.release_rules.list_groups_needs_cluster_describe:
+        # KIP-231: before 2.1, DESCRIBE on the cluster lists every group and its absence fails the whole request.
+        if not allowed(ctx, LIST_GROUPS_CLUSTER_DESCRIBE, CLUSTER_NAME):
+            return list_groups_error_response(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
+        listed = ctx.services.groups.list_groups(states, types)
+        visible = {g.group_id for g in listed}
+    else:
+        listed = ctx.services.groups.list_groups(states, types)
+        visible = allowed_names(ctx, _LIST, [g.group_id for g in listed])
     return ListGroupsResponse(error_code=ErrorCode.NONE, groups=[
         _Listed(group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state, group_type=g.group_type)
         for g in listed if g.group_id in visible])

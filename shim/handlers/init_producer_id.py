@@ -20,6 +20,8 @@ flexible; v3+ carry the producer id and epoch (KIP-360); v4-5 add no fields.
 
 from __future__ import annotations
 
+from kafka_shim.authorizer import CLUSTER_NAME
+from kafka_shim.authorizer.api_checks.releases import IDEMPOTENT_WRITE_CLUSTER
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import InitProducerIdResponse
@@ -52,6 +54,10 @@ def init_producer_id(ctx: RequestContext, request: messages.InitProducerIdReques
     if transactional_id is not None:
         if not allowed(ctx, _TXN, transactional_id):
             return _error(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    elif ctx.services.release_rules.idempotent_needs_cluster:
+        # KIP-679: before 2.8, only IDEMPOTENT_WRITE on the cluster lets an idempotent producer start.
+        if not allowed(ctx, IDEMPOTENT_WRITE_CLUSTER, CLUSTER_NAME):
+            return _error(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     elif not shortcut_allowed(ctx, _IDEMPOTENT) and not allowed_on_any(ctx, _IDEMPOTENT):
         return _error(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
 

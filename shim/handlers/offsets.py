@@ -34,6 +34,7 @@ epoch; v7 ``require_stable``; v8 several groups; v9 member id and epoch (ignored
 
 from __future__ import annotations
 
+from kafka_shim.authorizer.api_checks.releases import OFFSET_FETCH_GROUP_READ
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import OffsetCommitResponse, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse
@@ -167,8 +168,10 @@ def _v0_error_response(request: messages.OffsetFetchRequest, code: int) -> Offse
 @handles(ApiKey.OFFSET_FETCH, 0, 9, error_response=offset_fetch_error_response)
 def offset_fetch(ctx: RequestContext, request: messages.OffsetFetchRequest) -> OffsetFetchResponse:
     version = ctx.api_version
+    # KIP-163: an emulated release before 1.0 asks READ on the group (api_checks.releases).
+    group_check = OFFSET_FETCH_GROUP_READ if ctx.services.release_rules.offset_fetch_needs_read else _FETCH_GROUP
     if version == 0:  # ZooKeeper-only in Kafka: a KRaft broker checks the group, then refuses the version
-        if not allowed(ctx, _FETCH_GROUP, request.group_id):
+        if not allowed(ctx, group_check, request.group_id):
             return _v0_error_response(request, ErrorCode.GROUP_AUTHORIZATION_FAILED)
         return _v0_error_response(request, ErrorCode.UNSUPPORTED_VERSION)
     if version >= 8:
@@ -184,7 +187,7 @@ def offset_fetch(ctx: RequestContext, request: messages.OffsetFetchRequest) -> O
             for group_id, error, topics in answers])
     topics = None if request.topics is None else [OffsetFetchRequest.OffsetFetchRequestTopics(name=t.name, partition_indexes=t.partition_indexes)
                                                   for t in request.topics]
-    _, error, answer = _fetch_group(ctx, request.group_id, topics, _FETCH_GROUP, _FETCH_TOPICS)
+    _, error, answer = _fetch_group(ctx, request.group_id, topics, group_check, _FETCH_TOPICS)
     return OffsetFetchResponse(throttle_time_ms=0, error_code=error, topics=[
         _Topic(name=name, partitions=[_Partition(partition_index=p, committed_offset=o.offset, committed_leader_epoch=o.leader_epoch,
                                                  metadata=o.metadata, error_code=o.error) for p, o in entries])

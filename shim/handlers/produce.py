@@ -33,6 +33,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from kafka_shim.authorizer import CLUSTER_NAME
+from kafka_shim.authorizer.api_checks.releases import IDEMPOTENT_WRITE_CLUSTER
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import ProduceResponse
@@ -59,6 +61,7 @@ from kafka_shim.shim.partitions.validator import (
     AppendSettings,
     RequestFailed,
     check_request,
+    first_batch_idempotent,
     first_batch_transactional,
     transactional_producers,
 )
@@ -174,6 +177,13 @@ def _answer_walked(ctx: RequestContext, request: messages.ProduceRequest) -> Ste
             raise CloseConnection("Produce with acks=0 of transactional records without WRITE on the transactional id")
         # Kafka's getErrorResponse: the exception's default message is not repeated in error_message.
         return _whole_request(request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    if (not transactional and services.release_rules.idempotent_needs_cluster
+            and any(first_batch_idempotent(p.records) for t in request.topic_data for p in t.partition_data)
+            and not allowed(ctx, IDEMPOTENT_WRITE_CLUSTER, CLUSTER_NAME)):
+        # KIP-679: before 2.8, idempotent batches needed IDEMPOTENT_WRITE on the cluster, or the request failed whole.
+        if request.acks == 0:
+            raise CloseConnection("Produce with acks=0 of idempotent records without IDEMPOTENT_WRITE on the cluster")
+        return _whole_request(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
 
     writable = allowed_names(ctx, _TOPICS, [t.name for t in request.topic_data])
     accepted: dict[Key, _Entry] = {}

@@ -308,6 +308,22 @@ def first_batch_transactional(records: bytes | None) -> bool:
     return bool(records[_ATTRIBUTES_AT + 1] & _TRANSACTIONAL_BIT)
 
 
+def first_batch_idempotent(records: bytes | None) -> bool:
+    """Whether the first whole v2 batch has a producer id and is not transactional: what a broker before 2.8 (KIP-679)
+    checked IDEMPOTENT_WRITE for. Called after ``first_batch_transactional`` read the same batch, so it only reads."""
+    if records is None or len(records) < _PRODUCER_ID_AT + 8 or records[16] != 2:
+        return False
+    (size,) = _INT32.unpack_from(records, 8)
+    if len(records) < LOG_OVERHEAD + size or records[_ATTRIBUTES_AT + 1] & _TRANSACTIONAL_BIT:
+        return False
+    return int.from_bytes(records[_PRODUCER_ID_AT:_PRODUCER_ID_AT + 8], "big", signed=True) >= 0
+
+
+# The v2 batch header up to the producer id: base offset, length, leader epoch, magic, crc, attributes, last offset
+# delta, first and max timestamps.
+_PRODUCER_ID_AT = 8 + 4 + 4 + 1 + 4 + 2 + 4 + 8 + 8
+
+
 def transactional_producers(records: bytes | None) -> set[tuple[int, int]]:
     """(producer id, epoch) of the transactional batches that have a producer id: what ReplicaManager verifies with
     the transaction coordinator. ReplicaManager.handleProduceAppend reads every batch of every partition for them;

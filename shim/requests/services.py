@@ -7,9 +7,10 @@ and RequestContext and dispatch can name its type.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kafka_shim.authorizer import Authorizer
+from kafka_shim.authorizer.api_checks.releases import ReleaseRules
 from kafka_shim.shim.cluster.configs.dynamic_broker import DynamicBrokerConfigs
 from kafka_shim.shim.cluster.endpoints import Endpoints
 from kafka_shim.shim.cluster.state import ClusterState
@@ -47,3 +48,5 @@ class Services:
     groups: GroupCoordinator | None = None
     # Injected faults (shim.faults): set by the pytest plugin, EmbeddedBroker or the control file; None: none ever.
     faults: FaultSet | None = None
+    # The authorization rules of the emulated release (kafka.version): Kafka 3.9's unless an older one is emulated.
+    release_rules: ReleaseRules = field(default_factory=ReleaseRules)

@@ -1,0 +1,135 @@
+"""Older releases' authorization rules over the wire (``kafka.version``; authorizer/api_checks/releases.py): each
+emulated rule against the same request at Kafka 3.9, with the ACLs that make the difference."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+
+from kafka_shim.authorizer import (
+    CLUSTER_NAME,
+    AccessControlEntry,
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourcePattern,
+    ResourceType,
+)
+from kafka_shim.protocol.codes import ApiKey, ErrorCode
+from kafka_shim.protocol.messages import (
+    InitProducerIdRequest,
+    ListGroupsRequest,
+    OffsetFetchRequest,
+    ProduceRequest,
+    SaslHandshakeRequest,
+)
+from kafka_shim.protocol.records import build_batch, encode_batch
+from kafka_shim.shim.testing.handle import KafkaShim
+from kafka_shim.shim.testing.options import ShimOptions
+from tests.support.wire import Wire
+
+
+def _shim(release: str) -> KafkaShim:
+    return KafkaShim(ShimOptions.from_marker({"listener": "SASL_PLAINTEXT", "mechanism": "PLAIN", "authorizer": True,
+                                              "kafka_version": release}))
+
+
+def _allow(op: AclOperation, rtype: ResourceType, name: str, principal: str = "User:alice") -> AclBinding:
+    return AclBinding(ResourcePattern(rtype, name, PatternType.LITERAL),
+                      AccessControlEntry(principal, "*", op, AclPermissionType.ALLOW))
+
+
+def _wire(shim: KafkaShim, user: str = "alice") -> Wire:
+    host, port = shim.bootstrap_servers.rsplit(":", 1)
+    wire = Wire((host, int(port)))
+    if ApiKey.SASL_AUTHENTICATE in _served(shim):
+        wire.sasl_plain(user, shim.users[user])
+    else:  # 0.11: SaslHandshake v0, then the raw token in a frame of its own and an empty frame back
+        assert wire.request(ApiKey.SASL_HANDSHAKE, 0, SaslHandshakeRequest(mechanism="PLAIN")).body.error_code == 0
+        token = b"\x00" + user.encode() + b"\x00" + shim.users[user].encode()
+        wire.send_frame(struct.pack(">i", len(token)) + token)
+        assert wire._read_exact(4) == b"\x00\x00\x00\x00"
+    return wire
+
+
+def _served(shim: KafkaShim) -> set[int]:
+    return set(shim.embedded.call(lambda: {a.api_key for a in shim.embedded.broker.services.api_table.served}))
+
+
+@pytest.mark.parametrize("release, code", [("0.11", ErrorCode.GROUP_AUTHORIZATION_FAILED), ("1.0", ErrorCode.NONE),
+                                           ("3.9", ErrorCode.NONE)])
+def test_offset_fetch_needed_read_on_the_group_before_kip_163(release: str, code: int) -> None:
+    fetch = OffsetFetchRequest(group_id="billing", topics=None)  # v2: every committed offset, a top-level error
+    with _shim(release) as shim:
+        # Past authorization the answer is NOT_COORDINATOR (no __consumer_offsets yet): only 30 is a denial.
+        shim.create_acls(_allow(AclOperation.DESCRIBE, ResourceType.GROUP, "billing"))
+        with _wire(shim) as wire:
+            error = wire.request(ApiKey.OFFSET_FETCH, 2, fetch).body.error_code
+        assert (error == ErrorCode.GROUP_AUTHORIZATION_FAILED) is (code == ErrorCode.GROUP_AUTHORIZATION_FAILED), error
+        shim.create_acls(_allow(AclOperation.READ, ResourceType.GROUP, "billing"))
+        with _wire(shim) as wire:
+            assert wire.request(ApiKey.OFFSET_FETCH, 2, fetch).body.error_code != ErrorCode.GROUP_AUTHORIZATION_FAILED
+
+
+@pytest.mark.parametrize("release", ["2.0", "2.1"])
+def test_list_groups_needed_describe_on_the_cluster_before_kip_231(release: str) -> None:
+    with _shim(release) as shim:
+        with _wire(shim) as wire:
+            denied = wire.request(ApiKey.LIST_GROUPS, 1, ListGroupsRequest())
+        assert denied.body.error_code == (ErrorCode.CLUSTER_AUTHORIZATION_FAILED if release == "2.0" else ErrorCode.NONE)
+        shim.create_acls(_allow(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME))
+        with _wire(shim) as wire:
+            assert wire.request(ApiKey.LIST_GROUPS, 1, ListGroupsRequest()).body.error_code == ErrorCode.NONE
+
+
+def _idempotent_producer(shim: KafkaShim) -> KafkaError | None:
+    """What an idempotent confluent-kafka producer meets: its refused InitProducerId as the fatal error flush raises,
+    or None when the record is in the log. (No callbacks: confluent-kafka calls them with its fatal exception set.)"""
+    producer = Producer(shim.confluent_config("alice", **{"enable.idempotence": True, "message.timeout.ms": 20000}))
+    try:
+        producer.produce("payments", b"v")
+        assert producer.flush(30) == 0
+    except KafkaException as exc:
+        return exc.args[0]
+    consumer = Consumer(shim.confluent_config("admin", **{"group.id": "check"}))
+    try:
+        assert consumer.get_watermark_offsets(TopicPartition("payments", 0), timeout=30) == (0, 1)
+    finally:
+        consumer.close()
+    return None
+
+
+@pytest.mark.parametrize("release, grant_cluster, refused", [
+    ("2.7", False, True), ("2.7", True, False), ("2.8", False, False)])
+def test_idempotent_producer_needed_idempotent_write_before_kip_679(release: str, grant_cluster: bool, refused: bool) -> None:
+    with _shim(release) as shim:
+        shim.create_topic("payments")
+        shim.create_acls(_allow(AclOperation.WRITE, ResourceType.TOPIC, "payments"))
+        if grant_cluster:
+            shim.create_acls(_allow(AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER, CLUSTER_NAME))
+        error = _idempotent_producer(shim)
+        if refused:
+            assert error is not None and error.code() == KafkaError.CLUSTER_AUTHORIZATION_FAILED
+        else:
+            assert error is None
+
+
+@pytest.mark.parametrize("release, code", [("2.7", ErrorCode.CLUSTER_AUTHORIZATION_FAILED), ("2.8", ErrorCode.NONE)])
+def test_idempotent_produce_was_checked_for_idempotent_write_before_kip_679(release: str, code: int) -> None:
+    with _shim(release) as shim:
+        shim.create_topic("payments")
+        shim.create_acls(_allow(AclOperation.WRITE, ResourceType.TOPIC, "payments"))
+        with _wire(shim, "admin") as wire:  # a producer id from a principal that may have one
+            granted = wire.request(ApiKey.INIT_PRODUCER_ID, 1, InitProducerIdRequest(transactional_id=None,
+                                                                                     transaction_timeout_ms=60000)).body
+        assert granted.error_code == 0
+        batch = encode_batch(build_batch([(None, b"v", [], 0)], producer_id=granted.producer_id,
+                                         producer_epoch=granted.producer_epoch, base_sequence=0))
+        with _wire(shim) as wire:
+            answer = wire.request(ApiKey.PRODUCE, 5, ProduceRequest(acks=1, timeout_ms=10000, topic_data=[
+                ProduceRequest.TopicProduceData(name="payments", partition_data=[
+                    ProduceRequest.PartitionProduceData(index=0, records=batch)])]))
+        assert answer.body.responses[0].partition_responses[0].error_code == code
