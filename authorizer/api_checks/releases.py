@@ -30,6 +30,16 @@ from kafka_shim.authorizer.model import AclOperation, ResourceType
 from kafka_shim.protocol.codes import ErrorCode
 
 CURRENT = (3, 9)
+# The first release line with 3.9's rule, per change (the audit's --compare-release reads these too).
+KIP_163 = (1, 0)  # OffsetFetch: DESCRIBE on the group, not READ
+KIP_277 = (2, 0)  # CreateTopics: CREATE on the topic suffices (not emulated by the broker yet)
+KIP_231 = (2, 1)  # ListGroups: filtered by DESCRIBE on each group, not 31
+KAFKA_7394 = (2, 1)  # OffsetForLeaderEpoch: DESCRIBE on the topic (not emulated by the broker yet)
+KIP_679 = (2, 8)  # idempotent producers: WRITE on any topic; no Produce-time IDEMPOTENT_WRITE check
+
+
+def since(change: tuple[int, int]) -> str:
+    return f"{change[0]}.{change[1]}"
 
 
 @dataclass(frozen=True)
@@ -51,9 +61,9 @@ def rules_for(release: str | tuple[int, int]) -> ReleaseRules:
     line = release if isinstance(release, tuple) else tuple(int(p) for p in release.split(".")[:2])
     return ReleaseRules(
         release=line,  # type: ignore[arg-type]
-        offset_fetch_needs_read=line < (1, 0),
-        list_groups_needs_cluster_describe=line < (2, 1),
-        idempotent_needs_cluster=line < (2, 8),
+        offset_fetch_needs_read=line < KIP_163,
+        list_groups_needs_cluster_describe=line < KIP_231,
+        idempotent_needs_cluster=line < KIP_679,
     )
 
 

@@ -14,8 +14,8 @@ each release), each compared on the audit's decisions under ACL set A:
   on any topic is enough. (The pre-2.8 Produce-time IDEMPOTENT_WRITE check of idempotent batches is not compared:
   it needs the record batches' producer fields.)
 
-``authorizer/api_checks/releases.py`` is where the broker would keep other releases' tables; the audit needs only
-the comparison, so the rules live here as functions over a request's decisions.
+``authorizer/api_checks/releases.py`` holds the broker's switches for emulated releases and the release each change
+came in; the audit compares decisions, so the comparisons live here as functions over a request's decisions.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kafka_shim.authorizer.api_checks.releases import KAFKA_7394, KIP_163, KIP_231, KIP_277, KIP_679, since
 from kafka_shim.traces.audit.decide import Decider
 from kafka_shim.traces.audit.tables import KIND_BY_RESOURCE_TYPE, KIND_SHORTCUT, RELEASE_DIFF
 
@@ -87,15 +88,17 @@ def _init_producer_id(rows: list[dict], decider: Decider) -> list[tuple[bool, bo
     return [(True, False, "IDEMPOTENT_WRITE on CLUSTER or WRITE on any TOPIC", "IDEMPOTENT_WRITE on CLUSTER")]
 
 
+# The releases come from the broker's own table of rule changes (authorizer/api_checks/releases.py).
 CHANGES = (
-    RuleChange("KIP-163 (1.0): OffsetFetch asks DESCRIBE on the group, not READ", "1.0", 9, _offset_fetch),
-    RuleChange("KIP-277 (2.0): CREATE on the topic suffices for CreateTopics (before: CREATE on CLUSTER, else 31)", "2.0", 19,
-               _cluster_only("create", "CREATE")),
-    RuleChange("KIP-231 (2.1): ListGroups without DESCRIBE on CLUSTER filters silently (before: 31)", "2.1", 16, _list_groups),
-    RuleChange("KAFKA-7394 (2.1): OffsetForLeaderEpoch allows DESCRIBE on the topic (before: CLUSTER_ACTION only)", "2.1", 23,
-               _cluster_only("topics", "CLUSTER_ACTION")),
+    RuleChange("KIP-163 (1.0): OffsetFetch asks DESCRIBE on the group, not READ", since(KIP_163), 9, _offset_fetch),
+    RuleChange("KIP-277 (2.0): CREATE on the topic suffices for CreateTopics (before: CREATE on CLUSTER, else 31)", since(KIP_277),
+               19, _cluster_only("create", "CREATE")),
+    RuleChange("KIP-231 (2.1): ListGroups without DESCRIBE on CLUSTER filters silently (before: 31)", since(KIP_231), 16,
+               _list_groups),
+    RuleChange("KAFKA-7394 (2.1): OffsetForLeaderEpoch allows DESCRIBE on the topic (before: CLUSTER_ACTION only)",
+               since(KAFKA_7394), 23, _cluster_only("topics", "CLUSTER_ACTION")),
     RuleChange("KIP-679 (2.8): an idempotent InitProducerId needs WRITE on any topic or IDEMPOTENT_WRITE (before: IDEMPOTENT_WRITE)",
-               "2.8", 22, _init_producer_id),
+               since(KIP_679), 22, _init_producer_id),
 )
 
 API_KEYS = frozenset(c.api_key for c in CHANGES)
