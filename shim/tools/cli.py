@@ -32,6 +32,28 @@ def _override(text: str) -> tuple[str, str]:
     return key.strip(), value.strip()
 
 
+async def _healthcheck(host: str, port: int, timeout: float) -> int:
+    """An ApiVersions round trip: what a container's HEALTHCHECK asks (a listening socket alone says too little)."""
+    from kafka_shim.protocol.codes import ApiKey
+    from kafka_shim.protocol.messages import ApiVersionsRequest
+    from kafka_shim.shim.client.wire import WireClient
+
+    try:
+        client = await WireClient.connect(host, port, client_id="kafka-shim-healthcheck", timeout=timeout)
+        try:
+            answer = await client.request(ApiKey.API_VERSIONS, 3, ApiVersionsRequest(
+                client_software_name="kafka-shim-healthcheck", client_software_version="1"), timeout=timeout)
+        finally:
+            await client.close()
+    except (OSError, TimeoutError, ConnectionError) as exc:
+        print(f"kafka-shim healthcheck: {host}:{port} did not answer: {exc or type(exc).__name__}", file=sys.stderr)
+        return 1
+    if answer.error_code:
+        print(f"kafka-shim healthcheck: {host}:{port} answered ApiVersions with error {answer.error_code}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kafka-shim", description="A Kafka broker in Python that speaks Kafka's wire protocol.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -49,9 +71,17 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--capture", metavar="DIR",
                        help="record every request and response in the trace format (Parquet, day=YYYY-MM-DD/ folders) "
                             "in DIR; the same as --override kafka.shim.capture.dir=DIR")
+    serve.add_argument("--config-from-env", action="store_true",
+                       help="also read KAFKA_* environment variables as server.properties keys, as Apache Kafka's "
+                            "image does (KAFKA_ADVERTISED_LISTENERS -> advertised.listeners; KAFKA_SHIM_* -> kafka.shim.*); "
+                            "they override the file, --override overrides them")
     serve.add_argument("--kafka-version", metavar="RELEASE",
                        help="present as this Kafka release (0.11 to 3.9, e.g. 2.8 or 2.8.2): the API versions its broker "
                             "advertised; the same as --override kafka.version=RELEASE")
+    health = sub.add_parser("healthcheck", help="ask a broker for its API versions: exit 0 if it answers (container health checks)")
+    health.add_argument("--bootstrap-server", default="127.0.0.1:9092", metavar="HOST:PORT", type=_host_port,
+                        help="a PLAINTEXT or SASL_PLAINTEXT listener (ApiVersions needs no authentication); default %(default)s")
+    health.add_argument("--timeout", type=float, default=5.0, metavar="SECONDS")
     proxy = sub.add_parser("capture-proxy", help="forward Kafka clients to a broker and record their requests in the trace format")
     proxy.add_argument("--upstream", required=True, metavar="HOST:PORT", type=_host_port,
                        help="the broker to forward to (kafka-shim or Apache Kafka; one broker: see README)")
@@ -190,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
         configure_logging("console", "warning")
         return trace_cli.main(argv[0], argv[1:])
     args = build_parser().parse_args(argv)
+    if args.command == "healthcheck":  # quiet: a container runtime asks it every few seconds
+        return asyncio.run(_healthcheck(*args.bootstrap_server, args.timeout))
     configure_logging(args.log_format, args.log_level)
     if args.command == "capture-proxy":
         try:
@@ -202,7 +234,12 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     if args.command == "serve":
         try:
-            overrides = dict(args.override)
+            overrides = {}
+            if args.config_from_env:
+                from kafka_shim.shim.tools.container_env import properties_from_env
+
+                overrides.update(properties_from_env(os.environ))
+            overrides.update(dict(args.override))
             if args.data_dir:
                 overrides["log.dirs"] = args.data_dir
             if args.capture:
