@@ -25,7 +25,8 @@ RUN (getent passwd kafka-shim || useradd --system --uid 1000 --user-group --home
 ENV PATH=/opt/kafka-shim/bin:$PATH PYTHONUNBUFFERED=1
 USER kafka-shim
 VOLUME ["/var/lib/kafka-shim/data"]
-EXPOSE 9092 9093
+# 9308: Prometheus metrics when KAFKA_SHIM_METRICS_PORT=9308 (and KAFKA_SHIM_METRICS_HOST=0.0.0.0) are set
+EXPOSE 9092 9093 9308
 # Healthy once the broker answers ApiVersions on its PLAINTEXT listener (not merely once the port is open).
 HEALTHCHECK --interval=2s --timeout=5s --start-period=2s --retries=30 CMD ["kafka-shim", "healthcheck", "--bootstrap-server", "127.0.0.1:9092"]
 ENTRYPOINT ["kafka-shim", "serve", "/etc/kafka-shim/server.properties", "--config-from-env", "--log-format", "json"]

@@ -26,6 +26,7 @@ from kafka_shim.shim.log.errors import LogError
 from kafka_shim.shim.log.log_manager import LogManager
 from kafka_shim.shim.log.partition_log import PartitionLog
 from kafka_shim.shim.log.storage import FileStorage
+from kafka_shim.shim.metrics.counters import BrokerMetrics
 from kafka_shim.shim.net.connection import KafkaConnection
 from kafka_shim.shim.partitions.chores import run_chores
 from kafka_shim.shim.partitions.fetch_sessions import FetchSessionCache
@@ -40,6 +41,7 @@ from kafka_shim.shim.security.sasl.credentials import ScramCredentialStore, open
 from kafka_shim.shim.tap import RequestTap
 
 log = get_logger("kafka_shim.broker")
+METRICS_PORT_KEY = "kafka.shim.metrics.port"
 _TRANSACTION_STATE_TOPIC = "__transaction_state"
 
 
@@ -66,6 +68,11 @@ class Broker:
         if release is None:
             release = _release_profile(config)
         self.services = _build_services(config, cluster, Endpoints(config), ApiTable(deferred_handlers(), release))
+        # Prometheus counters (kafka.shim.metrics.port): they outlive a reset, as a counter must only grow.
+        self.metrics = BrokerMetrics() if config.raw.get(METRICS_PORT_KEY, "").strip() else None
+        self.services.metrics = self.metrics
+        self.metrics_port: int | None = None
+        self._metrics_server = None
         self.security: dict[str, ListenerSecurity] = {}
         self.connections: set[KafkaConnection] = set()
         self.servers: list[asyncio.base_events.Server] = []
@@ -147,7 +154,24 @@ class Broker:
         if self._warm_up is None:
             self._warm_up = loop.create_task(_warm_up(services.api_table), name="kafka-shim-handler-warm-up")
         self._watch_fault_file()
+        self._start_metrics()
         return self.bound
+
+    def _start_metrics(self) -> None:
+        """The Prometheus endpoint on kafka.shim.metrics.host:kafka.shim.metrics.port (0: a free port)."""
+        if self.metrics is None or self._metrics_server is not None:
+            return
+        from kafka_shim.shim.metrics.exporter import start_exporter
+
+        host = self.config.raw.get("kafka.shim.metrics.host", "127.0.0.1").strip() or "0.0.0.0"
+        text = self.config.raw.get(METRICS_PORT_KEY, "").strip()
+        if not text.isdigit() or int(text) > 65535:
+            raise ConfigError(f"{METRICS_PORT_KEY}={text!r}: a port number (0 picks a free one)")
+        try:
+            self._metrics_server, self.metrics_port = start_exporter(self.metrics, host, int(text))
+        except OSError as exc:
+            raise ConfigError(f"cannot serve metrics on {host}:{text}: {exc.strerror or exc}") from None
+        log.info("metrics_listening", url=f"http://{host}:{self.metrics_port}/metrics")
 
     def _watch_fault_file(self) -> None:
         """``kafka.shim.faults.file``: faults set from outside the process (shim.faults.control_file)."""
@@ -209,6 +233,7 @@ class Broker:
             self._chores = asyncio.get_running_loop().create_task(run_chores(old.partitions), name="kafka-shim-log-chores")
             if old.groups is not None:
                 old.groups.start_offsets_expiry()
+        old.metrics = self.metrics
         if self.servers:
             self._watch_fault_file()  # the fresh rules follow the file again
         log.debug("broker_reset", cluster_id=old.cluster.cluster_id)
@@ -230,6 +255,10 @@ class Broker:
         self.servers.clear()
         if warm_up is not None:
             await asyncio.gather(warm_up, return_exceptions=True)
+        if self._metrics_server is not None:
+            server, self._metrics_server = self._metrics_server, None
+            server.shutdown()
+            server.server_close()
         for task in (self._chores, self._fault_file):
             if task is not None:
                 task.cancel()

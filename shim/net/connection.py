@@ -83,6 +83,7 @@ class KafkaConnection(asyncio.Protocol):
         self.dispatcher = dispatcher
         self.config = dispatcher.services.config
         self.connections = connections if connections is not None else set()  # the broker's open connections
+        self.metrics = None  # the broker's counters (shim.metrics), when kafka.shim.metrics.port is set
         self.listener = listener
         self.security = security
         self.session: RequestSession | None = None
@@ -115,6 +116,9 @@ class KafkaConnection(asyncio.Protocol):
         self.log = log.bind(client=f"{self.client_host}:{self.client_port}", listener=self.listener.name)
         self.debug = self.log.is_enabled_for(logging.DEBUG)
         self.connections.add(self)
+        self.metrics = self.dispatcher.services.metrics  # kept: a broker reset swaps the services' counters
+        if self.metrics is not None:
+            self.metrics.connection_opened(self.listener.name)
         security = self.security
         principal = ANONYMOUS
         if security is not None and security.ssl_context is not None:
@@ -139,6 +143,8 @@ class KafkaConnection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closing = True
+        if self in self.connections and self.metrics is not None:
+            self.metrics.connection_closed(self.listener.name)
         self.connections.discard(self)
         for slot in self.pending:
             if slot.task is not None:

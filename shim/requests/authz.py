@@ -117,4 +117,7 @@ def _authorize(ctx: RequestContext, operation: AclOperation, resource_type: Reso
     if ctx.decisions is not None:
         rule = az.decision_rule(ctx.principal, ctx.client_host, operation, resource_type, name, allowed)
         ctx.decisions.append(TappedDecision("authorize", int(operation), int(resource_type), name, allowed, rule, ref_count))
+    metrics = ctx.services.metrics
+    if metrics is not None:
+        metrics.authorized(allowed)
     return allowed

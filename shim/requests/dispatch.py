@@ -44,6 +44,7 @@ from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.errors import ProtocolError
 from kafka_shim.protocol.framing import RequestFrame, api_name, encode_response, parse_request
 from kafka_shim.shim.faults.rules import FaultRule
+from kafka_shim.shim.metrics.counters import BrokerMetrics
 from kafka_shim.shim.requests.context import NO_RESPONSE, CloseConnection, RequestContext
 from kafka_shim.shim.requests.work import EncodeOffLoop, off_loop
 from kafka_shim.shim.security.sasl.gate import Phase, SaslGate
@@ -191,9 +192,38 @@ class RequestSession:
         return self.gate is not None and self.gate.phase is not Phase.COMPLETE
 
     def receive(self, payload: bytes) -> Outcome | None:
+        metrics = self.services.metrics
+        if metrics is not None:
+            return self._measured(payload, metrics)
         if self.tap is None:
             return self._receive(payload, None)
         return self._tapped(payload)
+
+    # -- metrics ---------------------------------------------------------------------------------------
+    def _measured(self, payload: bytes, metrics: BrokerMetrics) -> Outcome | None:
+        """``receive`` counted for the Prometheus endpoint (shim.metrics): key, version, time, bytes, closes."""
+        started = _perf_counter_ns()
+        outcome = self._receive(payload, None) if self.tap is None else self._tapped(payload)
+        if type(outcome) is Pending:
+            return Pending(self._measured_when_done(payload, metrics, started, outcome.outcome))
+        self._count(payload, metrics, started, outcome)
+        return outcome
+
+    async def _measured_when_done(self, payload: bytes, metrics: BrokerMetrics, started: int,
+                                  awaitable: Awaitable[Respond | Close]) -> Respond | Close:
+        outcome = await awaitable
+        self._count(payload, metrics, started, outcome)
+        return outcome
+
+    def _count(self, payload: bytes, metrics: BrokerMetrics, started: int, outcome: Outcome | None) -> None:
+        if type(outcome) is Close:
+            metrics.closed_instead_of_answering(outcome.event)  # type: ignore[union-attr]
+            return
+        gate = self.gate
+        if len(payload) < 8 or (gate is not None and gate.phase is not Phase.COMPLETE):
+            return  # the SASL exchange (raw tokens are not requests)
+        data = outcome.data if type(outcome) is Respond else b""  # type: ignore[union-attr]
+        metrics.request(payload, (_perf_counter_ns() - started) / 1e6, self.listener.name, len(data))
 
     def _receive(self, payload: bytes, decisions: list[object] | None) -> Outcome | None:
         gate = self.gate
@@ -518,6 +548,9 @@ class RequestSession:
 def _encode(ctx: RequestContext, body: Any) -> Respond | Close:
     if body is NO_RESPONSE:
         return Respond(b"")
+    metrics = ctx.services.metrics
+    if metrics is not None:  # the answer's top-level error code, for kafka_network_requestmetrics_errors
+        metrics.answered(ctx.api_key, getattr(body, "error_code", 0) or 0)
     try:
         return Respond(encode_response(ctx.api_key, ctx.api_version, ctx.correlation_id, body))
     except Exception as exc:  # a body the handler filled wrongly

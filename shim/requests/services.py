@@ -17,6 +17,7 @@ from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.faults.rules import FaultSet
 from kafka_shim.shim.groups.coordinator import GroupCoordinator
+from kafka_shim.shim.metrics.counters import BrokerMetrics
 from kafka_shim.shim.partitions.fetch_sessions import FetchSessionCache
 from kafka_shim.shim.partitions.manager import Partitions
 from kafka_shim.shim.partitions.waiting import AppendWaiters
@@ -50,3 +51,5 @@ class Services:
     faults: FaultSet | None = None
     # The authorization rules of the emulated release (kafka.version): Kafka 3.9's unless an older one is emulated.
     release_rules: ReleaseRules = field(default_factory=ReleaseRules)
+    # Counters for the Prometheus endpoint (kafka.shim.metrics.port); None: metrics off, nothing counted.
+    metrics: BrokerMetrics | None = None

@@ -75,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="also read KAFKA_* environment variables as server.properties keys, as Apache Kafka's "
                             "image does (KAFKA_ADVERTISED_LISTENERS -> advertised.listeners; KAFKA_SHIM_* -> kafka.shim.*); "
                             "they override the file, --override overrides them")
+    serve.add_argument("--metrics-port", type=int, metavar="PORT",
+                       help="serve Prometheus metrics on http://127.0.0.1:PORT/metrics (0: a free port); the same as "
+                            "--override kafka.shim.metrics.port=PORT (kafka.shim.metrics.host picks the address)")
     serve.add_argument("--kafka-version", metavar="RELEASE",
                        help="present as this Kafka release (0.11 to 3.9, e.g. 2.8 or 2.8.2): the API versions its broker "
                             "advertised; the same as --override kafka.version=RELEASE")
@@ -246,6 +249,8 @@ def main(argv: list[str] | None = None) -> int:
                 overrides["kafka.shim.capture.dir"] = args.capture
             if args.kafka_version:
                 overrides["kafka.version"] = args.kafka_version
+            if args.metrics_port is not None:
+                overrides["kafka.shim.metrics.port"] = str(args.metrics_port)
             config = BrokerConfig.load(args.config, overrides)
             preload = _preload_acls(args.acls, config)
             keep_freed_memory_warm()
