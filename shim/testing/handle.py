@@ -106,27 +106,28 @@ class KafkaShim:
 
     def kafka_python_config(self, user: str | None = None, **extra: Any) -> dict[str, Any]:
         """kafka-python keyword arguments (KafkaProducer, KafkaConsumer, KafkaAdminClient) for this broker."""
-        config: dict[str, Any] = {"bootstrap_servers": self.bootstrap_servers, "security_protocol": self.options.listener}
-        credentials = self._credentials(user)
-        if credentials is not None:
-            config |= {"sasl_mechanism": self.options.mechanism, "sasl_plain_username": credentials[0],
-                       "sasl_plain_password": credentials[1]}
+        config = self._python_client_config(user)
         if self.tls is not None:
             config |= {"ssl_cafile": str(self.tls.ca_file), "ssl_check_hostname": True}
         return config | extra
 
     def aiokafka_config(self, user: str | None = None, **extra: Any) -> dict[str, Any]:
         """aiokafka keyword arguments (AIOKafkaProducer, AIOKafkaConsumer) for this broker."""
-        config: dict[str, Any] = {"bootstrap_servers": self.bootstrap_servers, "security_protocol": self.options.listener}
-        credentials = self._credentials(user)
-        if credentials is not None:
-            config |= {"sasl_mechanism": self.options.mechanism, "sasl_plain_username": credentials[0],
-                       "sasl_plain_password": credentials[1]}
+        config = self._python_client_config(user)
         if self.tls is not None:
             import ssl
 
             config["ssl_context"] = ssl.create_default_context(cafile=str(self.tls.ca_file))
         return config | extra
+
+    def _python_client_config(self, user: str | None) -> dict[str, Any]:
+        """The option names kafka-python and aiokafka share (their TLS options differ)."""
+        config: dict[str, Any] = {"bootstrap_servers": self.bootstrap_servers, "security_protocol": self.options.listener}
+        credentials = self._credentials(user)
+        if credentials is not None:
+            config |= {"sasl_mechanism": self.options.mechanism, "sasl_plain_username": credentials[0],
+                       "sasl_plain_password": credentials[1]}
+        return config
 
     @property
     def faults(self) -> FaultControl:

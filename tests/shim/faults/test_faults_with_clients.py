@@ -9,15 +9,15 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
+from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient
 
 from kafka_shim.shim.testing.handle import KafkaShim
 from kafka_shim.shim.testing.options import ShimOptions
+from tests.support.consume import consume_values
 
 
 def _deliver(config: dict, topic: str, value: bytes) -> KafkaError | None:
@@ -29,25 +29,13 @@ def _deliver(config: dict, topic: str, value: bytes) -> KafkaError | None:
     return reports[0]
 
 
-def _consume(config: dict, topic: str, count: int, group: str) -> list[bytes]:
-    consumer = Consumer(config | {"group.id": group, "auto.offset.reset": "earliest"})
-    consumer.subscribe([topic])
-    values, deadline = [], time.monotonic() + 60
-    while len(values) < count and time.monotonic() < deadline:
-        message = consumer.poll(0.5)
-        if message is not None and message.error() is None:
-            values.append(message.value())
-    consumer.close()
-    return values
-
-
 def test_retriable_produce_errors_are_retried_until_delivered() -> None:
     with KafkaShim() as shim:
         shim.create_topic("orders")
         shim.faults.error("Produce", "NOT_LEADER_OR_FOLLOWER", count=3, topic="orders")
         assert _deliver(shim.confluent_config(), "orders", b"after-retries") is None
         assert shim.faults.rules() == []  # all three answers were taken by the producer's attempts
-        assert _consume(shim.confluent_config(), "orders", 1, "g") == [b"after-retries"]
+        assert consume_values(shim.confluent_config(), "orders", 1, "g") == [b"after-retries"]
 
 
 def test_large_produce_requests_meet_the_faults_too() -> None:
@@ -88,7 +76,7 @@ def test_coordinator_errors_make_the_consumer_find_its_coordinator_again() -> No
         assert _deliver(shim.confluent_config(), "orders", b"v") is None
         shim.faults.error("JoinGroup", "NOT_COORDINATOR", count=2, group="billing")
         shim.faults.delay("Fetch", 300)
-        assert _consume(shim.confluent_config(), "orders", 1, "billing") == [b"v"]
+        assert consume_values(shim.confluent_config(), "orders", 1, "billing") == [b"v"]
         assert shim.faults.rules() == []
 
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Producer
 from kafka import KafkaConsumer, KafkaProducer
 
 from kafka_shim.protocol.codes import ApiKey
@@ -18,6 +17,7 @@ from kafka_shim.shim.client.wire import WireClient
 from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError
 from kafka_shim.shim.releases.profiles import KNOWN_RELEASES, UnknownRelease, api_ranges, release_line
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
+from tests.support.consume import consume_values
 
 ROOT = Path(__file__).resolve().parents[3]
 FACTS = ROOT.parent / "shared" / "kafka-release-apis.json"
@@ -80,18 +80,6 @@ def test_api_versions_lists_the_release_ranges_that_kafka_shim_serves(release: s
     assert (ApiKey.DESCRIBE_CLUSTER in advertised) is (release >= "2.8")
 
 
-def _consume_confluent(bootstrap: str, topic: str, count: int) -> list[bytes]:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"g-{topic}", "auto.offset.reset": "earliest"})
-    consumer.subscribe([topic])
-    values, deadline = [], time.monotonic() + 60
-    while len(values) < count and time.monotonic() < deadline:
-        message = consumer.poll(0.5)
-        if message is not None and message.error() is None:
-            values.append(message.value())
-    consumer.close()
-    return values
-
-
 @pytest.mark.parametrize("release", ["0.11", "1.0", "2.0", "2.8"])
 def test_confluent_kafka_negotiates_down_to_the_emulated_release(release: str) -> None:
     with _broker(release) as broker:
@@ -100,7 +88,7 @@ def test_confluent_kafka_negotiates_down_to_the_emulated_release(release: str) -
         for i in range(5):
             producer.produce("old-" + release.replace(".", "-"), f"{i}".encode())
         assert producer.flush(30) == 0  # auto-created, as a broker of that release does by default
-        assert sorted(_consume_confluent(bootstrap, "old-" + release.replace(".", "-"), 5)) == [b"0", b"1", b"2", b"3", b"4"]
+        assert sorted(consume_values({"bootstrap.servers": bootstrap}, "old-" + release.replace(".", "-"), 5, "g-old")) == [b"0", b"1", b"2", b"3", b"4"]
 
 
 @pytest.mark.parametrize("release", ["1.0", "2.0"])
