@@ -69,7 +69,7 @@ class Broker:
             release = _release_profile(config)
         self.services = _build_services(config, cluster, Endpoints(config), ApiTable(deferred_handlers(), release))
         # Prometheus counters (kafka.shim.metrics.port): they outlive a reset, as a counter must only grow.
-        self.metrics = BrokerMetrics() if config.raw.get(METRICS_PORT_KEY, "").strip() else None
+        self.metrics = BrokerMetrics() if _metrics_port(config) is not None else None
         self.services.metrics = self.metrics
         self.metrics_port: int | None = None
         self._metrics_server = None
@@ -164,13 +164,11 @@ class Broker:
         from kafka_shim.shim.metrics.exporter import start_exporter
 
         host = self.config.raw.get("kafka.shim.metrics.host", "127.0.0.1").strip() or "0.0.0.0"
-        text = self.config.raw.get(METRICS_PORT_KEY, "").strip()
-        if not text.isdigit() or int(text) > 65535:
-            raise ConfigError(f"{METRICS_PORT_KEY}={text!r}: a port number (0 picks a free one)")
+        port = _metrics_port(self.config)
         try:
-            self._metrics_server, self.metrics_port = start_exporter(self.metrics, host, int(text))
+            self._metrics_server, self.metrics_port = start_exporter(self.metrics, host, port or 0)
         except OSError as exc:
-            raise ConfigError(f"cannot serve metrics on {host}:{text}: {exc.strerror or exc}") from None
+            raise ConfigError(f"cannot serve metrics on {host}:{port}: {exc.strerror or exc}") from None
         log.info("metrics_listening", url=f"http://{host}:{self.metrics_port}/metrics")
 
     def _watch_fault_file(self) -> None:
@@ -302,6 +300,16 @@ def _build_services(config: BrokerConfig, cluster: ClusterState, endpoints: Endp
     )
     _attach_offsets_topic(services.groups, partitions, persist=bool(config.log_dirs))
     return services
+
+
+def _metrics_port(config: BrokerConfig) -> int | None:
+    """kafka.shim.metrics.port, checked when the broker is built (before it binds anything); None: no metrics."""
+    text = config.raw.get(METRICS_PORT_KEY, "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) > 65535:
+        raise ConfigError(f"{METRICS_PORT_KEY}={text!r}: use a port number (0 picks a free one)")
+    return int(text)
 
 
 def _release_profile(config: BrokerConfig) -> ReleaseProfile | None:
