@@ -204,7 +204,15 @@ def test_flag_mistakes_get_kafkas_message(args: list[str]) -> None:
     kafka = kafka_acls("--bootstrap-server", "127.0.0.1:9", *args)
     shim = run_acls("--bootstrap-server", "127.0.0.1:9", *args)
     assert (shim.code, shim.out) == (kafka.code, kafka.out) == (1, "")
-    assert shim.err.split("\n", 1)[0] == kafka.err.split("\n", 1)[0]
+    assert _operations_as_set(shim.err.split("\n", 1)[0]) == _operations_as_set(kafka.err.split("\n", 1)[0])
+
+
+def _operations_as_set(line: str) -> tuple[str, frozenset[str]]:
+    """AclCommand lists a resource type's operations from a Java HashSet of enum values, whose order follows their
+    identity hash codes: it changes from one JVM run to the next (seen in CI: "Read, Delete, Describe, All" and
+    "Describe, Read, Delete, All"). The words must match; the order cannot."""
+    head, sep, listed = line.partition(" only supports operations ")
+    return (head + sep, frozenset(listed.split(", "))) if sep else (line, frozenset())
 
 
 @pytest.mark.parametrize("args", [

@@ -23,8 +23,9 @@ CLUSTER_FILTER = ResourcePatternFilter(ResourceType.CLUSTER, CLUSTER_NAME, Patte
 ANY_ENTRY = AccessControlEntryFilter(None, None, AclOperation.ANY, AclPermissionType.ANY)
 WILDCARD_HOST = "*"
 
-# AclCommand's "only supports operations" lists, in the order Kafka 3.9 prints them (a Scala set's order, fixed
-# for these sets, observed with kafka-acls.sh).
+# AclCommand's "only supports operations" lists, in one order Kafka 3.9 printed them. Kafka's order is not fixed: it
+# iterates a Java HashSet of AclOperation values, ordered by their identity hash codes, so it changes from one JVM
+# run to the next (tests/differential/test_acls_cli.py compares the words, not the order).
 VALID_OPERATIONS_TEXT = {
     ResourceType.TOPIC: "Read, All, AlterConfigs, DescribeConfigs, Delete, Write, Alter, Create, Describe",
     ResourceType.GROUP: "Read, Delete, Describe, All",
