@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import uuid
 from pathlib import Path
 from typing import NamedTuple
 
@@ -17,6 +18,8 @@ from kafka_shim.shim.cluster.identity import load_cluster_identity
 from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError, Listener
 from kafka_shim.shim.config.logging import get_logger
+from kafka_shim.shim.faults.partition_faults import PartitionFaults
+from kafka_shim.shim.faults.received import ReceivedLog
 from kafka_shim.shim.faults.rules import FaultSet
 from kafka_shim.shim.groups.coordinator import GroupCoordinator
 from kafka_shim.shim.groups.offsets_log import OFFSETS_TOPIC
@@ -212,6 +215,9 @@ class Broker:
             old.partitions.close()
         if old.authorizer is not None:
             old.authorizer.store.close()
+        recording = old.faults is not None and old.faults.received.recording
+        if old.faults is not None:
+            old.faults.clear()  # cancels the timers of timed partition faults
         internal = [name for name in (OFFSETS_TOPIC, _TRANSACTION_STATE_TOPIC) if name in old.cluster.topics]
         fresh = _build_services(self.config, ClusterState(cluster_id=old.cluster.cluster_id, node_id=old.cluster.node_id),
                                 old.endpoints, old.api_table)
@@ -223,6 +229,8 @@ class Broker:
         if scram is not None:
             scram.replace_with(_open_scram_store(self.config))
             old.scram = scram
+        if recording and old.faults is not None:
+            old.faults.record(True)  # a fresh, empty record: the test harness asked for one for every test
         if self.config.authorizer_enabled:
             old.authorizer = _open_authorizer(self.config, self.preload_acls)
         if old.groups is not None:
@@ -276,6 +284,14 @@ class Broker:
             await asyncio.get_running_loop().run_in_executor(None, tap.close)
 
 
+def _fault_set(partitions: Partitions) -> FaultSet:
+    def topic_name_of(topic_id: uuid.UUID) -> str | None:
+        topic = partitions.cluster.topic_by_id(topic_id)
+        return topic.name if topic is not None else None
+
+    return FaultSet(partition_faults=PartitionFaults(partitions), received=ReceivedLog(topic_name_of=topic_name_of))
+
+
 def _build_services(config: BrokerConfig, cluster: ClusterState, endpoints: Endpoints, api_table: ApiTable) -> Services:
     """The state handlers use, as a fresh start has it (the authorizer and the SCRAM store come at ``start``)."""
     broker_configs = _open_broker_configs(config)
@@ -295,7 +311,7 @@ def _build_services(config: BrokerConfig, cluster: ClusterState, endpoints: Endp
         fetch_sessions=FetchSessionCache(config.max_incremental_fetch_session_cache_slots),
         append_waiters=waiters,
         groups=GroupCoordinator(GroupSettings.from_properties(config.raw)),
-        faults=FaultSet(),
+        faults=_fault_set(partitions),
         release_rules=_release_rules(config),
     )
     _attach_offsets_topic(services.groups, partitions, persist=bool(config.log_dirs))

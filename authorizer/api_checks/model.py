@@ -162,10 +162,13 @@ def topic_names_or_ids(names_attr: str, id_attr: str, *outer: str) -> Names:
         for entry in field(*outer)(request, version) if outer else []:
             name = getattr(entry, names_attr, None)
             topic_id = getattr(entry, id_attr, None)
-            if name is not None:
+            # A version that names topics by id decodes the absent name as "" (Fetch v13+): the id is the name then.
+            if name:
                 out.append(name)
-            elif topic_id is not None:
+            elif topic_id is not None and topic_id != _ZERO:
                 out.append(ById(topic_id))
+            elif name is not None:
+                out.append(name)
         return out
 
     return names

@@ -20,6 +20,10 @@ class ClusterState:
                 return topic
         return None
 
+    def leads(self, topic: str, partition: int) -> bool:
+        """Whether this broker leads the partition (it may not while a fault holds it leaderless)."""
+        return self.topics[topic].partitions[partition].leader_id == self.node_id
+
     def add_topic(self, name: str, partitions: int = 1) -> Topic:
         topic = Topic(name, uuid.uuid4(), [Partition(i, self.node_id, 0, [self.node_id], [self.node_id]) for i in range(partitions)])
         self.topics[name] = topic

@@ -6,11 +6,14 @@ JSON, the rules the broker should have, replacing all earlier ones each time it 
     {"faults": [
         {"api": "Produce", "action": "error", "error_code": "NOT_LEADER_OR_FOLLOWER", "count": 3, "topic": "orders"},
         {"api": "Fetch", "action": "delay", "delay_ms": 2000, "count": null},
-        {"api": "Metadata", "action": "close", "principal": "User:alice"}
+        {"api": "Metadata", "action": "close", "principal": "User:alice"},
+        {"kind": "leaderless", "topic": "orders", "partition": 0, "duration_ms": 5000},
+        {"kind": "stall_fetch", "topic": "orders"}
     ]}
 
-Keys are ``FaultRule``'s (``api`` or ``api_key``: a name or a number; ``error_code``: a name or a number). An empty
-list, an empty file or a deleted file removes every rule. A file that cannot be read or holds a mistake is logged
+Keys are ``FaultRule``'s (``api`` or ``api_key``: a name or a number; ``error_code``: a name or a number), or for a
+partition fault ``kind`` ("leaderless" or "stall_fetch"), ``topic``, optional ``partition`` and ``duration_ms``
+(timed from when the file is applied). An empty list, an empty file or a deleted file removes every fault. A file that cannot be read or holds a mistake is logged
 (``fault_file_rejected``, saying what is wrong) and the rules stay as they were: the broker never stops for it.
 """
 
@@ -19,20 +22,30 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from kafka_shim.shim.config.logging import get_logger
-from kafka_shim.shim.faults.rules import FaultError, FaultRule, FaultSet
+from kafka_shim.shim.faults.errors import FaultError
+from kafka_shim.shim.faults.partition_faults import KINDS
+from kafka_shim.shim.faults.rules import FaultRule, FaultSet
 
 log = get_logger("kafka_shim.faults")
 
 KEY = "kafka.shim.faults.file"
 POLL_S = 0.25
 _FIELDS = set(FaultRule.__dataclass_fields__) - {"rule_id", "taken", "api_key"}
+_HOLD_FIELDS = {"kind", "topic", "partition", "duration_ms"}
 
 
-def parse_rules(text: str, source: str) -> list[FaultRule]:
-    """The rules a control file holds; FaultError naming the entry and the mistake."""
+class PartitionHold(NamedTuple):
+    kind: str
+    topic: str
+    partition: int | None
+    duration_ms: int | None
+
+
+def parse_rules(text: str, source: str) -> list[FaultRule | PartitionHold]:
+    """The rules and partition faults a control file holds; FaultError naming the entry and the mistake."""
     if not text.strip():
         return []
     try:
@@ -46,8 +59,25 @@ def parse_rules(text: str, source: str) -> list[FaultRule]:
     for number, entry in enumerate(entries, start=1):
         if not isinstance(entry, dict):
             raise FaultError(f"{source}: fault {number} is {type(entry).__name__}, not an object")
-        rules.append(_rule(entry, f"{source}: fault {number}"))
+        where = f"{source}: fault {number}"
+        rules.append(_hold(entry, where) if "kind" in entry else _rule(entry, where))
     return rules
+
+
+def _hold(entry: dict[str, Any], where: str) -> PartitionHold:
+    unknown = sorted(set(entry) - _HOLD_FIELDS)
+    if unknown:
+        raise FaultError(f"{where}: unknown key(s) {', '.join(unknown)}; a partition fault has {', '.join(sorted(_HOLD_FIELDS))}")
+    kind, topic = entry["kind"], entry.get("topic")
+    if kind not in KINDS:
+        raise FaultError(f"{where}: kind={kind!r}; use one of {', '.join(KINDS)}")
+    if not isinstance(topic, str) or not topic:
+        raise FaultError(f"{where}: a {kind} fault needs \"topic\"")
+    partition, duration = entry.get("partition"), entry.get("duration_ms")
+    for name, value in (("partition", partition), ("duration_ms", duration)):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            raise FaultError(f"{where}: {name} is {value!r}; write a whole number or null")
+    return PartitionHold(kind, topic, partition, duration)
 
 
 def _rule(entry: dict[str, Any], where: str) -> FaultRule:
@@ -92,5 +122,12 @@ def _apply(path: Path, faults: FaultSet, *, present: bool) -> None:
         return
     faults.clear()
     for rule in rules:
-        faults.add(rule)
-    log.info("fault_file_applied", path=str(path), faults=[rule.describe() for rule in faults.rules])
+        if isinstance(rule, PartitionHold):
+            try:
+                faults.hold(*rule)
+            except FaultError as exc:  # a topic that does not exist (yet): the other faults still apply
+                log.error("fault_file_rejected", path=str(path), reason=str(exc), hint="this partition fault is skipped")
+        else:
+            faults.add(rule)
+    log.info("fault_file_applied", path=str(path), faults=[rule.describe() for rule in faults.rules]
+             + faults.partition_faults.describe())

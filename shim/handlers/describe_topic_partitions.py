@@ -53,7 +53,8 @@ def _partitions(topic: Topic, start: int, budget: int) -> tuple[list[_Partition]
     """The partitions from ``start``, at most ``budget`` of them, and the next index (-1 when none is left)."""
     upper = min(len(topic.partitions), start + budget)
     listed = [
-        _Partition(error_code=ErrorCode.NONE, partition_index=p.index, leader_id=p.leader_id, leader_epoch=p.leader_epoch,
+        # KRaftMetadataCache: a leader with no live endpoint (a leaderless fault) is -1 and 5.
+        _Partition(error_code=ErrorCode.NONE if p.leader_id >= 0 else ErrorCode.LEADER_NOT_AVAILABLE, partition_index=p.index, leader_id=p.leader_id, leader_epoch=p.leader_epoch,
                    replica_nodes=list(p.replicas), isr_nodes=list(p.isr), eligible_leader_replicas=[], last_known_elr=[],
                    offline_replicas=[])
         for p in topic.partitions[start:upper]

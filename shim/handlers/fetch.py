@@ -108,7 +108,9 @@ async def fetch(ctx: RequestContext, request: messages.FetchRequest) -> FetchRes
     answers: list[tuple[TopicPartitionId, PartitionAnswer]] = []
     if interesting:
         max_bytes = min(request.max_bytes if version >= 3 else _INT32_MAX, services.config.fetch_max_bytes)
-        params = ReadParams(max_bytes, version <= 2, version >= 4 and request.isolation_level == 1, from_follower)
+        stalled = services.faults.partition_faults.stalled if services.faults is not None else None
+        params = ReadParams(max_bytes, version <= 2, version >= 4 and request.isolation_level == 1, from_follower,
+                            stalled or None)
         min_bytes = min(request.min_bytes, max_bytes)
         answers = read_partitions(partitions, interesting, params)
         if request.max_wait_ms > 0 and not _complete(answers, min_bytes):

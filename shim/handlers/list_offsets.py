@@ -78,7 +78,10 @@ def _partition_error(ctx: RequestContext, topic: str, partition: int, current_le
     if state is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None
     leader_epoch = ctx.services.cluster.topics[topic].partitions[partition].leader_epoch
-    return offsets.leader_epoch_error(current_leader_epoch, leader_epoch), state
+    error = offsets.leader_epoch_error(current_leader_epoch, leader_epoch)
+    if error == ErrorCode.NONE and not ctx.services.cluster.leads(topic, partition):
+        error = ErrorCode.NOT_LEADER_OR_FOLLOWER  # a leaderless fault holds it
+    return error, state
 
 
 def _v0(ctx: RequestContext, request: messages.ListOffsetsRequest, topic: str, p, duplicates: set) -> _Partition:

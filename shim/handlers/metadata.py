@@ -116,7 +116,8 @@ def _describe(topic: Topic) -> _Topic:
         is_internal=topic.is_internal,
         partitions=[
             _Partition(
-                error_code=ErrorCode.NONE,
+                # KRaftMetadataCache: a leader with no live endpoint (a leaderless fault) is -1 and 5.
+                error_code=ErrorCode.NONE if p.leader_id >= 0 else ErrorCode.LEADER_NOT_AVAILABLE,
                 partition_index=p.index,
                 leader_id=p.leader_id,
                 leader_epoch=p.leader_epoch,

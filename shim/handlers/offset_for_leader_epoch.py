@@ -58,7 +58,9 @@ def _end_offset(ctx: RequestContext, topic: str, p: messages.OffsetForLeaderEpoc
     leader_epoch = ctx.services.cluster.topics[topic].partitions[p.partition].leader_epoch
     current = p.current_leader_epoch if ctx.api_version >= 2 and p.current_leader_epoch != _NO_EPOCH else None
     error = offsets.leader_epoch_error(current, leader_epoch)
+    if error == ErrorCode.NONE and not ctx.services.cluster.leads(topic, p.partition):
+        error = ErrorCode.NOT_LEADER_OR_FOLLOWER  # a leaderless fault holds it
     if error != ErrorCode.NONE:
         return _Partition(error_code=error, partition=p.partition, leader_epoch=-1, end_offset=-1)
-    epoch, end = offsets.end_offset_for_epoch(state.log, leader_epoch, p.leader_epoch)
+    epoch, end = offsets.end_offset_for_epoch(state.log, leader_epoch, p.leader_epoch, state.epoch_cache)
     return _Partition(error_code=ErrorCode.NONE, partition=p.partition, leader_epoch=epoch, end_offset=end)

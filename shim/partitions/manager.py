@@ -14,7 +14,7 @@ import json
 import os
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from kafka_shim.shim.cluster.state import ClusterState
@@ -42,6 +42,9 @@ class PartitionState:
     index: int
     log: PartitionLog
     producers: PartitionProducers
+    # Kafka's leader-epoch cache, (epoch, start offset) ascending, once the partition has had more than one leader
+    # epoch (a leaderless fault); empty before: one epoch, from the log start.
+    epoch_cache: list[tuple[int, int]] = field(default_factory=list)
 
 
 class Partitions:

@@ -12,6 +12,7 @@ the log start offset, as Kafka's ``truncateFromStart`` does.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kafka_shim.protocol.codes import ErrorCode
@@ -53,17 +54,23 @@ def epoch_cache_start(log: PartitionLog) -> int:
     return log.log_start_offset
 
 
-def end_offset_for_epoch(log: PartitionLog, leader_epoch: int, requested: int) -> tuple[int, int]:
+def end_offset_for_epoch(log: PartitionLog, leader_epoch: int, requested: int,
+                         epoch_cache: Sequence[tuple[int, int]] = ()) -> tuple[int, int]:
     """LeaderEpochFileCache.endOffsetFor as UnifiedLog.endOffsetForEpoch answers it: (epoch, end offset), or
-    (-1, -1) when it is unknown."""
-    start = epoch_cache_start(log)
+    (-1, -1) when it is unknown. The cache is ``epoch_cache`` ((epoch, start offset) ascending;
+    PartitionState.epoch_cache) when the partition has had more than one leader epoch, else one entry:
+    ``leader_epoch`` from the log start."""
     if requested == UNDEFINED_EPOCH:
         return UNDEFINED_EPOCH, UNDEFINED_OFFSET
-    if requested == leader_epoch:
+    entries = epoch_cache or ((leader_epoch, epoch_cache_start(log)),)
+    if requested == entries[-1][0]:
         return requested, log.log_end_offset
-    if requested < leader_epoch:
-        # Older than any epoch this log knows: the start of the first epoch after it.
-        return requested, start
+    floor = None
+    for epoch, start in entries:
+        if epoch > requested:
+            # The requested epoch ends where the first later one starts (never below the log start).
+            return (requested if floor is None else floor), max(start, epoch_cache_start(log))
+        floor = epoch
     return UNDEFINED_EPOCH, UNDEFINED_OFFSET
 
 

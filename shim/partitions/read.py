@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kafka_shim.protocol.codes import ErrorCode
@@ -34,6 +35,8 @@ class ReadParams:
     hard_max_bytes_limit: bool  # Fetch v0-2: no "first batch whole"
     read_committed: bool
     from_follower: bool
+    # Partitions a stalled-fetch fault holds back: read as if nothing were there (shim.faults.partition_faults).
+    stalled: Mapping[tuple[str, int], int] | None = None
 
     @property
     def upper_bound_is_log_end(self) -> bool:
@@ -72,7 +75,9 @@ def read_partition(partitions: Partitions, tp: TopicPartitionId, request: Partit
         return error_answer(ErrorCode.INCONSISTENT_TOPIC_ID)
     leader_epoch = topic.partitions[tp.partition].leader_epoch
     error = leader_epoch_error(request.current_leader_epoch, leader_epoch)
-    if error == ErrorCode.NONE and params.from_follower:
+    if error == ErrorCode.NONE and topic.partitions[tp.partition].leader_id != partitions.cluster.node_id:
+        error = ErrorCode.NOT_LEADER_OR_FOLLOWER  # Partition.localLogWithEpochOrThrow: a leaderless fault holds it
+    elif error == ErrorCode.NONE and params.from_follower:
         # A single node has no followers: Partition.followerReplicaOrThrow refuses every replica id.
         error = ErrorCode.UNKNOWN_LEADER_EPOCH if request.current_leader_epoch is not None else ErrorCode.NOT_LEADER_OR_FOLLOWER
     if error != ErrorCode.NONE:
@@ -84,13 +89,15 @@ def read_partition(partitions: Partitions, tp: TopicPartitionId, request: Partit
     answer = PartitionAnswer(ErrorCode.NONE, high_watermark, last_stable, log_start, b"", aborted)
     offset = request.fetch_offset
     if request.last_fetched_epoch is not None:
-        epoch, end = end_offset_for_epoch(log, leader_epoch, request.last_fetched_epoch)
+        epoch, end = end_offset_for_epoch(log, leader_epoch, request.last_fetched_epoch, state.epoch_cache)
         if epoch == UNDEFINED_EPOCH or end == UNDEFINED_OFFSET or offset < log_start:
             return error_answer(ErrorCode.OFFSET_OUT_OF_RANGE)
         if epoch < request.last_fetched_epoch or end < offset:
             answer.diverging_epoch = (epoch, end)
             answer.aborted_transactions = None
             return answer
+    if params.stalled and (tp.topic, tp.partition) in params.stalled:
+        return answer
     upper = log_end if params.upper_bound_is_log_end else last_stable
     if max_bytes < 0:
         # Kafka's LogSegment.read refuses a negative size (IllegalArgumentException: UNKNOWN_SERVER_ERROR), but is

@@ -185,6 +185,7 @@ class RequestSession:
         self._tap_client_id: tuple[bytes | None, str | None] = (None, None)  # the last client id's bytes, decoded
         # Done when the last request still in the works has been answered; later requests wait for it.
         self._turn: asyncio.Future[None] | None = None
+        self._mute_after_turn_s = 0.0  # set by a throttle fault: how long the next turn waits after this one
 
     @property
     def authenticating(self) -> bool:
@@ -267,7 +268,7 @@ class RequestSession:
         ctx = self._context(frame, decisions)
         faults = self.services.faults
         if faults is not None and faults.armed:
-            rule = faults.take(api_key, version, body, ctx.principal)
+            rule = faults.take(api_key, version, body, ctx.principal, ctx)
             if rule is not None:
                 return self._fault(ctx, body, handler, rule)
         return self._handle(ctx, body, handler)
@@ -293,6 +294,8 @@ class RequestSession:
                           correlation_id=ctx.correlation_id, principal=ctx.principal, fault=rule.describe())
         if rule.action == "delay":
             return Pending(self._delayed(ctx, body, handler, rule.delay_ms / 1000))
+        if rule.action == "throttle":
+            return Pending(self._throttled(ctx, body, handler, rule.throttle_ms))
         if rule.action == "error":
             answer = self.services.api_table.error_response(ctx.api_key, body, rule.error_code, None, ctx.api_version)
             if answer is not None:
@@ -305,6 +308,15 @@ class RequestSession:
         outcome = self._handle(ctx, body, handler)
         if type(outcome) is Pending:
             return await outcome.outcome
+        return outcome  # type: ignore[return-value]
+
+    async def _throttled(self, ctx: RequestContext, body: Any, handler: ApiHandler, throttle_ms: int) -> Respond | Close:
+        """The normal answer with ``throttle_time_ms`` set; then the connection's next request waits that long, as
+        Kafka mutes a throttled client's channel after answering (KIP-219)."""
+        outcome = self._handle(ctx, body, _Throttling(handler, throttle_ms))
+        if type(outcome) is Pending:
+            outcome = await outcome.outcome
+        self._mute_after_turn_s = throttle_ms / 1000
         return outcome  # type: ignore[return-value]
 
     async def _finish(self, ctx: RequestContext, request: Any, awaitable: Awaitable[Any]) -> Respond | Close:
@@ -329,7 +341,7 @@ class RequestSession:
         ctx = self._context(frame, decisions)
         faults = self.services.faults
         if faults is not None and faults.armed:
-            rule = faults.take(ctx.api_key, ctx.api_version, body, ctx.principal)
+            rule = faults.take(ctx.api_key, ctx.api_version, body, ctx.principal, ctx)
             if rule is not None:
                 outcome = self._fault(ctx, body, handler, rule)
                 return await outcome.outcome if type(outcome) is Pending else outcome  # type: ignore[return-value]
@@ -408,6 +420,12 @@ class RequestSession:
         return self._turn
 
     def _end_turn(self, done: asyncio.Future[None]) -> None:
+        mute_s = self._mute_after_turn_s
+        if mute_s:
+            # A throttled answer was just sent: the next request of this connection waits out the throttle time.
+            self._mute_after_turn_s = 0.0
+            asyncio.get_running_loop().call_later(mute_s, self._end_turn, done)
+            return
         if self._turn is done:
             self._turn = None
         if not done.done():
@@ -587,3 +605,27 @@ def _failed(ctx: RequestContext, exc: BaseException) -> Close:
     # (as Kafka does when it cannot build a response) and the traceback logged.
     return Close("handler_failed", {"api": api_name(ctx.api_key), "api_version": ctx.api_version,
                                     "correlation_id": ctx.correlation_id}, level="error", error=exc)
+
+
+class _Throttling:
+    """A handler whose answers carry ``throttle_time_ms`` (the throttle fault)."""
+
+    def __init__(self, handler: ApiHandler, throttle_ms: int) -> None:
+        self.handler = handler
+        self.is_async = handler.is_async
+        self.throttle_ms = throttle_ms
+
+    def handle(self, ctx: RequestContext, body: Any) -> Any:
+        result = self.handler.handle(ctx, body)
+        if self.is_async or inspect.isawaitable(result):
+            return self._later(result)
+        return self._stamped(result)
+
+    async def _later(self, awaitable: Awaitable[Any]) -> Any:
+        return self._stamped(await awaitable)
+
+    def _stamped(self, result: Any) -> Any:
+        answer = result.body if type(result) is EncodeOffLoop else result
+        if hasattr(answer, "throttle_time_ms"):
+            answer.throttle_time_ms = self.throttle_ms
+        return result

@@ -12,6 +12,7 @@ from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.tap import RequestTap
 from kafka_shim.shim.testing.faults import FaultControl
+from kafka_shim.shim.testing.received import ReceivedControl
 
 
 class EmbeddedBroker:
@@ -95,6 +96,12 @@ class EmbeddedBroker:
     def faults(self) -> FaultControl:
         """Injected faults (``broker.faults.error("Produce", "NOT_LEADER_OR_FOLLOWER")``; see shim.testing.faults)."""
         return FaultControl(self)
+
+    @property
+    def received(self) -> ReceivedControl:
+        """The decoded requests the broker received, each with its principal, once ``received.start()`` is called
+        (see shim.testing.received)."""
+        return ReceivedControl(self)
 
     @property
     def bootstrap_servers(self) -> str:

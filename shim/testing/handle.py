@@ -20,6 +20,7 @@ from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from kafka_shim.shim.testing.faults import FaultControl
 from kafka_shim.shim.testing.options import ShimOptions, thaw
+from kafka_shim.shim.testing.received import ReceivedControl
 
 
 class TopicCreationError(RuntimeError):
@@ -51,6 +52,7 @@ class KafkaShim:
     # -- life ---------------------------------------------------------------------------------------------------------
     def start(self) -> KafkaShim:
         self.embedded.start()
+        self.embedded.received.start()  # a test can always ask what was received (the reset keeps recording on)
         return self
 
     def stop(self) -> None:
@@ -60,8 +62,8 @@ class KafkaShim:
             self._tls_dir = None
 
     def reset(self) -> None:
-        """Topics, records, groups, offsets, producer ids, ACLs and SCRAM users back to this configuration's start;
-        every client connection is closed. The listener keeps its port."""
+        """Topics, records, groups, offsets, producer ids, ACLs, SCRAM users, faults and the record of received
+        requests back to this configuration's start; every client connection is closed. The listener keeps its port."""
         self.embedded.reset()
 
     def __enter__(self) -> KafkaShim:
@@ -133,6 +135,11 @@ class KafkaShim:
     def faults(self) -> FaultControl:
         """Injected faults for this test (dropped by the reset before the next): see shim.testing.faults."""
         return self.embedded.faults
+
+    @property
+    def received(self) -> ReceivedControl:
+        """The decoded requests this test's clients sent, each with its principal: see shim.testing.received."""
+        return self.embedded.received
 
     # -- state --------------------------------------------------------------------------------------------------------
     def create_topic(self, name: str, partitions: int = 1, config: Mapping[str, str] | None = None) -> None:
