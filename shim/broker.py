@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import uuid
+from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -18,6 +19,7 @@ from kafka_shim.shim.cluster.identity import load_cluster_identity
 from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError, Listener
 from kafka_shim.shim.config.logging import get_logger
+from kafka_shim.shim.faults.errors import FaultError
 from kafka_shim.shim.faults.partition_faults import PartitionFaults
 from kafka_shim.shim.faults.received import ReceivedLog
 from kafka_shim.shim.faults.rules import FaultSet
@@ -33,6 +35,7 @@ from kafka_shim.shim.metrics.counters import BrokerMetrics
 from kafka_shim.shim.net.connection import KafkaConnection
 from kafka_shim.shim.partitions.chores import run_chores
 from kafka_shim.shim.partitions.fetch_sessions import FetchSessionCache
+from kafka_shim.shim.partitions.leadership import change_leader, node_down, node_up
 from kafka_shim.shim.partitions.manager import Partitions
 from kafka_shim.shim.partitions.waiting import AppendWaiters
 from kafka_shim.shim.producers.ids import ID_FILE_NAME, ProducerIdAllocator
@@ -67,10 +70,13 @@ class Broker:
         self.config = config
         self.preload_acls = list(preload_acls or [])
         # What handlers use, built once at start (the authorizer and the SCRAM store open files).
-        cluster = state or ClusterState(cluster_id=load_cluster_identity(config), node_id=config.node_id)
+        cluster = state or ClusterState(cluster_id=load_cluster_identity(config), node_id=config.node_id,
+                                        node_ids=[config.node_id + k for k in range(config.brokers)])
         if release is None:
             release = _release_profile(config)
         self.services = _build_services(config, cluster, Endpoints(config), ApiTable(deferred_handlers(), release))
+        if self.services.faults is not None:
+            self.services.faults.nodes = self  # the control file's broker_down faults
         # Prometheus counters (kafka.shim.metrics.port): they outlive a reset, as a counter must only grow.
         self.metrics = BrokerMetrics() if _metrics_port(config) is not None else None
         self.services.metrics = self.metrics
@@ -79,6 +85,8 @@ class Broker:
         self.security: dict[str, ListenerSecurity] = {}
         self.connections: set[KafkaConnection] = set()
         self.servers: list[asyncio.base_events.Server] = []
+        self.node_servers: dict[int, list[asyncio.base_events.Server]] = {}
+        self._node_ports: dict[tuple[int, str], int] = {}  # a restarted node listens where it did before
         self.bound: list[BoundListener] = []
         self.dispatcher = Dispatcher(self.services)
         # Every request of every listener goes to the tap (trace capture, built by the command line or the test
@@ -117,16 +125,41 @@ class Broker:
         if services.groups is not None and not self._offsets_loaded:
             _load_offsets(services.groups)
             self._offsets_loaded = True
-        dispatcher = self.dispatcher
         unknown = [key for key in self.config.unknown_keys if not is_kafka_broker_key(key)]
         if unknown:  # Kafka's own broker keys are known: DescribeConfigs reports them (shim/cluster/configs)
             log.warning("unknown_config_keys", keys=unknown,
                         hint="these keys were supplied but neither Kafka 3.9 nor kafka-shim knows them")
         try:
-            for listener in self.config.listeners:
-                host = listener.host or None  # None binds every interface, like Kafka's empty host
-                security = self.security.get(listener.name)
-                tls = security.ssl_context if security is not None else None
+            for node in self.state.node_ids:
+                if node not in self.state.down:
+                    await self._bind_node(node)
+        except OSError as exc:
+            await self.stop()
+            raise exc from None
+        if services.partitions is not None and self._chores is None:
+            self._chores = loop.create_task(run_chores(services.partitions), name="kafka-shim-log-chores")
+            if services.groups is not None:
+                services.groups.start_offsets_expiry()
+        for b in self.bound:
+            log.info("listening", listener=b.url, cluster_id=self.state.cluster_id, node_id=b.listener.node_id)
+        if self._warm_up is None:
+            self._warm_up = loop.create_task(_warm_up(services.api_table), name="kafka-shim-handler-warm-up")
+        self._watch_fault_file()
+        self._start_metrics()
+        return self.bound
+
+    async def _bind_node(self, node: int) -> None:
+        """Open a node's listeners: the configured ports for the first node, port + k for the k-th (0 stays 0)."""
+        loop = asyncio.get_running_loop()
+        dispatcher = self.dispatcher
+        offset = self.state.node_ids.index(node)
+        for configured in self.config.listeners:
+            port = self._node_ports.get((node, configured.name), configured.port + offset if configured.port else 0)
+            listener = replace(configured, port=port, node_id=node)
+            host = listener.host or None  # None binds every interface, like Kafka's empty host
+            security = self.security.get(listener.name)
+            tls = security.ssl_context if security is not None else None
+            try:
                 server = await loop.create_server(
                     lambda listener=listener, security=security: KafkaConnection(dispatcher, listener, security, self.connections),
                     host=host,
@@ -137,28 +170,70 @@ class Broker:
                     # A client that never finishes the TLS handshake is dropped like an idle one.
                     ssl_handshake_timeout=_handshake_timeout(self.config) if tls is not None else None,
                 )
-                self.servers.append(server)
-                sock = server.sockets[0]
-                addr = sock.getsockname()
-                bound = BoundListener(listener, listener.host or _default_host(sock), addr[1])
-                self.bound.append(bound)
-                services.endpoints.bind(listener.name, bound.host, bound.port)
-                for s in server.sockets:
-                    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        except OSError as exc:
-            await self.stop()
-            raise OSError(exc.errno, f"cannot listen on {listener.name}://{listener.host}:{listener.port}: {exc.strerror}") from None
-        if services.partitions is not None and self._chores is None:
-            self._chores = loop.create_task(run_chores(services.partitions), name="kafka-shim-log-chores")
-            if services.groups is not None:
-                services.groups.start_offsets_expiry()
-        for b in self.bound:
-            log.info("listening", listener=b.url, cluster_id=self.state.cluster_id, node_id=self.state.node_id)
-        if self._warm_up is None:
-            self._warm_up = loop.create_task(_warm_up(services.api_table), name="kafka-shim-handler-warm-up")
-        self._watch_fault_file()
-        self._start_metrics()
-        return self.bound
+            except OSError as exc:
+                raise OSError(exc.errno, f"cannot listen on {listener.name}://{listener.host}:{listener.port}"
+                                         f"{f' (node {node})' if len(self.state.node_ids) > 1 else ''}: {exc.strerror}") from None
+            self.servers.append(server)
+            self.node_servers.setdefault(node, []).append(server)
+            sock = server.sockets[0]
+            addr = sock.getsockname()
+            bound = BoundListener(listener, listener.host or _default_host(sock), addr[1])
+            self.bound.append(bound)
+            self.services.endpoints.bind(listener.name, bound.host, bound.port, node)
+            self._node_ports[(node, listener.name)] = bound.port
+            for s in server.sockets:
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    async def stop_node(self, node: int) -> None:
+        """A node of the cluster goes down: the partitions it led move to another in-sync replica (or have no leader),
+        its listeners close and its clients are disconnected, as when a Kafka broker is killed."""
+        self._check_node(node)
+        if node in self.state.down:
+            return
+        if len(self.state.live_nodes) == 1:
+            raise FaultError(f"node {node} is the last one up; a cluster in one process keeps at least one node running")
+        if self.services.partitions is not None:
+            moved = node_down(self.services.partitions, node)
+            log.info("node_stopped", node_id=node, leaders_moved=len(moved))
+        servers = self.node_servers.pop(node, [])
+        for server in servers:
+            server.close()
+            self.servers.remove(server)
+        for conn in [c for c in self.connections if c.listener.node_id == node]:
+            conn.abort()
+        for server in servers:
+            await asyncio.gather(server.wait_closed(), return_exceptions=True)
+        self.bound = [b for b in self.bound if b.listener.node_id != node]
+
+    async def start_node(self, node: int) -> None:
+        """A stopped node listens again, on the ports it had (clients reconnect to the addresses they know), rejoins
+        its partitions' ISRs and leads those that had no leader."""
+        self._check_node(node)
+        if node not in self.node_servers:
+            await self._bind_node(node)
+        if node in self.state.down and self.services.partitions is not None:
+            moved = node_up(self.services.partitions, node)
+            log.info("node_started", node_id=node, leaders_moved=len(moved))
+
+    def move_leader(self, topic: str, partition: int, node: int) -> None:
+        """Make another replica lead a partition (a preferred-leader election, a reassignment's last step)."""
+        self._check_node(node)
+        found = self.state.topics.get(topic)
+        if found is None or not 0 <= partition < len(found.partitions):
+            raise FaultError(f"there is no partition {topic}-{partition}; create it before moving its leader")
+        replicas = found.partitions[partition].replicas
+        if node not in replicas:
+            raise FaultError(f"node {node} holds no replica of {topic}-{partition} (replicas {replicas}); "
+                             "create the topic with a larger replication factor")
+        if node in self.state.down:
+            raise FaultError(f"node {node} is down; start it before it can lead {topic}-{partition}")
+        assert self.services.partitions is not None
+        if change_leader(self.services.partitions, topic, partition, node):
+            log.info("leader_moved", topic=topic, partition=partition, node_id=node)
+
+    def _check_node(self, node: int) -> None:
+        if node not in self.state.node_ids:
+            raise FaultError(f"there is no node {node}: this cluster has nodes {self.state.node_ids} (kafka.shim.brokers)")
 
     def _start_metrics(self) -> None:
         """The Prometheus endpoint on kafka.shim.metrics.host:kafka.shim.metrics.port (0: a free port)."""
@@ -188,9 +263,11 @@ class Broker:
 
     @property
     def bootstrap_servers(self) -> str:
-        """``host:port`` of the first listener, for clients in tests and embedding code."""
-        host, port = self.services.endpoints.advertised(self.bound[0].listener.name)
-        return f"{host}:{port}"
+        """``host:port`` of the first listener (of every node of a cluster, comma-separated), for clients in tests
+        and embedding code."""
+        name = self.config.listeners[0].name
+        nodes = self.state.node_ids
+        return ",".join("{}:{}".format(*self.services.endpoints.advertised(name, node)) for node in nodes)
 
     async def reset(self) -> None:
         """Back to the state a fresh start of this configuration has, with the listeners kept open (same ports).
@@ -219,7 +296,8 @@ class Broker:
         if old.faults is not None:
             old.faults.clear()  # cancels the timers of timed partition faults
         internal = [name for name in (OFFSETS_TOPIC, _TRANSACTION_STATE_TOPIC) if name in old.cluster.topics]
-        fresh = _build_services(self.config, ClusterState(cluster_id=old.cluster.cluster_id, node_id=old.cluster.node_id),
+        fresh = _build_services(self.config, ClusterState(cluster_id=old.cluster.cluster_id, node_id=old.cluster.node_id,
+                                                          node_ids=list(old.cluster.node_ids)),
                                 old.endpoints, old.api_table)
         _recreate_internal_topics(fresh, internal)
         scram = old.scram
@@ -229,6 +307,8 @@ class Broker:
         if scram is not None:
             scram.replace_with(_open_scram_store(self.config))
             old.scram = scram
+        if old.faults is not None:
+            old.faults.nodes = self
         if recording and old.faults is not None:
             old.faults.record(True)  # a fresh, empty record: the test harness asked for one for every test
         if self.config.authorizer_enabled:
@@ -241,6 +321,9 @@ class Broker:
                 old.groups.start_offsets_expiry()
         old.metrics = self.metrics
         if self.servers:
+            for node in old.cluster.node_ids:  # a fresh start has every node up
+                if node not in self.node_servers:
+                    await self._bind_node(node)
             self._watch_fault_file()  # the fresh rules follow the file again
         log.debug("broker_reset", cluster_id=old.cluster.cluster_id)
 

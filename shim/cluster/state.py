@@ -1,4 +1,12 @@
-"""What the broker knows about its cluster: its identity and its topics. Plain state, changed only on the event loop."""
+"""What the broker knows about its cluster: its identity, its nodes and its topics. Plain state, changed only on the
+event loop.
+
+A kafka-shim process is one broker, or a cluster of ``kafka.shim.brokers`` brokers in one process (kfake's and
+librdkafka mock's cluster): node ids ``node.id`` up, one set of listeners each, one shared set of topics and logs.
+Each partition has replicas on some of the nodes and a leader among them; requests that must reach the leader (or a
+group's coordinator) answer NOT_LEADER_OR_FOLLOWER (NOT_COORDINATOR) on the other nodes, as in a real cluster. The
+logs are shared, so a follower never lags: a new leader has every acknowledged record.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +14,30 @@ import uuid
 from dataclasses import dataclass, field
 
 from kafka_shim.shim.cluster.topics import Partition, Topic
+from kafka_shim.shim.javacompat.java_hash import java_string_hash
 
 
 @dataclass
 class ClusterState:
     cluster_id: str
-    node_id: int
+    node_id: int  # the first node's (node.id); the only one of a one-broker process
     topics: dict[str, Topic] = field(default_factory=dict)
+    node_ids: list[int] = field(default_factory=list)  # every node, ascending ([node_id] when empty at creation)
+    down: set[int] = field(default_factory=set)  # nodes a fault has stopped
+
+    def __post_init__(self) -> None:
+        if not self.node_ids:
+            self.node_ids = [self.node_id]
+        self._next_placement = 0
+
+    @property
+    def live_nodes(self) -> list[int]:
+        return [n for n in self.node_ids if n not in self.down]
+
+    def controller(self) -> int:
+        """The node Metadata and DescribeCluster name as controller (KRaft names an alive broker): the lowest live."""
+        live = self.live_nodes
+        return live[0] if live else self.node_id
 
     def topic_by_id(self, topic_id: uuid.UUID) -> Topic | None:
         for topic in self.topics.values():
@@ -20,11 +45,36 @@ class ClusterState:
                 return topic
         return None
 
-    def leads(self, topic: str, partition: int) -> bool:
-        """Whether this broker leads the partition (it may not while a fault holds it leaderless)."""
-        return self.topics[topic].partitions[partition].leader_id == self.node_id
+    def leads(self, topic: str, partition: int, node_id: int | None = None) -> bool:
+        """Whether ``node_id`` (the first node when None) leads the partition (not while it is leaderless)."""
+        return self.topics[topic].partitions[partition].leader_id == (self.node_id if node_id is None else node_id)
+
+    def coordinator(self, internal_topic: str, key: str) -> int | None:
+        """The node that coordinates ``key`` (a group id in ``__consumer_offsets``, a transactional id in
+        ``__transaction_state``): the leader of partition abs(key.hashCode) % partitions (-1: leaderless); None while
+        the topic does not exist."""
+        topic = self.topics.get(internal_topic)
+        if topic is None or not topic.partitions:
+            return None
+        h = java_string_hash(key)
+        h = h - (1 << 32) if h & 0x80000000 else h
+        return topic.partitions[(0 if h == -(1 << 31) else abs(h)) % len(topic.partitions)].leader_id
+
+    def placement(self, count: int, factor: int = 1) -> list[list[int]]:
+        """Replicas for ``count`` new partitions, ``factor`` each: StripedReplicaPlacer's round robin over the live
+        nodes (each partition's first replica is its preferred leader), from a start that moves on with every call
+        so that topics do not all lead on one node. One node: ``[[node]]`` per partition."""
+        live = self.live_nodes or [self.node_id]
+        start = self._next_placement
+        self._next_placement += count
+        return [[live[(start + p + r) % len(live)] for r in range(min(factor, len(live)))] for p in range(count)]
+
+    def new_partition(self, index: int, replicas: list[int]) -> Partition:
+        live = [n for n in replicas if n not in self.down]
+        return Partition(index, live[0] if live else -1, 0, list(replicas), live)
 
     def add_topic(self, name: str, partitions: int = 1) -> Topic:
-        topic = Topic(name, uuid.uuid4(), [Partition(i, self.node_id, 0, [self.node_id], [self.node_id]) for i in range(partitions)])
+        placed = self.placement(partitions)
+        topic = Topic(name, uuid.uuid4(), [self.new_partition(i, placed[i]) for i in range(partitions)])
         self.topics[name] = topic
         return topic

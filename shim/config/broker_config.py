@@ -40,6 +40,8 @@ DEFAULTS: dict[str, str] = {
     "allow.everyone.if.no.acl.found": "false",
     # kafka-shim's own: the Kafka release to present as (shim/releases; serve --kafka-version)
     "kafka.version": "3.9",
+    # kafka-shim's own: how many brokers this process runs as one cluster (shim/cluster/state.py)
+    "kafka.shim.brokers": "1",
 }
 
 # Kafka's authorizer classes; any of them turns kafka-shim's authorizer (StandardAuthorizer semantics) on.
@@ -106,6 +108,9 @@ KNOWN_IGNORED = {
 SECURITY_KEY_PREFIXES = ("listener.name.", "ssl.", "sasl.", "connections.max.reauth.ms")
 
 
+MAX_BROKERS = 64
+
+
 class ConfigError(ValueError):
     """A configuration a person must fix; the message says what and how."""
 
@@ -116,6 +121,7 @@ class Listener:
     security_protocol: str
     host: str  # "" binds every interface
     port: int
+    node_id: int = -1  # the node of a cluster in one process that serves it (set when bound); -1: node.id
 
 
 @dataclass
@@ -137,6 +143,7 @@ class BrokerConfig:
     authorizer_enabled: bool = False
     super_users: str = ""
     allow_everyone_if_no_acl_found: str = "false"
+    brokers: int = 1  # kafka.shim.brokers: the nodes of a cluster in one process (node.id, node.id + 1, ...)
     kafka_version: str = "3.9"  # checked against the known releases when the broker is built (shim/releases)
     raw: dict[str, str] = field(default_factory=dict)
     unknown_keys: list[str] = field(default_factory=list)
@@ -180,6 +187,7 @@ class BrokerConfig:
             super_users=_super_users(get("super.users")),
             allow_everyone_if_no_acl_found=get("allow.everyone.if.no.acl.found"),
             kafka_version=get("kafka.version") or "3.9",
+            brokers=_int(get, "kafka.shim.brokers", minimum=1, maximum=MAX_BROKERS),
             raw=merged,
             unknown_keys=sorted(
                 k for k in merged if k not in DEFAULTS and k not in KNOWN_IGNORED and not k.startswith(SECURITY_KEY_PREFIXES)
@@ -267,7 +275,7 @@ def _node_id(node_id: str, broker_id: str) -> int:
         raise ConfigError(f"node.id must be an integer, got {text!r}") from None
 
 
-def _int(get, key: str, minimum: int) -> int:
+def _int(get, key: str, minimum: int, maximum: int | None = None) -> int:
     text = get(key)
     try:
         value = int(text)
@@ -275,4 +283,6 @@ def _int(get, key: str, minimum: int) -> int:
         raise ConfigError(f"{key} must be an integer, got {text!r}") from None
     if value < minimum:
         raise ConfigError(f"{key} must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ConfigError(f"{key} must be at most {maximum}, got {value}")
     return value

@@ -60,8 +60,25 @@ def parse_rules(text: str, source: str) -> list[FaultRule | PartitionHold]:
         if not isinstance(entry, dict):
             raise FaultError(f"{source}: fault {number} is {type(entry).__name__}, not an object")
         where = f"{source}: fault {number}"
-        rules.append(_hold(entry, where) if "kind" in entry else _rule(entry, where))
+        if entry.get("kind") == "broker_down":
+            rules.append(_broker_down(entry, where))
+        else:
+            rules.append(_hold(entry, where) if "kind" in entry else _rule(entry, where))
     return rules
+
+
+class BrokerDown(NamedTuple):
+    node: int
+
+
+def _broker_down(entry: dict[str, Any], where: str) -> BrokerDown:
+    unknown = sorted(set(entry) - {"kind", "node"})
+    node = entry.get("node")
+    if unknown:
+        raise FaultError(f"{where}: unknown key(s) {', '.join(unknown)}; a broker_down fault has kind and node")
+    if not isinstance(node, int) or isinstance(node, bool):
+        raise FaultError(f"{where}: a broker_down fault needs \"node\", the node id of a broker of the cluster")
+    return BrokerDown(node)
 
 
 def _hold(entry: dict[str, Any], where: str) -> PartitionHold:
@@ -110,19 +127,25 @@ async def watch(path: Path, faults: FaultSet, poll_s: float = POLL_S) -> None:
             current = seen
         if current != seen:
             seen = current
-            _apply(path, faults, present=current is not None)
+            wanted_down = _apply(path, faults, present=current is not None)
+            if wanted_down is not None and faults.nodes is not None:
+                await _apply_nodes(path, faults.nodes, wanted_down)
         await asyncio.sleep(poll_s)
 
 
-def _apply(path: Path, faults: FaultSet, *, present: bool) -> None:
+def _apply(path: Path, faults: FaultSet, *, present: bool) -> set[int] | None:
+    """Replace the rules with the file's; the nodes it wants down (None: the file was refused, nothing changes)."""
     try:
         rules = parse_rules(path.read_text(encoding="utf-8"), str(path)) if present else []
     except (FaultError, OSError, UnicodeDecodeError) as exc:
         log.error("fault_file_rejected", path=str(path), reason=str(exc), hint="the earlier rules stay in force")
-        return
+        return None
     faults.clear()
+    down = set()
     for rule in rules:
-        if isinstance(rule, PartitionHold):
+        if isinstance(rule, BrokerDown):
+            down.add(rule.node)
+        elif isinstance(rule, PartitionHold):
             try:
                 faults.hold(*rule)
             except FaultError as exc:  # a topic that does not exist (yet): the other faults still apply
@@ -130,4 +153,17 @@ def _apply(path: Path, faults: FaultSet, *, present: bool) -> None:
         else:
             faults.add(rule)
     log.info("fault_file_applied", path=str(path), faults=[rule.describe() for rule in faults.rules]
-             + faults.partition_faults.describe())
+             + faults.partition_faults.describe(), brokers_down=sorted(down))
+    return down
+
+
+async def _apply_nodes(path: Path, nodes: Any, wanted_down: set[int]) -> None:
+    """Stop the nodes the file lists as down and start the others that are (a cluster in one process)."""
+    for node in sorted(set(nodes.state.node_ids) - wanted_down):
+        if node in nodes.state.down:
+            await nodes.start_node(node)
+    for node in sorted(wanted_down):
+        try:
+            await nodes.stop_node(node)
+        except FaultError as exc:
+            log.error("fault_file_rejected", path=str(path), reason=str(exc), hint="this broker_down fault is skipped")

@@ -23,6 +23,7 @@ from typing import Any
 
 from kafka_shim.shim.cluster.topics import INTERNAL_TOPICS
 from kafka_shim.shim.faults.errors import FaultError
+from kafka_shim.shim.partitions.leadership import change_leader
 from kafka_shim.shim.partitions.manager import Partitions
 
 KINDS = ("leaderless", "stall_fetch")
@@ -37,6 +38,7 @@ class PartitionFault:
     until: float | None  # time.monotonic() when it ends; None: until removed
     fault_id: int = 0
     timer: asyncio.TimerHandle | None = None
+    leaders: dict[int, int] = field(default_factory=dict)  # partition -> the leader it had, given back at the end
 
     def describe(self) -> dict[str, Any]:
         left = None if self.until is None else max(0, round((self.until - time.monotonic()) * 1000))
@@ -109,8 +111,8 @@ class PartitionFaults:
                 self.stalled.pop(key, None)
 
     def _set_leader(self, fault: PartitionFault, *, leaderless: bool) -> None:
-        """Take the partitions' leadership away, or give it back; each change bumps the leader epoch, as KRaft's
-        PartitionChangeRecord does. A partition another leaderless fault still holds stays leaderless."""
+        """Take the partitions' leadership away, or give it back (to the leader they had, or the first live
+        in-sync replica). A partition another leaderless fault still holds stays leaderless."""
         assert self.partitions is not None
         cluster = self.partitions.cluster
         topic = cluster.topics.get(fault.topic)
@@ -122,14 +124,12 @@ class PartitionFaults:
             if index >= len(topic.partitions) or index in held:
                 continue
             partition = topic.partitions[index]
-            leader = -1 if leaderless else cluster.node_id
-            if partition.leader_id == leader:
+            if leaderless:
+                if partition.leader_id >= 0:
+                    fault.leaders[index] = partition.leader_id
+                change_leader(self.partitions, fault.topic, index, -1)
                 continue
-            state = self.partitions.get(fault.topic, index)
-            if state is not None and leaderless and not state.epoch_cache:
-                state.epoch_cache.append((partition.leader_epoch, state.log.log_start_offset))
-            partition.leader_id = leader
-            partition.leader_epoch += 1
-            if state is not None and not leaderless:
-                # Partition.makeLeader: the new epoch starts at the log end (LeaderEpochFileCache.assign).
-                state.epoch_cache.append((partition.leader_epoch, state.log.log_end_offset))
+            live = [r for r in partition.isr if r not in cluster.down]
+            before = fault.leaders.get(index)
+            if partition.leader_id < 0 and live:
+                change_leader(self.partitions, fault.topic, index, before if before in live else live[0])

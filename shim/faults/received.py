@@ -32,6 +32,7 @@ class Received:
     listener: str
     client_host: str
     request: Any  # the decoded request body (protocol.messages)
+    node_id: int  # the node it reached (one of a cluster in one process)
 
     def names(self, resource_type: ResourceType, topic_name_of: TopicNameOf | None = None) -> set[str]:
         """The topics / groups / transactional ids the request names (those Kafka would authorize it on); topics

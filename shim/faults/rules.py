@@ -83,6 +83,8 @@ class FaultSet:
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
     # Whether dispatch must call ``take`` (a rule is set, or requests are recorded): read on every request.
     armed: bool = False
+    # The broker, for the control file's broker_down faults (stop_node / start_node); None in hand-built services.
+    nodes: Any = None
 
     def add(self, rule: FaultRule) -> FaultRule:
         rule.rule_id = next(self._ids)
@@ -128,7 +130,7 @@ class FaultSet:
             header = ctx.header
             self.received.add(Received(api_name(api_key), api_key, version,
                                        header.correlation_id, header.client_id, principal, ctx.listener.name,
-                                       ctx.client_host, request))
+                                       ctx.client_host, request, ctx.node_id))
         for rule in self.rules:
             if rule.api_key != api_key or (rule.principal is not None and rule.principal != principal):
                 continue

@@ -112,20 +112,21 @@ class GroupCoordinator:
         except SinkError as exc:
             log.error("consumer_group_tombstones_not_stored", group_id=group_id, error=str(exc))
 
-    def offsets_status(self, group_id: str, api_key: int) -> int:
+    def offsets_status(self, group_id: str, api_key: int, local: bool = True) -> int:
         """GroupCoordinator.validateGroupStatus: INVALID_GROUP_ID (an empty id is fine for OffsetCommit/OffsetFetch),
         then NOT_COORDINATOR while ``__consumer_offsets`` does not exist."""
         if group_id is None or (group_id == "" and api_key not in EMPTY_GROUP_ID_ALLOWED):
             return ErrorCode.INVALID_GROUP_ID
-        if self._offsets_topic is not None and self._offsets_topic.partition_count() is None:
-            return ErrorCode.NOT_COORDINATOR
+        if not local or (self._offsets_topic is not None and self._offsets_topic.partition_count() is None):
+            return ErrorCode.NOT_COORDINATOR  # another node of the cluster coordinates it, or nobody yet
         return ErrorCode.NONE
 
     def commit_offsets(self, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int,
-                       offsets: Sequence[tuple[TopicPartition, OffsetAndMetadata]], api_version: int) -> list[tuple[TopicPartition, int]]:
+                       offsets: Sequence[tuple[TopicPartition, OffsetAndMetadata]], api_version: int,
+                       local: bool = True) -> list[tuple[TopicPartition, int]]:
         """GroupCoordinator.handleCommitOffsets: each partition's error, in Kafka's answer order."""
         order = commit_order(tp for tp, _ in offsets)
-        error = self.offsets_status(group_id, ApiKey.OFFSET_COMMIT)
+        error = self.offsets_status(group_id, ApiKey.OFFSET_COMMIT, local)
         if error == ErrorCode.NONE:
             error = self._validate_offset_commit(group_id, generation_id, member_id, group_instance_id, api_version)
         if error != ErrorCode.NONE:
@@ -134,20 +135,21 @@ class GroupCoordinator:
         return [(tp, stored[tp]) for tp in order]
 
     def fetch_offsets(self, group_id: str, partitions: Sequence[TopicPartition] | None, require_stable: bool = False,
-                      member: tuple[str | None, int] | None = None) -> tuple[int, list[tuple[TopicPartition, FetchedOffset]]]:
+                      member: tuple[str | None, int] | None = None, local: bool = True) -> tuple[int, list[tuple[TopicPartition, FetchedOffset]]]:
         """GroupCoordinator.handleFetchOffsets: the group's error, or its offsets in Kafka's order. Commits are
         written before they are answered, so none is ever pending and ``require_stable`` changes nothing."""
-        error = self.offsets_status(group_id, ApiKey.OFFSET_FETCH)
+        error = self.offsets_status(group_id, ApiKey.OFFSET_FETCH, local)
         if error == ErrorCode.NONE and member is not None and self.consumer_group(group_id) is not None:
             error = self.validate_consumer_offset_fetch(group_id, *member)  # v9: a KIP-848 member's id and epoch
         if error != ErrorCode.NONE:
             return error, []
         return ErrorCode.NONE, self.offsets.fetch(group_id, partitions)
 
-    def delete_offsets(self, group_id: str, partitions: Sequence[TopicPartition]) -> tuple[int, list[tuple[TopicPartition, int]]]:
+    def delete_offsets(self, group_id: str, partitions: Sequence[TopicPartition],
+                       local: bool = True) -> tuple[int, list[tuple[TopicPartition, int]]]:
         """GroupCoordinator.handleDeleteOffsets: a group error, or each partition's (86 for topics the members
         consume, else removed)."""
-        error = self.offsets_status(group_id, ApiKey.OFFSET_DELETE)
+        error = self.offsets_status(group_id, ApiKey.OFFSET_DELETE, local)
         if error != ErrorCode.NONE:
             return error, []
         group = self.groups.get(group_id)

@@ -29,6 +29,7 @@ from kafka_shim.shim.javacompat.hash_orders import java_hash_map_order, topic_pa
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.requests.authz import allowed, authorized_operations, bitfield, check
 from kafka_shim.shim.requests.context import RequestContext
+from kafka_shim.shim.requests.coordination import coordinates
 
 _HEARTBEAT_GROUP = check(ApiKey.CONSUMER_GROUP_HEARTBEAT, "group")
 _DESCRIBE_GROUPS = check(ApiKey.CONSUMER_GROUP_DESCRIBE, "groups")
@@ -77,7 +78,7 @@ def consumer_group_heartbeat(ctx: RequestContext, request: messages.ConsumerGrou
         return heartbeat_error_response(request, ErrorCode.UNSUPPORTED_VERSION, None)
     if not allowed(ctx, _HEARTBEAT_GROUP, request.group_id):
         return heartbeat_error_response(request, ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
-    if not _coordinator_loaded(ctx):
+    if not _coordinator_loaded(ctx) or not coordinates(ctx, request.group_id):
         return ConsumerGroupHeartbeatResponse(error_code=ErrorCode.NOT_COORDINATOR, error_message=_NOT_COORDINATOR_MESSAGE)
     owned = None
     if request.topic_partitions is not None:
@@ -158,6 +159,9 @@ def consumer_group_describe(ctx: RequestContext, request: messages.ConsumerGroup
     for shard in java_hash_map_order(shards, topic_partition_hash, by_compute=True):
         # Kafka 3.9 hands each shard the whole authorized list; a group answers only in its own shard.
         for group_id in authorized:
+            if not coordinates(ctx, group_id):  # another node of the cluster leads the group's shard
+                results.append(_Described(group_id=group_id, error_code=ErrorCode.NOT_COORDINATOR))
+                continue
             group = coordinator.consumer_group(group_id) if shard[1] == _offsets_partition(ctx, group_id) else None
             results.append(_describe(ctx, group_id, group))
     if request.include_authorized_operations:

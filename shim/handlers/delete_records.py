@@ -75,7 +75,7 @@ def _delete(ctx: RequestContext, topic: str, partition: int, offset: int) -> _Pa
     state = partitions.get(topic, partition) if partitions is not None else None
     if state is None:
         return _failed(partition, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-    if not ctx.services.cluster.leads(topic, partition):
+    if not ctx.services.cluster.leads(topic, partition, ctx.node_id):
         return _failed(partition, ErrorCode.NOT_LEADER_OR_FOLLOWER)  # a leaderless fault holds it
     policy = partitions.topic_values(topic).get("cleanup.policy", ["delete"])
     if "delete" not in (policy if isinstance(policy, list) else str(policy).split(",")):

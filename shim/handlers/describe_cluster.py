@@ -24,10 +24,11 @@ BROKER_ENDPOINT = 1
 _Broker = DescribeClusterResponse.DescribeClusterBroker
 
 
-def _broker(ctx: RequestContext) -> _Broker:
-    """This broker as the listener the request came in on advertises it."""
-    host, port = ctx.services.endpoints.advertised(ctx.listener.name)
-    return _Broker(broker_id=ctx.services.cluster.node_id, host=host, port=port, rack=ctx.services.config.rack)
+def _brokers(ctx: RequestContext) -> list[_Broker]:
+    """Every live node as the listener the request came in on advertises it (one node: this broker)."""
+    endpoints, rack, name = ctx.services.endpoints, ctx.services.config.rack, ctx.listener.name
+    return [_Broker(broker_id=node, host=host, port=port, rack=rack)
+            for node in ctx.services.cluster.live_nodes for host, port in [endpoints.advertised(name, node)]]
 
 
 def describe_cluster_error_response(request: messages.DescribeClusterRequest, code: int, message: str | None) -> DescribeClusterResponse:
@@ -54,8 +55,8 @@ def describe_cluster(ctx: RequestContext, request: messages.DescribeClusterReque
     return DescribeClusterResponse(
         endpoint_type=BROKER_ENDPOINT,
         cluster_id=state.cluster_id,
-        # Kafka names a random live broker; with one broker, itself.
-        controller_id=state.node_id,
-        brokers=[_broker(ctx)],
+        # Kafka names a random live broker; kafka-shim the lowest live one.
+        controller_id=state.controller(),
+        brokers=_brokers(ctx),
         cluster_authorized_operations=operations,
     )

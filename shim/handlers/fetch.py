@@ -110,7 +110,7 @@ async def fetch(ctx: RequestContext, request: messages.FetchRequest) -> FetchRes
         max_bytes = min(request.max_bytes if version >= 3 else _INT32_MAX, services.config.fetch_max_bytes)
         stalled = services.faults.partition_faults.stalled if services.faults is not None else None
         params = ReadParams(max_bytes, version <= 2, version >= 4 and request.isolation_level == 1, from_follower,
-                            stalled or None)
+                            stalled or None, ctx.node_id)
         min_bytes = min(request.min_bytes, max_bytes)
         answers = read_partitions(partitions, interesting, params)
         if request.max_wait_ms > 0 and not _complete(answers, min_bytes):
@@ -254,9 +254,16 @@ def _wire_partition(ctx: RequestContext, partitions: Partitions, tp: TopicPartit
 
 
 def _node_endpoints(ctx: RequestContext, kept: list[tuple[TopicPartitionId, PartitionAnswer]], version: int) -> list:
-    """v16+: this broker, when a read partition told the client to look for its leader."""
-    if version < 16 or not any(a.error_code in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH)
-                               and not a.refused for _, a in kept):
+    """v16+ (KIP-951): the current leaders' endpoints, when a read partition told the client to look for its leader."""
+    if version < 16:
         return []
-    host, port = ctx.services.endpoints.advertised(ctx.listener.name)
-    return [FetchResponse.NodeEndpoint(node_id=ctx.services.cluster.node_id, host=host, port=port, rack=ctx.services.config.rack)]
+    cluster = ctx.services.cluster
+    leaders: set[int] = set()
+    for tp, answer in kept:
+        if answer.error_code in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH) and not answer.refused:
+            topic = cluster.topics.get(tp.topic or "")
+            if topic is not None and tp.partition < len(topic.partitions) and topic.partitions[tp.partition].leader_id >= 0:
+                leaders.add(topic.partitions[tp.partition].leader_id)
+    endpoints, name, rack = ctx.services.endpoints, ctx.listener.name, ctx.services.config.rack
+    return [FetchResponse.NodeEndpoint(node_id=node, host=host, port=port, rack=rack)
+            for node in sorted(leaders) if node not in cluster.down for host, port in [endpoints.advertised(name, node)]]

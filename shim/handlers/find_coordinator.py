@@ -122,8 +122,11 @@ def _coordinator_for(ctx: RequestContext, version: int, key_type: int, key: str)
     if topic not in partitions.cluster.topics:
         _create_internal_topic(ctx, topic)
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, _NO_NODE
-    host, port = ctx.services.endpoints.advertised(ctx.listener.name)
-    return ErrorCode.NONE, (ctx.services.cluster.node_id, host, port)
+    node = ctx.services.cluster.coordinator(topic, key)
+    if node is None or node < 0 or node in ctx.services.cluster.down:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE, _NO_NODE  # its partition has no leader (a fault)
+    host, port = ctx.services.endpoints.advertised(ctx.listener.name, node)
+    return ErrorCode.NONE, (node, host, port)
 
 
 def _create_internal_topic(ctx: RequestContext, topic: str) -> None:

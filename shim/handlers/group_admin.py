@@ -38,6 +38,7 @@ from kafka_shim.shim.groups.admin_views import GroupSummary, offsets_partition
 from kafka_shim.shim.handlers import handles
 from kafka_shim.shim.requests.authz import allowed, allowed_names, authorized_operations, bitfield, check
 from kafka_shim.shim.requests.context import RequestContext
+from kafka_shim.shim.requests.coordination import coordinates
 
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -80,7 +81,8 @@ def _is_local(ctx: RequestContext) -> Callable[[str], bool]:
     count = ctx.services.groups.settings.offsets_topic_num_partitions
     if partitions is None:
         return lambda _group_id: True
-    return lambda group_id: partitions.get(OFFSETS_TOPIC, offsets_partition(group_id, count)) is not None
+    return lambda group_id: (partitions.get(OFFSETS_TOPIC, offsets_partition(group_id, count)) is not None
+                             and coordinates(ctx, group_id))  # and not another node's of the cluster
 
 
 def _described(summary: GroupSummary) -> _Described:
@@ -127,9 +129,10 @@ def list_groups(ctx: RequestContext, request: messages.ListGroupsRequest) -> Lis
     else:
         listed = ctx.services.groups.list_groups(states, types)
         visible = allowed_names(ctx, _LIST, [g.group_id for g in listed])
+    # Each node lists the groups it coordinates (a cluster in one process: kafka-consumer-groups asks them all).
     return ListGroupsResponse(error_code=ErrorCode.NONE, groups=[
         _Listed(group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state, group_type=g.group_type)
-        for g in listed if g.group_id in visible])
+        for g in listed if g.group_id in visible and coordinates(ctx, g.group_id)])
 
 
 @handles(ApiKey.DELETE_GROUPS, 0, 2, error_response=delete_groups_error_response)

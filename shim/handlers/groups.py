@@ -32,6 +32,7 @@ from kafka_shim.shim.handlers import handles
 from kafka_shim.shim.handlers.consumer_groups import consumer_topics
 from kafka_shim.shim.requests.authz import allowed, check
 from kafka_shim.shim.requests.context import RequestContext
+from kafka_shim.shim.requests.coordination import coordinates
 
 _JOIN, _HEARTBEAT = check(ApiKey.JOIN_GROUP, "group"), check(ApiKey.HEARTBEAT, "group")
 _LEAVE, _SYNC = check(ApiKey.LEAVE_GROUP, "group"), check(ApiKey.SYNC_GROUP, "group")
@@ -91,7 +92,9 @@ def _not_coordinator(ctx: RequestContext, group_id: str) -> bool:
     """GroupCoordinator.validateGroupStatus: a valid (non-empty) group id whose ``__consumer_offsets`` partition this
     broker does not lead, because no FindCoordinator has created the topic yet, is NOT_COORDINATOR (16)."""
     partitions = ctx.services.partitions
-    return bool(group_id) and partitions is not None and OFFSETS_TOPIC not in partitions.cluster.topics
+    if bool(group_id) and partitions is not None and OFFSETS_TOPIC not in partitions.cluster.topics:
+        return True
+    return not coordinates(ctx, group_id)  # another node of the cluster leads the group's partition
 
 
 def _consumer_group_for_join(ctx: RequestContext, coordinator: GroupCoordinator,

@@ -79,7 +79,7 @@ def _partition_error(ctx: RequestContext, topic: str, partition: int, current_le
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None
     leader_epoch = ctx.services.cluster.topics[topic].partitions[partition].leader_epoch
     error = offsets.leader_epoch_error(current_leader_epoch, leader_epoch)
-    if error == ErrorCode.NONE and not ctx.services.cluster.leads(topic, partition):
+    if error == ErrorCode.NONE and not ctx.services.cluster.leads(topic, partition, ctx.node_id):
         error = ErrorCode.NOT_LEADER_OR_FOLLOWER  # a leaderless fault holds it
     return error, state
 

@@ -107,7 +107,7 @@ def _scala_mutable_hash_order(hashes: list[int]) -> list[int]:
     return [position for _, _, position in sorted(keys)]
 
 
-def _describe(topic: Topic) -> _Topic:
+def _describe(topic: Topic, down: set[int] | frozenset[int] = frozenset()) -> _Topic:
     fields = tuple((p.index, p.leader_id, p.leader_epoch, tuple(p.replicas), tuple(p.isr)) for p in topic.partitions)
     return _Topic(
         error_code=ErrorCode.NONE,
@@ -123,7 +123,8 @@ def _describe(topic: Topic) -> _Topic:
                 leader_epoch=p.leader_epoch,
                 replica_nodes=list(p.replicas),
                 isr_nodes=list(p.isr),
-                offline_replicas=[],
+                # KRaftMetadataCache.getOfflineReplicas: replicas on a fenced (stopped) broker.
+                offline_replicas=[r for r in p.replicas if r in down] if down else [],
             )
             for p in (topic.partitions[i] for i in _partition_order(fields))
         ],
@@ -152,10 +153,10 @@ def _broker_entry(node_id: int, host: str, port: int, rack: str | None) -> _Brok
     return _Broker(node_id=node_id, host=host, port=port, rack=rack)
 
 
-def _this_broker(ctx: RequestContext) -> _Broker:
-    """This broker as the listener the request came in on advertises it."""
-    host, port = ctx.services.endpoints.advertised(ctx.listener.name)
-    return _broker_entry(ctx.services.cluster.node_id, host, port, ctx.services.config.rack)
+def live_brokers(ctx: RequestContext) -> list[_Broker]:
+    """Every live node as the listener the request came in on advertises it (one node: this broker)."""
+    endpoints, rack, name = ctx.services.endpoints, ctx.services.config.rack, ctx.listener.name
+    return [_broker_entry(node, *endpoints.advertised(name, node), rack) for node in ctx.services.cluster.live_nodes]
 
 
 def cluster_authorized_operations(ctx: RequestContext, api_key: int) -> int:
@@ -273,7 +274,8 @@ def _answer(ctx: RequestContext, request: messages.MetadataRequest) -> Steps[Met
 
     topics_by_name = state.topics
     found = yield Each(topics_by_name.get, authorized)
-    described = [_describe(topic) for topic in found if topic is not None]
+    down = state.down
+    described = [_describe(topic, down) for topic in found if topic is not None]
     if len(described) < len(authorized):
         absent = (yield Pure(_absent, authorized, found)) if described else authorized
         if may_create:
@@ -292,10 +294,10 @@ def _answer(ctx: RequestContext, request: messages.MetadataRequest) -> Steps[Met
                                  topic_id=topics_by_name[n].topic_id if by_id else ZERO_UUID, is_internal=False))
 
     response = MetadataResponse(
-        brokers=[_this_broker(ctx)],
+        brokers=live_brokers(ctx),
         cluster_id=state.cluster_id,
-        # A KRaft broker names a random live broker as "controller"; with one broker, itself.
-        controller_id=state.node_id,
+        # A KRaft broker names a random live broker as "controller"; kafka-shim the lowest live one.
+        controller_id=state.controller(),
         topics=topics,
     )
     if 8 <= version <= 10 and request.include_cluster_authorized_operations:

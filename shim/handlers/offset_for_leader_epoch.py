@@ -58,7 +58,7 @@ def _end_offset(ctx: RequestContext, topic: str, p: messages.OffsetForLeaderEpoc
     leader_epoch = ctx.services.cluster.topics[topic].partitions[p.partition].leader_epoch
     current = p.current_leader_epoch if ctx.api_version >= 2 and p.current_leader_epoch != _NO_EPOCH else None
     error = offsets.leader_epoch_error(current, leader_epoch)
-    if error == ErrorCode.NONE and not ctx.services.cluster.leads(topic, p.partition):
+    if error == ErrorCode.NONE and not ctx.services.cluster.leads(topic, p.partition, ctx.node_id):
         error = ErrorCode.NOT_LEADER_OR_FOLLOWER  # a leaderless fault holds it
     if error != ErrorCode.NONE:
         return _Partition(error_code=error, partition=p.partition, leader_epoch=-1, end_offset=-1)

@@ -44,6 +44,7 @@ from kafka_shim.shim.javacompat.hash_orders import java_hash_map_order, topic_pa
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.requests.authz import allowed, allowed_names, check
 from kafka_shim.shim.requests.context import RequestContext
+from kafka_shim.shim.requests.coordination import coordinates
 
 _COMMIT_GROUP = check(ApiKey.OFFSET_COMMIT, "group")
 _COMMIT_TOPICS = check(ApiKey.OFFSET_COMMIT, "topics")
@@ -126,7 +127,8 @@ def offset_commit(ctx: RequestContext, request: messages.OffsetCommitRequest) ->
                                       now if p.commit_timestamp == DEFAULT_TIMESTAMP else p.commit_timestamp, expire))
                    for name, partitions in valid for p in partitions]
         errors.merge(groups.commit_offsets(request.group_id, request.member_id, request.group_instance_id,
-                                           request.generation_id_or_member_epoch, offsets, ctx.api_version))
+                                           request.generation_id_or_member_epoch, offsets, ctx.api_version,
+                                           coordinates(ctx, request.group_id)))
     return OffsetCommitResponse(throttle_time_ms=0, topics=[
         OffsetCommitResponse.OffsetCommitResponseTopic(name=name, partitions=[
             OffsetCommitResponse.OffsetCommitResponsePartition(partition_index=p, error_code=e) for p, e in entries])
@@ -202,7 +204,7 @@ def _fetch_group(ctx: RequestContext, group_id: str, topics: list | None, group_
         return group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED, []
     coordinator = ctx.services.groups
     if topics is None:  # all partitions: topics the principal may not describe are left out, silently
-        error, offsets = coordinator.fetch_offsets(group_id, None, member=member)
+        error, offsets = coordinator.fetch_offsets(group_id, None, member=member, local=coordinates(ctx, group_id))
         if error != ErrorCode.NONE:
             return group_id, error, []
         grouped = by_topic(offsets)
@@ -210,7 +212,7 @@ def _fetch_group(ctx: RequestContext, group_id: str, topics: list | None, group_
         return group_id, ErrorCode.NONE, [(name, entries) for name, entries in grouped.items() if name in visible]  # type: ignore[misc]
     describable = allowed_names(ctx, topic_check, [t.name for t in topics])
     asked = [(t.name, p) for t in topics if t.name in describable for p in t.partition_indexes]
-    error, offsets = coordinator.fetch_offsets(group_id, asked, member=member)
+    error, offsets = coordinator.fetch_offsets(group_id, asked, member=member, local=coordinates(ctx, group_id))
     if error != ErrorCode.NONE:
         return group_id, error, []
     answer = list(by_topic(offsets).items())
@@ -232,7 +234,8 @@ def offset_delete(ctx: RequestContext, request: messages.OffsetDeleteRequest) ->
         return offset_delete_error_response(request, ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
     errors = _PartitionErrors()
     valid = _split_topics(ctx, request.topics, allowed_names(ctx, _DELETE_TOPICS, [t.name for t in request.topics]), errors)
-    group_error, results = ctx.services.groups.delete_offsets(request.group_id, [(name, p.partition_index) for name, ps in valid for p in ps])
+    group_error, results = ctx.services.groups.delete_offsets(request.group_id, [(name, p.partition_index) for name, ps in valid for p in ps],
+                                                              coordinates(ctx, request.group_id))
     if group_error != ErrorCode.NONE:
         return offset_delete_error_response(request, group_error, None)
     errors.merge(results)

@@ -238,7 +238,7 @@ def _answer_walked(ctx: RequestContext, request: messages.ProduceRequest) -> Ste
                 written[entry.key] = request_refused(ErrorCode.INVALID_TOPIC_EXCEPTION)
             elif state is None:
                 written[entry.key] = request_refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-            elif not services.cluster.leads(*entry.key):
+            elif not services.cluster.leads(*entry.key, ctx.node_id):
                 written[entry.key] = request_refused(ErrorCode.NOT_LEADER_OR_FOLLOWER)  # a leaderless fault holds it
             else:
                 written[entry.key] = commit(partitions, state, outcome, request.acks, entry.settings)

@@ -98,17 +98,29 @@ def transaction_unverified(state: PartitionState) -> AppendResult:
     return AppendResult(ErrorCode.NOT_ENOUGH_REPLICAS, error_message=TRANSACTION_UNVERIFIED_MESSAGE)
 
 
+def _isr(partitions: Partitions, state: PartitionState) -> list[int]:
+    topic = partitions.cluster.topics.get(state.topic)
+    if topic is None or state.index >= len(topic.partitions):
+        return [partitions.cluster.node_id]
+    return topic.partitions[state.index].isr
+
+
 def commit(partitions: Partitions, state: PartitionState, checked: Validated | Refusal, acks: int,
            settings: AppendSettings, *, now_ms: int | None = None) -> AppendResult:
     """Write what :func:`validate` accepted to the partition's log (Partition.appendRecordsToLeader on)."""
     partition_log = state.log
     _expire_idle_producers(state, time.time_ns() // 1_000_000 if now_ms is None else now_ms)
     name = f"{state.topic}-{state.index}"
-    # Partition.appendRecordsToLeader: the in-sync replicas (this broker alone) against min.insync.replicas.
+    # Partition.appendRecordsToLeader: the in-sync replicas (fewer once a node of the cluster stopped) against
+    # min.insync.replicas.
     if acks == -1 and settings.min_insync_replicas > 1:
-        return _refused(state, ErrorCode.NOT_ENOUGH_REPLICAS,
-                        f"The size of the current ISR Set(1) is insufficient to satisfy the min.isr requirement of "
-                        f"{settings.min_insync_replicas} for partition {name}")
+        isr = _isr(partitions, state)
+        if len(isr) < settings.min_insync_replicas:
+            # Scala's small immutable Sets (up to 4 elements) print in insertion order.
+            shown = ", ".join(map(str, isr)) if len(isr) <= 4 else ", ".join(map(str, sorted(isr)))
+            return _refused(state, ErrorCode.NOT_ENOUGH_REPLICAS,
+                            f"The size of the current ISR Set({shown}) is insufficient to satisfy the min.isr requirement of "
+                            f"{settings.min_insync_replicas} for partition {name}")
     if isinstance(checked, Refusal):
         return replace(_refused(state, checked.error, checked.detail, message=checked.message),
                        record_errors=checked.record_errors)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kafka_shim.shim.cluster.state import ClusterState
-from kafka_shim.shim.cluster.topics import Partition, Topic
+from kafka_shim.shim.cluster.topics import Topic
 from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.log.log_manager import LogManager
 from kafka_shim.shim.log.partition_log import PartitionLog
@@ -83,10 +83,11 @@ class Partitions:
     # -- topics -------------------------------------------------------------------------------------------------------
 
     def create_topic(self, name: str, num_partitions: int, configs: Mapping[str, str] | None = None, *,
-                     topic_id: uuid.UUID | None = None) -> Topic:
-        """Record a topic and open its partitions' logs. The caller has validated name, count and configs."""
-        node = self.cluster.node_id
-        topic = Topic(name, topic_id or uuid.uuid4(), [Partition(i, node, 0, [node], [node]) for i in range(num_partitions)],
+                     topic_id: uuid.UUID | None = None, replicas: list[list[int]] | None = None) -> Topic:
+        """Record a topic and open its partitions' logs. The caller has validated name, count, configs and the
+        replicas of each partition (placed by ClusterState.placement when None)."""
+        placed = replicas or self.cluster.placement(num_partitions)
+        topic = Topic(name, topic_id or uuid.uuid4(), [self.cluster.new_partition(i, placed[i]) for i in range(num_partitions)],
                       dict(configs or {}))
         self.cluster.topics[name] = topic
         for index in range(num_partitions):
@@ -98,9 +99,9 @@ class Partitions:
     def add_partitions(self, name: str, total: int) -> None:
         """Grow a topic to ``total`` partitions (CreatePartitions; the caller checked that it grows)."""
         topic = self.cluster.topics[name]
-        node = self.cluster.node_id
+        placed = self.cluster.placement(total - len(topic.partitions), len(topic.partitions[0].replicas) if topic.partitions else 1)
         for index in range(len(topic.partitions), total):
-            topic.partitions.append(Partition(index, node, 0, [node], [node]))
+            topic.partitions.append(self.cluster.new_partition(index, placed[index - total]))
             self._open(topic, index)
         self._save()
 
@@ -154,9 +155,9 @@ class Partitions:
     def load(self) -> None:
         """At start: the topics recorded in the data directory, with their logs opened (and recovered)."""
         for entry in self._read_topics_file():
-            node = self.cluster.node_id
+            placed = self.cluster.placement(entry["partitions"])
             topic = Topic(entry["name"], uuid.UUID(entry["id"]),
-                          [Partition(i, node, 0, [node], [node]) for i in range(entry["partitions"])], dict(entry["configs"]))
+                          [self.cluster.new_partition(i, placed[i]) for i in range(entry["partitions"])], dict(entry["configs"]))
             self.cluster.topics[topic.name] = topic
             for index in range(len(topic.partitions)):
                 self._open(topic, index)

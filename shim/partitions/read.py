@@ -37,6 +37,7 @@ class ReadParams:
     from_follower: bool
     # Partitions a stalled-fetch fault holds back: read as if nothing were there (shim.faults.partition_faults).
     stalled: Mapping[tuple[str, int], int] | None = None
+    node_id: int = -1  # the node the fetch reached (a cluster in one process); -1: the cluster's first
 
     @property
     def upper_bound_is_log_end(self) -> bool:
@@ -75,8 +76,9 @@ def read_partition(partitions: Partitions, tp: TopicPartitionId, request: Partit
         return error_answer(ErrorCode.INCONSISTENT_TOPIC_ID)
     leader_epoch = topic.partitions[tp.partition].leader_epoch
     error = leader_epoch_error(request.current_leader_epoch, leader_epoch)
-    if error == ErrorCode.NONE and topic.partitions[tp.partition].leader_id != partitions.cluster.node_id:
-        error = ErrorCode.NOT_LEADER_OR_FOLLOWER  # Partition.localLogWithEpochOrThrow: a leaderless fault holds it
+    if error == ErrorCode.NONE and topic.partitions[tp.partition].leader_id != (
+            params.node_id if params.node_id >= 0 else partitions.cluster.node_id):
+        error = ErrorCode.NOT_LEADER_OR_FOLLOWER  # Partition.localLogWithEpochOrThrow: another node (or none) leads it
     elif error == ErrorCode.NONE and params.from_follower:
         # A single node has no followers: Partition.followerReplicaOrThrow refuses every replica id.
         error = ErrorCode.UNKNOWN_LEADER_EPOCH if request.current_leader_epoch is not None else ErrorCode.NOT_LEADER_OR_FOLLOWER

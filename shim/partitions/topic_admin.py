@@ -232,8 +232,8 @@ class TopicAdmin:
 
     @property
     def brokers(self) -> set[int]:
-        """The registered (and live) brokers: this one."""
-        return {self.partitions.cluster.node_id}
+        """The registered (and live) brokers: every node of the process but those a fault has stopped."""
+        return set(self.partitions.cluster.live_nodes)
 
     # -- CreateTopics ---------------------------------------------------------------------------------------------------
 
@@ -271,7 +271,7 @@ class TopicAdmin:
         for existing in self._topics:
             if "." in existing or "_" in existing:
                 colliding.setdefault(_unify_collision_chars(existing), existing)
-        planned: list[tuple[NewTopic, int, dict[str, str]]] = []
+        planned: list[tuple[NewTopic, int, dict[str, str], list[list[int]] | None, int]] = []
         results: list[CreateResult] = []
         records = 0
         for topic in topics:
@@ -284,17 +284,21 @@ class TopicAdmin:
             if records > MAX_RECORDS_PER_USER_OP:
                 raise BatchTooLarge(TOO_LARGE_MESSAGE)
             result = CreateResult(topic.name, topic_id=uuid.uuid4())
+            manual = [list(brokers) for _, brokers in sorted(topic.assignments)] if topic.assignments else None
+            factor = len(manual[0]) if manual else (
+                self.default_replication_factor if topic.replication_factor == -1 else topic.replication_factor)
             if topic.name in describable:
-                result.num_partitions, result.replication_factor = partitions, 1
+                result.num_partitions, result.replication_factor = partitions, factor
                 result.configs = self._effective_configs(overrides)
             else:
                 result.config_error = ErrorCode.TOPIC_AUTHORIZATION_FAILED
             results.append(result)
-            planned.append((topic, partitions, overrides))
+            planned.append((topic, partitions, overrides, manual, factor))
         if not validate_only:
             ids = {r.name: r.topic_id for r in results if r.error == ErrorCode.NONE}
-            for topic, partitions, overrides in planned:
-                self.partitions.create_topic(topic.name, partitions, overrides, topic_id=ids[topic.name])
+            for topic, partitions, overrides, manual, factor in planned:
+                replicas = manual or self.partitions.cluster.placement(partitions, factor)
+                self.partitions.create_topic(topic.name, partitions, overrides, topic_id=ids[topic.name], replicas=replicas)
         return results
 
     def _effective_configs(self, overrides: Mapping[str, str]) -> list[DescribedConfig]:

@@ -41,6 +41,12 @@ class RequestContext:
     decisions: list[Any] | None = None
 
     @property
+    def node_id(self) -> int:
+        """The node this request reached (one of a cluster in one process; else node.id)."""
+        node = self.listener.node_id
+        return node if node >= 0 else self.services.cluster.node_id
+
+    @property
     def api_key(self) -> int:
         return self.header.request_api_key
 

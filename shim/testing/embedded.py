@@ -92,6 +92,11 @@ class EmbeddedBroker:
         self.loop.call_soon_threadsafe(run)
         return done.result(timeout=30)
 
+    def call_async(self, fn):
+        """Run the coroutine ``fn(broker)`` on the broker's loop and return its result."""
+        assert self.broker is not None, "start() the broker first"
+        return asyncio.run_coroutine_threadsafe(fn(self.broker), self.loop).result(timeout=60)
+
     @property
     def faults(self) -> FaultControl:
         """Injected faults (``broker.faults.error("Produce", "NOT_LEADER_OR_FOLLOWER")``; see shim.testing.faults)."""

@@ -65,3 +65,18 @@ class FaultControl:
 
     def _faults(self) -> Any:
         return self._embedded.broker.services.faults
+
+    # -- a cluster of several nodes in one process (kafka.shim.brokers) ------------------------------------------------
+    def stop_broker(self, node_id: int) -> None:
+        """The node goes down as a killed Kafka broker does: its partitions' leadership moves to another in-sync
+        replica (or is lost), its listeners close, its clients are disconnected. ``start_broker`` brings it back."""
+        self._embedded.call_async(lambda broker: broker.stop_node(node_id))
+
+    def start_broker(self, node_id: int) -> None:
+        """A stopped node listens again on the same ports and leads the partitions left without a leader."""
+        self._embedded.call_async(lambda broker: broker.start_node(node_id))
+
+    def move_leader(self, topic: str, partition: int, node_id: int) -> None:
+        """Another replica (``node_id``) leads the partition, under a new leader epoch: the old leader answers
+        NOT_LEADER_OR_FOLLOWER and clients refresh their metadata."""
+        self._embedded.call(lambda: self._embedded.broker.move_leader(topic, partition, node_id))

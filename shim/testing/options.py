@@ -33,6 +33,8 @@ class ShimOptions:
     - ``acls``: an ACL file (the ``kafka-shim serve --acls`` format) or a list of its entries, loaded at each start.
     - ``allow_everyone_if_no_acl_found``: Kafka's ``allow.everyone.if.no.acl.found`` (false by default).
     - ``kafka_version``: the Kafka release to emulate (``kafka.version``).
+    - ``brokers``: a cluster of that many nodes in one process (``kafka.shim.brokers``), node ids 1 up; the
+      internal topics get replication factor min(3, brokers), so coordinators survive a stopped node.
     - ``config``: any other server.properties keys, as Kafka names them.
     """
 
@@ -44,6 +46,7 @@ class ShimOptions:
     acls: str | tuple[Any, ...] | None = None
     allow_everyone_if_no_acl_found: bool = False
     kafka_version: str | None = None
+    brokers: int = 1
     config: tuple[tuple[str, str], ...] = field(default=())
 
     @classmethod
@@ -74,6 +77,8 @@ class ShimOptions:
             raise OptionsError(f"kafka_shim marker: listener={self.listener!r}; use one of {', '.join(LISTENERS)}")
         if self.mechanism not in SASL_MECHANISMS:
             raise OptionsError(f"kafka_shim marker: mechanism={self.mechanism!r}; use one of {', '.join(SASL_MECHANISMS)}")
+        if not isinstance(self.brokers, int) or not 1 <= self.brokers <= 64:
+            raise OptionsError(f"kafka_shim marker: brokers={self.brokers!r}; a whole number from 1 to 64")
 
     @property
     def sasl(self) -> bool:
@@ -96,9 +101,10 @@ class ShimOptions:
             "node.id": "1",
             # As a single-node test cluster needs them: a group forms at once, internal topics fit one broker.
             "group.initial.rebalance.delay.ms": "0",
-            "offsets.topic.replication.factor": "1",
-            "transaction.state.log.replication.factor": "1",
+            "offsets.topic.replication.factor": str(min(3, self.brokers)),
+            "transaction.state.log.replication.factor": str(min(3, self.brokers)),
             "transaction.state.log.min.isr": "1",
+            "kafka.shim.brokers": str(self.brokers),
         }
         if self.sasl:
             prefix = f"listener.name.{name.lower()}."

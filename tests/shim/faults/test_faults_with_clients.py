@@ -130,3 +130,31 @@ def test_the_control_file_drives_a_serving_broker(tmp_path: Path) -> None:
         server.wait(timeout=60)
     assert server.returncode == 0
     assert any(e.get("event") == "fault_injected" for e in events.events)
+
+
+def test_the_control_file_stops_and_starts_brokers_of_a_served_cluster(tmp_path: Path) -> None:
+    control = tmp_path / "faults.json"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "kafka_shim.shim.tools.cli", "serve", "--log-format", "json", "--log-level", "info",
+         "--override", "listeners=PLAINTEXT://127.0.0.1:0", "--override", "kafka.shim.brokers=3",
+         "--override", f"kafka.shim.faults.file={control}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[3],
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    events = _Events(server.stderr)
+    try:
+        bootstrap = ",".join(server.stdout.readline().strip().split("://", 1)[1] for _ in range(3))
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        assert sorted(admin.list_topics(timeout=60).brokers) == [1, 2, 3]
+        seen = len(events.events)
+        control.write_text(json.dumps({"faults": [{"kind": "broker_down", "node": 2}]}))
+        assert events.wait_for("fault_file_applied", after=seen)["brokers_down"] == [2]
+        events.wait_for("node_stopped", after=seen)
+        assert sorted(admin.list_topics(timeout=60).brokers) == [1, 3]
+        seen = len(events.events)
+        control.write_text(json.dumps({"faults": []}))  # not listed any more: the node is back
+        events.wait_for("node_started", after=seen)
+        assert sorted(admin.list_topics(timeout=60).brokers) == [1, 2, 3]
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=60)
+    assert server.returncode == 0
