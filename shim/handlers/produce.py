@@ -85,6 +85,8 @@ CHEAP_RECORD_COUNT = 8192
 _TopicResponse = ProduceResponse.TopicProduceResponse
 _PartitionResponse = ProduceResponse.PartitionProduceResponse
 _RecordError = ProduceResponse.BatchIndexAndErrorMessage
+_LeaderIdAndEpoch = ProduceResponse.LeaderIdAndEpoch
+_NodeEndpoint = ProduceResponse.NodeEndpoint
 
 Key = tuple[str, int]
 
@@ -144,7 +146,10 @@ async def _finish_later(ctx: RequestContext, request: messages.ProduceRequest, a
 
 def _finish(ctx: RequestContext, request: messages.ProduceRequest, results: dict[Key, AppendResult]) -> object:
     if request.acks != 0:
-        return _response(results, ctx.api_version)
+        response = _response(results, ctx.api_version)
+        if ctx.api_version >= 10 and any(r.error == ErrorCode.NOT_LEADER_OR_FOLLOWER for r in results.values()):
+            _name_current_leaders(ctx, response)
+        return response
     failed = {f"{t}-{p}": r.error.name for (t, p), r in results.items() if r.error != ErrorCode.NONE}
     if failed:
         # KafkaApis: with acks=0 the producer reads no answer, so an error closes the connection instead.
@@ -265,6 +270,25 @@ def _whole_request(request: messages.ProduceRequest, error: ErrorCode, message: 
 
 def _validate_all(entries: list[_Entry], now: int) -> list[object]:
     return [validate(e.records, e.settings, now, f"{e.key[0]}-{e.key[1]}") for e in entries]
+
+
+def _name_current_leaders(ctx: RequestContext, response: ProduceResponse) -> None:
+    """KIP-951 (v10+): a partition this node does not lead names its current leader, and the answer carries the
+    leaders' endpoints, so the producer goes there without waiting for a metadata refresh."""
+    cluster = ctx.services.cluster
+    leaders: set[int] = set()
+    for topic in response.responses:
+        known = cluster.topics.get(topic.name)
+        for p in topic.partition_responses:
+            if p.error_code != ErrorCode.NOT_LEADER_OR_FOLLOWER or known is None or p.index >= len(known.partitions):
+                continue
+            partition = known.partitions[p.index]
+            p.current_leader = _LeaderIdAndEpoch(leader_id=partition.leader_id, leader_epoch=partition.leader_epoch)
+            if partition.leader_id >= 0 and partition.leader_id not in cluster.down:
+                leaders.add(partition.leader_id)
+    endpoints, name, rack = ctx.services.endpoints, ctx.listener.name, ctx.services.config.rack
+    response.node_endpoints = [_NodeEndpoint(node_id=node, host=host, port=port, rack=rack)
+                               for node in sorted(leaders) for host, port in [endpoints.advertised(name, node)]]
 
 
 def _response(results: dict[Key, AppendResult], version: int) -> ProduceResponse:

@@ -10,10 +10,14 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaProducer, errors
 
+from kafka_shim.protocol import messages
+from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.shim.faults.errors import FaultError
 from kafka_shim.shim.groups.offsets_log import OFFSETS_TOPIC
 from kafka_shim.shim.testing.handle import KafkaShim
 from kafka_shim.shim.testing.options import ShimOptions
+from tests.support.appending import batch, values
+from tests.support.wire import Wire
 
 _BOUND_S = 60
 
@@ -165,3 +169,21 @@ def test_a_stopped_broker_shrinks_the_isr_below_min_insync_replicas(cluster: Kaf
     cluster.faults.start_broker(follower)
     assert producer.send("strict", b"three-again").get(timeout=_BOUND_S).offset == 1
     producer.close()
+
+
+def test_a_produce_to_the_old_leader_names_the_new_one(cluster: KafkaShim) -> None:
+    # KIP-951: Produce v10+ answers NOT_LEADER_OR_FOLLOWER with the current leader and its endpoint.
+    admin = _create(cluster, "orders", 1, 3)
+    leader, replicas, _ = _layout(admin, "orders")[0]
+    new_leader = next(r for r in replicas if r != leader)
+    cluster.faults.move_leader("orders", 0, new_leader)
+    old_host, old_port = cluster.bootstrap_servers.split(",")[leader - 1].split(":")
+    request = messages.ProduceRequest(acks=-1, timeout_ms=5000, topic_data=[messages.ProduceRequest.TopicProduceData(
+        name="orders", partition_data=[messages.ProduceRequest.PartitionProduceData(index=0, records=batch(values("v", 1)))])])
+    with Wire((old_host, int(old_port)), timeout=_BOUND_S) as wire:
+        answer = wire.request(ApiKey.PRODUCE, 10, request).body
+    partition = answer.responses[0].partition_responses[0]
+    assert partition.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    assert (partition.current_leader.leader_id, partition.current_leader.leader_epoch) == (new_leader, 1)
+    host, port = cluster.bootstrap_servers.split(",")[new_leader - 1].split(":")
+    assert [(e.node_id, e.host, e.port) for e in answer.node_endpoints] == [(new_leader, host, int(port))]
