@@ -231,6 +231,13 @@ class Broker:
         if change_leader(self.services.partitions, topic, partition, node):
             log.info("leader_moved", topic=topic, partition=partition, node_id=node)
 
+    def create_internal_topics(self, names: list[str]) -> None:
+        """Create internal topics now (``__consumer_offsets``) rather than at the first FindCoordinator, which
+        answers COORDINATOR_NOT_AVAILABLE while it creates them and makes clients back off for about a second."""
+        missing = [name for name in names if name not in self.state.topics]
+        if missing and self.services.partitions is not None:
+            _recreate_internal_topics(self.services, missing)
+
     def _check_node(self, node: int) -> None:
         if node not in self.state.node_ids:
             raise FaultError(f"there is no node {node}: this cluster has nodes {self.state.node_ids} (kafka.shim.brokers)")
