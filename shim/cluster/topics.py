@@ -38,6 +38,9 @@ class Partition:
     leader_epoch: int = 0
     replicas: list[int] = field(default_factory=list)
     isr: list[int] = field(default_factory=list)
+    # An ongoing reassignment (AlterPartitionReassignments): replicas being added and removed, each ascending.
+    adding: list[int] = field(default_factory=list)
+    removing: list[int] = field(default_factory=list)
 
 
 @dataclass

@@ -86,7 +86,9 @@ def _admin(ctx: RequestContext) -> ConfigAdmin:
             partitions.set_broker_properties(properties)
         log.info("broker_configs_altered")
 
-    return ConfigAdmin(services.broker_configs, services.cluster.topics, services.config.node_id,
+    # A BROKER resource names the node the request reached (one of a cluster in one process, whose nodes share one
+    # set of dynamic broker configs).
+    return ConfigAdmin(services.broker_configs, services.cluster.topics, ctx.node_id,
                        set_topic_configs=set_topic_configs, broker_properties_changed=broker_properties_changed)
 
 

@@ -212,6 +212,24 @@ def _java_hash_set() -> JavaHashMap[None]:
     return JavaHashMap()
 
 
+def manual_assignment_problem(brokers: Sequence[int], registered: set[int] | Sequence[int], replicas: int | None = None) -> str | None:
+    """ReplicationControlManager.validateManualPartitionAssignment's message for a replica list (CreateTopics,
+    CreatePartitions, AlterPartitionReassignments), or None when it is valid."""
+    if not brokers:
+        return "The manual partition assignment includes an empty replica list."
+    previous = None
+    for broker in sorted(brokers):
+        if broker not in registered:
+            return f"The manual partition assignment includes broker {broker}, but no such broker is registered."
+        if broker == previous:
+            return f"The manual partition assignment includes the broker {previous} more than once."
+        previous = broker
+    if replicas is not None and len(brokers) != replicas:
+        return (f"The manual partition assignment includes a partition with {len(brokers)} replica(s), but this is not "
+                f"consistent with previous partitions, which have {replicas} replica(s).")
+    return None
+
+
 # -- the administration ---------------------------------------------------------------------------------------------------
 
 
@@ -370,22 +388,9 @@ class TopicAdmin:
             raise _Refused(ErrorCode.INVALID_REPLICATION_FACTOR, f"Unable to replicate the partition {factor} time(s): {reason}")
 
     def _check_manual_assignment(self, brokers: Sequence[int], replicas: int | None) -> None:
-        """ReplicationControlManager.validateManualPartitionAssignment."""
-        if not brokers:
-            raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes an empty replica list.")
-        previous = None
-        for broker in sorted(brokers):
-            if broker not in self.brokers:
-                raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                               f"The manual partition assignment includes broker {broker}, but no such broker is registered.")
-            if broker == previous:
-                raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                               f"The manual partition assignment includes the broker {previous} more than once.")
-            previous = broker
-        if replicas is not None and len(brokers) != replicas:
-            raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                           f"The manual partition assignment includes a partition with {len(brokers)} replica(s), but this is not "
-                           f"consistent with previous partitions, which have {replicas} replica(s).")
+        problem = manual_assignment_problem(brokers, self.brokers, replicas)
+        if problem is not None:
+            raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, problem)
 
     # -- CreatePartitions -----------------------------------------------------------------------------------------------
 

@@ -79,6 +79,7 @@ async def test_deny_beats_allow_and_is_audited(secured_broker, client_of) -> Non
     grant(secured_broker, cluster_acl(ALTER), cluster_acl(ALTER, permission=DENY, principal="User:*"))
     client = await client_of(secured_broker)
     with structlog.testing.capture_logs() as logs:
+        secured_broker.authorizer.audit.refresh()  # as an application does once it has configured its logging
         created = await client.request(CREATE_ACLS, 3, CreateAclsRequest(creations=[creation()]))
     assert created.results[0].error_code == 31
     audit = [e for e in logs if "is Denied operation = ALTER" in e.get("event", "")]

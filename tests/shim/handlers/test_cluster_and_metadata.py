@@ -175,9 +175,11 @@ async def test_metadata_denials_are_audited_only_for_explicit_topics(secured_bro
     secured_broker.state.add_topic("quiet")
     client = await client_of(secured_broker)
     with structlog.testing.capture_logs() as logs:
+        secured_broker.authorizer.audit.refresh()  # as an application does once it has configured its logging
         await client.request(METADATA, 12, MetadataRequest(topics=None))
     assert not [e for e in logs if "is Denied" in e.get("event", "")]
     with structlog.testing.capture_logs() as logs:
+        secured_broker.authorizer.audit.refresh()  # as an application does once it has configured its logging
         await client.request(METADATA, 12, MetadataRequest(topics=[T(name="quiet")]))
     denied = [e["event"] for e in logs if "is Denied" in e.get("event", "")]
     assert denied == ["Principal = User:ANONYMOUS is Denied operation = DESCRIBE from host = 127.0.0.1 on resource = Topic:LITERAL:quiet "

@@ -71,6 +71,7 @@ async def test_denied_groups_come_first_with_nothing_revealed(secured_broker, cl
     grant(secured_broker, group_acl("open", DESCRIBE))
     client = await client_of(secured_broker)
     with structlog.testing.capture_logs() as logs:
+        secured_broker.authorizer.audit.refresh()  # as an application does once it has configured its logging
         answer = await client.request(DESCRIBE_GROUPS, 5, DescribeGroupsRequest(groups=["open", "secret", "secret"],
                                                                                 include_authorized_operations=True))
     assert [(g.group_id, g.error_code, g.group_state, g.protocol_type, g.members, g.authorized_operations) for g in answer.groups[:2]] == [
@@ -101,6 +102,7 @@ async def test_list_shows_only_describable_groups_unless_cluster_describe(secure
     seed(secured_broker, FakeClassicGroup("a"), stable("b", "m"), FakeClassicGroup("c"))
     client = await client_of(secured_broker)
     with structlog.testing.capture_logs() as logs:
+        secured_broker.authorizer.audit.refresh()  # as an application does once it has configured its logging
         nothing = await client.request(LIST_GROUPS, 5, ListGroupsRequest())
     assert (nothing.error_code, nothing.groups) == (0, [])
     assert denials_in(logs) == []  # silent, as Kafka's logIfDenied=false

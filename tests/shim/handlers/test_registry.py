@@ -67,6 +67,8 @@ WITH_ERROR_FORM |= {ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.CONSUMER_GROUP_DESCR
 WITH_ERROR_FORM |= {ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.OFFSET_DELETE}
 # Group administration (issue 14).
 WITH_ERROR_FORM |= {ApiKey.DESCRIBE_GROUPS, ApiKey.LIST_GROUPS, ApiKey.DELETE_GROUPS}
+# Leaders and reassignments (issue 17).
+WITH_ERROR_FORM |= {ApiKey.ELECT_LEADERS, ApiKey.ALTER_PARTITION_REASSIGNMENTS, ApiKey.LIST_PARTITION_REASSIGNMENTS}
 
 
 def test_the_error_forms_are_registered_with_their_handlers() -> None:
@@ -114,6 +116,12 @@ def _request(api_key: int) -> object:
         return cls(groups=["g", "h"])
     if api_key == ApiKey.DELETE_GROUPS:
         return cls(groups_names=["g", "h"])
+    if api_key == ApiKey.ELECT_LEADERS:
+        return cls(topic_partitions=[cls.TopicPartitions(topic="t", partitions=[0, 1])])
+    if api_key == ApiKey.ALTER_PARTITION_REASSIGNMENTS:
+        return cls(topics=[cls.ReassignableTopic(name="t", partitions=[cls.ReassignablePartition(partition_index=0)])])
+    if api_key == ApiKey.LIST_PARTITION_REASSIGNMENTS:
+        return cls(topics=[cls.ListPartitionReassignmentsTopics(name="t", partition_indexes=[0])])
     if api_key == ApiKey.PRODUCE:
         return cls(acks=-1, topic_data=[cls.TopicProduceData(name="t", partition_data=[cls.PartitionProduceData(index=0)])])
     return cls()

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.log.log_manager import LogManager
 from kafka_shim.shim.partitions.append import append_records
-from kafka_shim.shim.partitions.leadership import change_leader, node_down, node_up
+from kafka_shim.shim.partitions.leadership import LeadershipError, change_leader, elect, node_down, node_up, reassign
 from kafka_shim.shim.partitions.manager import Partitions
 from kafka_shim.shim.partitions.offsets import end_offset_for_epoch
 from tests.support.appending import batch, values
@@ -60,3 +62,44 @@ def test_the_coordinator_is_the_leader_of_the_keys_partition() -> None:
     node = partitions.cluster.coordinator("__consumer_offsets", "billing")
     index = next(i for i in range(50) if partitions.cluster.topics["__consumer_offsets"].partitions[i].leader_id == node)
     assert node in (1, 2, 3) and index >= 0
+
+
+def test_a_reassignment_waits_for_a_stopped_new_replica_and_can_be_cancelled() -> None:
+    partitions = _partitions(4)
+    topic = partitions.create_topic("t", 1, replicas=[[1, 2]])
+    node_down(partitions, 3)
+    reassign(partitions, "t", 0, [3, 2])
+    p = topic.partitions[0]
+    assert (p.replicas, p.adding, p.removing, p.leader_id) == ([3, 2, 1], [3], [1], 1)  # ongoing, led as before
+    reassign(partitions, "t", 0, None)  # cancelled: the adding replicas go (PartitionReassignmentRevert keeps the order)
+    assert (p.replicas, p.adding, p.removing, p.leader_id) == ([2, 1], [], [], 1)
+    reassign(partitions, "t", 0, [3, 2])
+    node_up(partitions, 3)  # the new replica is back: the reassignment completes and the first live replica leads
+    assert (p.replicas, p.adding, p.removing, p.isr, p.leader_id) == ([3, 2], [], [], [3, 2], 3)
+    with pytest.raises(LeadershipError) as refused:
+        reassign(partitions, "t", 0, [3, 9])
+    assert refused.value.message == "The manual partition assignment includes broker 9, but no such broker is registered."
+    with pytest.raises(LeadershipError) as none:
+        reassign(partitions, "t", 0, None)
+    assert (none.value.code, none.value.message) == (85, None)
+
+
+def test_elections_preferred_and_unclean() -> None:
+    partitions = _partitions(3)
+    topic = partitions.create_topic("t", 1, replicas=[[1, 2]])
+    p = topic.partitions[0]
+    with pytest.raises(LeadershipError) as not_needed:
+        elect(partitions, "t", 0, unclean=False)
+    assert not_needed.value.code == 84
+    node_down(partitions, 1)
+    with pytest.raises(LeadershipError) as unavailable:
+        elect(partitions, "t", 0, unclean=False)  # the preferred replica is down
+    assert unavailable.value.code == 80
+    node_up(partitions, 1)
+    elect(partitions, "t", 0, unclean=False)
+    assert p.leader_id == 1
+    node_down(partitions, 2)
+    node_down(partitions, 1)
+    assert p.leader_id == -1
+    node_up(partitions, 2)  # 2 is not in the ISR ([1]): it does not lead by itself ...
+    assert p.leader_id == 2  # ... but node_up gives a leaderless partition to a replica that is back
