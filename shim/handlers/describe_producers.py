@@ -1,0 +1,63 @@
+"""DescribeProducers (key 61), v0: the active producers of partitions, as a Kafka 3.9 broker answers it
+(KafkaApis.handleDescribeProducersRequest, Partition.activeProducerState); `kafka-transactions.sh
+describe-producers` reads it.
+
+Behaviour. Per topic, in request order: an illegal name INVALID_TOPIC_EXCEPTION (17) with Kafka's message; READ on
+the topic, else TOPIC_AUTHORIZATION_FAILED (29) on each of its partitions; an unknown topic 3. Per partition: an
+unknown partition 3; one this node holds no replica of (a cluster in one process) NOT_LEADER_OR_FOLLOWER; else
+every producer id the partition's producer state holds (idempotent producers, until
+``producer.id.expiration.ms``): epoch, last sequence, last timestamp, coordinator epoch, the first offset of its
+open transaction (-1: none). A follower answers too, as in Kafka (the log is there).
+
+Version notes. Kafka 3.9 has v0 (flexible).
+"""
+
+from __future__ import annotations
+
+from kafka_shim.protocol import messages
+from kafka_shim.protocol.codes import ApiKey, ErrorCode
+from kafka_shim.protocol.messages import DescribeProducersResponse
+from kafka_shim.shim.cluster.topics import invalid_topic_name
+from kafka_shim.shim.handlers import handles
+from kafka_shim.shim.requests.authz import allowed_names, check
+from kafka_shim.shim.requests.context import RequestContext
+
+_READ = check(ApiKey.DESCRIBE_PRODUCERS, "topics")
+_Topic = DescribeProducersResponse.TopicResponse
+_Partition = DescribeProducersResponse.PartitionResponse
+_Producer = DescribeProducersResponse.ProducerState
+
+
+@handles(ApiKey.DESCRIBE_PRODUCERS, 0, 0)
+def describe_producers(ctx: RequestContext, request: messages.DescribeProducersRequest) -> DescribeProducersResponse:
+    readable = allowed_names(ctx, _READ, [t.name for t in request.topics if invalid_topic_name(t.name) is None])
+    topics = []
+    for t in request.topics:
+        invalid = invalid_topic_name(t.name)
+        if invalid is not None:
+            error: tuple[int, str | None] | None = (ErrorCode.INVALID_TOPIC_EXCEPTION, invalid)
+        elif t.name not in readable:
+            error = (ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed.")
+        elif t.name not in ctx.services.cluster.topics:
+            error = (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.")
+        else:
+            error = None
+        topics.append(_Topic(name=t.name, partitions=[
+            _Partition(partition_index=p, error_code=error[0], error_message=error[1]) if error is not None
+            else _active(ctx, t.name, p) for p in t.partition_indexes]))
+    return DescribeProducersResponse(throttle_time_ms=0, topics=topics)
+
+
+def _active(ctx: RequestContext, topic: str, index: int) -> DescribeProducersResponse.PartitionResponse:
+    known = ctx.services.cluster.topics[topic]
+    partitions = ctx.services.partitions
+    state = partitions.get(topic, index) if partitions is not None else None
+    if state is None or not 0 <= index < len(known.partitions):
+        return _Partition(partition_index=index, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    if ctx.node_id not in known.partitions[index].replicas:
+        return _Partition(partition_index=index, error_code=ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    return _Partition(partition_index=index, error_code=ErrorCode.NONE, active_producers=[
+        _Producer(producer_id=e.producer_id, producer_epoch=e.epoch, last_sequence=e.last_seq, last_timestamp=e.last_timestamp,
+                  coordinator_epoch=e.coordinator_epoch,
+                  current_txn_start_offset=-1 if e.current_txn_first_offset is None else e.current_txn_first_offset)
+        for e in state.producers.entries()])
