@@ -26,6 +26,7 @@ from kafka_shim.protocol.messages import (
     DeleteAclsRequest,
     DescribeConfigsRequest,
     IncrementalAlterConfigsRequest,
+    ListClientMetricsResourcesRequest,
 )
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.config.properties import load_properties
@@ -446,9 +447,24 @@ def test_client_metrics_subscriptions(brokers) -> None:
         same(brokers, "admin", 33, 2, legacy((CLIENT_METRICS, name, {"interval.ms": "70000"})), "legacy")
         same(brokers, "admin", 32, 4, describe((CLIENT_METRICS, name, None), (CLIENT_METRICS, "", None)), "after legacy")
         same(brokers, "alice", 44, 1, incremental((CLIENT_METRICS, name, [("interval.ms", SET, "60000")])), "denied")
+        # ListClientMetricsResources (74): the subscription is listed (Kafka's list holds other tests' too)
+        for side in ("kafka", "shim"):
+            listed = _client_metrics_names(brokers, side)
+            assert name in listed, f"{side}: {listed}"
+        same(brokers, "alice", 74, 0, ListClientMetricsResourcesRequest(), "ListClientMetricsResources denied")
     finally:
         for side in ("kafka", "shim"):
             ask(brokers, side, "admin", 33, 2, legacy((CLIENT_METRICS, name, {})))
+    deadline = time.monotonic() + 60  # Kafka's list follows its metadata log a moment later
+    while name in _client_metrics_names(brokers, "kafka") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert name not in _client_metrics_names(brokers, "kafka") and name not in _client_metrics_names(brokers, "shim")
+
+
+def _client_metrics_names(brokers, side: str) -> list[str]:
+    answer = ask(brokers, side, "admin", 74, 0, ListClientMetricsResourcesRequest())
+    assert answer.body.error_code == 0, answer
+    return [r.name for r in answer.body.client_metrics_resources]
 
 
 # -- random operation sequences --------------------------------------------------------------------------------------------

@@ -68,7 +68,8 @@ WITH_ERROR_FORM |= {ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.OFFSET_DEL
 # Group administration (issue 14).
 WITH_ERROR_FORM |= {ApiKey.DESCRIBE_GROUPS, ApiKey.LIST_GROUPS, ApiKey.DELETE_GROUPS}
 # Leaders and reassignments (issue 17).
-WITH_ERROR_FORM |= {ApiKey.ELECT_LEADERS, ApiKey.ALTER_PARTITION_REASSIGNMENTS, ApiKey.LIST_PARTITION_REASSIGNMENTS}
+WITH_ERROR_FORM |= {ApiKey.ELECT_LEADERS, ApiKey.ALTER_PARTITION_REASSIGNMENTS, ApiKey.LIST_PARTITION_REASSIGNMENTS,
+                    ApiKey.LIST_CLIENT_METRICS_RESOURCES}
 
 
 def test_the_error_forms_are_registered_with_their_handlers() -> None:
