@@ -22,6 +22,7 @@ from kafka_shim.shim.partitions.fetch_sessions import FetchSessionCache
 from kafka_shim.shim.partitions.manager import Partitions
 from kafka_shim.shim.partitions.waiting import AppendWaiters
 from kafka_shim.shim.producers.ids import ProducerIdAllocator
+from kafka_shim.shim.quotas.client_quotas import ClientQuotas
 from kafka_shim.shim.requests.api_table import ApiTable
 from kafka_shim.shim.security.sasl.credentials import ScramCredentialStore
 
@@ -51,5 +52,7 @@ class Services:
     faults: FaultSet | None = None
     # The authorization rules of the emulated release (kafka.version): Kafka 3.9's unless an older one is emulated.
     release_rules: ReleaseRules = field(default_factory=ReleaseRules)
+    # Client quota configuration (DescribeClientQuotas / AlterClientQuotas; kept in log.dirs when set).
+    client_quotas: ClientQuotas | None = None
     # Counters for the Prometheus endpoint (kafka.shim.metrics.port); None: metrics off, nothing counted.
     metrics: BrokerMetrics | None = None

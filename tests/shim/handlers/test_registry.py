@@ -69,7 +69,7 @@ WITH_ERROR_FORM |= {ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.OFFSET_DEL
 WITH_ERROR_FORM |= {ApiKey.DESCRIBE_GROUPS, ApiKey.LIST_GROUPS, ApiKey.DELETE_GROUPS}
 # Leaders and reassignments (issue 17).
 WITH_ERROR_FORM |= {ApiKey.ELECT_LEADERS, ApiKey.ALTER_PARTITION_REASSIGNMENTS, ApiKey.LIST_PARTITION_REASSIGNMENTS,
-                    ApiKey.LIST_CLIENT_METRICS_RESOURCES}
+                    ApiKey.LIST_CLIENT_METRICS_RESOURCES, ApiKey.DESCRIBE_CLIENT_QUOTAS, ApiKey.ALTER_CLIENT_QUOTAS}
 
 
 def test_the_error_forms_are_registered_with_their_handlers() -> None:
@@ -123,6 +123,8 @@ def _request(api_key: int) -> object:
         return cls(topics=[cls.ReassignableTopic(name="t", partitions=[cls.ReassignablePartition(partition_index=0)])])
     if api_key == ApiKey.LIST_PARTITION_REASSIGNMENTS:
         return cls(topics=[cls.ListPartitionReassignmentsTopics(name="t", partition_indexes=[0])])
+    if api_key == ApiKey.ALTER_CLIENT_QUOTAS:
+        return cls(entries=[cls.EntryData(entity=[cls.EntityData(entity_type="user", entity_name="u")], ops=[])])
     if api_key == ApiKey.PRODUCE:
         return cls(acks=-1, topic_data=[cls.TopicProduceData(name="t", partition_data=[cls.PartitionProduceData(index=0)])])
     return cls()
