@@ -40,6 +40,7 @@ from kafka_shim.shim.partitions.manager import Partitions
 from kafka_shim.shim.partitions.waiting import AppendWaiters
 from kafka_shim.shim.producers.ids import ID_FILE_NAME, ProducerIdAllocator
 from kafka_shim.shim.quotas.client_quotas import ClientQuotas
+from kafka_shim.shim.quotas.metering import QuotaMeters
 from kafka_shim.shim.requests.api_table import ApiTable, ReleaseProfile
 from kafka_shim.shim.requests.dispatch import Dispatcher
 from kafka_shim.shim.requests.services import Services
@@ -403,7 +404,8 @@ def _build_services(config: BrokerConfig, cluster: ClusterState, endpoints: Endp
         append_waiters=waiters,
         groups=GroupCoordinator(GroupSettings.from_properties(config.raw)),
         faults=_fault_set(partitions),
-        client_quotas=ClientQuotas(config.log_dirs[0] if config.log_dirs else None),
+        client_quotas=(quotas := ClientQuotas(config.log_dirs[0] if config.log_dirs else None)),
+        quota_meters=QuotaMeters(quotas),
         release_rules=_release_rules(config),
     )
     _attach_offsets_topic(services.groups, partitions, persist=bool(config.log_dirs))

@@ -63,6 +63,9 @@ _Topic = FetchResponse.FetchableTopicResponse
 _Partition = FetchResponse.PartitionData
 
 
+FETCH_QUOTA = "consumer_byte_rate"
+
+
 def fetch_error_response(request: messages.FetchRequest, code: int, message: str | None) -> FetchResponse:
     """FetchRequest.getErrorResponse: the top-level code and, below v13, the same code in every partition."""
     by_id = any(t.topic_id != ZERO_UUID for t in request.topics)
@@ -116,7 +119,13 @@ async def fetch(ctx: RequestContext, request: messages.FetchRequest) -> FetchRes
         if request.max_wait_ms > 0 and not _complete(answers, min_bytes):
             answers = await _long_poll(partitions, waiters, interesting, params, min_bytes, request.max_wait_ms)
     error, response_session, kept = context.respond(answers + refused)
-    response = FetchResponse(throttle_time_ms=0, error_code=error, session_id=response_session,
+    meters = services.quota_meters
+    if meters is not None and not from_follower:
+        # ClientQuotaManager: the answer's record bytes against consumer_byte_rate (kafka-shim still sends the
+        # records of a throttled answer, where Kafka sends an empty one; the wait and the mute are Kafka's).
+        ctx.throttle_ms = meters.record(FETCH_QUOTA, ctx.principal, ctx.header.client_id,
+                                        sum(answer.records_size for _, answer in kept))
+    response = FetchResponse(throttle_time_ms=ctx.throttle_ms, error_code=error, session_id=response_session,
                              responses=_topics(ctx, partitions, kept, context.partitions(), version),
                              node_endpoints=_node_endpoints(ctx, kept, version))
     if sum(answer.records_size for _, answer in kept) > LARGE_ANSWER_BYTES:

@@ -86,6 +86,7 @@ _TopicResponse = ProduceResponse.TopicProduceResponse
 _PartitionResponse = ProduceResponse.PartitionProduceResponse
 _RecordError = ProduceResponse.BatchIndexAndErrorMessage
 _LeaderIdAndEpoch = ProduceResponse.LeaderIdAndEpoch
+PRODUCE_QUOTA = "producer_byte_rate"
 _NodeEndpoint = ProduceResponse.NodeEndpoint
 
 Key = tuple[str, int]
@@ -145,8 +146,14 @@ async def _finish_later(ctx: RequestContext, request: messages.ProduceRequest, a
 
 
 def _finish(ctx: RequestContext, request: messages.ProduceRequest, results: dict[Key, AppendResult]) -> object:
+    meters = ctx.services.quota_meters
+    if meters is not None:
+        # ClientQuotaManager: the request's bytes against producer_byte_rate; over it, the answer carries the time to
+        # wait and the connection is muted that long (with acks=0 only the mute).
+        ctx.throttle_ms = meters.record(PRODUCE_QUOTA, ctx.principal, ctx.header.client_id, ctx.request_size)
     if request.acks != 0:
         response = _response(results, ctx.api_version)
+        response.throttle_time_ms = ctx.throttle_ms
         if ctx.api_version >= 10 and any(r.error == ErrorCode.NOT_LEADER_OR_FOLLOWER for r in results.values()):
             _name_current_leaders(ctx, response)
         return response

@@ -98,6 +98,15 @@ class ClientQuotas:
                 entity = tuple((t, n) for t, n in item["entity"])
                 self._entities[_canonical(entity)] = (entity, {k: float(v) for k, v in item["quotas"].items()})
 
+    @property
+    def has_any(self) -> bool:
+        return bool(self._entities)
+
+    def value(self, entity: Iterable[tuple[str, str | None]], key: str) -> float | None:
+        """The quota ``key`` configured for exactly this entity, or None."""
+        found = self._entities.get(frozenset(entity))
+        return found[1].get(key) if found is not None else None
+
     # -- AlterClientQuotas (ClientQuotaControlManager.alterClientQuotas) -----------------------------------------------
     def alter(self, alterations: Sequence[Alteration], validate_only: bool) -> list[tuple[Entity, int, str | None]]:
         """Each entity's (error code, message), in the order Kafka's result HashMap gives them; applied unless

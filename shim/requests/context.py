@@ -39,6 +39,10 @@ class RequestContext:
     # The authorization decisions of this request, collected by shim.requests.authz only while a RequestTap is
     # attached (shim.tap); None otherwise, so nothing is collected.
     decisions: list[Any] | None = None
+    # The request's size in bytes (what Kafka's produce quota meters), and the throttle time a handler decided
+    # (a client over its quota): dispatch mutes the connection that long after answering.
+    request_size: int = 0
+    throttle_ms: int = 0
 
     @property
     def node_id(self) -> int:

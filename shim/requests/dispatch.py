@@ -284,7 +284,19 @@ class RequestSession:
             return _failed(ctx, exc)
         if handler.is_async or inspect.isawaitable(result):
             return Pending(self._finish(ctx, body, result))
-        return _encode(ctx, result)
+        outcome = _encode(ctx, result)
+        if ctx.throttle_ms:
+            self._throttle_connection(ctx.throttle_ms)
+        return outcome
+
+    def _throttle_connection(self, throttle_ms: int) -> None:
+        """A client over its quota: its next request waits ``throttle_ms`` after this answer (Kafka mutes the
+        channel, KIP-219). Inside a turn the turn's end is held back; otherwise a turn is opened that ends then."""
+        if self._turn is not None:
+            self._mute_after_turn_s = max(self._mute_after_turn_s, throttle_ms / 1000)
+            return
+        muted = self._new_turn()
+        asyncio.get_running_loop().call_later(throttle_ms / 1000, self._end_turn, muted)
 
     def _fault(self, ctx: RequestContext, body: Any, handler: ApiHandler, rule: FaultRule) -> Outcome:
         """What an injected fault makes of this request (shim.faults): Kafka's whole-request error answer with the
@@ -328,6 +340,8 @@ class RequestSession:
             return self._unexpected(ctx, request, exc)
         except Exception as exc:
             return _failed(ctx, exc)
+        if ctx.throttle_ms:
+            self._throttle_connection(ctx.throttle_ms)
         if type(body) is EncodeOffLoop:
             return await _encode_off_loop(ctx, [body.body])
         return _encode(ctx, body)
@@ -361,6 +375,8 @@ class RequestSession:
             return _failed(ctx, exc)
         finally:
             off_loop(request.clear)
+        if ctx.throttle_ms:
+            self._throttle_connection(ctx.throttle_ms)
         answer = [result.body if type(result) is EncodeOffLoop else result]
         del result
         try:
@@ -385,7 +401,7 @@ class RequestSession:
             self.log.debug("request", api=api_name(frame.api_key), api_version=frame.api_version,
                            correlation_id=frame.correlation_id, client_id=frame.header.client_id)
         return RequestContext(self.services, self.listener, frame.header, frame.api_version, self.client_host,
-                              self.client_port, self.principal, decisions)
+                              self.client_port, self.principal, decisions, len(frame.payload))
 
     # -- one request at a time -------------------------------------------------------------------------
     def _take_turn(self, work: Awaitable[Respond | Close]) -> Pending:

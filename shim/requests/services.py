@@ -23,6 +23,7 @@ from kafka_shim.shim.partitions.manager import Partitions
 from kafka_shim.shim.partitions.waiting import AppendWaiters
 from kafka_shim.shim.producers.ids import ProducerIdAllocator
 from kafka_shim.shim.quotas.client_quotas import ClientQuotas
+from kafka_shim.shim.quotas.metering import QuotaMeters
 from kafka_shim.shim.requests.api_table import ApiTable
 from kafka_shim.shim.security.sasl.credentials import ScramCredentialStore
 
@@ -54,5 +55,7 @@ class Services:
     release_rules: ReleaseRules = field(default_factory=ReleaseRules)
     # Client quota configuration (DescribeClientQuotas / AlterClientQuotas; kept in log.dirs when set).
     client_quotas: ClientQuotas | None = None
+    # Their enforcement: the byte-rate meters of produce and fetch (None only in tests that build Services by hand).
+    quota_meters: QuotaMeters | None = None
     # Counters for the Prometheus endpoint (kafka.shim.metrics.port); None: metrics off, nothing counted.
     metrics: BrokerMetrics | None = None
