@@ -13,6 +13,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
+from kafka_shim.shim.cluster.features import Features
 from kafka_shim.shim.cluster.topics import Partition, Topic
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 
@@ -24,6 +25,7 @@ class ClusterState:
     topics: dict[str, Topic] = field(default_factory=dict)
     node_ids: list[int] = field(default_factory=list)  # every node, ascending ([node_id] when empty at creation)
     down: set[int] = field(default_factory=set)  # nodes a fault has stopped
+    features: Features = field(default_factory=Features)  # finalized feature levels (UpdateFeatures, ApiVersions)
 
     def __post_init__(self) -> None:
         if not self.node_ids:

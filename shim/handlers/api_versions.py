@@ -48,9 +48,9 @@ def api_versions(ctx: RequestContext, request: object) -> ApiVersionsResponse:
         # Kafka 3.9 lists kraft.version ahead of metadata.version (the order its feature map yields).
         features = [KRAFT_VERSION, METADATA_VERSION] if version >= 4 else [METADATA_VERSION]
         response.supported_features = [_Supported(name=n, min_version=lo, max_version=hi) for n, lo, hi in features]
-        response.finalized_features_epoch = 0
-        response.finalized_features = [
-            _Finalized(name="metadata.version", min_version_level=FINALIZED_METADATA_VERSION, max_version_level=FINALIZED_METADATA_VERSION)
-        ]
+        features = ctx.services.cluster.features  # UpdateFeatures changes them
+        response.finalized_features_epoch = features.epoch
+        response.finalized_features = [_Finalized(name=name, min_version_level=level, max_version_level=level)
+                                       for name, level in sorted(features.finalized.items(), reverse=True)]
     return response
 

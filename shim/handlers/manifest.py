@@ -64,6 +64,7 @@ MANIFEST: dict[int, ApiModule] = {
     ApiKey.ELECT_LEADERS: ApiModule("elect_leaders", 0, 2, error_form=True),
     ApiKey.DESCRIBE_PRODUCERS: ApiModule("describe_producers", 0, 0, error_form=False),
     ApiKey.UNREGISTER_BROKER: ApiModule("unregister_broker", 0, 0, error_form=True),
+    ApiKey.UPDATE_FEATURES: ApiModule("update_features", 0, 1, error_form=True),
     ApiKey.DESCRIBE_CLIENT_QUOTAS: ApiModule("client_quotas", 0, 1, error_form=True),
     ApiKey.ALTER_CLIENT_QUOTAS: ApiModule("client_quotas", 0, 1, error_form=True),
     ApiKey.LIST_CLIENT_METRICS_RESOURCES: ApiModule("client_metrics", 0, 0, error_form=True),
