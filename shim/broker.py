@@ -50,6 +50,8 @@ from kafka_shim.shim.tap import RequestTap
 
 log = get_logger("kafka_shim.broker")
 METRICS_PORT_KEY = "kafka.shim.metrics.port"
+AUTHORIZER_LOG_FILE_KEY = "kafka.shim.authorizer.log.file"
+AUTHORIZER_LOG_LEVEL_KEY = "kafka.shim.authorizer.log.level"
 _TRANSACTION_STATE_TOPIC = "__transaction_state"
 
 
@@ -300,7 +302,7 @@ class Broker:
         if old.partitions is not None:
             old.partitions.close()
         if old.authorizer is not None:
-            old.authorizer.store.close()
+            _close_authorizer(old.authorizer)
         recording = old.faults is not None and old.faults.received.recording
         if old.faults is not None:
             old.faults.clear()  # cancels the timers of timed partition faults
@@ -367,7 +369,7 @@ class Broker:
         if self.services.partitions is not None:
             self.services.partitions.close()
         if self.services.authorizer is not None:
-            self.services.authorizer.store.close()
+            _close_authorizer(self.services.authorizer)
             self.services.authorizer = None
         tap, self.dispatcher.tap = self.dispatcher.tap, None
         if tap is not None:
@@ -573,6 +575,7 @@ def _open_authorizer(config: BrokerConfig, preload: list[AclBinding]) -> Authori
             super_users=config.super_users,
             allow_everyone_if_no_acl_found=config.allow_everyone_if_no_acl_found,
             store=store,
+            audit=_audit_log(config),
         )
         if preload:
             failed = [r for r in authorizer.create_acls(preload) if r.error is not None]
@@ -584,6 +587,28 @@ def _open_authorizer(config: BrokerConfig, preload: list[AclBinding]) -> Authori
     log.info("authorizer_ready", acls=len(authorizer.acls()), super_users=sorted(authorizer.super_users),
              allow_everyone_if_no_acl_found=authorizer.allow_everyone)
     return authorizer
+
+
+def _audit_log(config: BrokerConfig):
+    """kafka.shim.authorizer.log.file: the authorizer's decisions in their own file, in Kafka's layout; else None
+    (the library logger ``kafka.authorizer.logger``)."""
+    path = config.raw.get(AUTHORIZER_LOG_FILE_KEY, "").strip()
+    if not path:
+        return None
+    from kafka_shim.authorizer.audit import AuditLog
+    from kafka_shim.authorizer.audit_file import AuditFile, AuditFileError
+
+    try:
+        return AuditLog(AuditFile(path, config.raw.get(AUTHORIZER_LOG_LEVEL_KEY, "INFO")))
+    except AuditFileError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _close_authorizer(authorizer: Authorizer) -> None:
+    authorizer.store.close()
+    close = getattr(authorizer.audit.logger, "close", None)
+    if close is not None:
+        close()
 
 
 def _default_host(sock: socket.socket) -> str:

@@ -98,6 +98,9 @@ KNOWN_IGNORED = {
     "kafka.shim.capture.queue.requests",
     # kafka-shim's own: the fault control file a serving broker watches (shim/faults/control_file.py)
     "kafka.shim.faults.file",
+    # kafka-shim's own: the authorizer log in its own file, in Kafka's kafka-authorizer.log layout (authorizer/audit_file.py)
+    "kafka.shim.authorizer.log.file",
+    "kafka.shim.authorizer.log.level",
     # kafka-shim's own: the Prometheus endpoint (shim/metrics, started by the broker)
     "kafka.shim.metrics.port",
     "kafka.shim.metrics.host",
