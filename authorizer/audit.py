@@ -20,6 +20,29 @@ from kafka_shim.authorizer.model import AclOperation, ResourceType
 
 LOGGER_NAME = "kafka.authorizer.logger"
 
+# The line each Kafka release line wrote (kafka.version emulates it; kafka-release-rules.md §1.7):
+STANDARD = "standard"  # 3.3+: StandardAuthorizer (KRaft), "operation = READ ... based on rule ..."
+ACL_AUTHORIZER = "acl_authorizer"  # 2.4-3.2: AclAuthorizer (ZooKeeper), "Operation = Read ... resourceRefCount = n"
+SIMPLE = "simple"  # 2.0-2.3: SimpleAclAuthorizer, ends at the resource; every decision, grants DEBUG, denials INFO
+SIMPLE_UNTYPED = "simple_untyped"  # 1.0-1.1: the same without a pattern type ("Topic:payments")
+SIMPLE_0_11 = "simple_0_11"  # 0.11: as 1.0, denials at DEBUG too
+
+
+def style_for(release: tuple[int, int]) -> str:
+    """The authorizer log line of a release line (the ZooKeeper authorizer's before KRaft's was the default)."""
+    if release >= (3, 3):
+        return STANDARD
+    if release >= (2, 4):
+        return ACL_AUTHORIZER
+    if release >= (2, 0):
+        return SIMPLE
+    return SIMPLE_UNTYPED if release >= (1, 0) else SIMPLE_0_11
+
+
+def _pascal(name: str) -> str:
+    """SecurityUtils.operationName / the Scala Operation objects: IDEMPOTENT_WRITE -> IdempotentWrite."""
+    return "".join(part.capitalize() for part in name.split("_"))
+
 
 @dataclass(frozen=True, slots=True)
 class Decision:
@@ -43,8 +66,11 @@ def rule_text(rule: Any) -> str:
             f"operation={e.operation.name}, permissionType={e.permission_type.name}))")
 
 
-def format_decision(d: Decision) -> str:
-    """Kafka's StandardAuthorizerData audit message (without the log4j prefix and suffix)."""
+def format_decision(d: Decision, style: str = STANDARD) -> str:
+    """Kafka's audit message (without the log4j prefix and suffix): StandardAuthorizerData's, or an older release's
+    (``style``)."""
+    if style != STANDARD:
+        return _older_line(d, style)
     rtype = ResourceType.from_code(d.resource_type).display_name
     return (f"Principal = {d.principal} is {'Allowed' if d.allowed else 'Denied'} "
             f"operation = {AclOperation.from_code(d.operation).name} from host = {d.host} "
@@ -52,17 +78,34 @@ def format_decision(d: Decision) -> str:
             f"with resourceRefCount = {d.resource_ref_count} based on rule {rule_text(d.rule)}")
 
 
-class AuditLog:
-    """Writes decisions to ``kafka.authorizer.logger``; ``denials``/``grants`` say whether each level is on."""
+def _older_line(d: Decision, style: str) -> str:
+    rtype = ResourceType.from_code(d.resource_type).display_name
+    result = "Allowed" if d.allowed else "Denied"
+    operation = _pascal(AclOperation.from_code(d.operation).name)
+    resource = f"{rtype}:{d.name}" if style in (SIMPLE_UNTYPED, SIMPLE_0_11) else f"{rtype}:LITERAL:{d.name}"
+    line = f"Principal = {d.principal} is {result} Operation = {operation} from host = {d.host} on resource = {resource}"
+    if style == ACL_AUTHORIZER:
+        line += f" for request = {d.request or 'Unknown'} with resourceRefCount = {d.resource_ref_count}"
+    return line
 
-    def __init__(self, logger: Any = None) -> None:
+
+class AuditLog:
+    """Writes decisions to ``kafka.authorizer.logger``; ``denials``/``grants`` say whether each level is on.
+
+    ``style`` is the line of the emulated release (``style_for``); before 2.4 Kafka logged every decision, whatever
+    the request asked (``every_decision``), and 0.11 logged denials at DEBUG."""
+
+    def __init__(self, logger: Any = None, style: str = STANDARD) -> None:
         self.logger = logger or get_logger(LOGGER_NAME, message_only=True)
+        self.style = style
+        self.every_decision = style in (SIMPLE, SIMPLE_UNTYPED, SIMPLE_0_11)
+        self._denial_level = logging.DEBUG if style == SIMPLE_0_11 else logging.INFO
         self.refresh()
 
     def refresh(self) -> None:
         """Re-read the logger's levels (call after reconfiguring logging: structlog or the stdlib levels)."""
         enabled = getattr(self.logger, "is_enabled_for", None)
-        self.denials = enabled(logging.INFO) if enabled else True
+        self.denials = enabled(self._denial_level) if enabled else True
         self.grants = enabled(logging.DEBUG) if enabled else True
 
     def log(self, d: Decision) -> None:
@@ -75,7 +118,8 @@ class AuditLog:
             "resource": f"{ResourceType.from_code(d.resource_type).display_name}:LITERAL:{d.name}",
             "rule": rule_text(d.rule),
         }
-        if d.allowed:
-            self.logger.debug(format_decision(d), **fields)
+        line = format_decision(d, self.style)
+        if d.allowed or self._denial_level == logging.DEBUG:
+            self.logger.debug(line, **fields)
         else:
-            self.logger.info(format_decision(d), **fields)
+            self.logger.info(line, **fields)

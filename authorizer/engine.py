@@ -272,7 +272,9 @@ class Authorizer:
             else:
                 allowed, rule = False, "DefaultDeny"
         audit = self.audit
-        if (log_if_denied and not allowed and audit.denials) or (log_if_allowed and allowed and audit.grants):
+        # Before 2.4 (an emulated release) Kafka logged every decision, whatever the request's logging flags.
+        if ((not allowed and audit.denials and (log_if_denied or audit.every_decision))
+                or (allowed and audit.grants and (log_if_allowed or audit.every_decision))):
             audit.log(Decision(principal, host, op, int(resource_type), name, allowed, rule, request, resource_ref_count))
         return allowed
 

@@ -575,7 +575,7 @@ def _open_authorizer(config: BrokerConfig, preload: list[AclBinding]) -> Authori
             super_users=config.super_users,
             allow_everyone_if_no_acl_found=config.allow_everyone_if_no_acl_found,
             store=store,
-            audit=_audit_log(config),
+            audit=_audit_log(config, _release_rules(config).release),
         )
         if preload:
             failed = [r for r in authorizer.create_acls(preload) if r.error is not None]
@@ -589,17 +589,18 @@ def _open_authorizer(config: BrokerConfig, preload: list[AclBinding]) -> Authori
     return authorizer
 
 
-def _audit_log(config: BrokerConfig):
-    """kafka.shim.authorizer.log.file: the authorizer's decisions in their own file, in Kafka's layout; else None
-    (the library logger ``kafka.authorizer.logger``)."""
+def _audit_log(config: BrokerConfig, release: tuple[int, int]):
+    """The authorizer's audit log: the line of the emulated release, to kafka.shim.authorizer.log.file in Kafka's
+    kafka-authorizer.log layout when set, else to the library logger ``kafka.authorizer.logger``."""
+    from kafka_shim.authorizer.audit import AuditLog, style_for
+
     path = config.raw.get(AUTHORIZER_LOG_FILE_KEY, "").strip()
     if not path:
-        return None
-    from kafka_shim.authorizer.audit import AuditLog
+        return AuditLog(style=style_for(release))
     from kafka_shim.authorizer.audit_file import AuditFile, AuditFileError
 
     try:
-        return AuditLog(AuditFile(path, config.raw.get(AUTHORIZER_LOG_LEVEL_KEY, "INFO")))
+        return AuditLog(AuditFile(path, config.raw.get(AUTHORIZER_LOG_LEVEL_KEY, "INFO")), style=style_for(release))
     except AuditFileError as exc:
         raise ConfigError(str(exc)) from None
 

@@ -15,9 +15,13 @@ Emulated so far:
   enough; and a Produce of idempotent (non-transactional) batches was checked for IDEMPOTENT_WRITE on the cluster
   too, failing the whole request with 31.
 
-Not yet (the broker asks 3.9's question): KAFKA-5547 (1.0, 0.11's DESCRIBE-then-3 for topics), KIP-277 (2.0,
-CreateTopics needing CREATE on the cluster), KAFKA-7394 (2.1, OffsetForLeaderEpoch needing CLUSTER_ACTION), the
-follower-fetch and log-dir rules, and the AclAuthorizer's audit-log line. Rules that follow from the API versions a
+* KIP-277 (2.0): CreateTopics needed CREATE on the cluster, else every topic 31 (Metadata's auto-creation still asks
+  3.9's either/or).
+* KAFKA-7394 (2.1): OffsetForLeaderEpoch was inter-broker only: CLUSTER_ACTION, else every partition 31.
+* The authorizer log line of each release (authorizer.audit.style_for).
+
+Not yet (the broker asks 3.9's question): KAFKA-5547 (1.0, 0.11's DESCRIBE-then-3 for topics), and the
+follower-fetch and log-dir rules. Rules that follow from the API versions a
 release advertised need no switch: no PREFIXED ACLs before 2.0 (ACL APIs v1), no authorized operations before 2.3.
 """
 
@@ -32,9 +36,9 @@ from kafka_shim.protocol.codes import ErrorCode
 CURRENT = (3, 9)
 # The first release line with 3.9's rule, per change (the audit's --compare-release reads these too).
 KIP_163 = (1, 0)  # OffsetFetch: DESCRIBE on the group, not READ
-KIP_277 = (2, 0)  # CreateTopics: CREATE on the topic suffices (not emulated by the broker yet)
+KIP_277 = (2, 0)  # CreateTopics: CREATE on the topic suffices
 KIP_231 = (2, 1)  # ListGroups: filtered by DESCRIBE on each group, not 31
-KAFKA_7394 = (2, 1)  # OffsetForLeaderEpoch: DESCRIBE on the topic (not emulated by the broker yet)
+KAFKA_7394 = (2, 1)  # OffsetForLeaderEpoch: DESCRIBE on the topic
 KIP_679 = (2, 8)  # idempotent producers: WRITE on any topic; no Produce-time IDEMPOTENT_WRITE check
 
 
@@ -50,6 +54,8 @@ class ReleaseRules:
     offset_fetch_needs_read: bool = False  # KIP-163, before 1.0
     list_groups_needs_cluster_describe: bool = False  # KIP-231, before 2.1
     idempotent_needs_cluster: bool = False  # KIP-679, before 2.8
+    create_topics_needs_cluster: bool = False  # KIP-277, before 2.0
+    leader_epoch_needs_cluster_action: bool = False  # KAFKA-7394, before 2.1
 
     @property
     def name(self) -> str:
@@ -64,6 +70,8 @@ def rules_for(release: str | tuple[int, int]) -> ReleaseRules:
         offset_fetch_needs_read=line < KIP_163,
         list_groups_needs_cluster_describe=line < KIP_231,
         idempotent_needs_cluster=line < KIP_679,
+        create_topics_needs_cluster=line < KIP_277,
+        leader_epoch_needs_cluster_action=line < KAFKA_7394,
     )
 
 
@@ -76,3 +84,9 @@ LIST_GROUPS_CLUSTER_DESCRIBE = Check("cluster", AclOperation.DESCRIBE, ResourceT
 IDEMPOTENT_WRITE_CLUSTER = Check("idempotent_write", AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER, cluster_names,
                                  Mode.AUTHORIZE_OR_THROW, ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
                                  note="KIP-679: before 2.8, IDEMPOTENT_WRITE on the cluster (InitProducerId and Produce)")
+CREATE_TOPICS_CLUSTER_CREATE = Check("cluster", AclOperation.CREATE, ResourceType.CLUSTER, cluster_names, Mode.AUTHORIZE_OR_THROW,
+                                     ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                                     note="KIP-277: before 2.0, CREATE on the cluster or every topic is 31")
+LEADER_EPOCH_CLUSTER_ACTION = Check("cluster", AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, cluster_names,
+                                    Mode.AUTHORIZE_OR_THROW, ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                                    note="KAFKA-7394: before 2.1, OffsetForLeaderEpoch was inter-broker only (31)")

@@ -13,12 +13,14 @@ a replica's request is answered the same way).
 
 from __future__ import annotations
 
+from kafka_shim.authorizer.api_checks.releases import LEADER_EPOCH_CLUSTER_ACTION
+from kafka_shim.authorizer.model import CLUSTER_NAME
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import OffsetForLeaderEpochResponse
 from kafka_shim.shim.handlers import handles
 from kafka_shim.shim.partitions import offsets
-from kafka_shim.shim.requests.authz import allowed_names, check
+from kafka_shim.shim.requests.authz import allowed, allowed_names, check
 from kafka_shim.shim.requests.context import RequestContext
 
 _DESCRIBE = check(ApiKey.OFFSET_FOR_LEADER_EPOCH, "topics")
@@ -41,7 +43,13 @@ def offset_for_leader_epoch_error_response(request: messages.OffsetForLeaderEpoc
 @handles(ApiKey.OFFSET_FOR_LEADER_EPOCH, 0, 4, error_response=offset_for_leader_epoch_error_response)
 def offset_for_leader_epoch(ctx: RequestContext, request: messages.OffsetForLeaderEpochRequest) -> OffsetForLeaderEpochResponse:
     topics = request.topics
-    readable = allowed_names(ctx, _DESCRIBE, [t.topic for t in topics])
+    if ctx.services.release_rules.leader_epoch_needs_cluster_action:
+        # KAFKA-7394: before 2.1 only brokers asked it: CLUSTER_ACTION, else every partition 31.
+        if not allowed(ctx, LEADER_EPOCH_CLUSTER_ACTION, CLUSTER_NAME):
+            return offset_for_leader_epoch_error_response(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
+        readable = {t.topic for t in topics}
+    else:
+        readable = allowed_names(ctx, _DESCRIBE, [t.topic for t in topics])
     answered = [_Topic(topic=t.topic, partitions=[_end_offset(ctx, t.topic, p) for p in t.partitions])
                 for t in topics if t.topic in readable]
     denied = [_Topic(topic=t.topic, partitions=[_Partition(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, partition=p.partition,

@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from kafka_shim.authorizer.api_checks import distinct_names
+from kafka_shim.authorizer.api_checks.releases import CREATE_TOPICS_CLUSTER_CREATE
+from kafka_shim.authorizer.model import CLUSTER_NAME
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import CreatePartitionsResponse, CreateTopicsResponse, DeleteTopicsResponse
@@ -92,8 +94,14 @@ def create_topics(ctx: RequestContext, request: messages.CreateTopicsRequest) ->
                  [(c.name, c.value) for c in t.configs])
         for t in request.topics
     ]
-    auth = Authorizations(cluster_wide=shortcut_allowed(ctx, _CREATE), permitted=_filter(ctx, _CREATE),
-                          describable=_filter(ctx, _DESCRIBE_CONFIGS))
+    if ctx.services.release_rules.create_topics_needs_cluster:
+        # KIP-277: before 2.0 only CREATE on the cluster let a client create topics, and without it every topic got 31.
+        if not allowed(ctx, CREATE_TOPICS_CLUSTER_CREATE, CLUSTER_NAME):
+            return create_topics_error_response(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
+        auth = Authorizations(cluster_wide=True, describable=_filter(ctx, _DESCRIBE_CONFIGS))
+    else:
+        auth = Authorizations(cluster_wide=shortcut_allowed(ctx, _CREATE), permitted=_filter(ctx, _CREATE),
+                              describable=_filter(ctx, _DESCRIBE_CONFIGS))
     validate_only = ctx.api_version >= 1 and request.validate_only
     try:
         results = _admin(ctx).create_topics(topics, validate_only, auth, timeout_ms=request.timeout_ms)

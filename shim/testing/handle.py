@@ -157,10 +157,12 @@ class KafkaShim:
         """The topics that exist now (internal ones included), sorted."""
         return self.embedded.call(lambda: sorted(self.embedded.broker.state.topics))
 
-    def create_acls(self, *acls: Mapping[str, Any] | AclBinding) -> None:
+    def create_acls(self, *acls: Mapping[str, Any] | AclBinding | Iterable[Mapping[str, Any] | AclBinding]) -> None:
         """Add ACLs: entries in the ``--acls`` file format (``{"resource_type": "topic", "resource_name": "orders",
-        "principal": "User:alice", "operations": ["Read"]}``) or AclBinding objects. Needs an authorizer
-        (marker ``authorizer=True``); a rejected ACL raises ValueError with Kafka's reason."""
+        "principal": "User:alice", "operations": ["Read"]}``) or AclBinding objects, as arguments or in a list. Needs
+        an authorizer (marker ``authorizer=True``); a rejected ACL raises ValueError with Kafka's reason."""
+        if len(acls) == 1 and isinstance(acls[0], list | tuple):
+            acls = tuple(acls[0])
         bindings = [a for a in acls if isinstance(a, AclBinding)]
         bindings += acl_entries([dict(a) for a in acls if not isinstance(a, AclBinding)], "create_acls")
         self.embedded.call(_create_acls, self.embedded.broker, bindings)

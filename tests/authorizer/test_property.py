@@ -136,6 +136,7 @@ class Recorder:
 
     denials = True
     grants = True
+    every_decision = False  # Kafka 3.9's rule: only the decisions a request asks to log
 
     def __init__(self) -> None:
         self.decisions: list = []

@@ -133,3 +133,41 @@ def test_idempotent_produce_was_checked_for_idempotent_write_before_kip_679(rele
                 ProduceRequest.TopicProduceData(name="payments", partition_data=[
                     ProduceRequest.PartitionProduceData(index=0, records=batch)])]))
         assert answer.body.responses[0].partition_responses[0].error_code == code
+
+
+# -- KIP-277 (2.0): CreateTopics with CREATE on the topic alone ------------------------------------------------------
+
+@pytest.mark.parametrize(("release", "codes"), [("1.1", [31, 31]), ("2.0", [0, 29]), ("3.9", [0, 29])])
+def test_create_topics_with_create_on_the_topic_only(release: str, codes: list[int]) -> None:
+    from kafka_shim.protocol.messages import CreateTopicsRequest
+
+    with _shim(release) as shim:
+        shim.create_acls([_allow(AclOperation.CREATE, ResourceType.TOPIC, "mine")])
+        body = CreateTopicsRequest(timeout_ms=30000, topics=[CreateTopicsRequest.CreatableTopic(
+            name=n, num_partitions=1, replication_factor=1) for n in ("mine", "theirs")])
+        with _wire(shim) as wire:
+            answer = wire.request(ApiKey.CREATE_TOPICS, 2, body).body
+        assert [t.error_code for t in answer.topics] == codes
+        shim.create_acls([_allow(AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME)])
+        with _wire(shim) as wire:
+            again = wire.request(ApiKey.CREATE_TOPICS, 2, CreateTopicsRequest(timeout_ms=30000, topics=[
+                CreateTopicsRequest.CreatableTopic(name="theirs", num_partitions=1, replication_factor=1)])).body
+        assert [t.error_code for t in again.topics] == [0]  # CREATE on the cluster: every release
+
+
+# -- KAFKA-7394 (2.1): OffsetForLeaderEpoch was inter-broker only ----------------------------------------------------
+
+@pytest.mark.parametrize(("release", "code"), [("2.0", 31), ("2.1", 0)])
+def test_offset_for_leader_epoch_with_describe_on_the_topic(release: str, code: int) -> None:
+    from kafka_shim.protocol.messages import OffsetForLeaderEpochRequest as O
+
+    with _shim(release) as shim:
+        shim.create_topic("t")
+        shim.create_acls([_allow(AclOperation.DESCRIBE, ResourceType.TOPIC, "t")])
+        body = O(topics=[O.OffsetForLeaderTopic(topic="t", partitions=[O.OffsetForLeaderPartition(partition=0, leader_epoch=0)])])
+        with _wire(shim) as wire:
+            answer = wire.request(ApiKey.OFFSET_FOR_LEADER_EPOCH, 1, body).body
+        assert [p.error_code for t in answer.topics for p in t.partitions] == [code]
+        shim.create_acls([_allow(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)])
+        with _wire(shim) as wire:
+            assert [p.error_code for t in wire.request(ApiKey.OFFSET_FOR_LEADER_EPOCH, 1, body).body.topics for p in t.partitions] == [0]
