@@ -18,10 +18,12 @@ Emulated so far:
 * KIP-277 (2.0): CreateTopics needed CREATE on the cluster, else every topic 31 (Metadata's auto-creation still asks
   3.9's either/or).
 * KAFKA-7394 (2.1): OffsetForLeaderEpoch was inter-broker only: CLUSTER_ACTION, else every partition 31.
+* Follower fetch (1.1, the incremental-fetch rewrite): without CLUSTER_ACTION 1.0 answered 31 on every partition
+  (0.11.0.2 made no check at all, 0.11.0.3 the 31 check: the 0.11 line asks 1.0's).
 * The authorizer log line of each release (authorizer.audit.style_for).
 
-Not yet (the broker asks 3.9's question): KAFKA-5547 (1.0, 0.11's DESCRIBE-then-3 for topics), and the
-follower-fetch and log-dir rules. Rules that follow from the API versions a
+Not yet (the broker asks 3.9's question): KAFKA-5547 (1.0, 0.11's DESCRIBE-then-3 for topics), and the log-dir
+rules. Rules that follow from the API versions a
 release advertised need no switch: no PREFIXED ACLs before 2.0 (ACL APIs v1), no authorized operations before 2.3.
 """
 
@@ -40,6 +42,7 @@ KIP_277 = (2, 0)  # CreateTopics: CREATE on the topic suffices
 KIP_231 = (2, 1)  # ListGroups: filtered by DESCRIBE on each group, not 31
 KAFKA_7394 = (2, 1)  # OffsetForLeaderEpoch: DESCRIBE on the topic
 KIP_679 = (2, 8)  # idempotent producers: WRITE on any topic; no Produce-time IDEMPOTENT_WRITE check
+FETCH_REWRITE = (1, 1)  # a follower fetch without CLUSTER_ACTION: 29 on every partition, not 31
 
 
 def since(change: tuple[int, int]) -> str:
@@ -56,6 +59,7 @@ class ReleaseRules:
     idempotent_needs_cluster: bool = False  # KIP-679, before 2.8
     create_topics_needs_cluster: bool = False  # KIP-277, before 2.0
     leader_epoch_needs_cluster_action: bool = False  # KAFKA-7394, before 2.1
+    follower_fetch_denied_code: int = ErrorCode.TOPIC_AUTHORIZATION_FAILED  # 31 on 1.0 (the 1.1 fetch rewrite: 29)
 
     @property
     def name(self) -> str:
@@ -72,6 +76,7 @@ def rules_for(release: str | tuple[int, int]) -> ReleaseRules:
         idempotent_needs_cluster=line < KIP_679,
         create_topics_needs_cluster=line < KIP_277,
         leader_epoch_needs_cluster_action=line < KAFKA_7394,
+        follower_fetch_denied_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED if line < FETCH_REWRITE else ErrorCode.TOPIC_AUTHORIZATION_FAILED,
     )
 
 

@@ -155,7 +155,8 @@ def _classify(ctx: RequestContext, partitions: Partitions, fetches: list[tuple[T
     refused: list[tuple[TopicPartitionId, PartitionAnswer]] = []
     named: list[tuple[TopicPartitionId, PartitionRequest]] = []
     if from_follower and not allowed(ctx, _FOLLOWER, CLUSTER_NAME):
-        return [(tp, _refusal(ErrorCode.TOPIC_AUTHORIZATION_FAILED)) for tp, _ in fetches], []
+        code = ctx.services.release_rules.follower_fetch_denied_code  # 29; 31 on an emulated 1.0
+        return [(tp, _refusal(code)) for tp, _ in fetches], []
     for tp, request in fetches:
         if tp.topic is None:
             refused.append((tp, _refusal(ErrorCode.UNKNOWN_TOPIC_ID)))

@@ -171,3 +171,18 @@ def test_offset_for_leader_epoch_with_describe_on_the_topic(release: str, code: 
         shim.create_acls([_allow(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)])
         with _wire(shim) as wire:
             assert [p.error_code for t in wire.request(ApiKey.OFFSET_FOR_LEADER_EPOCH, 1, body).body.topics for p in t.partitions] == [0]
+
+
+# -- follower fetch without CLUSTER_ACTION: 31 on 1.0, 29 from the 1.1 fetch rewrite ----------------------------------
+
+@pytest.mark.parametrize(("release", "code"), [("1.0", 31), ("1.1", 29), ("3.9", 29)])
+def test_a_follower_fetch_without_cluster_action(release: str, code: int) -> None:
+    from kafka_shim.protocol.messages import FetchRequest as F
+
+    with _shim(release) as shim:
+        shim.create_topic("t")
+        shim.create_acls([_allow(AclOperation.READ, ResourceType.TOPIC, "t")])
+        body = F(replica_id=2, max_wait_ms=0, min_bytes=1, topics=[F.FetchTopic(topic="t", partitions=[F.FetchPartition(partition=0)])])
+        with _wire(shim) as wire:
+            answer = wire.request(ApiKey.FETCH, 6, body).body
+        assert [p.error_code for t in answer.responses for p in t.partitions] == [code]
