@@ -14,7 +14,6 @@ import asyncio
 import os
 import platform
 import signal
-import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -22,8 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from capture import SHAPES, prepare, process_cpu_s, requests, stop  # noqa: E402
-from loadgen import drive  # noqa: E402
+from alternating import compare  # noqa: E402
 
 _CONFIG = {"listeners": "PLAINTEXT://127.0.0.1:0",
            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
@@ -61,37 +59,8 @@ def main() -> int:
         return 0
     print("command:", " ".join([Path(sys.executable).name, *sys.argv]))
     print(f"python {platform.python_version()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
-    frames = requests()
     servers = {"without": start(False), "with": start(True)}
-    rates: dict[tuple, list[float]] = {}
-    cpu: dict[tuple, list[float]] = {}
-    try:
-        for _, address in servers.values():
-            prepare(address, frames)
-        for number in range(args.rounds):
-            print(f"round {number + 1}/{args.rounds}", file=sys.stderr, flush=True)
-            for api, frame in frames.items():
-                for connections, in_flight in SHAPES:
-                    for mode, (proc, address) in sorted(servers.items(), reverse=number % 2 == 1):
-                        before = process_cpu_s(proc.pid)
-                        done, elapsed, _ = drive(address, connections, in_flight, args.seconds, 0.0,
-                                                 lambda n, frame=frame: frame * n)
-                        key = (api, mode, connections, in_flight)
-                        rates.setdefault(key, []).append(done / elapsed)
-                        cpu.setdefault(key, []).append((process_cpu_s(proc.pid) - before) / done * 1e6)
-    finally:
-        for proc, _ in servers.values():
-            proc.send_signal(signal.SIGINT)
-            stop(proc)
-    print(f"\n{'api':<9} {'conns':>5} {'in-flight':>9} {'plain req/s':>12} {'recording':>10} {'overhead':>9} "
-          f"{'CPU us/req plain':>17} {'recording':>10}")
-    for api in frames:
-        for connections, in_flight in SHAPES:
-            plain = statistics.median(rates[(api, "without", connections, in_flight)])
-            recording = statistics.median(rates[(api, "with", connections, in_flight)])
-            print(f"{api:<9} {connections:>5} {in_flight:>9} {plain:>12.0f} {recording:>10.0f} {1 - recording / plain:>8.1%} "
-                  f"{statistics.median(cpu[(api, 'without', connections, in_flight)]):>17.1f} "
-                  f"{statistics.median(cpu[(api, 'with', connections, in_flight)]):>10.1f}")
+    compare(servers, args.rounds, args.seconds, ("plain", "recording"))
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
     return 0
 
