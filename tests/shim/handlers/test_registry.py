@@ -70,7 +70,7 @@ WITH_ERROR_FORM |= {ApiKey.DESCRIBE_GROUPS, ApiKey.LIST_GROUPS, ApiKey.DELETE_GR
 # Leaders and reassignments (issue 17).
 WITH_ERROR_FORM |= {ApiKey.ELECT_LEADERS, ApiKey.ALTER_PARTITION_REASSIGNMENTS, ApiKey.LIST_PARTITION_REASSIGNMENTS,
                     ApiKey.LIST_CLIENT_METRICS_RESOURCES, ApiKey.DESCRIBE_CLIENT_QUOTAS, ApiKey.ALTER_CLIENT_QUOTAS,
-                    ApiKey.UNREGISTER_BROKER, ApiKey.UPDATE_FEATURES}
+                    ApiKey.UNREGISTER_BROKER, ApiKey.UPDATE_FEATURES, ApiKey.ADD_RAFT_VOTER, ApiKey.REMOVE_RAFT_VOTER}
 
 
 def test_the_error_forms_are_registered_with_their_handlers() -> None:
