@@ -15,6 +15,12 @@ Emulated so far:
   enough; and a Produce of idempotent (non-transactional) batches was checked for IDEMPOTENT_WRITE on the cluster
   too, failing the whole request with 31.
 
+* KIP-373 (3.3) and the ZooKeeper-mode AclAuthorizer (before 3.3, the releases kafka-shim presents as a ZooKeeper-mode
+  broker): CreateAcls refuses the USER resource type and operations 13-14 (unknown codes then) with 42 "Failed to
+  create ACL", and a principal without a type fails every creation on its resource with -1 (UNKNOWN_SERVER_ERROR).
+* OffsetFetch v1 before 3.5: a group-level error (30 without DESCRIBE on the group) on each requested partition, as
+  v0 answers it, where 3.5+ answers an empty topic list (v1 has no top-level error field).
+
 Not yet (the broker asks 3.9's question): KAFKA-5547 (1.0, 0.11's DESCRIBE-then-3 for topics), KIP-277 (2.0,
 CreateTopics needing CREATE on the cluster), KAFKA-7394 (2.1, OffsetForLeaderEpoch needing CLUSTER_ACTION), the
 follower-fetch and log-dir rules, and the AclAuthorizer's audit-log line. Rules that follow from the API versions a
@@ -36,6 +42,15 @@ KIP_277 = (2, 0)  # CreateTopics: CREATE on the topic suffices (not emulated by 
 KIP_231 = (2, 1)  # ListGroups: filtered by DESCRIBE on each group, not 31
 KAFKA_7394 = (2, 1)  # OffsetForLeaderEpoch: DESCRIBE on the topic (not emulated by the broker yet)
 KIP_679 = (2, 8)  # idempotent producers: WRITE on any topic; no Produce-time IDEMPOTENT_WRITE check
+KIP_373 = (3, 3)  # the USER resource type (7) and the CREATE_TOKENS / DESCRIBE_TOKENS operations (13, 14)
+# The first release kafka-shim presents as a KRaft broker (shim/releases/profiles.py: ZooKeeper-mode API lists before
+# it). Before it, ACLs are created as the ZooKeeper-mode AclAuthorizer creates them (seen against real 2.8.2 and
+# 3.0.2, tests/differential/test_older_releases.py).
+KRAFT_PRESENTED = (3, 3)
+# OffsetFetch v1 (no top-level error field): a group-level error (30, or the coordinator's) is put on each requested
+# partition up to 3.4, as v0 always is; from 3.5 the v1 answer is an empty topic list (seen against real 3.4.1 and
+# 3.5.2 in ZooKeeper mode, 2.8.2 and 3.0.2 by tests/differential/test_older_releases.py).
+OFFSET_FETCH_V1_EMPTY = (3, 5)
 
 
 def since(change: tuple[int, int]) -> str:
@@ -50,6 +65,14 @@ class ReleaseRules:
     offset_fetch_needs_read: bool = False  # KIP-163, before 1.0
     list_groups_needs_cluster_describe: bool = False  # KIP-231, before 2.1
     idempotent_needs_cluster: bool = False  # KIP-679, before 2.8
+    # KIP-373, before 3.3: resource type 7 and operations 13-14 are codes the release did not know
+    acl_codes_before_kip_373: bool = False
+    # before 3.3 (a ZooKeeper-mode broker, AclAuthorizer): CreateAcls refuses a creation with a code the release did
+    # not know with INVALID_REQUEST "Failed to create ACL", and a principal without a type ("bob") fails every
+    # creation on its resource pattern with UNKNOWN_SERVER_ERROR and no message; KRaft's StandardAuthorizer accepts both
+    zookeeper_acl_creation: bool = False
+    # before 3.5: OffsetFetch v1 answers a group-level error on each requested partition (not an empty topic list)
+    offset_fetch_v1_partition_errors: bool = False
 
     @property
     def name(self) -> str:
@@ -64,6 +87,9 @@ def rules_for(release: str | tuple[int, int]) -> ReleaseRules:
         offset_fetch_needs_read=line < KIP_163,
         list_groups_needs_cluster_describe=line < KIP_231,
         idempotent_needs_cluster=line < KIP_679,
+        acl_codes_before_kip_373=line < KIP_373,
+        zookeeper_acl_creation=line < KRAFT_PRESENTED,
+        offset_fetch_v1_partition_errors=line < OFFSET_FETCH_V1_EMPTY,
     )
 
 

@@ -188,6 +188,9 @@ def offset_fetch(ctx: RequestContext, request: messages.OffsetFetchRequest) -> O
     topics = None if request.topics is None else [OffsetFetchRequest.OffsetFetchRequestTopics(name=t.name, partition_indexes=t.partition_indexes)
                                                   for t in request.topics]
     _, error, answer = _fetch_group(ctx, request.group_id, topics, group_check, _FETCH_TOPICS)
+    if version == 1 and error != ErrorCode.NONE and ctx.services.release_rules.offset_fetch_v1_partition_errors:
+        # before 3.5 Kafka answered v1's group errors as v0's, on each requested partition (api_checks.releases)
+        return _v0_error_response(request, error)
     return OffsetFetchResponse(throttle_time_ms=0, error_code=error, topics=[
         _Topic(name=name, partitions=[_Partition(partition_index=p, committed_offset=o.offset, committed_leader_epoch=o.leader_epoch,
                                                  metadata=o.metadata, error_code=o.error) for p, o in entries])

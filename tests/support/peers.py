@@ -33,12 +33,15 @@ def _address(url: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def start_real_kafka(directory: Path, *overrides: str, version: str | None = None) -> RealKafka:
+def start_real_kafka(directory: Path, *overrides: str, version: str | None = None, log_levels: tuple[str, ...] = ()) -> RealKafka:
     """Start scripts/real-kafka in ``directory``: the pom's Kafka (3.9, KRaft), or ``version`` (e.g. "2.8.2", which the
-    script runs in ZooKeeper mode with the same listeners and users)."""
+    script runs in ZooKeeper mode with the same listeners and users). ``log_levels``: LOGGER=LEVEL, e.g.
+    "kafka.request.logger=DEBUG" for Kafka's request log (logs/kafka-request.log)."""
     args = [sys.executable, str(REAL_KAFKA), "start", "--dir", str(directory)]
     for override in overrides:
         args += ["--override", override]
+    for level in log_levels:
+        args += ["--log-level", level]
     env = dict(os.environ)
     if version is not None:
         env["REAL_KAFKA_VERSION"] = version
