@@ -18,8 +18,9 @@ Emulated so far:
 * KIP-373 (3.3) and the ZooKeeper-mode AclAuthorizer (before 3.3, the releases kafka-shim presents as a ZooKeeper-mode
   broker): CreateAcls refuses the USER resource type and operations 13-14 (unknown codes then) with 42 "Failed to
   create ACL", and a principal without a type fails every creation on its resource with -1 (UNKNOWN_SERVER_ERROR).
-* OffsetFetch v1 before 3.5: a group-level error (30 without DESCRIBE on the group) on each requested partition, as
-  v0 answers it, where 3.5+ answers an empty topic list (v1 has no top-level error field).
+* Before 3.5 (the group APIs' move onto the GroupCoordinator interface): OffsetFetch v1 puts a group-level error (30
+  without DESCRIBE on the group) on each requested partition, as v0 answers it, where 3.5+ answers an empty topic
+  list (v1 has no top-level error field); DescribeGroups answers in request order, where 3.5+ lists refused groups first.
 
 Not yet (the broker asks 3.9's question): KAFKA-5547 (1.0, 0.11's DESCRIBE-then-3 for topics), KIP-277 (2.0,
 CreateTopics needing CREATE on the cluster), KAFKA-7394 (2.1, OffsetForLeaderEpoch needing CLUSTER_ACTION), the
@@ -47,10 +48,12 @@ KIP_373 = (3, 3)  # the USER resource type (7) and the CREATE_TOKENS / DESCRIBE_
 # it). Before it, ACLs are created as the ZooKeeper-mode AclAuthorizer creates them (seen against real 2.8.2 and
 # 3.0.2, tests/differential/test_older_releases.py).
 KRAFT_PRESENTED = (3, 3)
-# OffsetFetch v1 (no top-level error field): a group-level error (30, or the coordinator's) is put on each requested
-# partition up to 3.4, as v0 always is; from 3.5 the v1 answer is an empty topic list (seen against real 3.4.1 and
-# 3.5.2 in ZooKeeper mode, 2.8.2 and 3.0.2 by tests/differential/test_older_releases.py).
-OFFSET_FETCH_V1_EMPTY = (3, 5)
+# 3.5 moved KafkaApis' group APIs onto the new GroupCoordinator interface, and two answers changed with it (seen
+# against real 3.4.1 and 3.5.2 in ZooKeeper mode, and 2.8.2 and 3.0.2 by tests/differential/test_older_releases.py):
+# OffsetFetch v1 (no top-level error field) put a group-level error (30, or the coordinator's) on each requested
+# partition, as v0 always does, where 3.5+ answers an empty topic list; and DescribeGroups answered in request order,
+# where 3.5+ lists the refused groups (30) first, then the described ones.
+GROUP_APIS_3_5 = (3, 5)
 
 
 def since(change: tuple[int, int]) -> str:
@@ -73,6 +76,8 @@ class ReleaseRules:
     zookeeper_acl_creation: bool = False
     # before 3.5: OffsetFetch v1 answers a group-level error on each requested partition (not an empty topic list)
     offset_fetch_v1_partition_errors: bool = False
+    # before 3.5: DescribeGroups answers in request order (not the refused groups first)
+    describe_groups_in_request_order: bool = False
 
     @property
     def name(self) -> str:
@@ -89,7 +94,8 @@ def rules_for(release: str | tuple[int, int]) -> ReleaseRules:
         idempotent_needs_cluster=line < KIP_679,
         acl_codes_before_kip_373=line < KIP_373,
         zookeeper_acl_creation=line < KRAFT_PRESENTED,
-        offset_fetch_v1_partition_errors=line < OFFSET_FETCH_V1_EMPTY,
+        offset_fetch_v1_partition_errors=line < GROUP_APIS_3_5,
+        describe_groups_in_request_order=line < GROUP_APIS_3_5,
     )
 
 
