@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from confluent_kafka import KafkaError, Producer
+from kafka import KafkaConsumer, KafkaProducer
 
 from kafka_shim.protocol.codes import ApiKey
 from kafka_shim.protocol.framing import encode_request
@@ -408,41 +409,82 @@ def _collect_errors(errors: list[KafkaError]) -> Callable[[KafkaError | None, An
     return on_delivery
 
 
-def test_confluent_kafka_idempotent_round_trip_negotiates_the_same_versions(older: Older) -> None:
-    """An idempotent producer (the default from Kafka 3.0 clients on) and a consumer group, as alice with WRITE and READ on
-    the topic and READ on the group, against the real release and kafka-shim emulating it: the same records come back,
-    and librdkafka picked the same API versions from both brokers' ranges (seen from each broker)."""
-    topic, group = f"older-round-trip-{older.line}", f"older-round-trip-group-{older.line}"
+def _round_trip_versions(older: Older, client: str, round_trip: Callable[[tuple[str, int], str, str, str], None]) -> set[tuple[str, int]]:
+    """Run ``round_trip(address, client_id, topic, group)`` against the real release, then against kafka-shim emulating
+    it, as alice with WRITE and READ on the topic and READ on the group; returns the API versions the client picked,
+    asserting both brokers saw the same (Kafka's request log; kafka-shim's request counters, which saw only this client
+    in the meantime)."""
+    topic, group = f"older-{client}-{older.line}", f"older-{client}-group-{older.line}"
     older.create_topic(topic)
     older.grant(acl(TOPIC, topic, WRITE), acl(TOPIC, topic, READ), acl(GROUP, group, READ))
-    values = [f"record-{i}".encode() for i in range(5)]
     before = _shim_counts(older.shim)
-    picked: dict[str, set[tuple[str, int]]] = {}
-    for name, address in (("kafka", older.kafka.sasl), ("shim", older.shim_sasl)):
-        client_id = f"older-round-trip-{older.line}-{name}"
-        config = {"bootstrap.servers": f"{address[0]}:{address[1]}", "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
-                  "sasl.username": ALICE[0], "sasl.password": ALICE[1], "client.id": client_id}
-        errors: list[KafkaError] = []
-        producer = Producer(config | {"enable.idempotence": True, "acks": "all"})
-        for value in values:
-            producer.produce(topic, value, on_delivery=_collect_errors(errors))
-        assert producer.flush(60) == 0 and errors == [], (name, errors)
-        assert consume_values(config, topic, len(values), group) == values, name
+    round_trip(older.kafka.sasl, f"older-{client}-{older.line}-kafka", topic, group)
+    round_trip(older.shim_sasl, f"older-{client}-{older.line}-shim", topic, group)
     # Both brokers log or count a request once its answer is sent, so the last ones (the consumer's LeaveGroup) may
     # still be on their way: wait, with a bound, until both sides have seen the same versions.
     deadline = time.monotonic() + 15
     while True:
-        picked["kafka"] = _kafka_versions(older.kafka, f"older-round-trip-{older.line}-kafka")
+        kafka = _kafka_versions(older.kafka, f"older-{client}-{older.line}-kafka")
         after = _shim_counts(older.shim)
-        picked["shim"] = {key for key, count in after.items() if count > before.get(key, 0) and key[0] not in _AUTHENTICATION_APIS}
-        if (picked["kafka"] and picked["kafka"] == picked["shim"]) or time.monotonic() > deadline:
+        shim = {key for key, count in after.items() if count > before.get(key, 0) and key[0] not in _AUTHENTICATION_APIS}
+        if (kafka and _comparable(kafka, shim) == _comparable(shim, kafka)) or time.monotonic() > deadline:
             break
         time.sleep(0.1)
-    # the versions a user's client ends up on, as both brokers saw them (kafka-shim's counters saw only this client)
-    assert picked["kafka"] and picked["kafka"] == picked["shim"], picked
-    REPORTED.append(f"older releases: librdkafka against {RELEASES[older.line]} used "
-                    + ", ".join(f"{k} v{v}" for k, v in sorted(picked["kafka"])))
+    assert kafka and _comparable(kafka, shim) == _comparable(shim, kafka), {"kafka": sorted(kafka), "shim": sorted(shim)}
+    REPORTED.append(f"older releases: {client} against {RELEASES[older.line]} used " + ", ".join(f"{k} v{v}" for k, v in sorted(kafka)))
+    return kafka
 
+
+# A consumer sends Heartbeat only if it lives past heartbeat.interval.ms (3 s), which depends on how fast each broker
+# answered: its version is compared when both brokers saw one.
+_TIMING_APIS = {"HEARTBEAT"}
+
+
+def _comparable(versions: set[tuple[str, int]], other: set[tuple[str, int]]) -> set[tuple[str, int]]:
+    both = {key for key, _ in other}
+    return {(key, v) for key, v in versions if key not in _TIMING_APIS or key in both}
+
+
+VALUES = [f"record-{i}".encode() for i in range(5)]
+
+
+def test_confluent_kafka_idempotent_round_trip_negotiates_the_same_versions(older: Older) -> None:
+    """An idempotent producer (the default from Kafka 3.0 clients on) and a consumer group, against the real release and
+    kafka-shim emulating it: the same records come back, and librdkafka picked the same API versions from both."""
+    def round_trip(address: tuple[str, int], client_id: str, topic: str, group: str) -> None:
+        config = {"bootstrap.servers": f"{address[0]}:{address[1]}", "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+                  "sasl.username": ALICE[0], "sasl.password": ALICE[1], "client.id": client_id}
+        errors: list[KafkaError] = []
+        producer = Producer(config | {"enable.idempotence": True, "acks": "all"})
+        for value in VALUES:
+            producer.produce(topic, value, on_delivery=_collect_errors(errors))
+        assert producer.flush(60) == 0 and errors == [], (client_id, errors)
+        assert consume_values(config, topic, len(VALUES), group) == VALUES, client_id
+
+    picked = _round_trip_versions(older, "librdkafka", round_trip)
+    assert ("INIT_PRODUCER_ID", 4) in picked  # idempotence with WRITE on the topic only (KIP-679, 2.8)
+
+
+def test_kafka_python_round_trip_negotiates_the_same_versions(older: Older) -> None:
+    """kafka-python probes the broker's release from ApiVersions and picks its versions from there: the same records,
+    the same versions, against the real release and kafka-shim emulating it."""
+    def round_trip(address: tuple[str, int], client_id: str, topic: str, group: str) -> None:
+        config = {"bootstrap_servers": f"{address[0]}:{address[1]}", "security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "PLAIN",
+                  "sasl_plain_username": ALICE[0], "sasl_plain_password": ALICE[1], "client_id": client_id}
+        producer = KafkaProducer(**config, acks="all")
+        try:
+            for value in VALUES:
+                producer.send(topic, value).get(timeout=60)
+        finally:
+            producer.close()
+        consumer = KafkaConsumer(topic, **config, group_id=group, auto_offset_reset="earliest", consumer_timeout_ms=60000)
+        try:
+            got = [message.value for _, message in zip(VALUES, consumer, strict=False)]
+        finally:
+            consumer.close()
+        assert got == VALUES, client_id
+
+    _round_trip_versions(older, "kafka-python", round_trip)
 
 
 @pytest.mark.parametrize("grants", [(), (acl(CLUSTER, "kafka-cluster", DESCRIBE),), (acl(CLUSTER, "kafka-cluster", ALTER),)],
