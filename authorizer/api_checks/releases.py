@@ -20,7 +20,10 @@ Emulated so far:
   create ACL", and a principal without a type fails every creation on its resource with -1 (UNKNOWN_SERVER_ERROR).
 * Before 3.5 (the group APIs' move onto the GroupCoordinator interface): OffsetFetch v1 puts a group-level error (30
   without DESCRIBE on the group) on each requested partition, as v0 answers it, where 3.5+ answers an empty topic
-  list (v1 has no top-level error field); DescribeGroups answers in request order, where 3.5+ lists refused groups first.
+  list (v1 has no top-level error field); DescribeGroups answers in request order, where 3.5+ lists refused groups first;
+  OffsetFetch v8 (3.0-3.4) lists its groups in java.util.HashMap order, where 3.5+ keeps the request's order.
+* Before 3.2: DescribeUserScramCredentials without DESCRIBE on the cluster is answered with the top-level 31 and no
+  result rows (a null user list too), where 3.2+ answers a row per requested user and never answers a null list.
 
 Not yet (the broker asks 3.9's question): KAFKA-5547 (1.0, 0.11's DESCRIBE-then-3 for topics), KIP-277 (2.0,
 CreateTopics needing CREATE on the cluster), KAFKA-7394 (2.1, OffsetForLeaderEpoch needing CLUSTER_ACTION), the
@@ -52,8 +55,13 @@ KRAFT_PRESENTED = (3, 3)
 # against real 3.4.1 and 3.5.2 in ZooKeeper mode, and 2.8.2 and 3.0.2 by tests/differential/test_older_releases.py):
 # OffsetFetch v1 (no top-level error field) put a group-level error (30, or the coordinator's) on each requested
 # partition, as v0 always does, where 3.5+ answers an empty topic list; and DescribeGroups answered in request order,
-# where 3.5+ lists the refused groups (30) first, then the described ones.
+# where 3.5+ lists the refused groups (30) first, then the described ones. And OffsetFetch v8+ (3.0, KIP-709) listed
+# its groups in the iteration order of a java.util.HashMap keyed by group id, where 3.5+ keeps the request's order.
 GROUP_APIS_3_5 = (3, 5)
+# DescribeUserScramCredentials (KIP-554, 2.7) refused without DESCRIBE on the cluster: up to 3.1 the answer is the
+# top-level 31 with no result rows (a null user list too); from 3.2 it is getErrorResponse's, one row per requested
+# user, and a null user list is never answered (seen against real 2.8.2-3.1.2 and 3.2.3-3.9.0 in ZooKeeper mode).
+SCRAM_DESCRIBE_ROWS = (3, 2)
 
 
 def since(change: tuple[int, int]) -> str:
@@ -78,6 +86,10 @@ class ReleaseRules:
     offset_fetch_v1_partition_errors: bool = False
     # before 3.5: DescribeGroups answers in request order (not the refused groups first)
     describe_groups_in_request_order: bool = False
+    # before 3.5: OffsetFetch v8+ lists its groups in java.util.HashMap order of the group ids (not the request's)
+    offset_fetch_groups_in_hash_order: bool = False
+    # before 3.2: a refused DescribeUserScramCredentials is the top-level 31 alone (no rows; a null user list answered)
+    describe_scram_refused_without_rows: bool = False
 
     @property
     def name(self) -> str:
@@ -96,6 +108,8 @@ def rules_for(release: str | tuple[int, int]) -> ReleaseRules:
         zookeeper_acl_creation=line < KRAFT_PRESENTED,
         offset_fetch_v1_partition_errors=line < GROUP_APIS_3_5,
         describe_groups_in_request_order=line < GROUP_APIS_3_5,
+        offset_fetch_groups_in_hash_order=line < GROUP_APIS_3_5,
+        describe_scram_refused_without_rows=line < SCRAM_DESCRIBE_ROWS,
     )
 
 

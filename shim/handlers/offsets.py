@@ -178,6 +178,10 @@ def offset_fetch(ctx: RequestContext, request: messages.OffsetFetchRequest) -> O
         answers = [_fetch_group(ctx, g.group_id, g.topics, _FETCH_GROUPS, _FETCH_GROUP_TOPICS,
                                 (g.member_id, g.member_epoch) if version >= 9 and g.member_id is not None else None)
                    for g in request.groups]
+        if ctx.services.release_rules.offset_fetch_groups_in_hash_order:
+            # 3.0-3.4 built the answer from a java.util.HashMap keyed by group id (api_checks.releases)
+            by_id = {answer[0]: answer for answer in answers}
+            answers = [by_id[group_id] for group_id in java_hash_map_order(list(by_id), java_string_hash)]
         return OffsetFetchResponse(throttle_time_ms=0, groups=[
             _Group(group_id=group_id, error_code=error, topics=[
                 _GroupTopic(name=name, partitions=[_GroupPartition(partition_index=p, committed_offset=o.offset,

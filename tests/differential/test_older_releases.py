@@ -32,7 +32,9 @@ from kafka_shim.protocol.messages import (
     DeleteGroupsRequest,
     DescribeAclsRequest,
     DescribeClusterRequest,
+    DescribeConfigsRequest,
     DescribeGroupsRequest,
+    DescribeUserScramCredentialsRequest,
     FindCoordinatorRequest,
     InitProducerIdRequest,
     ListGroupsRequest,
@@ -566,3 +568,55 @@ def test_delete_groups_of_mixed_rights(older: Older, version: int) -> None:
         answer.body.results.sort(key=lambda r: r.group_id)
     assert_same(kafka, shim, what=f"DeleteGroups v{version} (Kafka {RELEASES[older.line]}, results by group id)")
     assert sorted(r.error_code for r in kafka.body.results) == [0, 30, 69]  # GROUP_ID_NOT_FOUND for the unknown group
+
+
+
+def _by_user(answer: Answer) -> Answer:
+    answer.body.results.sort(key=lambda r: r.user)
+    return answer
+
+
+@pytest.mark.parametrize("users", [None, ["alice", "nobody"]], ids=["all-users", "named-users"])
+@pytest.mark.parametrize("user", [ALICE, ADMIN], ids=["alice", "admin"])
+def test_describe_user_scram_credentials(older: Older, user: tuple[str, str], users: list[str] | None) -> None:
+    """Without DESCRIBE on the cluster, 2.7-3.1 answer the top-level 31 alone (3.2+ a row per user, and no answer at all
+    for a null list: a release switch). The users come in ZooKeeper's child order on Kafka and in kafka-shim's own; a
+    client maps them by name, so they are compared by name."""
+    body = DescribeUserScramCredentialsRequest(users=None if users is None else [
+        DescribeUserScramCredentialsRequest.UserName(name=name) for name in users])
+    kafka, shim = older.both(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, body, user)
+    assert_same(_by_user(kafka), _by_user(shim), what=f"DescribeUserScramCredentials as {user[0]} (Kafka {RELEASES[older.line]})")
+    assert kafka.body.error_code == (31 if user == ALICE else 0)
+
+
+@pytest.mark.parametrize("grants", [(), (acl(TOPIC, "older-fetch-topic", DESCRIBE_CONFIGS),), (acl(CLUSTER, "kafka-cluster", DESCRIBE_CONFIGS),)],
+                         ids=["no-acls", "topic-describe-configs", "cluster-describe-configs"])
+def test_describe_configs_of_keys_both_releases_have(older: Older, grants: tuple) -> None:
+    """DESCRIBE_CONFIGS on the topic (29 without) and on the cluster for a broker (31 without), for config keys that
+    2.8, 3.0 and 3.9 share (the full lists differ by release: see the strict xfail on CreateTopics' configs)."""
+    older.create_topic_once("older-fetch-topic")
+    if grants:
+        older.grant(*grants)
+    resources = [DescribeConfigsRequest.DescribeConfigsResource(resource_type=2, resource_name="older-fetch-topic",
+                                                                configuration_keys=["cleanup.policy", "retention.ms"]),
+                 DescribeConfigsRequest.DescribeConfigsResource(resource_type=4, resource_name="1", configuration_keys=["log.retention.hours"])]
+    for version in (1, 3):
+        older.same(ApiKey.DESCRIBE_CONFIGS, version, DescribeConfigsRequest(resources=resources, include_synonyms=True),
+                   f"DescribeConfigs v{version}")
+
+
+def test_offset_fetch_of_several_groups_at_v8(older: Older) -> None:
+    """OffsetFetch v8 (KIP-709, 3.0) checks each group on its own: 30 for one, offsets for another; 3.0-3.4 list the
+    groups in a Java HashMap's order (3.5+ in the request's: a release switch)."""
+    if ApiKey.OFFSET_FETCH not in api_ranges(older.line) or api_ranges(older.line)[ApiKey.OFFSET_FETCH][1] < 8:
+        pytest.skip(f"Kafka {older.line} has no OffsetFetch v8 (KIP-709 came with 3.0)")
+    older.create_topic_once("older-fetch-topic")
+    older.commit_offset_once("older-fetch-group", "older-fetch-topic", 7)
+    older.grant(acl(GROUP, "older-fetch-group", DESCRIBE), acl(TOPIC, "older-fetch-topic", DESCRIBE))
+    group, topics = OffsetFetchRequest.OffsetFetchRequestGroup, OffsetFetchRequest.OffsetFetchRequestTopics
+    body = OffsetFetchRequest(groups=[group(group_id="older-fetch-group", topics=[topics(name="older-fetch-topic", partition_indexes=[0])]),
+                                      group(group_id="older-other-group", topics=None), group(group_id="g1", topics=None),
+                                      group(group_id="older-fetch-group-2", topics=None), group(group_id="g0", topics=None)])
+    kafka, _ = older.same(ApiKey.OFFSET_FETCH, 8, body, "OffsetFetch v8")
+    assert sorted((g.group_id, g.error_code) for g in kafka.body.groups) == [
+        ("g0", 30), ("g1", 30), ("older-fetch-group", 0), ("older-fetch-group-2", 30), ("older-other-group", 30)]
