@@ -73,6 +73,7 @@ class Older:
     shim: EmbeddedBroker
     shim_sasl: tuple[str, int]
     cid: int = 5000
+    made: set[tuple[str, str]] = field(default_factory=set)  # topics and groups made once per session
 
     def frame(self, api_key: int, version: int, body: Any) -> bytes:
         self.cid += 1
@@ -121,8 +122,6 @@ class Older:
             time.sleep(0.05)
 
     # -- things an admin sets up on both (once per session: the real broker keeps them) ----------------------------------
-    made: set = field(default_factory=set)
-
     def create_topic_once(self, name: str) -> None:
         if ("topic", name) not in self.made:
             self.create_topic(name)
