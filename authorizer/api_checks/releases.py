@@ -14,7 +14,15 @@ Emulated so far:
 * KIP-679 (2.8): an idempotent InitProducerId needed IDEMPOTENT_WRITE on the cluster (31), WRITE on a topic was not
   enough; and a Produce of idempotent (non-transactional) batches was checked for IDEMPOTENT_WRITE on the cluster
   too, failing the whole request with 31.
-
+* KIP-373 (3.3) and the ZooKeeper-mode AclAuthorizer (before 3.3, the releases kafka-shim presents as a ZooKeeper-mode
+  broker): CreateAcls refuses the USER resource type and operations 13-14 (unknown codes then) with 42 "Failed to
+  create ACL", and a principal without a type fails every creation on its resource with -1 (UNKNOWN_SERVER_ERROR).
+* Before 3.5 (the group APIs' move onto the GroupCoordinator interface): OffsetFetch v1 puts a group-level error (30
+  without DESCRIBE on the group) on each requested partition, as v0 answers it, where 3.5+ answers an empty topic
+  list (v1 has no top-level error field); DescribeGroups answers in request order, where 3.5+ lists refused groups first;
+  OffsetFetch v8 (3.0-3.4) lists its groups in java.util.HashMap order, where 3.5+ keeps the request's order.
+* Before 3.2: DescribeUserScramCredentials without DESCRIBE on the cluster is answered with the top-level 31 and no
+  result rows (a null user list too), where 3.2+ answers a row per requested user and never answers a null list.
 * KIP-277 (2.0): CreateTopics needed CREATE on the cluster, else every topic 31 (Metadata's auto-creation still asks
   3.9's either/or).
 * KAFKA-7394 (2.1): OffsetForLeaderEpoch was inter-broker only: CLUSTER_ACTION, else every partition 31.
@@ -42,6 +50,22 @@ KIP_277 = (2, 0)  # CreateTopics: CREATE on the topic suffices
 KIP_231 = (2, 1)  # ListGroups: filtered by DESCRIBE on each group, not 31
 KAFKA_7394 = (2, 1)  # OffsetForLeaderEpoch: DESCRIBE on the topic
 KIP_679 = (2, 8)  # idempotent producers: WRITE on any topic; no Produce-time IDEMPOTENT_WRITE check
+KIP_373 = (3, 3)  # the USER resource type (7) and the CREATE_TOKENS / DESCRIBE_TOKENS operations (13, 14)
+# The first release kafka-shim presents as a KRaft broker (shim/releases/profiles.py: ZooKeeper-mode API lists before
+# it). Before it, ACLs are created as the ZooKeeper-mode AclAuthorizer creates them (seen against real 2.8.2 and
+# 3.0.2, tests/differential/test_older_releases.py).
+KRAFT_PRESENTED = (3, 3)
+# 3.5 moved KafkaApis' group APIs onto the new GroupCoordinator interface, and two answers changed with it (seen
+# against real 3.4.1 and 3.5.2 in ZooKeeper mode, and 2.8.2 and 3.0.2 by tests/differential/test_older_releases.py):
+# OffsetFetch v1 (no top-level error field) put a group-level error (30, or the coordinator's) on each requested
+# partition, as v0 always does, where 3.5+ answers an empty topic list; and DescribeGroups answered in request order,
+# where 3.5+ lists the refused groups (30) first, then the described ones. And OffsetFetch v8+ (3.0, KIP-709) listed
+# its groups in the iteration order of a java.util.HashMap keyed by group id, where 3.5+ keeps the request's order.
+GROUP_APIS_3_5 = (3, 5)
+# DescribeUserScramCredentials (KIP-554, 2.7) refused without DESCRIBE on the cluster: up to 3.1 the answer is the
+# top-level 31 with no result rows (a null user list too); from 3.2 it is getErrorResponse's, one row per requested
+# user, and a null user list is never answered (seen against real 2.8.2-3.1.2 and 3.2.3-3.9.0 in ZooKeeper mode).
+SCRAM_DESCRIBE_ROWS = (3, 2)
 FETCH_REWRITE = (1, 1)  # a follower fetch without CLUSTER_ACTION: 29 on every partition, not 31
 
 
@@ -57,6 +81,20 @@ class ReleaseRules:
     offset_fetch_needs_read: bool = False  # KIP-163, before 1.0
     list_groups_needs_cluster_describe: bool = False  # KIP-231, before 2.1
     idempotent_needs_cluster: bool = False  # KIP-679, before 2.8
+    # KIP-373, before 3.3: resource type 7 and operations 13-14 are codes the release did not know
+    acl_codes_before_kip_373: bool = False
+    # before 3.3 (a ZooKeeper-mode broker, AclAuthorizer): CreateAcls refuses a creation with a code the release did
+    # not know with INVALID_REQUEST "Failed to create ACL", and a principal without a type ("bob") fails every
+    # creation on its resource pattern with UNKNOWN_SERVER_ERROR and no message; KRaft's StandardAuthorizer accepts both
+    zookeeper_acl_creation: bool = False
+    # before 3.5: OffsetFetch v1 answers a group-level error on each requested partition (not an empty topic list)
+    offset_fetch_v1_partition_errors: bool = False
+    # before 3.5: DescribeGroups answers in request order (not the refused groups first)
+    describe_groups_in_request_order: bool = False
+    # before 3.5: OffsetFetch v8+ lists its groups in java.util.HashMap order of the group ids (not the request's)
+    offset_fetch_groups_in_hash_order: bool = False
+    # before 3.2: a refused DescribeUserScramCredentials is the top-level 31 alone (no rows; a null user list answered)
+    describe_scram_refused_without_rows: bool = False
     create_topics_needs_cluster: bool = False  # KIP-277, before 2.0
     leader_epoch_needs_cluster_action: bool = False  # KAFKA-7394, before 2.1
     follower_fetch_denied_code: int = ErrorCode.TOPIC_AUTHORIZATION_FAILED  # 31 on 1.0 (the 1.1 fetch rewrite: 29)
@@ -74,6 +112,12 @@ def rules_for(release: str | tuple[int, int]) -> ReleaseRules:
         offset_fetch_needs_read=line < KIP_163,
         list_groups_needs_cluster_describe=line < KIP_231,
         idempotent_needs_cluster=line < KIP_679,
+        acl_codes_before_kip_373=line < KIP_373,
+        zookeeper_acl_creation=line < KRAFT_PRESENTED,
+        offset_fetch_v1_partition_errors=line < GROUP_APIS_3_5,
+        describe_groups_in_request_order=line < GROUP_APIS_3_5,
+        offset_fetch_groups_in_hash_order=line < GROUP_APIS_3_5,
+        describe_scram_refused_without_rows=line < SCRAM_DESCRIBE_ROWS,
         create_topics_needs_cluster=line < KIP_277,
         leader_epoch_needs_cluster_action=line < KAFKA_7394,
         follower_fetch_denied_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED if line < FETCH_REWRITE else ErrorCode.TOPIC_AUTHORIZATION_FAILED,

@@ -177,8 +177,18 @@ def create_acls(ctx: RequestContext, request: messages.CreateAclsRequest) -> Cre
         log.warning("acl_creation_refused", principal=ctx.principal, reason=str(exc), error_code=ErrorCode.UNKNOWN_SERVER_ERROR,
                     hint="ANY and MATCH are filter-only codes; an ACL needs a concrete type, pattern, operation and permission")
         return create_acls_error_response(request, ErrorCode.UNKNOWN_SERVER_ERROR, None)
+    rules = ctx.services.release_rules
+    refused = _zookeeper_refusals(creations, rules.acl_codes_before_kip_373) if rules.zookeeper_acl_creation else {}
+    kept = [i for i in range(len(creations)) if i not in refused]
+    outcomes = dict(zip(kept, az.create_acls([bindings[i] for i in kept]), strict=True))
     results: list[_Creation] = []
-    for index, (binding, result) in enumerate(zip(bindings, az.create_acls(bindings), strict=True)):
+    for index, binding in enumerate(bindings):
+        if index in refused:
+            results.append(refused[index])
+            log.info("acl_creation_invalid", principal=ctx.principal, index=index, acl=str(binding), error_code=refused[index].error_code,
+                     reason=refused[index].error_message or "a principal without a type (Type:name) on this resource pattern")
+            continue
+        result = outcomes[index]
         if result.error is None:
             results.append(_Creation())
         elif isinstance(result.error, AclStoreError):
@@ -191,6 +201,32 @@ def create_acls(ctx: RequestContext, request: messages.CreateAclsRequest) -> Cre
     created = sum(1 for r in results if r.error_code == ErrorCode.NONE)
     log.info("acls_created", principal=ctx.principal, client_host=ctx.client_host, requested=len(creations), succeeded=created)
     return CreateAclsResponse(results=results)
+
+
+# Codes a release before KIP-373 (3.3) did not know: the USER resource type, the CREATE_TOKENS / DESCRIBE_TOKENS operations.
+_USER_TYPE, _TOKEN_OPERATIONS = int(ResourceType.USER), (int(AclOperation.CREATE_TOKENS), int(AclOperation.DESCRIBE_TOKENS))
+FAILED_TO_CREATE = "Failed to create ACL"  # AclAuthorizer's text for a creation it could not validate
+
+
+def _zookeeper_refusals(creations: list, before_kip_373: bool) -> dict[int, _Creation]:
+    """What an emulated ZooKeeper-mode release (AclAuthorizer, before 3.3) refuses that KRaft's authorizer accepts, by
+    index: a code the release did not know (42 "Failed to create ACL"), and every creation on a resource pattern one of
+    whose principals has no type (UNKNOWN_SERVER_ERROR, no message: the authorizer fails that pattern's update as a
+    whole). Creations KafkaApis refuses first (an empty name, a cluster not named kafka-cluster) are left to the usual
+    path."""
+    refused: dict[int, _Creation] = {}
+    by_pattern: dict[tuple[int, str, int], list[int]] = {}
+    for index, c in enumerate(creations):
+        if c.resource_name == "" or (c.resource_type == int(ResourceType.CLUSTER) and c.resource_name != "kafka-cluster"):
+            continue
+        if before_kip_373 and (c.resource_type == _USER_TYPE or c.operation in _TOKEN_OPERATIONS):
+            refused[index] = _Creation(error_code=ErrorCode.INVALID_REQUEST, error_message=FAILED_TO_CREATE)
+            continue
+        by_pattern.setdefault((c.resource_type, c.resource_name, c.resource_pattern_type), []).append(index)
+    for indexes in by_pattern.values():
+        if any(":" not in creations[i].principal for i in indexes):
+            refused.update((i, _Creation(error_code=ErrorCode.UNKNOWN_SERVER_ERROR, error_message=None)) for i in indexes)
+    return refused
 
 
 def _matching(b: AclBinding) -> _Matching:

@@ -112,6 +112,12 @@ def describe_groups(ctx: RequestContext, request: messages.DescribeGroupsRequest
         for group in described:
             if group.error_code == ErrorCode.NONE:
                 group.authorized_operations = authorized_operations(ctx, _GROUP_BITS, group.group_id)
+    if ctx.services.release_rules.describe_groups_in_request_order:  # before 3.5 (api_checks.releases)
+        # every requested group (a repeated one too) has one answer: put them back in the request's order
+        slots: dict[str, list[_Described]] = {}
+        for group in denied + described:
+            slots.setdefault(group.group_id, []).append(group)
+        return DescribeGroupsResponse(groups=[slots[group_id].pop(0) for group_id in request.groups])
     return DescribeGroupsResponse(groups=denied + described)
 
 

@@ -180,6 +180,10 @@ def offset_fetch(ctx: RequestContext, request: messages.OffsetFetchRequest) -> O
         answers = [_fetch_group(ctx, g.group_id, g.topics, _FETCH_GROUPS, _FETCH_GROUP_TOPICS,
                                 (g.member_id, g.member_epoch) if version >= 9 and g.member_id is not None else None)
                    for g in request.groups]
+        if ctx.services.release_rules.offset_fetch_groups_in_hash_order:
+            # 3.0-3.4 built the answer from a java.util.HashMap keyed by group id (api_checks.releases)
+            by_id = {answer[0]: answer for answer in answers}
+            answers = [by_id[group_id] for group_id in java_hash_map_order(list(by_id), java_string_hash)]
         return OffsetFetchResponse(throttle_time_ms=0, groups=[
             _Group(group_id=group_id, error_code=error, topics=[
                 _GroupTopic(name=name, partitions=[_GroupPartition(partition_index=p, committed_offset=o.offset,
@@ -190,6 +194,9 @@ def offset_fetch(ctx: RequestContext, request: messages.OffsetFetchRequest) -> O
     topics = None if request.topics is None else [OffsetFetchRequest.OffsetFetchRequestTopics(name=t.name, partition_indexes=t.partition_indexes)
                                                   for t in request.topics]
     _, error, answer = _fetch_group(ctx, request.group_id, topics, group_check, _FETCH_TOPICS)
+    if version == 1 and error != ErrorCode.NONE and ctx.services.release_rules.offset_fetch_v1_partition_errors:
+        # before 3.5 Kafka answered v1's group errors as v0's, on each requested partition (api_checks.releases)
+        return _v0_error_response(request, error)
     return OffsetFetchResponse(throttle_time_ms=0, error_code=error, topics=[
         _Topic(name=name, partitions=[_Partition(partition_index=p, committed_offset=o.offset, committed_leader_epoch=o.leader_epoch,
                                                  metadata=o.metadata, error_code=o.error) for p, o in entries])

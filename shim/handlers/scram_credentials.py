@@ -34,9 +34,13 @@ def _store(ctx: RequestContext) -> ScramCredentialStore:
     return store
 
 
-def _describe_refused(request: messages.DescribeUserScramCredentialsRequest, code: int) -> DescribeUserScramCredentialsResponse:
+def _describe_refused(request: messages.DescribeUserScramCredentialsRequest, code: int,
+                      without_rows: bool = False) -> DescribeUserScramCredentialsResponse:
     """Kafka's getErrorResponse: one row per requested user, without the user's name, and no message (ApiError
-    drops a message that is the error's default text)."""
+    drops a message that is the error's default text). ``without_rows``: an emulated release before 3.2, which
+    answered the top-level code alone (api_checks.releases)."""
+    if without_rows:
+        return DescribeUserScramCredentialsResponse(error_code=code, error_message=None, results=[])
     if request.users is None:
         # Kafka's error response walks the request's user list and fails on a null one, so the request is
         # never answered; closing is the honest equivalent.
@@ -58,7 +62,7 @@ def describe_user_scram_credentials(ctx: RequestContext,
                                     request: messages.DescribeUserScramCredentialsRequest) -> DescribeUserScramCredentialsResponse:
     refused = refused_whole(ctx, request)
     if refused is not None:
-        return _describe_refused(request, refused.error_code)
+        return _describe_refused(request, refused.error_code, ctx.services.release_rules.describe_scram_refused_without_rows)
     users = [u.name for u in request.users] if request.users is not None else None
     results = [
         _DescribeResult(user=r.user, error_code=r.error_code, error_message=r.error_message,

@@ -6,6 +6,7 @@ A plain module (not the conftest), so that tests import it by a name no other te
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -32,11 +33,19 @@ def _address(url: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def start_real_kafka(directory: Path, *overrides: str) -> RealKafka:
+def start_real_kafka(directory: Path, *overrides: str, version: str | None = None, log_levels: tuple[str, ...] = ()) -> RealKafka:
+    """Start scripts/real-kafka in ``directory``: the pom's Kafka (3.9, KRaft), or ``version`` (e.g. "2.8.2", which the
+    script runs in ZooKeeper mode with the same listeners and users). ``log_levels``: LOGGER=LEVEL, e.g.
+    "kafka.request.logger=DEBUG" for Kafka's request log (logs/kafka-request.log)."""
     args = [sys.executable, str(REAL_KAFKA), "start", "--dir", str(directory)]
     for override in overrides:
         args += ["--override", override]
-    proc = subprocess.run(args, capture_output=True, text=True, timeout=900)
+    for level in log_levels:
+        args += ["--log-level", level]
+    env = dict(os.environ)
+    if version is not None:
+        env["REAL_KAFKA_VERSION"] = version
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=900, env=env)
     if proc.returncode != 0:
         pytest.fail(f"real Kafka did not start ({' '.join(args)}):\n{proc.stderr[-6000:]}", pytrace=False)
     urls = {line.split("://", 1)[0]: line for line in proc.stdout.split()}
