@@ -163,3 +163,22 @@ def test_tools_without_describe_on_the_cluster(peers: Peers, command: tuple[str,
     ours = _run(command[0], "{}:{}".format(*peers.shim_address), *command[1:])
     assert _failure(ours) == _failure(kafka)
     assert kafka.returncode != 0 and any("ClusterAuthorizationException" in line for line in _failure(kafka)[1])
+
+
+def _probe(bootstrap: str, directory: str, command_config: str | None = None) -> dict:
+    """kafkashim.oracle.LogDirsProbe: the Java admin client's alterReplicaLogDirs, then describeReplicaLogDirs."""
+    moves = [f"{TOPIC_NAME}:0:{directory}", f"{TOPIC_NAME}:1:/nowhere", f"{TOPIC_NAME}:5:{directory}", "logdirs-cli-missing:0:" + directory]
+    extra = ["--command-config", command_config] if command_config else []
+    args = [sys.executable, str(REAL_KAFKA), "run", "kafkashim.oracle.LogDirsProbe", "--bootstrap", bootstrap, *extra]
+    proc = subprocess.run([*args, *(a for m in moves for a in ("--move", m))], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.replace(json.dumps(directory)[1:-1], "<dir>"))
+
+
+def test_java_admin_alter_and_describe_replica_log_dirs(oracle: RealKafka, shim_on_disk: EmbeddedBroker, shim_dir: Path,
+                                                        topic: str) -> None:
+    kafka = _probe("{}:{}".format(*oracle.sasl), str(oracle.dir / "data"), oracle.info["files"]["admin_properties"])
+    ours = _probe(shim_on_disk.bootstrap_servers, str(shim_dir))
+    assert ours == kafka
+    assert ours["alter"][f"{TOPIC_NAME}-0"] == "ok"
+    assert ours["alter"][f"{TOPIC_NAME}-1"] == "org.apache.kafka.common.errors.LogDirNotFoundException"
