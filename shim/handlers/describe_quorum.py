@@ -40,6 +40,7 @@ METADATA_END_OFFSET = 0
 _MESSAGES = {
     ErrorCode.CLUSTER_AUTHORIZATION_FAILED: "Cluster authorization failed.",
     ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: "This server does not host this topic-partition.",
+    ErrorCode.ILLEGAL_SASL_STATE: "Request is not valid given the current SASL state.",  # the SASL gate's error form
 }
 
 _Topic = DescribeQuorumResponse.TopicData
