@@ -6,8 +6,9 @@ Behaviour. Both first ask their declared check (DESCRIBE, resp. ALTER, on the cl
 answers no directories and, from v3, error 31; AlterReplicaLogDirs answers 31 in every partition as the request
 lists them (a partition named under two directories twice).
 
-DescribeLogDirs answers one result per configured directory of ``log.dirs`` (deduplicated, as Kafka's Set of them,
-each as its absolute path), the replicas this node hosts in it (every partition is kept in the first directory),
+DescribeLogDirs answers one result per configured directory of ``log.dirs`` (each once, as its absolute path;
+Kafka refuses to start with one named twice), with the replicas this node hosts in it (every partition is kept in
+the first directory),
 each with its log's size (the bytes of its segments, as UnifiedLog.size), offset lag 0 (the leader is its own high
 watermark) and is_future false; v4 adds the file system's total and usable bytes. A null topic list means every
 partition; otherwise only the requested partitions that exist appear (unknown ones are simply absent), and a topic

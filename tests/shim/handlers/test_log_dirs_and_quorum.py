@@ -61,7 +61,8 @@ async def test_several_log_dirs_partitions_in_the_first_and_no_moves(tmp_path: P
     first, second, missing = tmp_path / "a", tmp_path / "b", tmp_path / "never-made"
     first.mkdir()
     second.mkdir()
-    dirs = f"{first}/,{second},{first},{missing}"  # a trailing slash and a repeat name the same directory, as in Kafka
+    # Kafka refuses to start with a directory named twice; kafka-shim starts and reports each directory once.
+    dirs = f"{first}/,{second},{first},{missing}"
     async with running(config(authorizer=False, log_dirs=dirs)) as broker:
         broker.services.partitions.create_topic("orders", 1)
         client = await _client(broker)
