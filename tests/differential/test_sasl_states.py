@@ -13,7 +13,10 @@ import pytest
 
 from kafka_shim.protocol.framing import encode_request
 from kafka_shim.protocol.messages import (
+    AlterReplicaLogDirsRequest,
     ApiVersionsRequest,
+    DescribeLogDirsRequest,
+    DescribeQuorumRequest,
     MetadataRequest,
     SaslAuthenticateRequest,
     SaslHandshakeRequest,
@@ -96,6 +99,13 @@ SCENARIOS = {
     "mechanism names are case-sensitive": [frame(17, 1, SaslHandshakeRequest(mechanism="plain"))],
     "a request during authentication gets 34": [HANDSHAKE_PLAIN, METADATA],
     "ApiVersions during authentication gets 34": [HANDSHAKE_PLAIN, API_VERSIONS],
+    "DescribeLogDirs v0 during authentication gets an empty answer": [HANDSHAKE_PLAIN, frame(35, 0, DescribeLogDirsRequest(topics=None))],
+    "DescribeLogDirs v4 during authentication gets 34": [HANDSHAKE_PLAIN, frame(35, 4, DescribeLogDirsRequest(topics=None))],
+    "AlterReplicaLogDirs during authentication gets 34": [HANDSHAKE_PLAIN, frame(34, 2, AlterReplicaLogDirsRequest(dirs=[
+        AlterReplicaLogDirsRequest.AlterReplicaLogDir(path="/d", topics=[
+            AlterReplicaLogDirsRequest.AlterReplicaLogDirTopic(name="t", partitions=[0, 1])])]))],
+    "DescribeQuorum during authentication gets 34": [HANDSHAKE_PLAIN, frame(55, 2, DescribeQuorumRequest(topics=[
+        DescribeQuorumRequest.TopicData(topic_name="__cluster_metadata", partitions=[DescribeQuorumRequest.PartitionData(partition_index=0)])]))],
     "a second handshake during authentication gets 34": [HANDSHAKE_PLAIN, HANDSHAKE_PLAIN],
     "wrong password gets 58": [HANDSHAKE_PLAIN, plain("alice", "wrong")],
     "unknown user gets 58": [HANDSHAKE_PLAIN, plain("mallory", "alice-secret")],
