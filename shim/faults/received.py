@@ -2,7 +2,8 @@
 ``KeepControl`` log, librdkafka mock's ``rd_kafka_mock_get_requests``).
 
 Kept only while recording is on (the pytest fixture turns it on; ``EmbeddedBroker.received.start()`` otherwise), in
-arrival order, the oldest dropped beyond ``limit``. Plain Python on the broker's event loop; the test's thread reads
+arrival order, the oldest dropped beyond ``limit`` requests or ``limit_bytes`` of request frames (a decoded Produce
+keeps its records: a suite that writes much must not keep it all). Plain Python on the broker's event loop; the test's thread reads
 it through ``shim.testing.received``, which copies what it returns.
 """
 
@@ -19,6 +20,7 @@ from kafka_shim.authorizer.model import ResourceType
 from kafka_shim.protocol.codes import ApiKey
 
 DEFAULT_LIMIT = 10_000
+DEFAULT_LIMIT_BYTES = 64 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +35,7 @@ class Received:
     client_host: str
     request: Any  # the decoded request body (protocol.messages)
     node_id: int  # the node it reached (one of a cluster in one process)
+    size: int = 0  # the request frame's bytes
 
     def names(self, resource_type: ResourceType, topic_name_of: TopicNameOf | None = None) -> set[str]:
         """The topics / groups / transactional ids the request names (those Kafka would authorize it on); topics
@@ -64,20 +67,26 @@ def requested_names(api_key: int, version: int, request: Any, resource_type: Res
 
 
 class ReceivedLog:
-    def __init__(self, limit: int = DEFAULT_LIMIT, topic_name_of: TopicNameOf | None = None) -> None:
+    def __init__(self, limit: int = DEFAULT_LIMIT, topic_name_of: TopicNameOf | None = None,
+                 limit_bytes: int = DEFAULT_LIMIT_BYTES) -> None:
         self.recording = False
         self.topic_name_of = topic_name_of  # the broker's topic ids, for requests that name topics by id
-        self._entries: deque[Received] = deque(maxlen=limit)
-        self.dropped = 0  # entries pushed out by the limit since the last clear
+        self.limit, self.limit_bytes = limit, limit_bytes
+        self._entries: deque[Received] = deque()
+        self._bytes = 0
+        self.dropped = 0  # entries pushed out by the limits since the last clear
 
     def add(self, entry: Received) -> None:
         entries = self._entries
-        if len(entries) == entries.maxlen:
-            self.dropped += 1
         entries.append(entry)
+        self._bytes += entry.size
+        while len(entries) > self.limit or (self._bytes > self.limit_bytes and len(entries) > 1):
+            self._bytes -= entries.popleft().size
+            self.dropped += 1
 
     def clear(self) -> None:
         self._entries.clear()
+        self._bytes = 0
         self.dropped = 0
 
     def __len__(self) -> int:

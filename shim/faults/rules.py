@@ -130,7 +130,7 @@ class FaultSet:
             header = ctx.header
             self.received.add(Received(api_name(api_key), api_key, version,
                                        header.correlation_id, header.client_id, principal, ctx.listener.name,
-                                       ctx.client_host, request, ctx.node_id))
+                                       ctx.client_host, request, ctx.node_id, ctx.request_size))
         for rule in self.rules:
             if rule.api_key != api_key or (rule.principal is not None and rule.principal != principal):
                 continue

@@ -67,3 +67,20 @@ def test_control_file_rules_and_mistakes() -> None:
                           ('[{"api": "Fetch", "action": "delay"}]', "fault 1: a delay fault needs")):
         with pytest.raises(FaultError, match=message):
             parse_rules(text, "f.json")
+
+
+def test_the_record_of_received_requests_keeps_the_newest_within_its_limits() -> None:
+    from kafka_shim.shim.faults.received import Received, ReceivedLog
+
+    log = ReceivedLog(limit=3, limit_bytes=1000)
+
+    def entry(n: int, size: int) -> Received:
+        return Received("Produce", 0, 9, n, None, "User:ANONYMOUS", "PLAINTEXT", "127.0.0.1", None, 1, size)
+
+    for n in range(5):
+        log.add(entry(n, 10))
+    assert [r.correlation_id for r in log.matching()] == [2, 3, 4] and log.dropped == 2
+    log.add(entry(5, 990))  # 1020 bytes with the three before it: the oldest go until 1000 fit
+    assert [r.correlation_id for r in log.matching()] == [4, 5] and log.dropped == 4
+    log.add(entry(6, 5000))  # one larger than the limit alone is kept, as the newest
+    assert [r.correlation_id for r in log.matching()] == [6]
