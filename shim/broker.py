@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 from kafka_shim.authorizer import AclBinding, Authorizer
 from kafka_shim.authorizer.api_checks.releases import ReleaseRules, rules_for
+from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.shim.cluster.configs.broker_configs import is_kafka_broker_key
 from kafka_shim.shim.cluster.configs.dynamic_broker import DynamicBrokerConfigs
 from kafka_shim.shim.cluster.endpoints import Endpoints
@@ -26,10 +27,11 @@ from kafka_shim.shim.faults.rules import FaultSet
 from kafka_shim.shim.groups.coordinator import GroupCoordinator
 from kafka_shim.shim.groups.offsets_log import OFFSETS_TOPIC
 from kafka_shim.shim.groups.settings import GroupSettings
+from kafka_shim.shim.groups.timers import LoopScheduler
 from kafka_shim.shim.handlers import deferred_handlers
 from kafka_shim.shim.log.errors import LogError
 from kafka_shim.shim.log.log_manager import LogManager
-from kafka_shim.shim.log.partition_log import PartitionLog
+from kafka_shim.shim.log.partition_log import PartitionLog, wall_clock_ms
 from kafka_shim.shim.log.storage import FileStorage
 from kafka_shim.shim.metrics.counters import BrokerMetrics
 from kafka_shim.shim.net.connection import KafkaConnection
@@ -47,6 +49,9 @@ from kafka_shim.shim.requests.services import Services
 from kafka_shim.shim.security.listener_security import SASL_PROTOCOLS, ListenerSecurity, build_listener_security
 from kafka_shim.shim.security.sasl.credentials import ScramCredentialStore, open_scram_store
 from kafka_shim.shim.tap import RequestTap
+from kafka_shim.shim.txn.coordinator import TransactionCoordinator, TxnSettings
+from kafka_shim.shim.txn.txn_log import TransactionLog
+from kafka_shim.shim.txn.txn_log import partition_for as txn_partition_for
 
 log = get_logger("kafka_shim.broker")
 METRICS_PORT_KEY = "kafka.shim.metrics.port"
@@ -128,6 +133,7 @@ class Broker:
             services.authorizer = _open_authorizer(self.config, self.preload_acls)
         if services.groups is not None and not self._offsets_loaded:
             _load_offsets(services.groups)
+            _start_transactions(services)
             self._offsets_loaded = True
         unknown = [key for key in self.config.unknown_keys if not is_kafka_broker_key(key)]
         if unknown:  # Kafka's own broker keys are known: DescribeConfigs reports them (shim/cluster/configs)
@@ -297,6 +303,8 @@ class Broker:
             chores.cancel()
             await asyncio.gather(chores, return_exceptions=True)
         old = self.services
+        if old.transactions is not None:
+            old.transactions.close()
         if old.groups is not None:
             old.groups.close()
         if old.partitions is not None:
@@ -326,6 +334,7 @@ class Broker:
             old.authorizer = _open_authorizer(self.config, self.preload_acls)
         if old.groups is not None:
             _load_offsets(old.groups)
+        _start_transactions(old)
         if old.partitions is not None and self.servers:
             self._chores = asyncio.get_running_loop().create_task(run_chores(old.partitions), name="kafka-shim-log-chores")
             if old.groups is not None:
@@ -364,6 +373,8 @@ class Broker:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)  # let it finish before the loop closes
         self._chores = self._fault_file = None
+        if self.services.transactions is not None:
+            self.services.transactions.close()
         if self.services.groups is not None:
             self.services.groups.close()
         if self.services.partitions is not None:
@@ -411,6 +422,7 @@ def _build_services(config: BrokerConfig, cluster: ClusterState, endpoints: Endp
         release_rules=_release_rules(config),
     )
     _attach_offsets_topic(services.groups, partitions, persist=bool(config.log_dirs))
+    services.transactions = _transaction_coordinator(config, partitions, services.producer_ids, services.groups)
     return services
 
 
@@ -517,6 +529,74 @@ class _OffsetsTopic:
 
     def appended(self, partition: int) -> None:
         self.partitions.appended(OFFSETS_TOPIC, partition)
+
+
+class _InternalTopic(_OffsetsTopic):
+    """An internal topic's partitions for a coordinator (txn/ may not import the partitions manager either)."""
+
+    def __init__(self, partitions: Partitions, name: str) -> None:
+        super().__init__(partitions)
+        self.name = name
+
+    def partition_count(self) -> int | None:
+        topic = self.partitions.cluster.topics.get(self.name)
+        return None if topic is None else len(topic.partitions)
+
+    def log(self, partition: int) -> PartitionLog:
+        state = self.partitions.get(self.name, partition)
+        if state is None:
+            raise LogError(f"{self.name}-{partition} does not exist")
+        return state.log
+
+    def appended(self, partition: int) -> None:
+        self.partitions.appended(self.name, partition)
+
+
+def _transaction_coordinator(config: BrokerConfig, partitions: Partitions, producer_ids: ProducerIdAllocator,
+                             groups: GroupCoordinator) -> TransactionCoordinator:
+    """The transaction coordinator over __transaction_state; its markers go to the partitions' leaders, and a marker
+    reaching __consumer_offsets settles the producer's transactional offsets (GroupCoordinator.onTransactionCompleted)."""
+    def marker(topic: str, partition: int, producer_id: int, epoch: int, coordinator_epoch: int, committed: bool) -> int:
+        from kafka_shim.shim.partitions.transactions import write_marker
+
+        known = partitions.cluster.topics.get(topic)
+        if known is None or not 0 <= partition < len(known.partitions):
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        return write_marker(partitions, topic, partition, producer_id, epoch, coordinator_epoch, committed,
+                            node_id=known.partitions[partition].leader_id)
+
+    def marker_written(topic: str, partition: int, producer_id: int, committed: bool) -> None:
+        if topic == OFFSETS_TOPIC:
+            groups.complete_transaction(producer_id, committed, partition)
+
+    if hasattr(partitions, "add_marker_listener"):
+        partitions.add_marker_listener(marker_written)
+
+    def coordinator_epoch(transactional_id: str) -> int:
+        # The coordinator epoch is the leader epoch of the id's __transaction_state partition (Kafka's onElection).
+        topic = partitions.cluster.topics.get(_TRANSACTION_STATE_TOPIC)
+        if topic is None or not topic.partitions:
+            return 0
+        return topic.partitions[txn_partition_for(transactional_id, len(topic.partitions))].leader_epoch
+
+    return TransactionCoordinator(TransactionLog(_InternalTopic(partitions, _TRANSACTION_STATE_TOPIC)), producer_ids,
+                                  marker, wall_clock_ms, TxnSettings.from_properties(config.raw),
+                                  coordinator_epoch=coordinator_epoch)
+
+
+def _start_transactions(services: Services) -> None:
+    """Read __transaction_state (finishing the markers of transactions a stop left half done) and start the timeout
+    and expiry timers; on the loop."""
+    coordinator = services.transactions
+    if coordinator is None:
+        return
+    coordinator.scheduler = LoopScheduler()
+    try:
+        coordinator.load()
+    except (OSError, LogError) as exc:
+        log.error("transaction_state_not_loaded", error=str(exc),
+                  hint="the __transaction_state partitions could not be read; transactions start empty")
+    coordinator.start()
 
 
 def _attach_offsets_topic(groups: GroupCoordinator, partitions: Partitions, *, persist: bool) -> None:

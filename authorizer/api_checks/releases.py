@@ -23,15 +23,18 @@ Emulated so far:
   OffsetFetch v8 (3.0-3.4) lists its groups in java.util.HashMap order, where 3.5+ keeps the request's order.
 * Before 3.2: DescribeUserScramCredentials without DESCRIBE on the cluster is answered with the top-level 31 and no
   result rows (a null user list too), where 3.2+ answers a row per requested user and never answers a null list.
-* KIP-277 (2.0): CreateTopics needed CREATE on the cluster, else every topic 31 (Metadata's auto-creation still asks
-  3.9's either/or).
+* KIP-277 (2.0): CreateTopics needed CREATE on the cluster, else every topic 31; Metadata auto-created a missing
+  topic only with CREATE on the cluster, else the topic came back with 29.
 * KAFKA-7394 (2.1): OffsetForLeaderEpoch was inter-broker only: CLUSTER_ACTION, else every partition 31.
 * Follower fetch (1.1, the incremental-fetch rewrite): without CLUSTER_ACTION 1.0 answered 31 on every partition
   (0.11.0.2 made no check at all, 0.11.0.3 the 31 check: the 0.11 line asks 1.0's).
 * The authorizer log line of each release (authorizer.audit.style_for).
 
-Not yet (the broker asks 3.9's question): KAFKA-5547 (1.0, 0.11's DESCRIBE-then-3 for topics), and the log-dir
-rules. Rules that follow from the API versions a
+* KAFKA-13527 (3.2): a DescribeLogDirs without DESCRIBE on the cluster got an empty answer with no error; 3.2+ sets
+  the top-level 31, a field only v3 (new in 3.2) carries. No switch: a release before 3.2 serves v0-2, whose answer
+  cannot carry the code, so the empty answer follows from the versions.
+
+Not yet (the broker asks 3.9's question): KAFKA-5547 (1.0, 0.11's DESCRIBE-then-3 for topics). Rules that follow from the API versions a
 release advertised need no switch: no PREFIXED ACLs before 2.0 (ACL APIs v1), no authorized operations before 2.3.
 """
 
@@ -95,7 +98,7 @@ class ReleaseRules:
     offset_fetch_groups_in_hash_order: bool = False
     # before 3.2: a refused DescribeUserScramCredentials is the top-level 31 alone (no rows; a null user list answered)
     describe_scram_refused_without_rows: bool = False
-    create_topics_needs_cluster: bool = False  # KIP-277, before 2.0
+    create_topics_needs_cluster: bool = False  # KIP-277, before 2.0 (CreateTopics and Metadata's auto-creation)
     leader_epoch_needs_cluster_action: bool = False  # KAFKA-7394, before 2.1
     follower_fetch_denied_code: int = ErrorCode.TOPIC_AUTHORIZATION_FAILED  # 31 on 1.0 (the 1.1 fetch rewrite: 29)
 

@@ -47,6 +47,7 @@ from kafka_shim.shim.groups.offsets import (
     delete_order,
 )
 from kafka_shim.shim.groups.offsets_log import GroupRecord, Loaded, MemberRecord, OffsetsLog, OffsetsTopic
+from kafka_shim.shim.groups.offsets_log import partition_for as offsets_partition_for
 from kafka_shim.shim.groups.settings import GroupSettings
 from kafka_shim.shim.groups.timers import LoopScheduler, Scheduler
 from kafka_shim.shim.javacompat.hash_orders import scala_mutable_map_order
@@ -134,16 +135,47 @@ class GroupCoordinator:
         stored = self.offsets.commit(group_id, offsets)
         return [(tp, stored[tp]) for tp in order]
 
+    def commit_transactional_offsets(self, group_id: str, member_id: str, group_instance_id: str | None,
+                                     generation_id: int, producer_id: int, producer_epoch: int,
+                                     offsets: Sequence[tuple[TopicPartition, OffsetAndMetadata]], *,
+                                     verified: int = ErrorCode.NONE, local: bool = True) -> list[tuple[TopicPartition, int]]:
+        """GroupCoordinator.handleTxnCommitOffsets: the group's status, the transaction verification's error
+        (``verified``, already converted by the caller), the member checks of a transactional commit (a missing group
+        is created), then the offsets wait in the store for the transaction's marker."""
+        order = commit_order(tp for tp, _ in offsets)
+        error = self.offsets_status(group_id, ApiKey.TXN_OFFSET_COMMIT, local)
+        if error == ErrorCode.NONE:
+            error = verified
+        if error == ErrorCode.NONE:
+            error = self.validate_classic_txn_offset_commit(group_id, generation_id, member_id, group_instance_id)
+        if error != ErrorCode.NONE:
+            return [(tp, error) for tp in order]
+        stored = self.offsets.commit_transactional(group_id, producer_id, producer_epoch, offsets)
+        return [(tp, stored[tp]) for tp in order]
+
+    def complete_transaction(self, producer_id: int, committed: bool, offsets_partition: int | None = None) -> None:
+        """A transaction marker reached ``__consumer_offsets`` partition ``offsets_partition`` (None: every partition):
+        the producer's pending offsets of the groups kept there are applied or dropped
+        (GroupMetadataManager.scheduleHandleTxnCompletion)."""
+        groups = self.offsets.pending_groups(producer_id)
+        if offsets_partition is not None and self._offsets_topic is not None:
+            count = self._offsets_topic.partition_count()
+            if count:
+                groups = [g for g in groups if offsets_partition_for(g, count) == offsets_partition]
+        done = self.offsets.complete_transaction(producer_id, committed, groups)
+        if done:
+            log.debug("transactional_offsets_completed", producer_id=producer_id, committed=committed, groups=done)
+
     def fetch_offsets(self, group_id: str, partitions: Sequence[TopicPartition] | None, require_stable: bool = False,
                       member: tuple[str | None, int] | None = None, local: bool = True) -> tuple[int, list[tuple[TopicPartition, FetchedOffset]]]:
-        """GroupCoordinator.handleFetchOffsets: the group's error, or its offsets in Kafka's order. Commits are
-        written before they are answered, so none is ever pending and ``require_stable`` changes nothing."""
+        """GroupCoordinator.handleFetchOffsets: the group's error, or its offsets in Kafka's order. Plain commits are
+        written before they are answered, so only a transaction's offsets are ever pending (``require_stable``)."""
         error = self.offsets_status(group_id, ApiKey.OFFSET_FETCH, local)
         if error == ErrorCode.NONE and member is not None and self.consumer_group(group_id) is not None:
             error = self.validate_consumer_offset_fetch(group_id, *member)  # v9: a KIP-848 member's id and epoch
         if error != ErrorCode.NONE:
             return error, []
-        return ErrorCode.NONE, self.offsets.fetch(group_id, partitions)
+        return ErrorCode.NONE, self.offsets.fetch(group_id, partitions, require_stable)
 
     def delete_offsets(self, group_id: str, partitions: Sequence[TopicPartition],
                        local: bool = True) -> tuple[int, list[tuple[TopicPartition, int]]]:
@@ -219,6 +251,9 @@ class GroupCoordinator:
                 self.classic.loaded(self._restore_group(group_id, record))
         for group_id, records in loaded.consumer_groups.items():
             self._load_consumer_group(group_id, records)
+        for producer_id, by_group in loaded.pending.items():
+            for group_id, offsets in by_group.items():
+                self.offsets.load_pending(group_id, producer_id, offsets)
         log.info("offsets_loaded", groups=len(loaded.offsets), offsets=sum(map(len, loaded.offsets.values())))
         return loaded
 

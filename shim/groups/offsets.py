@@ -76,6 +76,7 @@ class FetchedOffset:
 
 
 NEVER_COMMITTED = FetchedOffset()
+_UNSTABLE = FetchedOffset(error=ErrorCode.UNSTABLE_OFFSET_COMMIT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +125,12 @@ class OffsetStore:
         self.now_ms = now_ms
         self.sink: OffsetsSink | None = None
         self._groups: dict[str, dict[TopicPartition, OffsetAndMetadata]] = {}
+        # TxnOffsetCommit's offsets until their transaction ends: producer id -> group -> offsets, each with the
+        # order it was written in (``_written``), so that a plain commit written after it wins (Kafka compares the
+        # offsets of the two records in __consumer_offsets: CommitRecordMetadataAndOffset.olderThan).
+        self._pending: dict[int, dict[str, dict[TopicPartition, tuple[int, OffsetAndMetadata]]]] = {}
+        self._written: dict[tuple[str, TopicPartition], int] = {}
+        self._sequence = 0
 
     # -- reads ----------------------------------------------------------------------------------------------------
 
@@ -136,12 +143,15 @@ class OffsetStore:
     def offsets_of(self, group_id: str) -> dict[TopicPartition, OffsetAndMetadata]:
         return dict(self._groups.get(group_id, {}))
 
-    def fetch(self, group_id: str, partitions: Sequence[TopicPartition] | None) -> list[tuple[TopicPartition, FetchedOffset]]:
+    def fetch(self, group_id: str, partitions: Sequence[TopicPartition] | None,
+              require_stable: bool = False) -> list[tuple[TopicPartition, FetchedOffset]]:
         """GroupMetadataManager.getOffsets, in the order of Kafka's answer: the named partitions (each once), or all
-        of the group's when ``partitions`` is None."""
+        of the group's when ``partitions`` is None; with ``require_stable`` (KIP-447), a partition with an offset
+        waiting for its transaction answers UNSTABLE_OFFSET_COMMIT."""
         offsets = self._groups.get(group_id, {})
         keys = fetch_order(partitions) if partitions is not None else all_offsets_order(list(offsets))
-        return [(tp, _fetched(offsets.get(tp))) for tp in keys]
+        return [(tp, _UNSTABLE if require_stable and self.has_pending(group_id, tp) else _fetched(offsets.get(tp)))
+                for tp in keys]
 
     # -- writes ---------------------------------------------------------------------------------------------------
 
@@ -162,7 +172,72 @@ class OffsetStore:
                 log.warning("offset_commit_not_stored", group_id=group_id, error=str(exc), error_code=result)
             else:
                 self._groups.setdefault(group_id, {}).update(accepted)
+                for tp in accepted:
+                    self._written[(group_id, tp)] = self._next()
         return {tp: result if tp in accepted else ErrorCode.OFFSET_METADATA_TOO_LARGE for tp in wanted}
+
+    # -- transactional offsets (TxnOffsetCommit) ------------------------------------------------------------------
+
+    def commit_transactional(self, group_id: str, producer_id: int, producer_epoch: int,
+                             offsets: Sequence[tuple[TopicPartition, OffsetAndMetadata]]) -> dict[TopicPartition, int]:
+        """GroupMetadataManager.storeOffsets for a transaction: written now (a transactional batch of the producer),
+        applied when the transaction's commit marker reaches the group's partition (:meth:`complete_transaction`)."""
+        wanted = dict(offsets)
+        accepted = {tp: o for tp, o in wanted.items() if not self.metadata_too_large(o.metadata)}
+        result = ErrorCode.NONE
+        if accepted:
+            try:
+                if self.sink is not None:
+                    append = getattr(self.sink, "append_transactional_offsets", None)
+                    if append is not None:
+                        append(group_id, producer_id, producer_epoch, accepted)
+            except SinkError as exc:
+                result = _APPEND_ERRORS.get(exc.error_code, exc.error_code)
+                log.warning("txn_offset_commit_not_stored", group_id=group_id, error=str(exc), error_code=result)
+            else:
+                pending = self._pending.setdefault(producer_id, {}).setdefault(group_id, {})
+                for tp, o in accepted.items():
+                    pending[tp] = (self._next(), o)
+        return {tp: result if tp in accepted else ErrorCode.OFFSET_METADATA_TOO_LARGE for tp in wanted}
+
+    def complete_transaction(self, producer_id: int, committed: bool, groups: Iterable[str] | None = None) -> list[str]:
+        """A transaction marker of ``producer_id`` (GroupMetadata.completePendingTxnOffsetCommit): its pending offsets
+        of ``groups`` (all when None) become committed, unless a later plain commit of the partition was written, or
+        are dropped on abort. The groups whose offsets changed."""
+        by_group = self._pending.get(producer_id)
+        if not by_group:
+            return []
+        done = [g for g in by_group if groups is None or g in set(groups)]
+        for group_id in done:
+            pending = by_group.pop(group_id)
+            if not committed:
+                continue
+            offsets = self._groups.setdefault(group_id, {})
+            for tp, (written, o) in pending.items():
+                if written > self._written.get((group_id, tp), -1):
+                    offsets[tp] = o
+                    self._written[(group_id, tp)] = written
+            self._forget_if_empty(group_id)
+        if not by_group:
+            del self._pending[producer_id]
+        return done
+
+    def pending_groups(self, producer_id: int) -> list[str]:
+        return list(self._pending.get(producer_id, {}))
+
+    def has_pending(self, group_id: str, tp: TopicPartition) -> bool:
+        """GroupMetadata.hasPendingOffsetCommitsForTopicPartition (transactional ones: plain commits never wait)."""
+        return any(tp in groups.get(group_id, {}) for groups in self._pending.values())
+
+    def load_pending(self, group_id: str, producer_id: int, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> None:
+        """Transactional offsets read back at start whose transaction has no marker yet."""
+        pending = self._pending.setdefault(producer_id, {}).setdefault(group_id, {})
+        for tp, o in offsets.items():
+            pending[tp] = (self._next(), o)
+
+    def _next(self) -> int:
+        self._sequence += 1
+        return self._sequence
 
     def load(self, group_id: str, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> None:
         """Offsets read back from the sink at start (nothing is written)."""

@@ -184,6 +184,8 @@ class Loaded:
     groups: dict[str, GroupRecord] = field(default_factory=dict)
     # KIP-848 consumer groups: each group's records (consumer_records.py), the last value of each key.
     consumer_groups: dict[str, dict[bytes, bytes]] = field(default_factory=dict)
+    # Transactional offsets whose transaction has no marker in the log yet: producer id -> group -> offsets.
+    pending: dict[int, dict[str, dict[TopicPartition, OffsetAndMetadata]]] = field(default_factory=dict)
 
 
 def _batches(partition_log: PartitionLog) -> Iterator[RecordBatch]:
@@ -214,6 +216,13 @@ class OffsetsLog:
         if records:
             self._append(group_id, records)
 
+    def append_transactional_offsets(self, group_id: str, producer_id: int, producer_epoch: int,
+                                     offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> None:
+        """TxnOffsetCommit's records: a transactional batch of the producer (GroupMetadataManager.storeOffsets with a
+        producer id), applied by the transaction's marker."""
+        self._append(group_id, [(offset_commit_key(group_id, tp), offset_commit_value(o)) for tp, o in offsets.items()],
+                     producer=(producer_id, producer_epoch))
+
     def append_group(self, group_id: str, group: GroupRecord) -> None:
         self._append(group_id, [(group_metadata_key(group_id), group_metadata_value(group))])
 
@@ -221,12 +230,15 @@ class OffsetsLog:
         """Append already-encoded records (a consumer group's, consumer_records.py) in one batch to the group's partition."""
         self._append(group_id, records)
 
-    def _append(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> None:
+    def _append(self, group_id: str, records: list[tuple[bytes, bytes | None]],
+                producer: tuple[int, int] | None = None) -> None:
         count = self.topic.partition_count()
         if count is None:
             raise SinkError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{OFFSETS_TOPIC} does not exist")
         now = self.now_ms()
-        data = encode_batch(build_batch([(key, value, [], now) for key, value in records]))
+        transactional = {} if producer is None else {"transactional": True, "producer_id": producer[0],
+                                                     "producer_epoch": producer[1]}
+        data = encode_batch(build_batch([(key, value, [], now) for key, value in records], **transactional))
         partition = partition_for(group_id, count)
         try:
             self.topic.log(partition).append(data)
@@ -235,13 +247,26 @@ class OffsetsLog:
         self.topic.appended(partition)
 
     def load(self) -> Loaded:
-        """Read every partition from its log start (GroupMetadataManager.doLoadGroupsAndOffsets, without
-        transactions: kafka-shim never writes transactional offset commits)."""
+        """Read every partition from its log start (GroupMetadataManager.doLoadGroupsAndOffsets): transactional
+        offsets wait for their producer's marker, applied on commit, dropped on abort."""
         loaded = Loaded()
         count = self.topic.partition_count() or 0
         for partition in range(count):
+            waiting: dict[int, dict[str, dict[TopicPartition, OffsetAndMetadata]]] = {}
             for batch in _batches(self.topic.log(partition)):
-                if batch.is_control or batch.is_transactional:
+                if batch.is_control:
+                    by_group = waiting.pop(batch.producer_id, {})
+                    key = batch.records[0].key if batch.records else None
+                    if key is not None and len(key) >= 4 and _I16.unpack_from(key, 2)[0] == 1:  # ControlRecordType COMMIT
+                        for group_id, offsets in by_group.items():
+                            loaded.offsets.setdefault(group_id, {}).update(offsets)
+                    continue
+                if batch.is_transactional:
+                    for record in batch.records:
+                        parsed = read_key(record.key) if record.key else None
+                        if parsed is not None and parsed[1] is not None and record.value is not None:
+                            group_offsets = waiting.setdefault(batch.producer_id, {}).setdefault(parsed[0], {})
+                            group_offsets[parsed[1]] = read_offset_value(record.value)
                     continue
                 for record in batch.records:
                     try:
@@ -249,6 +274,9 @@ class OffsetsLog:
                     except (ValueError, struct.error, IndexError) as exc:  # Kafka logs an unreadable record and goes on
                         log.warning("unreadable_offsets_topic_record", partition=partition, offset=batch.base_offset + record.offset_delta,
                                     error=str(exc), hint="the record is skipped; the offsets it held are not restored")
+            for producer_id, by_group in waiting.items():
+                for group_id, offsets in by_group.items():
+                    loaded.pending.setdefault(producer_id, {}).setdefault(group_id, {}).update(offsets)
         return loaded
 
     @staticmethod

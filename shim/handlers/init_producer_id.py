@@ -9,10 +9,10 @@ Behaviour (KafkaApis.handleInitProducerIdRequest, TransactionCoordinator.handleI
 - A producer id given without an epoch, or an epoch without an id (v3+): 42 (INVALID_REQUEST).
 - No transactional id: a new producer id at epoch 0, whatever id and epoch the request carries (ids from
   shim.producers.ids: blocks of 1000, never repeated, kept in log.dirs when there is one).
-- A transactional id: an empty one is 42, a ``transaction_timeout_ms`` outside (0, ``transaction.max.timeout.ms``]
-  is 50 (INVALID_TRANSACTION_TIMEOUT); otherwise 16 (NOT_COORDINATOR), which is what a Kafka broker answers when it
-  is not the coordinator for the id. kafka-shim has no transaction coordinator yet (issue 17), so transactional
-  producers cannot start; their clients report that they cannot find a coordinator.
+- A transactional id goes to the transaction coordinator (shim.txn.coordinator): an empty one is 42, a
+  ``transaction_timeout_ms`` outside (0, ``transaction.max.timeout.ms``] 50 (INVALID_TRANSACTION_TIMEOUT), a node that
+  does not lead the id's ``__transaction_state`` partition (or before that topic exists) 16 (NOT_COORDINATOR); then
+  the coordinator's epoch bump, fencing and KIP-360 checks. PRODUCER_FENCED is INVALID_PRODUCER_EPOCH below v4.
 
 Every error answers producer id -1 and epoch -1 (InitProducerIdRequest.getErrorResponse). Version notes: v2+
 flexible; v3+ carry the producer id and epoch (KIP-360); v4-5 add no fields.
@@ -30,6 +30,7 @@ from kafka_shim.shim.handlers import handles
 from kafka_shim.shim.producers.ids import ProducerIdsExhausted
 from kafka_shim.shim.requests.authz import allowed, allowed_on_any, check, shortcut_allowed
 from kafka_shim.shim.requests.context import RequestContext
+from kafka_shim.shim.requests.coordination import coordinator_for
 
 log = get_logger(__name__)
 
@@ -81,12 +82,29 @@ def init_producer_id(ctx: RequestContext, request: messages.InitProducerIdReques
         return InitProducerIdResponse(error_code=ErrorCode.NONE, producer_id=granted.producer_id,
                                       producer_epoch=granted.epoch, throttle_time_ms=0)
 
-    if transactional_id == "":
-        return _error(ErrorCode.INVALID_REQUEST)
-    if not 0 < request.transaction_timeout_ms <= _transaction_max_timeout_ms(ctx):
-        return _error(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
-    # No transaction coordinator yet (issue 17): Kafka's answer from a broker that does not own the id's partition.
-    return _error(ErrorCode.NOT_COORDINATOR)
+    coordinator = coordinator_for(ctx, transactional_id)
+    if isinstance(coordinator, int):
+        if transactional_id == "":
+            return _error(ErrorCode.INVALID_REQUEST)
+        if not 0 < request.transaction_timeout_ms <= _transaction_max_timeout_ms(ctx):
+            return _error(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
+        return _error(ErrorCode(coordinator))
+    expected = None if producer_id == NO_PRODUCER_ID else (producer_id, epoch)
+    try:
+        result = coordinator.init_producer_id(transactional_id, request.transaction_timeout_ms, expected)
+    except ProducerIdsExhausted as exc:
+        log.error("producer_ids_exhausted", reason=str(exc))
+        return _error(ErrorCode.UNKNOWN_SERVER_ERROR)
+    except OSError as exc:
+        log.error("producer_id_block_not_persisted", reason=str(exc), hint="free space in log.dirs or fix the disk")
+        return _error(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    code = result.error
+    if code == ErrorCode.PRODUCER_FENCED and ctx.api_version < 4:
+        code = ErrorCode.INVALID_PRODUCER_EPOCH  # clients before KIP-588 do not know PRODUCER_FENCED
+    if code != ErrorCode.NONE:
+        return _error(ErrorCode(code))
+    return InitProducerIdResponse(error_code=ErrorCode.NONE, producer_id=result.producer_id,
+                                  producer_epoch=result.producer_epoch, throttle_time_ms=0)
 
 
 def _transaction_max_timeout_ms(ctx: RequestContext) -> int:

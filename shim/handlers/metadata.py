@@ -267,7 +267,9 @@ def _answer(ctx: RequestContext, request: messages.MetadataRequest) -> Steps[Met
     if services.authorizer is not None and may_create:
         missing = authorized.where(lambda n: n not in state.topics)
         if missing and not shortcut_allowed(ctx, _CREATE):
-            creatable = {n for n in missing if allowed(ctx, _CREATE, n)}
+            # KIP-277: before 2.0 only CREATE on the cluster let Metadata create topics.
+            creatable = set() if services.release_rules.create_topics_needs_cluster else {
+                n for n in missing if allowed(ctx, _CREATE, n)}
             if len(creatable) < len(missing):
                 create_denied = missing.where(lambda n: n not in creatable)
                 authorized = authorized.where(lambda n: n not in create_denied)

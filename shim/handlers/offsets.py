@@ -16,8 +16,8 @@ Behaviour, in Kafka's order of work:
   others; a request for all partitions (null topics, v2+) silently leaves out topics without DESCRIBE. A partition
   never committed has offset -1, leader epoch -1, metadata "". v8+ carries several groups, each judged alone; v2-v7
   put the group's error at the top level; v0-v1 have no such field (a refused group is an empty answer). v0 is
-  ZooKeeper-only: 30 without DESCRIBE on the group, else 35, on each requested partition. ``require_stable`` (v7+)
-  changes nothing: kafka-shim writes each commit before answering it, so no offset is ever pending.
+  ZooKeeper-only: 30 without DESCRIBE on the group, else 35, on each requested partition. ``require_stable`` (v7+,
+  KIP-447): a partition whose offset waits for its transaction (TxnOffsetCommit) answers UNSTABLE_OFFSET_COMMIT (88).
 - **OffsetDelete**: DELETE on the group, else 30 for the request. READ on each topic (29), unknown topics and
   partitions (3), then the coordinator: 24 for an empty group id, 16 before ``__consumer_offsets`` exists, 69 for
   an unknown group, 68 for a group with members that is not a consumer group; in a consumer group with members the
@@ -178,7 +178,8 @@ def offset_fetch(ctx: RequestContext, request: messages.OffsetFetchRequest) -> O
         return _v0_error_response(request, ErrorCode.UNSUPPORTED_VERSION)
     if version >= 8:
         answers = [_fetch_group(ctx, g.group_id, g.topics, _FETCH_GROUPS, _FETCH_GROUP_TOPICS,
-                                (g.member_id, g.member_epoch) if version >= 9 and g.member_id is not None else None)
+                                (g.member_id, g.member_epoch) if version >= 9 and g.member_id is not None else None,
+                                request.require_stable)
                    for g in request.groups]
         if ctx.services.release_rules.offset_fetch_groups_in_hash_order:
             # 3.0-3.4 built the answer from a java.util.HashMap keyed by group id (api_checks.releases)
@@ -193,7 +194,8 @@ def offset_fetch(ctx: RequestContext, request: messages.OffsetFetchRequest) -> O
             for group_id, error, topics in answers])
     topics = None if request.topics is None else [OffsetFetchRequest.OffsetFetchRequestTopics(name=t.name, partition_indexes=t.partition_indexes)
                                                   for t in request.topics]
-    _, error, answer = _fetch_group(ctx, request.group_id, topics, group_check, _FETCH_TOPICS)
+    _, error, answer = _fetch_group(ctx, request.group_id, topics, group_check, _FETCH_TOPICS,
+                                    require_stable=version >= 7 and request.require_stable)
     if version == 1 and error != ErrorCode.NONE and ctx.services.release_rules.offset_fetch_v1_partition_errors:
         # before 3.5 Kafka answered v1's group errors as v0's, on each requested partition (api_checks.releases)
         return _v0_error_response(request, error)
@@ -204,14 +206,14 @@ def offset_fetch(ctx: RequestContext, request: messages.OffsetFetchRequest) -> O
 
 
 def _fetch_group(ctx: RequestContext, group_id: str, topics: list | None, group_check, topic_check,
-                 member: tuple[str | None, int] | None = None) -> GroupAnswer:
+                 member: tuple[str | None, int] | None = None, require_stable: bool = False) -> GroupAnswer:
     """KafkaApis.handleOffsetFetchRequestFromCoordinator for one group (``member``: v9's id and epoch, which only a
     KIP-848 group checks)."""
     if not allowed(ctx, group_check, group_id):
         return group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED, []
     coordinator = ctx.services.groups
     if topics is None:  # all partitions: topics the principal may not describe are left out, silently
-        error, offsets = coordinator.fetch_offsets(group_id, None, member=member, local=coordinates(ctx, group_id))
+        error, offsets = coordinator.fetch_offsets(group_id, None, require_stable, member=member, local=coordinates(ctx, group_id))
         if error != ErrorCode.NONE:
             return group_id, error, []
         grouped = by_topic(offsets)
@@ -219,7 +221,7 @@ def _fetch_group(ctx: RequestContext, group_id: str, topics: list | None, group_
         return group_id, ErrorCode.NONE, [(name, entries) for name, entries in grouped.items() if name in visible]  # type: ignore[misc]
     describable = allowed_names(ctx, topic_check, [t.name for t in topics])
     asked = [(t.name, p) for t in topics if t.name in describable for p in t.partition_indexes]
-    error, offsets = coordinator.fetch_offsets(group_id, asked, member=member, local=coordinates(ctx, group_id))
+    error, offsets = coordinator.fetch_offsets(group_id, asked, require_stable, member=member, local=coordinates(ctx, group_id))
     if error != ErrorCode.NONE:
         return group_id, error, []
     answer = list(by_topic(offsets).items())

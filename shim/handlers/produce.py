@@ -13,9 +13,13 @@ Behaviour (KafkaApis.handleProduceRequest, then ReplicaManager; the append itsel
 - WRITE on each topic (declared in authorizer.api_checks, key 0): denied topics get 29 in every partition; the others
   are still written. Then existence (3), then the request-level record checks (ProduceRequest.validateRecords:
   from v3 exactly one magic-2 batch, zstd only from v7 → 87 / 76), all without offsets.
-- ``acks`` other than -1, 0, 1: 21 in every partition that got this far. Authorized transactional batches get
-  NOT_ENOUGH_REPLICAS with Kafka's verification message: Kafka 3.9 checks them with the transaction coordinator, and
-  kafka-shim has none yet. Then each partition is appended (shim.partitions.append).
+- Transactional batches are verified with the transaction coordinator first (KIP-890, unless
+  ``transaction.partition.verification.enable=false``), unless the producer already has an ongoing transaction in the
+  partition: a partition not added to the transaction gets INVALID_TXN_STATE ("Partition was not added to the
+  transaction"; TRANSACTION_ABORTABLE from v11), a fenced epoch INVALID_PRODUCER_EPOCH, another producer id
+  INVALID_PRODUCER_ID_MAPPING, a coordinator that is busy or elsewhere NOT_ENOUGH_REPLICAS with Kafka's "Unable to
+  verify ..." message. ``acks`` other than -1, 0, 1: 21 in every partition that got this far. Then each partition is
+  appended (shim.partitions.append).
 - acks=0: no response at all; if any partition has an error the connection is closed instead (as Kafka does, so
   that the producer notices and refreshes its metadata).
 
@@ -53,9 +57,9 @@ from kafka_shim.shim.partitions.append import (
     commit,
     request_refused,
     settings_of,
-    transaction_unverified,
     validate,
 )
+from kafka_shim.shim.partitions.manager import PartitionState
 from kafka_shim.shim.partitions.validator import (
     V2_HEADER_SIZE,
     AppendSettings,
@@ -67,6 +71,7 @@ from kafka_shim.shim.partitions.validator import (
 )
 from kafka_shim.shim.requests.authz import allowed, allowed_names, check
 from kafka_shim.shim.requests.context import NO_RESPONSE, RequestContext
+from kafka_shim.shim.requests.coordination import verifying_coordinator
 from kafka_shim.shim.requests.work import Pure, Steps, run_inline, run_sliced
 
 log = get_logger(__name__)
@@ -228,13 +233,20 @@ def _answer_walked(ctx: RequestContext, request: messages.ProduceRequest) -> Ste
 
     written: dict[Key, AppendResult] = {}
     unverified: dict[Key, AppendResult] = {}
+    verifying = False
     if partitions is not None:
-        # ReplicaManager.handleProduceAppend: transactional batches are verified first (and fail without a coordinator);
-        # the other partitions go on to appendRecords, where invalid acks refuse them all.
+        # ReplicaManager.handleProduceAppend: transactional batches are verified first (KIP-890: the partition must
+        # have been added to the transaction); the other partitions go on to appendRecords, where invalid acks refuse
+        # them all.
         for key, entry in list(accepted.items()):
             state = partitions.get(*key)
-            if state is not None and transactional_producers(entry.records):
-                unverified[key] = transaction_unverified(state)
+            pairs = transactional_producers(entry.records) if state is not None else set()
+            if state is None or not pairs:
+                continue
+            verifying = True
+            refused = _verify_transaction(ctx, transactional_id or "", key, state, next(iter(pairs)), version)
+            if refused is not None:
+                unverified[key] = refused
                 del accepted[key]
     if accepted and request.acks not in ACKS:
         written = {key: request_refused(ErrorCode.INVALID_REQUIRED_ACKS) for key in accepted}
@@ -254,11 +266,45 @@ def _answer_walked(ctx: RequestContext, request: messages.ProduceRequest) -> Ste
                 written[entry.key] = request_refused(ErrorCode.NOT_LEADER_OR_FOLLOWER)  # a leaderless fault holds it
             else:
                 written[entry.key] = commit(partitions, state, outcome, request.acks, entry.settings)
-    if unverified:
+    if verifying:
         # After a transaction verification ReplicaManager's maps are mutable HashMaps all the way to the answer.
         merged = {**written, **unverified, **unauthorized, **unknown, **invalid}
         return {key: merged[key] for key in scala_mutable_map_order(merged, topic_partition_hash)}
     return _kafka_order(written, unauthorized, unknown, invalid)
+
+
+def _verify_transaction(ctx: RequestContext, transactional_id: str, key: Key, state: PartitionState,
+                        producer: tuple[int, int], version: int) -> AppendResult | None:
+    """ReplicaManager.maybeStartTransactionVerificationForPartitions for one partition: None when the batch may be
+    appended, else the answer (the coordinator's error as ReplicaManager and AddPartitionsToTxnManager translate it)."""
+    producer_id, epoch = producer
+    known = state.producers.entry(producer_id)
+    if known is not None and known.epoch == epoch and known.current_txn_first_offset is not None:
+        return None  # UnifiedLog.maybeStartTransactionVerification: already in an ongoing transaction here
+    if ctx.services.config.raw.get("transaction.partition.verification.enable", "true").strip().lower() == "false":
+        return None
+    coordinator = verifying_coordinator(ctx, transactional_id)
+    if isinstance(coordinator, int):
+        code = coordinator
+    else:
+        code = coordinator.verify_partitions(transactional_id, producer_id, epoch, [key])[key]
+    if code == ErrorCode.NONE:
+        return None
+    if code == ErrorCode.PRODUCER_FENCED:
+        code = ErrorCode.INVALID_PRODUCER_EPOCH  # producers expect this code here
+    elif code == ErrorCode.TRANSACTION_ABORTABLE and version <= 10:
+        code = ErrorCode.INVALID_TXN_STATE  # clients before KIP-890's new error class
+    if code == ErrorCode.INVALID_TXN_STATE:
+        return request_refused(ErrorCode.INVALID_TXN_STATE, "Partition was not added to the transaction")
+    if code in _RETRIABLE_VERIFICATION:
+        return request_refused(ErrorCode.NOT_ENOUGH_REPLICAS, "Unable to verify the partition has been added to the "
+                               f"transaction. Underlying error: {ErrorCode(code).name}")
+    return request_refused(ErrorCode(code))
+
+
+_RETRIABLE_VERIFICATION = frozenset({ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCode.NETWORK_EXCEPTION,
+                                     ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                                     ErrorCode.NOT_COORDINATOR})
 
 
 def _kafka_order(*groups: dict[Key, AppendResult]) -> dict[Key, AppendResult]:

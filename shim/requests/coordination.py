@@ -1,11 +1,14 @@
-"""Which node coordinates a group: in a cluster of several nodes in one process, the leader of the group's
-``__consumer_offsets`` partition; the others answer NOT_COORDINATOR, as Kafka's GroupCoordinator does for a group
-whose partition it does not lead (``isLocal``)."""
+"""Which node coordinates a group or a transactional id: in a cluster of several nodes in one process, the leader of
+the group's ``__consumer_offsets`` partition (the id's ``__transaction_state`` partition); the others answer
+NOT_COORDINATOR, as Kafka's coordinators do for a key whose partition they do not lead (``isLocal``)."""
 
 from __future__ import annotations
 
+from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.shim.groups.offsets_log import OFFSETS_TOPIC
 from kafka_shim.shim.requests.context import RequestContext
+from kafka_shim.shim.txn.coordinator import TransactionCoordinator
+from kafka_shim.shim.txn.txn_log import TRANSACTION_STATE_TOPIC
 
 
 def coordinates(ctx: RequestContext, group_id: str | None) -> bool:
@@ -16,3 +19,30 @@ def coordinates(ctx: RequestContext, group_id: str | None) -> bool:
         return True
     node = cluster.coordinator(OFFSETS_TOPIC, group_id)
     return node is None or node == ctx.node_id
+
+
+def coordinator_for(ctx: RequestContext, transactional_id: str) -> TransactionCoordinator | int:
+    """The coordinator when this node owns the id's ``__transaction_state`` partition, else NOT_COORDINATOR (or
+    COORDINATOR_NOT_AVAILABLE when the broker has none)."""
+    coordinator = ctx.services.transactions
+    if coordinator is None:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if transactional_id and ctx.services.cluster.coordinator(TRANSACTION_STATE_TOPIC, transactional_id) != ctx.node_id:
+        return ErrorCode.NOT_COORDINATOR
+    return coordinator
+
+
+def fenced_for(error: int, version: int, first_known: int) -> int:
+    """PRODUCER_FENCED as INVALID_PRODUCER_EPOCH for versions before ``first_known``."""
+    return ErrorCode.INVALID_PRODUCER_EPOCH if error == ErrorCode.PRODUCER_FENCED and version < first_known else error
+
+
+def verifying_coordinator(ctx: RequestContext, transactional_id: str) -> TransactionCoordinator | int:
+    """The coordinator a partition's leader asks to verify a transactional write (KIP-890; AddPartitionsToTxnManager):
+    whichever node leads the id's ``__transaction_state`` partition, reached from any node; COORDINATOR_NOT_AVAILABLE
+    while that partition has no leader or the topic does not exist."""
+    coordinator = ctx.services.transactions
+    node = ctx.services.cluster.coordinator(TRANSACTION_STATE_TOPIC, transactional_id)
+    if coordinator is None or node is None or node < 0 or node in ctx.services.cluster.down:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    return coordinator

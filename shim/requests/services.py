@@ -26,6 +26,7 @@ from kafka_shim.shim.quotas.client_quotas import ClientQuotas
 from kafka_shim.shim.quotas.metering import QuotaMeters
 from kafka_shim.shim.requests.api_table import ApiTable
 from kafka_shim.shim.security.sasl.credentials import ScramCredentialStore
+from kafka_shim.shim.txn.coordinator import TransactionCoordinator
 
 
 @dataclass
@@ -57,5 +58,7 @@ class Services:
     client_quotas: ClientQuotas | None = None
     # Their enforcement: the byte-rate meters of produce and fetch (None only in tests that build Services by hand).
     quota_meters: QuotaMeters | None = None
+    # The transaction coordinator (shim.txn; None only in tests that build Services by hand).
+    transactions: TransactionCoordinator | None = None
     # Counters for the Prometheus endpoint (kafka.shim.metrics.port); None: metrics off, nothing counted.
     metrics: BrokerMetrics | None = None

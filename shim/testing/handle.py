@@ -54,7 +54,7 @@ class KafkaShim:
         self.embedded.start()
         self.embedded.received.start()  # a test can always ask what was received (the reset keeps recording on)
         # The first consumer group of a fresh Kafka waits ~1 s for __consumer_offsets to be made; a test should not.
-        self.embedded.call(lambda: self.embedded.broker.create_internal_topics(["__consumer_offsets"]))
+        self.embedded.call(lambda: self.embedded.broker.create_internal_topics(["__consumer_offsets", "__transaction_state"]))
         return self
 
     def stop(self) -> None:

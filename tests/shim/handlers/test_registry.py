@@ -73,6 +73,8 @@ WITH_ERROR_FORM |= {ApiKey.ELECT_LEADERS, ApiKey.ALTER_PARTITION_REASSIGNMENTS, 
                     ApiKey.UNREGISTER_BROKER, ApiKey.UPDATE_FEATURES, ApiKey.ADD_RAFT_VOTER, ApiKey.REMOVE_RAFT_VOTER}
 # Log directories and the quorum (issue 17).
 WITH_ERROR_FORM |= {ApiKey.DESCRIBE_LOG_DIRS, ApiKey.ALTER_REPLICA_LOG_DIRS, ApiKey.DESCRIBE_QUORUM}
+# Transactions (issue 17).
+WITH_ERROR_FORM |= {ApiKey.ADD_PARTITIONS_TO_TXN, ApiKey.ADD_OFFSETS_TO_TXN, ApiKey.END_TXN, ApiKey.TXN_OFFSET_COMMIT}
 # Versions whose error answer has no field for the code: Kafka's getErrorResponse is then an empty answer.
 NO_CODE_BELOW = {ApiKey.DESCRIBE_LOG_DIRS: 3}
 
@@ -132,6 +134,11 @@ def _request(api_key: int) -> object:
         return cls(entries=[cls.EntryData(entity=[cls.EntityData(entity_type="user", entity_name="u")], ops=[])])
     if api_key == ApiKey.ALTER_REPLICA_LOG_DIRS:
         return cls(dirs=[cls.AlterReplicaLogDir(path="/d", topics=[cls.AlterReplicaLogDirTopic(name="t", partitions=[0, 1])])])
+    if api_key == ApiKey.ADD_PARTITIONS_TO_TXN:
+        return cls(v3_and_below_transactional_id="x", v3_and_below_topics=[cls.AddPartitionsToTxnTopic(name="t", partitions=[0, 1])])
+    if api_key == ApiKey.TXN_OFFSET_COMMIT:
+        return cls(transactional_id="x", group_id="g", topics=[cls.TxnOffsetCommitRequestTopic(
+            name="t", partitions=[cls.TxnOffsetCommitRequestPartition(partition_index=0)])])
     if api_key == ApiKey.PRODUCE:
         return cls(acks=-1, topic_data=[cls.TopicProduceData(name="t", partition_data=[cls.PartitionProduceData(index=0)])])
     return cls()
@@ -140,8 +147,9 @@ def _request(api_key: int) -> object:
 def _error_codes(tree: object) -> list[int]:
     """Every error_code in a decoded response, at any depth."""
     if isinstance(tree, dict):
-        own = [tree["error_code"]] if "error_code" in tree else []
-        return own + [c for k, v in tree.items() if k != "error_code" for c in _error_codes(v)]
+        # AddPartitionsToTxn names its partitions' codes partition_error_code.
+        own = [v for k, v in tree.items() if k in ("error_code", "partition_error_code")]
+        return own + [c for k, v in tree.items() if k not in ("error_code", "partition_error_code") for c in _error_codes(v)]
     if isinstance(tree, list):
         return [c for v in tree for c in _error_codes(v)]
     return []

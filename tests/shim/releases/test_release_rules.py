@@ -186,3 +186,41 @@ def test_a_follower_fetch_without_cluster_action(release: str, code: int) -> Non
         with _wire(shim) as wire:
             answer = wire.request(ApiKey.FETCH, 6, body).body
         assert [p.error_code for t in answer.responses for p in t.partitions] == [code]
+
+
+# -- KIP-277 (2.0): Metadata's auto-creation with CREATE on the topic alone -------------------------------------------
+
+@pytest.mark.parametrize(("release", "code", "created"), [("1.1", 29, False), ("2.0", 3, True), ("3.9", 3, True)])
+def test_metadata_auto_creation_with_create_on_the_topic_only(release: str, code: int, created: bool) -> None:
+    from kafka_shim.protocol.messages import MetadataRequest
+
+    with _shim(release) as shim:
+        shim.create_acls([_allow(AclOperation.CREATE, ResourceType.TOPIC, "mine"),
+                          _allow(AclOperation.DESCRIBE, ResourceType.TOPIC, "mine")])
+        body = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name="mine")], allow_auto_topic_creation=True)
+        with _wire(shim) as wire:
+            answer = wire.request(ApiKey.METADATA, 4, body).body
+        assert [(t.name, t.error_code) for t in answer.topics] == [("mine", code)]
+        assert ("mine" in shim.topics()) is created
+
+
+# -- KAFKA-13527 (3.2): DescribeLogDirs refused with 31 rather than answered empty -----------------------------------
+
+@pytest.mark.parametrize(("release", "version", "code"), [("3.1", 2, 0), ("3.2", 3, 31), ("3.9", 4, 31)])
+def test_describe_log_dirs_without_describe_on_the_cluster(release: str, version: int, code: int) -> None:
+    """Before 3.2 a refusal was an empty answer; 3.2 added the top-level error with v3, the highest version each
+    release serves here, so the versions alone carry the rule."""
+    from kafka_shim.protocol.messages import DescribeLogDirsRequest
+
+    with _shim(release) as shim:
+        shim.create_topic("t")
+        if version < 4:  # the next version is not served (4 is the schema's last)
+            with _wire(shim) as wire:
+                assert wire.request(ApiKey.DESCRIBE_LOG_DIRS, version + 1, DescribeLogDirsRequest(topics=None)).closed
+        with _wire(shim) as wire:
+            answer = wire.request(ApiKey.DESCRIBE_LOG_DIRS, version, DescribeLogDirsRequest(topics=None)).body
+        assert ((answer.error_code if version >= 3 else 0), answer.results) == (code, [])
+        shim.create_acls([_allow(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME)])
+        with _wire(shim) as wire:
+            allowed = wire.request(ApiKey.DESCRIBE_LOG_DIRS, version, DescribeLogDirsRequest(topics=None)).body
+        assert len(allowed.results) == 1

@@ -1,0 +1,189 @@
+"""AddPartitionsToTxn (key 24, v0-5), AddOffsetsToTxn (25, v0-4) and EndTxn (26, v0-4), as a Kafka 3.9 broker answers
+them (KafkaApis.handleAddPartitionsToTxnRequest / handleAddOffsetsToTxnRequest / handleEndTxnRequest; the decisions are
+shim.txn.coordinator's).
+
+Behaviour.
+
+- AddPartitionsToTxn v0-3 (from clients): WRITE on the TRANSACTIONAL_ID, else 53 on every partition; WRITE on each
+  topic (internal topics are never authorized), else 29; unknown partitions 3; if any partition failed, the others
+  answer OPERATION_NOT_ATTEMPTED (55) and nothing is added. Otherwise the coordinator's one error goes to every
+  partition. v4+ (broker to broker, KIP-890) batch transactions and need CLUSTER_ACTION on the cluster, else the whole
+  answer is 31 with no results; ``verify_only`` asks whether the partitions are in the transaction.
+- AddOffsetsToTxn: WRITE on the TRANSACTIONAL_ID (53), READ on the GROUP (30), then the group's
+  ``__consumer_offsets`` partition is added to the transaction.
+- EndTxn: WRITE on the TRANSACTIONAL_ID (53), then commit or abort.
+- A node that does not lead the id's ``__transaction_state`` partition (or before that topic exists) answers
+  NOT_COORDINATOR (16), as TransactionStateManager does for a partition it has not loaded.
+
+Version notes. PRODUCER_FENCED (90) is answered as INVALID_PRODUCER_EPOCH (47) to AddPartitionsToTxn and
+AddOffsetsToTxn below v2 and EndTxn below v2 (clients before KIP-588 do not know it). v3+ (AddPartitionsToTxn,
+AddOffsetsToTxn, EndTxn) are flexible; AddPartitionsToTxn v5 and EndTxn v4 only add TRANSACTION_ABORTABLE for clients.
+"""
+
+from __future__ import annotations
+
+from kafka_shim.authorizer import CLUSTER_NAME
+from kafka_shim.protocol import messages
+from kafka_shim.protocol.codes import ApiKey, ErrorCode
+from kafka_shim.protocol.messages import AddOffsetsToTxnResponse, AddPartitionsToTxnResponse, EndTxnResponse
+from kafka_shim.shim.cluster.topics import INTERNAL_TOPICS
+from kafka_shim.shim.config.logging import get_logger
+from kafka_shim.shim.groups.offsets_log import OFFSETS_TOPIC, partition_for
+from kafka_shim.shim.handlers import handles
+from kafka_shim.shim.javacompat.hash_orders import (
+    java_hash_map_order,
+    scala_immutable_map_order,
+    scala_mutable_map_order,
+    topic_partition_hash,
+)
+from kafka_shim.shim.javacompat.java_hash import java_string_hash
+from kafka_shim.shim.requests.authz import allowed, allowed_names, check
+from kafka_shim.shim.requests.context import RequestContext
+from kafka_shim.shim.requests.coordination import coordinator_for, fenced_for
+
+log = get_logger(__name__)
+
+_ADD_TXN, _ADD_TOPICS = check(ApiKey.ADD_PARTITIONS_TO_TXN, "transactional_id"), check(ApiKey.ADD_PARTITIONS_TO_TXN, "topics")
+_ADD_CLUSTER = check(ApiKey.ADD_PARTITIONS_TO_TXN, "cluster")
+_OFFSETS_TXN, _OFFSETS_GROUP = check(ApiKey.ADD_OFFSETS_TO_TXN, "transactional_id"), check(ApiKey.ADD_OFFSETS_TO_TXN, "group")
+_END_TXN = check(ApiKey.END_TXN, "transactional_id")
+
+_TopicResult = AddPartitionsToTxnResponse.AddPartitionsToTxnTopicResult
+_PartitionResult = AddPartitionsToTxnResponse.AddPartitionsToTxnPartitionResult
+_TxnResult = AddPartitionsToTxnResponse.AddPartitionsToTxnResult
+
+
+# -- AddPartitionsToTxn ----------------------------------------------------------------------------------------------
+
+def _topic_results(errors: dict[tuple[str, int], int], order: str = "request") -> list[_TopicResult]:
+    """Partitions grouped by topic. ``request``: the request's order (errorResponseForTransaction); ``scala_mutable``
+    / ``scala_immutable``: Kafka built a Scala map of the partitions and grouped it into a java.util.HashMap by topic
+    (AddPartitionsToTxnResponse.topicCollectionForErrors)."""
+    entries = list(errors)
+    if order == "scala_mutable":
+        entries = scala_mutable_map_order(entries, topic_partition_hash)
+    elif order == "scala_immutable":
+        entries = scala_immutable_map_order(entries, topic_partition_hash)
+    by_topic: dict[str, list[_PartitionResult]] = {}
+    for topic, partition in entries:
+        by_topic.setdefault(topic, []).append(_PartitionResult(partition_index=partition, partition_error_code=errors[(topic, partition)]))
+    topics = list(by_topic) if order == "request" else java_hash_map_order(by_topic, java_string_hash)
+    return [_TopicResult(name=topic, results_by_partition=by_topic[topic]) for topic in topics]
+
+
+def add_partitions_error_response(request: messages.AddPartitionsToTxnRequest, code: int, message: str | None,
+                                  version: int | None = None) -> AddPartitionsToTxnResponse:
+    """AddPartitionsToTxnRequest.getErrorResponse: v4+ the top-level error, v0-3 the error on every partition. Without
+    the version, the form the request's fields say (a decoded request carries only its version's)."""
+    if version is None:
+        version = 4 if request.transactions else 3
+    if version >= 4:
+        return AddPartitionsToTxnResponse(throttle_time_ms=0, error_code=code, results_by_transaction=[])
+    errors = {(t.name, p): code for t in request.v3_and_below_topics for p in t.partitions}
+    return AddPartitionsToTxnResponse(throttle_time_ms=0, results_by_topic_v3_and_below=_topic_results(errors))
+
+
+@handles(ApiKey.ADD_PARTITIONS_TO_TXN, 0, 5, error_response=add_partitions_error_response)
+def add_partitions_to_txn(ctx: RequestContext, request: messages.AddPartitionsToTxnRequest) -> AddPartitionsToTxnResponse:
+    version = ctx.api_version
+    if version >= 4:
+        if not allowed(ctx, _ADD_CLUSTER, CLUSTER_NAME):
+            return AddPartitionsToTxnResponse(throttle_time_ms=0, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                                              results_by_transaction=[])
+        results = []
+        for txn in request.transactions:
+            wanted = _partitions(txn.topics)
+            errors, order = _add(ctx, version, txn.transactional_id, txn.producer_id, txn.producer_epoch, wanted, txn.verify_only)
+            results.append(_TxnResult(transactional_id=txn.transactional_id, topic_results=_topic_results(errors, order)))
+        return AddPartitionsToTxnResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, results_by_transaction=results)
+    transactional_id = request.v3_and_below_transactional_id
+    wanted = _partitions(request.v3_and_below_topics)
+    if not allowed(ctx, _ADD_TXN, transactional_id):
+        errors, order = dict.fromkeys(wanted, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED), "request"
+    else:
+        errors, order = _add(ctx, version, transactional_id, request.v3_and_below_producer_id,
+                             request.v3_and_below_producer_epoch, wanted, False)
+    return AddPartitionsToTxnResponse(throttle_time_ms=0, results_by_topic_v3_and_below=_topic_results(errors, order))
+
+
+def _partitions(topics: list[messages.AddPartitionsToTxnRequest.AddPartitionsToTxnTopic]) -> list[tuple[str, int]]:
+    # AddPartitionsToTxnRequest.partitionsByTransaction: a list in request order (duplicates collapse in the maps).
+    return list(dict.fromkeys((t.name, p) for t in topics for p in t.partitions))
+
+
+def _add(ctx: RequestContext, version: int, transactional_id: str, producer_id: int, producer_epoch: int,
+         wanted: list[tuple[str, int]], verify_only: bool) -> tuple[dict[tuple[str, int], int], str]:
+    """Each partition's error and the order Kafka's answer lists them in."""
+    topics = ctx.services.cluster.topics
+    if version < 4:
+        writable = allowed_names(ctx, _ADD_TOPICS, [t for t, _ in wanted if t not in INTERNAL_TOPICS])
+    else:
+        writable = {t for t, _ in wanted}
+    unauthorized = {tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED for tp in wanted if tp[0] not in writable}
+    unknown = {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION for tp in wanted
+               if tp not in unauthorized and (tp[0] not in topics or not 0 <= tp[1] < len(topics[tp[0]].partitions))}
+    if unauthorized or unknown:
+        # Kafka builds ``unauthorized ++ nonExisting ++ authorized -> 55`` (Scala maps; the wire groups by topic).
+        rest = {tp: ErrorCode.OPERATION_NOT_ATTEMPTED for tp in wanted if tp not in unauthorized and tp not in unknown}
+        return {**unauthorized, **unknown, **rest}, "scala_mutable"
+    coordinator = coordinator_for(ctx, transactional_id)
+    if isinstance(coordinator, int):
+        return dict.fromkeys(wanted, coordinator), "request"
+    if verify_only:
+        return coordinator.verify_partitions(transactional_id, producer_id, producer_epoch, wanted), "scala_immutable"
+    error = coordinator.add_partitions(transactional_id, producer_id, producer_epoch, wanted)
+    return dict.fromkeys(wanted, fenced_for(error, version, 2)), "request"
+
+
+# -- AddOffsetsToTxn -------------------------------------------------------------------------------------------------
+
+def add_offsets_error_response(request: messages.AddOffsetsToTxnRequest, code: int, message: str | None) -> AddOffsetsToTxnResponse:
+    return AddOffsetsToTxnResponse(throttle_time_ms=0, error_code=code)
+
+
+def end_txn_error_response(request: messages.EndTxnRequest, code: int, message: str | None) -> EndTxnResponse:
+    return EndTxnResponse(throttle_time_ms=0, error_code=code)
+
+
+@handles(ApiKey.ADD_OFFSETS_TO_TXN, 0, 4, error_response=add_offsets_error_response)
+def add_offsets_to_txn(ctx: RequestContext, request: messages.AddOffsetsToTxnRequest) -> AddOffsetsToTxnResponse:
+    def answer(code: int) -> AddOffsetsToTxnResponse:
+        return AddOffsetsToTxnResponse(throttle_time_ms=0, error_code=code)
+
+    if not allowed(ctx, _OFFSETS_TXN, request.transactional_id):
+        return answer(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    if not allowed(ctx, _OFFSETS_GROUP, request.group_id):
+        return answer(ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    coordinator = coordinator_for(ctx, request.transactional_id)
+    if isinstance(coordinator, int):
+        return answer(coordinator)
+    offsets_topic = ctx.services.cluster.topics.get(OFFSETS_TOPIC)
+    # GroupCoordinator.partitionFor uses offsets.topic.num.partitions (50) whether or not the topic exists yet.
+    count = len(offsets_topic.partitions) if offsets_topic is not None else _offsets_partitions(ctx)
+    partition = (OFFSETS_TOPIC, partition_for(request.group_id, count))
+    error = coordinator.add_partitions(request.transactional_id, request.producer_id, request.producer_epoch, [partition])
+    return answer(fenced_for(error, ctx.api_version, 2))
+
+
+def _offsets_partitions(ctx: RequestContext) -> int:
+    try:
+        return int(ctx.services.config.raw.get("offsets.topic.num.partitions", "50"))
+    except ValueError:
+        return 50
+
+
+# -- EndTxn ----------------------------------------------------------------------------------------------------------
+
+@handles(ApiKey.END_TXN, 0, 4, error_response=end_txn_error_response)
+def end_txn(ctx: RequestContext, request: messages.EndTxnRequest) -> EndTxnResponse:
+    def answer(code: int) -> EndTxnResponse:
+        return EndTxnResponse(throttle_time_ms=0, error_code=code)
+
+    if not allowed(ctx, _END_TXN, request.transactional_id):
+        return answer(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    coordinator = coordinator_for(ctx, request.transactional_id)
+    if isinstance(coordinator, int):
+        return answer(coordinator)
+    error = coordinator.end_transaction(request.transactional_id, request.producer_id, request.producer_epoch,
+                                        request.committed)
+    return answer(fenced_for(error, ctx.api_version, 2))

@@ -1,0 +1,116 @@
+"""TxnOffsetCommit (key 28), v0-4: a transactional producer commits a consumer group's offsets inside its
+transaction, as a Kafka 3.9 broker answers (KafkaApis.handleTxnOffsetCommitRequest, GroupCoordinator.
+handleTxnCommitOffsets with the KIP-890 verification of the group's ``__consumer_offsets`` partition).
+
+Behaviour. WRITE on the TRANSACTIONAL_ID, else 53 on every partition; READ on the GROUP, else 30 on every partition;
+READ on each topic, else 29 on its partitions; unknown topics and partitions 3 (all three listed first, in request
+order). The other partitions go to the group coordinator: an empty group id INVALID_GROUP_ID (24), a node that does
+not coordinate the group NOT_COORDINATOR (16); then the transaction coordinator verifies that the group's partition
+was added to the transaction (AddOffsetsToTxn): another producer id INVALID_PRODUCER_ID_MAPPING (49), another epoch
+INVALID_PRODUCER_EPOCH (47), not added INVALID_TXN_STATE (48); then the member checks of a classic group (a missing
+group is created; a generation and member id, v3+, must match when given); then the offsets are stored, and become the
+group's committed offsets when the transaction commits (its marker reaches the group's partition) or are dropped when
+it aborts. Until then an OffsetFetch with ``require_stable`` answers UNSTABLE_OFFSET_COMMIT for them.
+
+Version notes. v2 committed leader epoch; v3 generation id, member id, group instance id (KIP-447), flexible; v4
+adds nothing for the broker (TRANSACTION_ABORTABLE is v5, unstable in 3.9).
+"""
+
+from __future__ import annotations
+
+from kafka_shim.protocol import messages
+from kafka_shim.protocol.codes import ApiKey, ErrorCode
+from kafka_shim.protocol.messages import TxnOffsetCommitResponse
+from kafka_shim.shim.groups.offsets import OffsetAndMetadata
+from kafka_shim.shim.groups.offsets_log import OFFSETS_TOPIC, partition_for
+from kafka_shim.shim.handlers import handles
+from kafka_shim.shim.requests.authz import allowed, allowed_names, check
+from kafka_shim.shim.requests.context import RequestContext
+from kafka_shim.shim.requests.coordination import coordinates, verifying_coordinator
+
+_TXN, _GROUP, _TOPICS = (check(ApiKey.TXN_OFFSET_COMMIT, key) for key in ("transactional_id", "group", "topics"))
+_Topic = TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic
+_Partition = TxnOffsetCommitResponse.TxnOffsetCommitResponsePartition
+
+
+def txn_offset_commit_error_response(request: messages.TxnOffsetCommitRequest, code: int,
+                                     message: str | None) -> TxnOffsetCommitResponse:
+    """TxnOffsetCommitRequest.getErrorResponse: the error on every partition, in request order."""
+    return TxnOffsetCommitResponse(throttle_time_ms=0, topics=[
+        _Topic(name=t.name, partitions=[_Partition(partition_index=p.partition_index, error_code=code) for p in t.partitions])
+        for t in request.topics])
+
+
+@handles(ApiKey.TXN_OFFSET_COMMIT, 0, 4, error_response=txn_offset_commit_error_response)
+def txn_offset_commit(ctx: RequestContext, request: messages.TxnOffsetCommitRequest) -> TxnOffsetCommitResponse:
+    if not allowed(ctx, _TXN, request.transactional_id):
+        return txn_offset_commit_error_response(request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None)
+    if not allowed(ctx, _GROUP, request.group_id):
+        return txn_offset_commit_error_response(request, ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
+    readable = allowed_names(ctx, _TOPICS, [t.name for t in request.topics])
+    known = ctx.services.cluster.topics
+    answer: dict[str, list[_Partition]] = {}  # the response Builder: one entry per topic, in first-seen order
+
+    def add(topic: str, partition: int, code: int) -> None:
+        answer.setdefault(topic, []).append(_Partition(partition_index=partition, error_code=code))
+
+    wanted: list[tuple[tuple[str, int], OffsetAndMetadata]] = []
+    now = ctx.services.groups.offsets.now_ms() if ctx.services.groups is not None else 0
+    for t in request.topics:
+        if t.name not in readable:
+            for p in t.partitions:
+                add(t.name, p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+        elif t.name not in known:
+            for p in t.partitions:
+                add(t.name, p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        else:
+            for p in t.partitions:
+                if 0 <= p.partition_index < len(known[t.name].partitions):
+                    epoch = p.committed_leader_epoch if ctx.api_version >= 2 else -1
+                    wanted.append(((t.name, p.partition_index),
+                                   OffsetAndMetadata(p.committed_offset, epoch, p.committed_metadata or "", now)))
+                else:
+                    add(t.name, p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    if wanted:
+        coordinator = ctx.services.groups
+        assert coordinator is not None
+        version = ctx.api_version
+        member_id = request.member_id if version >= 3 else ""
+        generation = request.generation_id if version >= 3 else -1
+        instance = request.group_instance_id if version >= 3 else None
+        results = coordinator.commit_transactional_offsets(
+            request.group_id, member_id, instance, generation, request.producer_id, request.producer_epoch, wanted,
+            verified=_verify(ctx, request), local=coordinates(ctx, request.group_id))
+        for (topic, partition), code in results:
+            add(topic, partition, code)
+    return TxnOffsetCommitResponse(throttle_time_ms=0, topics=[_Topic(name=name, partitions=parts) for name, parts in answer.items()])
+
+
+def _verify(ctx: RequestContext, request: messages.TxnOffsetCommitRequest) -> int:
+    """ReplicaManager.maybeStartTransactionVerificationForPartition on the group's ``__consumer_offsets`` partition,
+    with the errors turned into what an OffsetCommit answers (AddPartitionsToTxnManager, v4 and below: not added is
+    INVALID_TXN_STATE, a fenced epoch INVALID_PRODUCER_EPOCH)."""
+    if not request.group_id:
+        return ErrorCode.NONE  # the group coordinator answers INVALID_GROUP_ID first
+    coordinator = verifying_coordinator(ctx, request.transactional_id)
+    if isinstance(coordinator, int):
+        return _as_commit_error(coordinator)
+    offsets_topic = ctx.services.cluster.topics.get(OFFSETS_TOPIC)
+    if offsets_topic is None:
+        return ErrorCode.NONE  # the group coordinator answers NOT_COORDINATOR
+    partition = (OFFSETS_TOPIC, partition_for(request.group_id, len(offsets_topic.partitions)))
+    errors = coordinator.verify_partitions(request.transactional_id, request.producer_id, request.producer_epoch, [partition])
+    return _as_commit_error(errors[partition])
+
+
+def _as_commit_error(code: int) -> int:
+    if code == ErrorCode.PRODUCER_FENCED:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    if code == ErrorCode.TRANSACTION_ABORTABLE:
+        return ErrorCode.INVALID_TXN_STATE
+    # GroupMetadataManager.maybeConvertOffsetCommitError for the retriable ones.
+    if code in (ErrorCode.NOT_ENOUGH_REPLICAS, ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if code in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ERROR):
+        return ErrorCode.NOT_COORDINATOR
+    return code

@@ -1,0 +1,276 @@
+"""Transactions against a real Kafka 3.9, request by request: the same script of InitProducerId, AddPartitionsToTxn,
+AddOffsetsToTxn, Produce, TxnOffsetCommit, OffsetFetch, EndTxn, Fetch, DescribeTransactions and ListTransactions runs
+on both brokers (each with the producer id it hands out), and every answer is compared field by field, producer ids
+and times aside. Then the same requests denied by ACLs on the secured pair.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from kafka_shim.protocol.messages import (
+    AddOffsetsToTxnRequest,
+    AddPartitionsToTxnRequest,
+    CreateTopicsRequest,
+    DescribeTransactionsRequest,
+    EndTxnRequest,
+    FetchRequest,
+    FindCoordinatorRequest,
+    InitProducerIdRequest,
+    ListOffsetsRequest,
+    ListTransactionsRequest,
+    OffsetFetchRequest,
+    ProduceRequest,
+    TxnOffsetCommitRequest,
+)
+from kafka_shim.protocol.records import build_batch, decode_batches, encode_batch
+from kafka_shim.shim.testing.embedded import EmbeddedBroker
+from tests.support.acl_peers import ANONYMOUS, CLUSTER, GROUP, READ, TOPIC, TRANSACTIONAL_ID, WRITE, Peers, acl
+from tests.support.compare import field_diff, normalise
+from tests.support.wire import Answer, Wire
+
+PRODUCE, FETCH, LIST_OFFSETS, OFFSET_FETCH, FIND_COORDINATOR, INIT_PID, CREATE_TOPICS = 0, 1, 2, 9, 10, 22, 19
+ADD_PARTITIONS, ADD_OFFSETS, END_TXN, TXN_OFFSET_COMMIT, DESCRIBE_TXNS, LIST_TXNS = 24, 25, 26, 28, 65, 66
+# What legitimately differs between the two brokers' answers: the producer ids each hands out, times.
+IGNORED = ("throttle_time_ms", "producer_id", "*.producer_id", "*.*.producer_id", "*.*.*.producer_id",
+           "*.*.*.*.producer_id", "transaction_states.*.transaction_start_time_ms", "*.log_append_time_ms",
+           "*.*.*.log_append_time_ms", "records", "*.*.*.records", "responses.*.partitions.*.records")
+_TopicTxn = AddPartitionsToTxnRequest.AddPartitionsToTxnTopic
+
+
+class Script:
+    """Requests to one broker over one connection; each answer kept for comparison."""
+
+    def __init__(self, address: tuple[str, int]) -> None:
+        self.wire = Wire(address, timeout=60)
+        self.steps: list[tuple[str, Answer]] = []
+
+    def __call__(self, what: str, api_key: int, version: int, body) -> Answer:
+        answer = self.wire.request(api_key, version, body)
+        assert not answer.closed, f"{what}: the broker closed the connection"
+        self.steps.append((what, answer))
+        return answer
+
+    def wait_for_coordinator(self, transactional_id: str, group: str) -> None:
+        """FindCoordinator until both keys have a coordinator and InitProducerId stops answering NOT_COORDINATOR /
+        COORDINATOR_LOAD_IN_PROGRESS (Kafka loads a new __transaction_state partition a moment after creating it)."""
+        deadline = time.monotonic() + 90
+        while True:
+            found = self.wire.request(FIND_COORDINATOR, 4, FindCoordinatorRequest(
+                key_type=1, coordinator_keys=[transactional_id]))
+            groups = self.wire.request(FIND_COORDINATOR, 4, FindCoordinatorRequest(key_type=0, coordinator_keys=[group]))
+            codes = [c.error_code for a in (found, groups) for c in a.body.coordinators]
+            if codes == [0, 0]:
+                probe = self.wire.request(INIT_PID, 4, InitProducerIdRequest(
+                    transactional_id=f"probe-{transactional_id}", transaction_timeout_ms=60_000, producer_id=-1, producer_epoch=-1))
+                if probe.body.error_code == 0:
+                    return
+            assert time.monotonic() < deadline, f"no transaction coordinator at {self.wire.address}: {codes}"
+            time.sleep(0.2)
+
+    def close(self) -> None:
+        self.wire.close()
+
+
+def _batch(producer_id: int, epoch: int, sequence: int, values: list[bytes], transactional: bool = True) -> bytes:
+    now = int(time.time() * 1000)
+    return encode_batch(build_batch([(None, v, [], now) for v in values], transactional=transactional,
+                                    producer_id=producer_id, producer_epoch=epoch, base_sequence=sequence))
+
+
+def _produce(topic: str, partition: int, records: bytes, transactional_id: str | None) -> ProduceRequest:
+    return ProduceRequest(transactional_id=transactional_id, acks=-1, timeout_ms=30_000, topic_data=[
+        ProduceRequest.TopicProduceData(name=topic, partition_data=[
+            ProduceRequest.PartitionProduceData(index=partition, records=records)])])
+
+
+def _fetch(topic: str, partition: int, offset: int, isolation: int) -> FetchRequest:
+    return FetchRequest(replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=1 << 20, isolation_level=isolation,
+                        session_id=0, session_epoch=-1, topics=[FetchRequest.FetchTopic(topic=topic, partitions=[
+                            FetchRequest.FetchPartition(partition=partition, fetch_offset=offset, log_start_offset=-1,
+                                                        partition_max_bytes=1 << 20, current_leader_epoch=-1)])],
+                        forgotten_topics_data=[], rack_id="")
+
+
+def _offset_fetch(group: str, topic: str, stable: bool) -> OffsetFetchRequest:
+    return OffsetFetchRequest(group_id=group, require_stable=stable, topics=[
+        OffsetFetchRequest.OffsetFetchRequestTopic(name=topic, partition_indexes=[0, 1])])
+
+
+def _txn_offsets(txn: str, group: str, pid: int, epoch: int, topic: str, offset: int) -> TxnOffsetCommitRequest:
+    return TxnOffsetCommitRequest(transactional_id=txn, group_id=group, producer_id=pid, producer_epoch=epoch,
+                                  generation_id=-1, member_id="", group_instance_id=None, topics=[
+                                      TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic(name=topic, partitions=[
+                                          TxnOffsetCommitRequest.TxnOffsetCommitRequestPartition(
+                                              partition_index=0, committed_offset=offset, committed_leader_epoch=-1,
+                                              committed_metadata="m")])])
+
+
+def _script(run: Script, names: dict[str, str]) -> None:
+    """The whole conversation: the same requests on both brokers, built with each broker's own producer ids."""
+    topic, other, txn, group = names["topic"], names["other"], names["txn"], names["group"]
+    for name in (topic, other):
+        run("create " + name, CREATE_TOPICS, 7, CreateTopicsRequest(timeout_ms=30_000, validate_only=False, topics=[
+            CreateTopicsRequest.CreatableTopic(name=name, num_partitions=2, replication_factor=1, assignments=[], configs=[])]))
+    run.wait_for_coordinator(txn, group)
+    first = run("init", INIT_PID, 4, InitProducerIdRequest(transactional_id=txn, transaction_timeout_ms=60_000,
+                                                            producer_id=-1, producer_epoch=-1)).body
+    pid = first.producer_id
+    run("init bad timeout", INIT_PID, 4, InitProducerIdRequest(transactional_id=txn, transaction_timeout_ms=3_600_000,
+                                                                producer_id=-1, producer_epoch=-1))
+    second = run("init again (KIP-360)", INIT_PID, 4, InitProducerIdRequest(
+        transactional_id=txn, transaction_timeout_ms=60_000, producer_id=pid, producer_epoch=first.producer_epoch)).body
+    epoch = second.producer_epoch
+    run("end on Empty", END_TXN, 3, EndTxnRequest(transactional_id=txn, producer_id=pid, producer_epoch=epoch, committed=True))
+    run("end unknown id", END_TXN, 3, EndTxnRequest(transactional_id=txn + "-x", producer_id=pid, producer_epoch=epoch, committed=True))
+
+    def add(what: str, version: int, partitions: list[tuple[str, list[int]]], *, p: int = pid, e: int = epoch) -> Answer:
+        return run(what, ADD_PARTITIONS, version, AddPartitionsToTxnRequest(
+            v3_and_below_transactional_id=txn, v3_and_below_producer_id=p, v3_and_below_producer_epoch=e,
+            v3_and_below_topics=[_TopicTxn(name=n, partitions=ps) for n, ps in partitions]))
+
+    add("add with an unknown partition", 3, [(topic, [0, 9])])
+    add("add with an old epoch v3", 3, [(topic, [0])], e=epoch - 1)
+    add("add with an old epoch v1", 1, [(topic, [0])], e=epoch - 1)
+    add("add with another producer id", 3, [(topic, [0])], p=pid + 1000)
+    add("add", 3, [(topic, [0, 1])])
+    add("add again", 3, [(topic, [1])])
+    run("add offsets", ADD_OFFSETS, 3, AddOffsetsToTxnRequest(transactional_id=txn, producer_id=pid, producer_epoch=epoch,
+                                                              group_id=group))
+    run("produce", PRODUCE, 9, _produce(topic, 0, _batch(pid, epoch, 0, [b"a", b"b"]), txn))
+    run("produce to a partition not added v9", PRODUCE, 9, _produce(other, 0, _batch(pid, epoch, 0, [b"x"]), txn))
+    run("produce to a partition not added v11", PRODUCE, 11, _produce(other, 1, _batch(pid, epoch, 0, [b"x"]), txn))
+    run("produce with an old epoch", PRODUCE, 9, _produce(topic, 1, _batch(pid, epoch - 1, 0, [b"z"]), txn))
+    run("fetch read_committed while open", FETCH, 11, _fetch(topic, 0, 0, 1))
+    run("list offsets read_committed while open", LIST_OFFSETS, 5, ListOffsetsRequest(
+        replica_id=-1, isolation_level=1, topics=[ListOffsetsRequest.ListOffsetsTopic(name=topic, partitions=[
+            ListOffsetsRequest.ListOffsetsPartition(partition_index=0, current_leader_epoch=-1, timestamp=-1)])]))
+    run("txn offset commit", TXN_OFFSET_COMMIT, 3, _txn_offsets(txn, group, pid, epoch, topic, 2))
+    run("offset fetch stable while open", OFFSET_FETCH, 7, _offset_fetch(group, topic, True))
+    run("offset fetch unstable while open", OFFSET_FETCH, 7, _offset_fetch(group, topic, False))
+    run("describe while open", DESCRIBE_TXNS, 0, DescribeTransactionsRequest(transactional_ids=[txn]))
+    run("list ongoing", LIST_TXNS, 1, ListTransactionsRequest(state_filters=["Ongoing"], producer_id_filters=[pid]))
+    run("commit", END_TXN, 3, EndTxnRequest(transactional_id=txn, producer_id=pid, producer_epoch=epoch, committed=True))
+    run("commit again", END_TXN, 3, EndTxnRequest(transactional_id=txn, producer_id=pid, producer_epoch=epoch, committed=True))
+    run("abort after commit", END_TXN, 3, EndTxnRequest(transactional_id=txn, producer_id=pid, producer_epoch=epoch, committed=False))
+    run("end with an old epoch v1", END_TXN, 1, EndTxnRequest(transactional_id=txn, producer_id=pid, producer_epoch=epoch - 1, committed=True))
+    run("offset fetch stable after commit", OFFSET_FETCH, 7, _offset_fetch(group, topic, True))
+    run("fetch read_committed after commit", FETCH, 11, _fetch(topic, 0, 0, 1))
+    # An aborted transaction: its records stay in the log, listed as aborted to read_committed consumers.
+    add("add for the abort", 3, [(topic, [0])])
+    run("produce to abort", PRODUCE, 9, _produce(topic, 0, _batch(pid, epoch, 2, [b"gone"]), txn))
+    run("abort", END_TXN, 3, EndTxnRequest(transactional_id=txn, producer_id=pid, producer_epoch=epoch, committed=False))
+    run("fetch read_committed after abort", FETCH, 11, _fetch(topic, 0, 0, 1))
+    run("fetch read_uncommitted after abort", FETCH, 11, _fetch(topic, 0, 0, 0))
+    run("describe after abort", DESCRIBE_TXNS, 0, DescribeTransactionsRequest(transactional_ids=[txn]))
+    # A new producer for the id while a transaction is open fences the old one.
+    add("add before fencing", 3, [(topic, [1])])
+    run("produce before fencing", PRODUCE, 9, _produce(topic, 1, _batch(pid, epoch, 0, [b"zombie"]), txn))
+    run("init fences", INIT_PID, 4, InitProducerIdRequest(transactional_id=txn, transaction_timeout_ms=60_000,
+                                                           producer_id=-1, producer_epoch=-1))
+    fence_deadline = time.monotonic() + 30
+    while True:  # Kafka answers CONCURRENT_TRANSACTIONS until its markers are written
+        retried = run.wire.request(INIT_PID, 4, InitProducerIdRequest(transactional_id=txn, transaction_timeout_ms=60_000,
+                                                                      producer_id=-1, producer_epoch=-1))
+        if retried.body.error_code != 51 or time.monotonic() > fence_deadline:
+            break
+        time.sleep(0.1)
+    run.steps.append(("init after fencing", retried))
+    run("zombie produces", PRODUCE, 9, _produce(topic, 1, _batch(pid, epoch, 1, [b"late"]), txn))
+    run("zombie commits", END_TXN, 3, EndTxnRequest(transactional_id=txn, producer_id=pid, producer_epoch=epoch, committed=True))
+    run("zombie adds", ADD_PARTITIONS, 3, AddPartitionsToTxnRequest(
+        v3_and_below_transactional_id=txn, v3_and_below_producer_id=pid, v3_and_below_producer_epoch=epoch,
+        v3_and_below_topics=[_TopicTxn(name=topic, partitions=[0])]))
+    run("fetch read_committed after fencing", FETCH, 11, _fetch(topic, 1, 0, 1))
+    run("describe after fencing", DESCRIBE_TXNS, 0, DescribeTransactionsRequest(transactional_ids=[txn]))
+
+
+def _plain(answer: Answer, producer_ids: dict[int, str]) -> object:
+    body = answer.body.to_dict()
+    for key in ("responses",):
+        for t in body.get(key, []):
+            for p in t.get("partitions", []):
+                # Records: compared as their batches' shape (count, control, transactional), not their bytes.
+                records = p.get("records")
+                if records:
+                    p["records_shape"] = [(b.last_offset_delta + 1, b.is_control, b.is_transactional)
+                                          for b in decode_batches(records)]
+                for aborted in p.get("aborted_transactions") or []:
+                    aborted["producer_id"] = producer_ids.get(aborted["producer_id"], aborted["producer_id"])
+    return normalise(body, IGNORED)
+
+
+def _compare(kafka: Script, shim: Script) -> None:
+    assert [w for w, _ in kafka.steps] == [w for w, _ in shim.steps]
+    kafka_pid = next(a.body.producer_id for w, a in kafka.steps if w == "init")
+    shim_pid = next(a.body.producer_id for w, a in shim.steps if w == "init")
+    problems = []
+    for (what, a), (_, b) in zip(kafka.steps, shim.steps, strict=True):
+        diff = field_diff(_plain(a, {kafka_pid: "P"}), _plain(b, {shim_pid: "P"}))
+        if diff:
+            problems.append(f"{what}:\n    " + "\n    ".join(diff))
+    assert not problems, "Kafka and kafka-shim disagree:\n  " + "\n  ".join(problems)
+
+
+@pytest.fixture(scope="module")
+def open_pair(oracle_open, shim_peer: EmbeddedBroker) -> Iterator[tuple[Callable[[], Script], Callable[[], Script]]]:
+    host, port = shim_peer.bootstrap_servers.rsplit(":", 1)
+    yield (lambda: Script(oracle_open.plaintext)), (lambda: Script((host, int(port))))
+
+
+def test_a_whole_transaction_script_answers_as_kafka(open_pair) -> None:
+    kafka_script, shim_script = open_pair
+    suffix = uuid.uuid4().hex[:8]
+    names = {"topic": f"txn-{suffix}", "other": f"txn-other-{suffix}", "txn": f"tid-{suffix}", "group": f"g-{suffix}"}
+    kafka, shim = kafka_script(), shim_script()
+    try:
+        _script(kafka, names)
+        _script(shim, names)
+        _compare(kafka, shim)
+    finally:
+        kafka.close()
+        shim.close()
+
+
+# -- denied ------------------------------------------------------------------------------------------------------------
+
+def _add_v3(txn: str, topics: list[tuple[str, list[int]]]) -> AddPartitionsToTxnRequest:
+    return AddPartitionsToTxnRequest(v3_and_below_transactional_id=txn, v3_and_below_producer_id=1,
+                                     v3_and_below_producer_epoch=0,
+                                     v3_and_below_topics=[_TopicTxn(name=n, partitions=ps) for n, ps in topics])
+
+
+def test_denied_transaction_requests_answer_as_kafka(peers: Peers) -> None:
+    txn, group = f"tid-{uuid.uuid4().hex[:8]}", f"g-{uuid.uuid4().hex[:8]}"
+    topics = [("diff-topic", [0, 1]), ("__consumer_offsets", [0]), ("other", [2])]
+    peers.same(INIT_PID, 4, InitProducerIdRequest(transactional_id=txn, transaction_timeout_ms=1000, producer_id=-1,
+                                                  producer_epoch=-1), "InitProducerId without WRITE on the id")
+    for version in (0, 3):
+        peers.same(ADD_PARTITIONS, version, _add_v3(txn, topics), f"AddPartitionsToTxn v{version} without WRITE on the id")
+    peers.same(ADD_PARTITIONS, 4, AddPartitionsToTxnRequest(transactions=[AddPartitionsToTxnRequest.AddPartitionsToTxnTransaction(
+        transactional_id=txn, producer_id=1, producer_epoch=0, verify_only=True, topics=[_TopicTxn(name="t", partitions=[0])])]),
+        "AddPartitionsToTxn v4 without CLUSTER_ACTION")
+    peers.same(ADD_OFFSETS, 3, AddOffsetsToTxnRequest(transactional_id=txn, producer_id=1, producer_epoch=0, group_id=group),
+               "AddOffsetsToTxn without WRITE on the id")
+    peers.same(END_TXN, 3, EndTxnRequest(transactional_id=txn, producer_id=1, producer_epoch=0, committed=True),
+               "EndTxn without WRITE on the id")
+    peers.same(TXN_OFFSET_COMMIT, 3, _txn_offsets(txn, group, 1, 0, "diff-topic", 5), "TxnOffsetCommit without WRITE on the id")
+    peers.grant(acl(rtype=TRANSACTIONAL_ID, name=txn, principal=ANONYMOUS, operation=WRITE))
+    # Topics: WRITE on none of them (internal ones are never authorized): 29 for all, nothing attempted.
+    peers.same(ADD_PARTITIONS, 3, _add_v3(txn, topics), "AddPartitionsToTxn v3 without WRITE on the topics")
+    peers.same(ADD_OFFSETS, 3, AddOffsetsToTxnRequest(transactional_id=txn, producer_id=1, producer_epoch=0, group_id=group),
+               "AddOffsetsToTxn without READ on the group")
+    peers.same(TXN_OFFSET_COMMIT, 3, _txn_offsets(txn, group, 1, 0, "diff-topic", 5), "TxnOffsetCommit without READ on the group")
+    peers.grant(acl(rtype=TOPIC, name="diff-topic", principal=ANONYMOUS, operation=WRITE),
+                acl(rtype=GROUP, name=group, principal=ANONYMOUS, operation=READ))
+    # One writable topic that does not exist on either broker: 3 for it, 29 / 55 for the others.
+    peers.same(ADD_PARTITIONS, 3, _add_v3(txn, topics), "AddPartitionsToTxn v3 with one writable, unknown topic")
+    peers.same(TXN_OFFSET_COMMIT, 3, _txn_offsets(txn, group, 1, 0, "diff-topic", 5), "TxnOffsetCommit without READ on the topic")
+    peers.grant(acl(rtype=CLUSTER, name="kafka-cluster", principal=ANONYMOUS, operation=READ))  # not CLUSTER_ACTION
+    peers.same(ADD_PARTITIONS, 4, AddPartitionsToTxnRequest(transactions=[AddPartitionsToTxnRequest.AddPartitionsToTxnTransaction(
+        transactional_id=txn, producer_id=1, producer_epoch=0, verify_only=True, topics=[_TopicTxn(name="t", partitions=[0])])]),
+        "AddPartitionsToTxn v4 with READ but not CLUSTER_ACTION on the cluster")
