@@ -66,6 +66,7 @@ MANIFEST: dict[int, ApiModule] = {
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS: ApiModule("scram_credentials", 0, 0, error_form=False),
     ApiKey.ELECT_LEADERS: ApiModule("elect_leaders", 0, 2, error_form=True),
     ApiKey.DESCRIBE_PRODUCERS: ApiModule("describe_producers", 0, 0, error_form=False),
+    ApiKey.WRITE_TXN_MARKERS: ApiModule("write_txn_markers", 0, 1, error_form=True),
     ApiKey.DESCRIBE_TRANSACTIONS: ApiModule("transactions_admin", 0, 0, error_form=False),
     ApiKey.LIST_TRANSACTIONS: ApiModule("transactions_admin", 0, 1, error_form=False),
     ApiKey.UNREGISTER_BROKER: ApiModule("unregister_broker", 0, 0, error_form=True),
