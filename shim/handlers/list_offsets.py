@@ -6,10 +6,11 @@ the others with 29 (v1+: timestamp and offset -1). For allowed topics, in reques
 gets INVALID_REQUEST (42) at each place (v1+); a negative timestamp other than the special ones, or one the
 version may not send (-3 max timestamp from v7, -4 earliest local from v8, -5 latest tiered from v9), gets
 UNSUPPORTED_VERSION (35); an unknown topic or partition 3; a current leader epoch other than ours 74/75. Latest
-(-1) is the last offset a consumer may fetch (the high watermark, or the last stable offset under READ_COMMITTED,
-equal here without transactions; the log end for a replica); earliest (-2) the log start offset; a timestamp the
-first record at or after it; max timestamp (-3) the first record with the largest timestamp; nothing found: offset
-and timestamp -1 with no error. Leader epochs (v4+) are 0 on this single node (-1 before anything was written for
+(-1) is the last offset a consumer may fetch (the high watermark, or under READ_COMMITTED the last stable offset:
+the first offset of the earliest open transaction; the log end for a replica); earliest (-2) the log start offset;
+a timestamp the first record at or after it; max timestamp (-3) the first record with the largest timestamp; a
+timestamp or max timestamp found at or past the last fetchable offset counts as not found (so READ_COMMITTED does
+not see into an open transaction); nothing found: offset and timestamp -1 with no error. Leader epochs (v4+) are 0 on this single node (-1 before anything was written for
 earliest, and whatever the found batch carries by timestamp).
 
 Version notes. v0 answers the old offsets array (``max_num_offsets`` segment start offsets whose segment was last
@@ -109,8 +110,10 @@ def _v1(ctx: RequestContext, request: messages.ListOffsetsRequest, topic: str, p
         return _error(version, p.partition_index, error)
     log = state.log  # type: ignore[attr-defined]
     if request.replica_id == CONSUMER_REPLICA_ID:
-        # Without transactions the last stable offset is the high watermark: both isolation levels read up to it.
-        last_fetchable = log.high_watermark
+        # Partition.fetchOffsetForTimestamp: READ_COMMITTED (v2+) sees up to the last stable offset, for LATEST, a
+        # timestamp and MAX_TIMESTAMP alike; READ_UNCOMMITTED up to the high watermark. EARLIEST is not bounded.
+        read_committed = version >= 2 and request.isolation_level == 1
+        last_fetchable = state.last_stable_offset if read_committed else log.high_watermark  # type: ignore[attr-defined]
     else:
         last_fetchable = log.log_end_offset
     leader_epoch = ctx.services.cluster.topics[topic].partitions[p.partition_index].leader_epoch

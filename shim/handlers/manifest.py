@@ -70,6 +70,7 @@ MANIFEST: dict[int, ApiModule] = {
     ApiKey.ADD_OFFSETS_TO_TXN: ApiModule("transactions", 0, 4, error_form=True),
     ApiKey.END_TXN: ApiModule("transactions", 0, 4, error_form=True),
     ApiKey.TXN_OFFSET_COMMIT: ApiModule("txn_offset_commit", 0, 4, error_form=True),
+    ApiKey.WRITE_TXN_MARKERS: ApiModule("write_txn_markers", 0, 1, error_form=True),
     ApiKey.DESCRIBE_TRANSACTIONS: ApiModule("transactions_admin", 0, 0, error_form=False),
     ApiKey.LIST_TRANSACTIONS: ApiModule("transactions_admin", 0, 1, error_form=False),
     ApiKey.UNREGISTER_BROKER: ApiModule("unregister_broker", 0, 0, error_form=True),

@@ -14,6 +14,9 @@ Kafka's counterpart: ``UnifiedLog`` over ``LocalLog`` (kafka.log / storage inter
   the upper bound (the high watermark by default).
 - **High watermark**: a separate notion from the log end offset. On a single node every append is fully replicated
   at once, so it follows the log end offset; the read bound and retention already use it as Kafka does.
+- **Aborted transactions** (``LocalLog.collectAbortedTransactions`` / ``addAbortedTransactions``): each segment's
+  ``.txnindex`` (:mod:`.txn_index`); a READ_COMMITTED fetch gets the entries overlapping what it read, up to an upper
+  bound taken from the offset index exactly as Kafka takes it (:meth:`PartitionLog.aborted_for_read`).
 - **Recovery**: at open the last segment is scanned and cut at the first torn or invalid batch, so nothing torn is
   ever served; earlier segments trust their indexes unless those fail the sanity check.
 """
@@ -36,6 +39,7 @@ from kafka_shim.shim.log.index import NO_TIMESTAMP
 from kafka_shim.shim.log.log_config import LogConfig
 from kafka_shim.shim.log.segment import Segment, base_offset_of
 from kafka_shim.shim.log.storage import Directory
+from kafka_shim.shim.log.txn_index import AbortedTxn
 
 log = get_logger(__name__)
 
@@ -276,6 +280,49 @@ class PartitionLog:
                 records = read(header.position, min(end - header.position, size)) if size else b""
                 break
         return ReadInfo(records, self._high_watermark, self._log_start_offset, self.log_end_offset)
+
+    # -- aborted transactions -----------------------------------------------------------------------------------
+
+    def add_aborted_txn(self, txn: AbortedTxn) -> None:
+        """LogSegment.updateTxnIndex: record a transaction whose ABORT marker was just appended (in the active
+        segment)."""
+        self.active.txn_index.append(txn)
+        self._dirty.add(self.active.base_offset)
+
+    def collect_aborted_transactions(self, start_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+        """UnifiedLog.collectAbortedTransactions: from the segment holding ``start_offset`` on, the aborted
+        transactions that overlap [start_offset, upper_bound_offset), until a segment's search is complete."""
+        first = bisect.bisect_right([s.base_offset for s in self.segments], start_offset) - 1
+        return self._collect_from(first, start_offset, upper_bound_offset) if first >= 0 else []
+
+    def aborted_for_read(self, offset: int, fetched_size: int, max_offset: int) -> list[AbortedTxn]:
+        """The aborted transactions Kafka's LocalLog.read attaches to a READ_COMMITTED read from ``offset`` that
+        returned ``fetched_size`` bytes, bounded by ``max_offset`` (the last stable offset): none when ``offset`` is at
+        or past the bound; else, in the segment the read came from (the first from the floor segment on that holds a
+        batch at or after ``offset``), the upper bound is the offset of the first offset-index entry at or after the
+        end of the read, else the next segment's base offset, else the log end offset."""
+        if offset >= max_offset:
+            return []
+        first = bisect.bisect_right([s.base_offset for s in self.segments], offset) - 1
+        for at in range(max(first, 0), len(self.segments)):
+            segment = self.segments[at]
+            header = segment.locate(offset)
+            if header is None:
+                continue
+            upper = segment.fetch_upper_bound_offset(header.position + fetched_size)
+            if upper is None:
+                upper = self.segments[at + 1].base_offset if at + 1 < len(self.segments) else self.log_end_offset
+            return self._collect_from(at, offset, upper)
+        return []
+
+    def _collect_from(self, at: int, start_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+        found: list[AbortedTxn] = []
+        for segment in self.segments[at:]:
+            entries, complete = segment.txn_index.collect(start_offset, upper_bound_offset)
+            found += entries
+            if complete:
+                break
+        return found
 
     @staticmethod
     def _position_of(segment: Segment, offset: int) -> int:

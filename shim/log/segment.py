@@ -1,4 +1,4 @@
-"""One log segment: a ``.log`` file of stored batches with its ``.index`` and ``.timeindex``.
+"""One log segment: a ``.log`` file of stored batches with its ``.index``, ``.timeindex`` and ``.txnindex``.
 
 Kafka's counterparts: ``LogSegment`` (append, read, recover, ``onBecomeInactiveSegment``) and ``LogFileUtils``
 (file names: the segment's base offset as 20 zero-padded digits, then ``.log``, ``.index``, ``.timeindex``).
@@ -9,12 +9,16 @@ Facts kept from Kafka 3.9:
   (largest timestamp so far, last offset of the batch that holds it), the latter only when that timestamp grew;
 - when the segment stops being active (rolled) or is closed, the time index gets the largest timestamp so far
   if it is not there yet, so it always ends with the segment's max timestamp;
+- the ``.txnindex`` (:mod:`.txn_index`) lists the transactions aborted by markers in this segment; it is deleted
+  with the segment, and recovery drops the entries whose marker it cut off (the producer-state replay writes back
+  any entry of a surviving marker that is missing, as Kafka's recovery rebuilds the index);
 - recovery reads every batch from the start, stops at the first that is torn or invalid (length past the end,
   magic, CRC), cuts the file there and rebuilds both indexes.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator
 
 from kafka_shim.shim.config.logging import get_logger
@@ -22,6 +26,7 @@ from kafka_shim.shim.log.batches import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, 
 from kafka_shim.shim.log.errors import StorageFailure
 from kafka_shim.shim.log.index import NO_TIMESTAMP, OffsetIndex, TimeIndex
 from kafka_shim.shim.log.storage import Directory
+from kafka_shim.shim.log.txn_index import TXN_INDEX_SUFFIX, TransactionIndex
 
 log = get_logger(__name__)
 
@@ -56,6 +61,7 @@ class Segment:
         self.log_file = file_name(base_offset, LOG_SUFFIX)
         self.offset_index = OffsetIndex(directory, file_name(base_offset, INDEX_SUFFIX), base_offset)
         self.time_index = TimeIndex(directory, file_name(base_offset, TIME_INDEX_SUFFIX), base_offset)
+        self.txn_index = TransactionIndex(directory, file_name(base_offset, TXN_INDEX_SUFFIX))
         self.size = 0
         self.next_offset = base_offset
         self.max_timestamp = NO_TIMESTAMP
@@ -71,6 +77,7 @@ class Segment:
         segment = cls(directory, base_offset, index_interval_bytes, now_ms)
         for file in (segment.log_file, segment.offset_index.file, segment.time_index.file):
             directory.truncate(file, 0)
+        segment.txn_index.delete()  # a stale one of an earlier segment at this offset
         return segment
 
     @classmethod
@@ -79,6 +86,7 @@ class Segment:
         indexes unless those fail the sanity check, as Kafka does after a clean shutdown."""
         segment = cls(directory, base_offset, index_interval_bytes, directory.modified_ms(file_name(base_offset, LOG_SUFFIX)))
         segment.size = directory.size(segment.log_file)
+        segment.txn_index.load()
         if recover or not (segment.offset_index.load() and segment.time_index.load()):
             segment.recover()
         else:
@@ -144,6 +152,7 @@ class Segment:
             )
             self.directory.truncate(self.log_file, valid)
         self.size = valid
+        self.txn_index.truncate_to(self.next_offset)
         self._bytes_since_index_entry = valid - last_index_entry
         self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
         return cut
@@ -216,10 +225,12 @@ class Segment:
     def sync(self) -> None:
         for file in (self.log_file, self.offset_index.file, self.time_index.file):
             self.directory.sync(file)
+        self.txn_index.sync()
 
     def delete(self) -> None:
         for file in (self.log_file, self.offset_index.file, self.time_index.file):
             self.directory.delete(file)
+        self.txn_index.delete()
 
     # -- reading --------------------------------------------------------------------------------------------------
 
@@ -253,6 +264,12 @@ class Segment:
                 yield header
                 consumed = header.size
             position += consumed
+
+    def fetch_upper_bound_offset(self, position: int) -> int | None:
+        """OffsetIndex.fetchUpperBoundOffset: the offset of the first index entry at or after byte ``position``."""
+        index = self.offset_index
+        slot = bisect.bisect_left(index.positions, position)
+        return index.offsets[slot] if slot < len(index.offsets) else None
 
     def locate(self, offset: int, end: int | None = None) -> BatchHeader | None:
         """The first batch whose last offset is >= ``offset`` (the batch holding it), or None past the end."""

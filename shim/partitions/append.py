@@ -6,8 +6,10 @@ Kafka's counterparts: ``ReplicaManager.appendRecords`` / ``appendToLocalLog`` �
 
 1. :func:`validate` — pure (request bytes, topic settings, clock), so a large request can run it off the loop;
 2. :func:`commit` — on the event loop: ``min.insync.replicas``, the segment size, the idempotent producer's checks
-   (a retried batch answers with its original offsets and writes nothing, a gap 45, an old epoch 47), the append,
-   the producer-state update and :meth:`Partitions.appended` so waiting fetches wake.
+   (a retried batch answers with its original offsets and writes nothing, a gap 45, an old epoch 47, a plain batch
+   while the producer's transaction is open 48), the append, the producer-state update (a transactional batch opens
+   the producer's transaction: the last stable offset stops there) and :meth:`Partitions.appended` so waiting
+   fetches wake. Whether a transactional batch may be written at all (KIP-890 verification) is the caller's.
 
 What a response carries follows ReplicaManager: the log start offset, except for the errors Kafka answers with
 ``UNKNOWN_LOG_APPEND_INFO`` (unknown partition, MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE, CORRUPT_MESSAGE,
@@ -130,7 +132,7 @@ def commit(partitions: Partitions, state: PartitionState, checked: Validated | R
         return _refused(state, ErrorCode.RECORD_LIST_TOO_LARGE,
                         f"Message batch size is {len(checked.records)} bytes in append to partition {name} which exceeds "
                         f"the maximum configured segment size of {partition_log.config.segment_bytes}.")
-    sequences = [BatchSequence(b.producer_id, b.producer_epoch, b.base_sequence, b.last_sequence)
+    sequences = [BatchSequence(b.producer_id, b.producer_epoch, b.base_sequence, b.last_sequence, b.transactional)
                  for b in checked.batches if b.producer_id >= 0]
     if sequences:
         verdict = state.producers.check_appends(sequences, offset=partition_log.log_end_offset)
@@ -160,8 +162,10 @@ def commit(partitions: Partitions, state: PartitionState, checked: Validated | R
             continue
         base = info.base_offset + batch.first_offset_delta
         timestamp = info.log_append_time if info.log_append_time != -1 else batch.max_timestamp
+        # A transactional batch opens the producer's transaction on the partition (ProducerAppendInfo.appendDataBatch):
+        # the last stable offset stays at its first offset until a marker ends it.
         state.producers.record_append(batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.last_sequence,
-                                      base, base + batch.record_count - 1, timestamp)
+                                      base, base + batch.record_count - 1, timestamp, transactional=batch.transactional)
     partitions.appended(state.topic, state.index)
     return AppendResult(ErrorCode.NONE, info.base_offset, info.log_append_time, info.log_start_offset)
 

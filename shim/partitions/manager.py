@@ -32,6 +32,7 @@ TOPICS_FILE = "kafka-shim-topics.json"
 _TOPICS_FILE_VERSION = 1
 
 AppendListener = Callable[[str, int], None]
+MarkerListener = Callable[[str, int, int, bool], None]
 
 
 @dataclass(eq=False)
@@ -46,6 +47,18 @@ class PartitionState:
     # epoch (a leaderless fault); empty before: one epoch, from the log start.
     epoch_cache: list[tuple[int, int]] = field(default_factory=list)
 
+    @property
+    def last_stable_offset(self) -> int:
+        """UnifiedLog.lastStableOffset: the first offset of the earliest open transaction (never below the log start
+        offset, as maybeIncrementFirstUnstableOffset keeps it) when it is below the high watermark, else the high
+        watermark."""
+        high_watermark = self.log.high_watermark
+        first_unstable = self.producers.first_unstable_offset()
+        if first_unstable is None:
+            return high_watermark
+        first_unstable = max(first_unstable, self.log.log_start_offset)
+        return first_unstable if first_unstable < high_watermark else high_watermark
+
 
 class Partitions:
     """The topics' partitions. Changed only on the event loop; nothing here awaits."""
@@ -59,6 +72,7 @@ class Partitions:
         self._states: dict[tuple[str, int], PartitionState] = {}
         self._listeners: list[AppendListener] = []
         self._deleted_listeners: list[Callable[[str], None]] = []
+        self._marker_listeners: list[MarkerListener] = []
 
     # -- lookup -------------------------------------------------------------------------------------------------------
 
@@ -140,6 +154,16 @@ class Partitions:
         """Call ``listener(topic, partition)`` after each append, and when the partition is deleted or its log start
         moves (what wakes waiting fetches: they read again and answer what changed)."""
         self._listeners.append(listener)
+
+    def add_marker_listener(self, listener: MarkerListener) -> None:
+        """Call ``listener(topic, partition, producer_id, committed)`` after each transaction marker written
+        (:func:`kafka_shim.shim.partitions.transactions.write_marker`)."""
+        self._marker_listeners.append(listener)
+
+    def marker_written(self, topic: str, partition: int, producer_id: int, committed: bool) -> None:
+        """Tell the marker listeners (the write path calls it once the marker is in the log)."""
+        for listener in self._marker_listeners:
+            listener(topic, partition, producer_id, committed)
 
     def add_topic_deleted_listener(self, listener: Callable[[str], None]) -> None:
         """Call ``listener(topic)`` once a topic is deleted."""

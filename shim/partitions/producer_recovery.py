@@ -7,6 +7,11 @@ kill -9 the replay starts at the last clean shutdown's snapshot or at the log st
 ``<offset>.snapshot`` files in Kafka's format (:mod:`kafka_shim.shim.producers.snapshot`) in the partition directory,
 written through the same storage as the log (so in memory too).
 
+Transactions replay too (``UnifiedLog.loadProducersFromRecords`` / ``LogSegment.updateProducerState``): a
+transactional batch opens its producer's transaction, a marker (control batch) ends it, and an aborted one is written
+back to its segment's ``.txnindex`` if that lacks it (a kill -9 between the marker and its index entry); the
+snapshot carries the transactions open at a clean shutdown (``current_txn_first_offset``).
+
 Because the replay reads only what recovery kept of the log, a batch torn by a crash is not remembered: its retry is
 written once, and a batch that was acknowledged (whole in the log) is recognised as a duplicate when retried.
 """
@@ -15,9 +20,14 @@ from __future__ import annotations
 
 import struct
 
+from kafka_shim.protocol.errors import DecodeError
+from kafka_shim.protocol.records import decode_batch
 from kafka_shim.shim.config.logging import get_logger
+from kafka_shim.shim.log.batches import BatchHeader
 from kafka_shim.shim.log.errors import LogError
 from kafka_shim.shim.log.partition_log import PartitionLog
+from kafka_shim.shim.log.segment import Segment
+from kafka_shim.shim.log.txn_index import AbortedTxn
 from kafka_shim.shim.producers.snapshot import SNAPSHOT_SUFFIX, CorruptSnapshotError, decode_snapshot, encode_snapshot
 from kafka_shim.shim.producers.state import PartitionProducers, increment_sequence
 
@@ -27,6 +37,9 @@ _PRODUCER_FIELDS = struct.Struct(">qhi")  # producerId, producerEpoch, baseSeque
 _PRODUCER_AT = 43
 _HEADER_SIZE = 61
 _CONTROL_BIT = 0x20
+_TRANSACTIONAL_BIT = 0x10
+_CONTROL_KEY = struct.Struct(">hh")
+_MARKER_VALUE = struct.Struct(">hi")
 _KEEP_SNAPSHOTS = 2
 
 
@@ -71,17 +84,49 @@ def _replay(partition_log: PartitionLog, producers: PartitionProducers, start: i
         if segment.next_offset <= start:
             continue
         for header in segment.batches_from(0):
-            if header.last_offset < start or header.attributes & _CONTROL_BIT:
+            if header.last_offset < start:
                 continue
             producer_id, epoch, base_sequence = _PRODUCER_FIELDS.unpack(
                 segment.read(header.position + _PRODUCER_AT, _PRODUCER_FIELDS.size))
             if producer_id < 0:
                 continue
-            count = header.last_offset - header.base_offset
-            producers.record_append(producer_id, epoch, base_sequence, increment_sequence(base_sequence, count),
-                                    header.base_offset, header.last_offset, header.max_timestamp)
+            if header.attributes & _CONTROL_BIT:
+                _replay_marker(segment, header, producers, producer_id, epoch)
+            else:
+                count = header.last_offset - header.base_offset
+                producers.record_append(producer_id, epoch, base_sequence, increment_sequence(base_sequence, count),
+                                        header.base_offset, header.last_offset, header.max_timestamp,
+                                        transactional=bool(header.attributes & _TRANSACTIONAL_BIT))
             replayed += 1
     return replayed
+
+
+def _replay_marker(segment: Segment, header: BatchHeader, producers: PartitionProducers, producer_id: int, epoch: int) -> None:
+    """ProducerAppendInfo.append of a control batch (origin REPLICATION, nothing checked)."""
+    try:
+        batch = decode_batch(segment.read(header.position, header.size))
+    except DecodeError as exc:
+        log.warning("control_batch_unreadable", segment=segment.log_file, offset=header.base_offset, error=str(exc))
+        return
+    if not batch.records:  # compacted away: nothing to end
+        return
+    record = batch.records[0]
+    if record.key is None or len(record.key) < _CONTROL_KEY.size or record.value is None or len(record.value) < _MARKER_VALUE.size:
+        return
+    _version, kind = _CONTROL_KEY.unpack_from(record.key)
+    if kind not in (0, 1):  # not an end-transaction marker
+        return
+    _version, coordinator_epoch = _MARKER_VALUE.unpack_from(record.value)
+    timestamp = batch.max_timestamp if header.attributes & 0x08 else batch.base_timestamp + record.timestamp_delta
+    completed = producers.record_marker(producer_id, epoch, coordinator_epoch, header.base_offset, timestamp, kind == 1)
+    if completed is None:
+        return
+    if completed.is_aborted:
+        index = segment.txn_index
+        if not index.entries or index.entries[-1].last_offset < completed.last_offset:
+            index.append(AbortedTxn(producer_id, completed.first_offset, completed.last_offset,
+                                    producers.last_stable_offset_after(completed)))
+    producers.complete_txn(completed)
 
 
 def save_snapshot(partition_log: PartitionLog, producers: PartitionProducers) -> None:

@@ -4,9 +4,12 @@
   ``min(partition_max_bytes, what is left)``; until some partition returned bytes the first batch is returned whole
   even above those limits (v3+; Fetch v0-2 set a hard limit and get the cut bytes instead). A later partition whose
   first batch does not fit gets no records rather than a cut batch (v3+).
-- A consumer reads up to the high watermark (READ_UNCOMMITTED) or the last stable offset (READ_COMMITTED, which
-  equals the high watermark while there are no transactions, and answers an empty aborted-transactions list); a
-  follower up to the log end.
+- A consumer reads up to the high watermark (READ_UNCOMMITTED) or the last stable offset (READ_COMMITTED: the
+  first offset of the earliest open transaction, else the high watermark); a follower up to the log end. Every
+  answer carries the last stable offset; READ_COMMITTED ones the aborted transactions overlapping the read
+  (``LocalLog.read`` / ``addAbortedTransactions``: :meth:`PartitionLog.aborted_for_read`), READ_UNCOMMITTED ones none
+  (null). A v3+ first batch that does not fit is dropped with its aborted transactions (null), as ReplicaManager's
+  ``readFromLog`` replaces such a read by an empty one.
 - A ``current_leader_epoch`` other than the partition's gives FENCED_LEADER_EPOCH (74) or UNKNOWN_LEADER_EPOCH (75);
   an offset outside [log start, log end] OFFSET_OUT_OF_RANGE (1); with ``last_fetched_epoch`` (v12+) a fetch past
   the end of that epoch gets a diverging epoch instead of records. Such errors carry -1 offsets, as in Kafka.
@@ -86,7 +89,7 @@ def read_partition(partitions: Partitions, tp: TopicPartitionId, request: Partit
         return error_answer(error)
     log = state.log
     high_watermark, log_start, log_end = log.high_watermark, log.log_start_offset, log.log_end_offset
-    last_stable = high_watermark  # no transactions yet
+    last_stable = state.last_stable_offset
     aborted: list[tuple[int, int]] | None = [] if params.read_committed else None
     answer = PartitionAnswer(ErrorCode.NONE, high_watermark, last_stable, log_start, b"", aborted)
     offset = request.fetch_offset
@@ -100,7 +103,7 @@ def read_partition(partitions: Partitions, tp: TopicPartitionId, request: Partit
             return answer
     if params.stalled and (tp.topic, tp.partition) in params.stalled:
         return answer
-    upper = log_end if params.upper_bound_is_log_end else last_stable
+    upper = log_end if params.upper_bound_is_log_end else last_stable if params.read_committed else high_watermark
     if max_bytes < 0:
         # Kafka's LogSegment.read refuses a negative size (IllegalArgumentException: UNKNOWN_SERVER_ERROR), but is
         # only reached when there is something to read.
@@ -116,8 +119,13 @@ def read_partition(partitions: Partitions, tp: TopicPartitionId, request: Partit
     records = info.records
     if records and not min_one_batch and not params.hard_max_bytes_limit and _first_batch_size(records) > max_bytes:
         # v3+: a first batch that does not fit is left for the next fetch rather than sent cut.
-        records = b""
+        answer.records = b""
+        answer.aborted_transactions = None
+        return answer
     answer.records = records
+    if aborted is not None and not params.upper_bound_is_log_end:
+        answer.aborted_transactions = [(t.producer_id, t.first_offset)
+                                       for t in log.aborted_for_read(offset, len(records), last_stable)]
     return answer
 
 

@@ -15,6 +15,10 @@ Facts from Apache Kafka 3.9 (storage/.../internals/log/), each cited where it is
   (``UnifiedLog.append``: ``appendInfo.setLogAppendTime(duplicate.timestamp)``).
 - ``ProducerAppendInfo.checkProducerEpoch`` / ``checkSequence``: the validation rules (see :meth:`check_append`).
 - ``ProducerStateManager.isProducerExpired``: idle producers are dropped after ``producer.id.expiration.ms``.
+- Transactions (``ProducerAppendInfo.appendDataBatch`` / ``appendEndTxnMarker``, ``ProducerStateManager``'s
+  ``ongoingTxns``, ``firstUnstableOffset``, ``lastStableOffset(CompletedTxn)``, ``completeTxn``): a transactional
+  batch opens the producer's transaction on the partition (its first offset) unless one is open; a plain batch while
+  one is open is INVALID_TXN_STATE (48); a marker (see :meth:`PartitionProducers.check_marker`) closes it.
 """
 
 from __future__ import annotations
@@ -82,7 +86,7 @@ class ProducerEntry:
     epoch: int = NO_PRODUCER_EPOCH
     batches: deque[BatchMetadata] = field(default_factory=lambda: deque(maxlen=NUM_BATCHES_TO_RETAIN))
     last_timestamp: int = NO_TIMESTAMP
-    # Kept so that snapshots carry what Kafka's do; the transaction coordinator (a later issue) sets them.
+    # The coordinator epoch of the last marker, and the first offset of the open transaction on this partition.
     coordinator_epoch: int = -1
     current_txn_first_offset: int | None = None
 
@@ -100,6 +104,16 @@ class ProducerEntry:
             self.batches.clear()
             self.epoch = epoch
         self.batches.append(BatchMetadata(last_seq, last_offset, offset_delta, timestamp))
+        self.last_timestamp = timestamp
+
+    def end_transaction(self, epoch: int, coordinator_epoch: int, timestamp: int) -> None:
+        # ProducerStateEntry.update(epoch, coordinatorEpoch, lastTimestamp) after a marker: a new epoch empties the
+        # window; the transaction is over.
+        if epoch != self.epoch:
+            self.batches.clear()
+            self.epoch = epoch
+        self.coordinator_epoch = coordinator_epoch
+        self.current_txn_first_offset = None
         self.last_timestamp = timestamp
 
     def duplicate_of(self, epoch: int, first_seq: int, last_seq: int) -> BatchMetadata | None:
@@ -160,6 +174,17 @@ class BatchSequence:
     epoch: int
     first_seq: int
     last_seq: int
+    transactional: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CompletedTxn:
+    """A transaction a marker ended on this partition (Kafka's CompletedTxn)."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int  # the marker's offset
+    is_aborted: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +207,8 @@ class PartitionProducers:
         self.partition = partition  # "topic-0", only for the text of errors
         self.expiration_ms = expiration_ms
         self._producers: dict[int, ProducerEntry] = {}
+        # ProducerStateManager.ongoingTxns: producer id -> first offset of its open transaction on this partition.
+        self._ongoing: dict[int, int] = {}
 
     def __len__(self) -> int:
         return len(self._producers)
@@ -216,14 +243,24 @@ class PartitionProducers:
             if batch.producer_id not in pending:
                 pending[batch.producer_id] = _updated_entry(stored, batch.producer_id)
             current = stored if stored is not None else ProducerEntry(batch.producer_id)
-            refused = self._validate(current, pending[batch.producer_id], batch, offset)
+            updated = pending[batch.producer_id]
+            refused = self._validate(current, updated, batch, offset)
             if refused is not None:
                 return refused
             # The next batch of this request is checked against this one (ProducerAppendInfo.updatedEntry); the
             # offsets are placeholders: only the sequence and epoch take part in validation.
-            pending[batch.producer_id].add_batch(
-                batch.epoch, batch.last_seq, -1, _sequence_span(batch.first_seq, batch.last_seq), NO_TIMESTAMP
-            )
+            updated.add_batch(batch.epoch, batch.last_seq, -1, _sequence_span(batch.first_seq, batch.last_seq), NO_TIMESTAMP)
+            # ProducerAppendInfo.appendDataBatch: a plain batch while the producer's transaction is open is refused; a
+            # transactional one opens it.
+            if updated.current_txn_first_offset is not None and not batch.transactional:
+                return AppendCheck(
+                    Outcome.REJECT,
+                    ErrorCode.INVALID_TXN_STATE,
+                    detail=f"Expected transactional write from producer {batch.producer_id} at offset {offset} in "
+                    f"partition {self.partition}",
+                )
+            if updated.current_txn_first_offset is None and batch.transactional:
+                updated.current_txn_first_offset = offset
         return ACCEPTED
 
     def _validate(self, current: ProducerEntry, updated: ProducerEntry, batch: BatchSequence, offset: int) -> AppendCheck | None:
@@ -268,7 +305,8 @@ class PartitionProducers:
         return None
 
     def record_append(
-        self, producer_id: int, epoch: int, first_seq: int, last_seq: int, base_offset: int, last_offset: int, max_timestamp: int
+        self, producer_id: int, epoch: int, first_seq: int, last_seq: int, base_offset: int, last_offset: int, max_timestamp: int,
+        *, transactional: bool = False,
     ) -> None:
         """Remember a batch the log has written (ProducerStateManager.update after UnifiedLog's append).
 
@@ -287,6 +325,59 @@ class PartitionProducers:
         if entry is None:
             entry = self._producers[producer_id] = ProducerEntry(producer_id)
         entry.add_batch(epoch, last_seq, last_offset, offset_delta, max_timestamp)
+        if transactional and entry.current_txn_first_offset is None:
+            entry.current_txn_first_offset = base_offset
+            self._ongoing[producer_id] = base_offset
+
+    # -- transactions -------------------------------------------------------------------------------------------------
+
+    def first_unstable_offset(self) -> int | None:
+        """ProducerStateManager.firstUnstableOffset: the first offset of the earliest open transaction."""
+        return min(self._ongoing.values()) if self._ongoing else None
+
+    def ongoing_transactions(self) -> dict[int, int]:
+        """Producer id -> first offset of each open transaction, earliest first."""
+        return dict(sorted(self._ongoing.items(), key=lambda item: item[1]))
+
+    def check_marker(self, producer_id: int, epoch: int, coordinator_epoch: int, *, offset: int = -1) -> AppendCheck:
+        """ProducerAppendInfo.appendEndTxnMarker's checks for a marker the coordinator writes (origin COORDINATOR):
+        an epoch older than the producer's is INVALID_PRODUCER_EPOCH (47, what Kafka answers since 2.7), a coordinator
+        epoch older than the last marker's TRANSACTION_COORDINATOR_FENCED (52)."""
+        entry = self._producers.get(producer_id)
+        if entry is None:
+            return ACCEPTED
+        where = f"producer {producer_id} at offset {offset} in {self.partition}"
+        if epoch < entry.epoch:
+            return AppendCheck(Outcome.REJECT, ErrorCode.INVALID_PRODUCER_EPOCH,
+                               detail=f"Epoch of {where} is {epoch}, which is smaller than the last seen epoch {entry.epoch}")
+        if entry.coordinator_epoch > coordinator_epoch:
+            return AppendCheck(Outcome.REJECT, ErrorCode.TRANSACTION_COORDINATOR_FENCED,
+                               detail=f"Invalid coordinator epoch for producerId {producer_id} at offset {offset} in "
+                               f"partition {self.partition}: {coordinator_epoch} (zombie), {entry.coordinator_epoch} (current)")
+        return ACCEPTED
+
+    def record_marker(self, producer_id: int, epoch: int, coordinator_epoch: int, offset: int, timestamp: int,
+                      committed: bool) -> CompletedTxn | None:
+        """A marker written at ``offset`` (also the replay step, unchecked): the producer's open transaction, if any,
+        is completed; returns it (Kafka emits a CompletedTxn only for a transaction with data on this partition).
+        The caller records an aborted one in the transaction index, then calls :meth:`complete_txn`."""
+        entry = self._producers.get(producer_id)
+        if entry is None:
+            entry = self._producers[producer_id] = ProducerEntry(producer_id)
+        first = entry.current_txn_first_offset
+        entry.end_transaction(epoch, coordinator_epoch, timestamp)
+        return None if first is None else CompletedTxn(producer_id, first, offset, not committed)
+
+    def last_stable_offset_after(self, completed: CompletedTxn) -> int:
+        """ProducerStateManager.lastStableOffset(CompletedTxn): the first offset of the earliest open transaction of
+        another producer, else the offset after the marker."""
+        others = [first for pid, first in self._ongoing.items() if pid != completed.producer_id]
+        return min(others) if others else completed.last_offset + 1
+
+    def complete_txn(self, completed: CompletedTxn) -> None:
+        """ProducerStateManager.completeTxn (a single node: replicated at once, so gone from the unstable ones)."""
+        if self._ongoing.get(completed.producer_id) == completed.first_offset:
+            del self._ongoing[completed.producer_id]
 
     def load(self, entries: Iterable[ProducerEntry], now_ms: int | None = None) -> None:
         """Replace the state with ``entries`` (from a snapshot); with ``now_ms``, expired ones are skipped as
@@ -294,6 +385,8 @@ class PartitionProducers:
         self._producers = {
             entry.producer_id: entry.copy() for entry in entries if now_ms is None or not self._is_expired(entry, now_ms)
         }
+        self._ongoing = {pid: entry.current_txn_first_offset for pid, entry in self._producers.items()
+                         if entry.current_txn_first_offset is not None}
 
     def remove_expired(self, now_ms: int) -> list[int]:
         """Drop producers idle for ``expiration_ms`` (ProducerStateManager.removeExpiredProducers); returns their ids.
@@ -313,6 +406,7 @@ class PartitionProducers:
 
     def clear(self) -> None:
         self._producers.clear()
+        self._ongoing.clear()
 
 
 def rebuild(
@@ -354,6 +448,7 @@ def _updated_entry(stored: ProducerEntry | None, producer_id: int) -> ProducerEn
     entry = ProducerEntry(producer_id)
     if stored is not None:
         entry.epoch = stored.epoch
+        entry.current_txn_first_offset = stored.current_txn_first_offset
     return entry
 
 
