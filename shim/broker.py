@@ -39,6 +39,7 @@ from kafka_shim.shim.partitions.chores import run_chores
 from kafka_shim.shim.partitions.fetch_sessions import FetchSessionCache
 from kafka_shim.shim.partitions.leadership import change_leader, node_down, node_up
 from kafka_shim.shim.partitions.manager import Partitions
+from kafka_shim.shim.partitions.transactions import write_marker
 from kafka_shim.shim.partitions.waiting import AppendWaiters
 from kafka_shim.shim.producers.ids import ID_FILE_NAME, ProducerIdAllocator
 from kafka_shim.shim.quotas.client_quotas import ClientQuotas
@@ -557,8 +558,6 @@ def _transaction_coordinator(config: BrokerConfig, partitions: Partitions, produ
     """The transaction coordinator over __transaction_state; its markers go to the partitions' leaders, and a marker
     reaching __consumer_offsets settles the producer's transactional offsets (GroupCoordinator.onTransactionCompleted)."""
     def marker(topic: str, partition: int, producer_id: int, epoch: int, coordinator_epoch: int, committed: bool) -> int:
-        from kafka_shim.shim.partitions.transactions import write_marker
-
         known = partitions.cluster.topics.get(topic)
         if known is None or not 0 <= partition < len(known.partitions):
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -569,8 +568,7 @@ def _transaction_coordinator(config: BrokerConfig, partitions: Partitions, produ
         if topic == OFFSETS_TOPIC:
             groups.complete_transaction(producer_id, committed, partition)
 
-    if hasattr(partitions, "add_marker_listener"):
-        partitions.add_marker_listener(marker_written)
+    partitions.add_marker_listener(marker_written)
 
     def coordinator_epoch(transactional_id: str) -> int:
         # The coordinator epoch is the leader epoch of the id's __transaction_state partition (Kafka's onElection).
