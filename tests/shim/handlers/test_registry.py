@@ -74,7 +74,8 @@ WITH_ERROR_FORM |= {ApiKey.ELECT_LEADERS, ApiKey.ALTER_PARTITION_REASSIGNMENTS, 
 # Log directories and the quorum (issue 17).
 WITH_ERROR_FORM |= {ApiKey.DESCRIBE_LOG_DIRS, ApiKey.ALTER_REPLICA_LOG_DIRS, ApiKey.DESCRIBE_QUORUM}
 # Transactions (issue 17).
-WITH_ERROR_FORM |= {ApiKey.ADD_PARTITIONS_TO_TXN, ApiKey.ADD_OFFSETS_TO_TXN, ApiKey.END_TXN, ApiKey.TXN_OFFSET_COMMIT}
+WITH_ERROR_FORM |= {ApiKey.ADD_PARTITIONS_TO_TXN, ApiKey.ADD_OFFSETS_TO_TXN, ApiKey.END_TXN, ApiKey.TXN_OFFSET_COMMIT,
+                    ApiKey.WRITE_TXN_MARKERS}
 # Versions whose error answer has no field for the code: Kafka's getErrorResponse is then an empty answer.
 NO_CODE_BELOW = {ApiKey.DESCRIBE_LOG_DIRS: 3}
 
@@ -139,6 +140,8 @@ def _request(api_key: int) -> object:
     if api_key == ApiKey.TXN_OFFSET_COMMIT:
         return cls(transactional_id="x", group_id="g", topics=[cls.TxnOffsetCommitRequestTopic(
             name="t", partitions=[cls.TxnOffsetCommitRequestPartition(partition_index=0)])])
+    if api_key == ApiKey.WRITE_TXN_MARKERS:
+        return cls(markers=[cls.WritableTxnMarker(producer_id=1, topics=[cls.WritableTxnMarkerTopic(name="t", partition_indexes=[0])])])
     if api_key == ApiKey.PRODUCE:
         return cls(acks=-1, topic_data=[cls.TopicProduceData(name="t", partition_data=[cls.PartitionProduceData(index=0)])])
     return cls()
