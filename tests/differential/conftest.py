@@ -38,6 +38,9 @@ def shim_peer() -> Iterator[EmbeddedBroker]:
         "listeners": "PLAINTEXT://127.0.0.1:0",
         "node.id": "1",
         "auto.create.topics.enable": "false",
+        "offsets.topic.replication.factor": "1",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
     })
     with EmbeddedBroker(config) as broker:
         yield broker

@@ -36,7 +36,7 @@ from tests.support.wire import Answer, Wire
 PRODUCE, FETCH, LIST_OFFSETS, OFFSET_FETCH, FIND_COORDINATOR, INIT_PID, CREATE_TOPICS = 0, 1, 2, 9, 10, 22, 19
 ADD_PARTITIONS, ADD_OFFSETS, END_TXN, TXN_OFFSET_COMMIT, DESCRIBE_TXNS, LIST_TXNS = 24, 25, 26, 28, 65, 66
 # What legitimately differs between the two brokers' answers: the producer ids each hands out, times.
-IGNORED = ("throttle_time_ms", "producer_id", "*.producer_id", "*.*.producer_id", "*.*.*.producer_id",
+IGNORED = ("throttle_time_ms", "topics.*.topic_id", "producer_id", "*.producer_id", "*.*.producer_id", "*.*.*.producer_id",
            "*.*.*.*.producer_id", "transaction_states.*.transaction_start_time_ms", "*.log_append_time_ms",
            "*.*.*.log_append_time_ms", "records", "*.*.*.records", "responses.*.partitions.*.records")
 _TopicTxn = AddPartitionsToTxnRequest.AddPartitionsToTxnTopic
@@ -71,6 +71,18 @@ class Script:
                     return
             assert time.monotonic() < deadline, f"no transaction coordinator at {self.wire.address}: {codes}"
             time.sleep(0.2)
+
+    def wait_until_complete(self, transactional_id: str) -> None:
+        """DescribeTransactions until the id leaves PrepareCommit / PrepareAbort: Kafka answers EndTxn once the
+        prepare record is written and sends the markers afterwards (kafka-shim writes them before answering)."""
+        deadline = time.monotonic() + 60
+        while True:
+            state = self.wire.request(DESCRIBE_TXNS, 0, DescribeTransactionsRequest(
+                transactional_ids=[transactional_id])).body.transaction_states[0].transaction_state
+            if not state.startswith("Prepare"):
+                return
+            assert time.monotonic() < deadline, f"{transactional_id} stays in {state} at {self.wire.address}"
+            time.sleep(0.05)
 
     def close(self) -> None:
         self.wire.close()
@@ -155,6 +167,7 @@ def _script(run: Script, names: dict[str, str]) -> None:
     run("describe while open", DESCRIBE_TXNS, 0, DescribeTransactionsRequest(transactional_ids=[txn]))
     run("list ongoing", LIST_TXNS, 1, ListTransactionsRequest(state_filters=["Ongoing"], producer_id_filters=[pid]))
     run("commit", END_TXN, 3, EndTxnRequest(transactional_id=txn, producer_id=pid, producer_epoch=epoch, committed=True))
+    run.wait_until_complete(txn)
     run("commit again", END_TXN, 3, EndTxnRequest(transactional_id=txn, producer_id=pid, producer_epoch=epoch, committed=True))
     run("abort after commit", END_TXN, 3, EndTxnRequest(transactional_id=txn, producer_id=pid, producer_epoch=epoch, committed=False))
     run("end with an old epoch v1", END_TXN, 1, EndTxnRequest(transactional_id=txn, producer_id=pid, producer_epoch=epoch - 1, committed=True))
@@ -164,6 +177,7 @@ def _script(run: Script, names: dict[str, str]) -> None:
     add("add for the abort", 3, [(topic, [0])])
     run("produce to abort", PRODUCE, 9, _produce(topic, 0, _batch(pid, epoch, 2, [b"gone"]), txn))
     run("abort", END_TXN, 3, EndTxnRequest(transactional_id=txn, producer_id=pid, producer_epoch=epoch, committed=False))
+    run.wait_until_complete(txn)
     run("fetch read_committed after abort", FETCH, 11, _fetch(topic, 0, 0, 1))
     run("fetch read_uncommitted after abort", FETCH, 11, _fetch(topic, 0, 0, 0))
     run("describe after abort", DESCRIBE_TXNS, 0, DescribeTransactionsRequest(transactional_ids=[txn]))
