@@ -5,8 +5,13 @@ transactional id's ACLs decide who may start one."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -236,3 +241,71 @@ def test_the_transactional_id_acl_decides() -> None:
         with pytest.raises(KafkaException) as raised:
             denied.init_transactions(TIMEOUT)
         assert raised.value.args[0].name() == "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"
+
+
+def _serve(data_dir: Path) -> tuple[subprocess.Popen, str]:
+    """`kafka-shim serve` as a process on ``data_dir`` (a single node: internal topics with one replica)."""
+    overrides = ["listeners=PLAINTEXT://127.0.0.1:0", f"log.dirs={data_dir}", "offsets.topic.replication.factor=1",
+                 "transaction.state.log.replication.factor=1", "transaction.state.log.min.isr=1",
+                 "group.initial.rebalance.delay.ms=0"]
+    command = [sys.executable, "-m", "kafka_shim.shim.tools.cli", "serve", "--log-level", "warning"]
+    for override in overrides:
+        command += ["--override", override]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    line = proc.stdout.readline().strip()
+    assert "://" in line, f"kafka-shim serve printed {line!r}"
+    return proc, line.split("://", 1)[1]
+
+
+def _read_committed(bootstrap: str, topic: str, expected: int) -> list[bytes]:
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": _name("reader"), "isolation.level": "read_committed",
+                         "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    values: list[bytes] = []
+    deadline = time.monotonic() + TIMEOUT
+    try:
+        while len(values) < expected and time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is not None and msg.error() is None:
+                values.append(msg.value())
+    finally:
+        consumer.close()
+    return values
+
+
+def test_transactions_survive_kill_9_with_a_data_directory(tmp_path: Path) -> None:
+    """A committed transaction stays committed, an open one is still open after kill -9 (its records held back from
+    read_committed readers) until the producer's successor aborts it; the successor continues at a later epoch."""
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    topic, transactional_id = "orders", _name("tx")
+    proc, bootstrap = _serve(tmp_path)
+    try:
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(timeout=TIMEOUT)
+        producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": transactional_id})
+        producer.init_transactions(TIMEOUT)
+        producer.begin_transaction()
+        producer.produce(topic, value=b"a1")
+        producer.produce(topic, value=b"a2")
+        producer.commit_transaction(TIMEOUT)
+        producer.begin_transaction()
+        producer.produce(topic, value=b"open")
+        producer.flush(TIMEOUT)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    proc, bootstrap = _serve(tmp_path)
+    try:
+        successor = Producer({"bootstrap.servers": bootstrap, "transactional.id": transactional_id})
+        successor.init_transactions(TIMEOUT)  # finds the open transaction in __transaction_state and aborts it
+        successor.begin_transaction()
+        successor.produce(topic, value=b"c1")
+        successor.commit_transaction(TIMEOUT)
+        assert _read_committed(bootstrap, topic, 3) == [b"a1", b"a2", b"c1"]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
