@@ -148,6 +148,8 @@ def shim_secured() -> Iterator[EmbeddedBroker]:
     config = BrokerConfig.from_properties({
         "listeners": "PLAINTEXT://127.0.0.1:0", "node.id": "1", "auto.create.topics.enable": "false",
         "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer", "super.users": "User:admin",
+        "offsets.topic.replication.factor": "1", "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
     })
     with EmbeddedBroker(config) as broker:
         yield broker

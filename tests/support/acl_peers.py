@@ -127,7 +127,8 @@ def secured_config(**extra: str) -> BrokerConfig:
     return BrokerConfig.from_properties({
         "listeners": "PLAINTEXT://127.0.0.1:0", "node.id": "1", "auto.create.topics.enable": "false",
         "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer", "super.users": "User:admin",
-        "allow.everyone.if.no.acl.found": "false", **extra,
+        "allow.everyone.if.no.acl.found": "false", "offsets.topic.replication.factor": "1",
+        "transaction.state.log.replication.factor": "1", "transaction.state.log.min.isr": "1", **extra,
     })
 
 
