@@ -18,25 +18,24 @@ partitions manager). The log is not compacted: it grows with every commit until 
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from kafka_shim.protocol.codes import ErrorCode
-from kafka_shim.protocol.records import RecordBatch, build_batch, decode_batches_with_tail, encode_batch
+from kafka_shim.protocol.records import build_batch, encode_batch
 from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.groups import consumer_records
 from kafka_shim.shim.groups.offsets import OffsetAndMetadata, SinkError, TopicPartition
 from kafka_shim.shim.groups.record_reader import RecordReader
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
-from kafka_shim.shim.log.partition_log import PartitionLog, wall_clock_ms
+from kafka_shim.shim.log.partition_log import PartitionLog, decoded_batches, wall_clock_ms
 
 log = get_logger(__name__)
 
 OFFSETS_TOPIC = "__consumer_offsets"
 _I16, _I32, _I64 = struct.Struct(">h"), struct.Struct(">i"), struct.Struct(">q")
 _OFFSET_KEY_VERSION, _GROUP_KEY_VERSION = 1, 2
-_LOAD_BUFFER = 1 << 20  # offsets.load.buffer.size's default (5 MiB in Kafka; any size reads the same records)
 
 
 class OffsetsTopic(Protocol):
@@ -188,15 +187,6 @@ class Loaded:
     pending: dict[int, dict[str, dict[TopicPartition, OffsetAndMetadata]]] = field(default_factory=dict)
 
 
-def _batches(partition_log: PartitionLog) -> Iterator[RecordBatch]:
-    """Every batch of a log from its start, read in chunks of at least 1 MiB."""
-    offset, end = partition_log.log_start_offset, partition_log.log_end_offset
-    while offset < end:
-        batches, _ = decode_batches_with_tail(partition_log.read(offset, _LOAD_BUFFER, upper_bound=end).records)
-        if not batches:
-            return
-        yield from batches
-        offset = batches[-1].last_offset + 1
 
 
 class OffsetsLog:
@@ -253,7 +243,7 @@ class OffsetsLog:
         count = self.topic.partition_count() or 0
         for partition in range(count):
             waiting: dict[int, dict[str, dict[TopicPartition, OffsetAndMetadata]]] = {}
-            for batch in _batches(self.topic.log(partition)):
+            for batch in decoded_batches(self.topic.log(partition)):
                 if batch.is_control:
                     by_group = waiting.pop(batch.producer_id, {})
                     key = batch.records[0].key if batch.records else None

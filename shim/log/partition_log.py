@@ -26,11 +26,11 @@ from __future__ import annotations
 import bisect
 import struct
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from kafka_shim.protocol.errors import DecodeError
-from kafka_shim.protocol.records import TimestampType, decode_batch
+from kafka_shim.protocol.records import RecordBatch, TimestampType, decode_batch, decode_batches_with_tail
 from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.log import retention
 from kafka_shim.shim.log.batches import HEADER_SIZE, BatchHeader, assign_offsets, check_batch, parse_header
@@ -450,3 +450,15 @@ class PartitionLog:
         self._dirty.add(self.active.base_offset)
         self.flush()
         self.directory.close()
+
+
+def decoded_batches(partition_log: PartitionLog, chunk_bytes: int = 1 << 20) -> Iterator[RecordBatch]:
+    """Every batch of a log from its start, decoded, read in chunks of at least ``chunk_bytes`` (a coordinator's
+    load of __consumer_offsets or __transaction_state)."""
+    offset, end = partition_log.log_start_offset, partition_log.log_end_offset
+    while offset < end:
+        batches, _ = decode_batches_with_tail(partition_log.read(offset, chunk_bytes, upper_bound=end).records)
+        if not batches:
+            return
+        yield from batches
+        offset = batches[-1].last_offset + 1

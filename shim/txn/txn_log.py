@@ -12,21 +12,19 @@ them as it prints Kafka's. At start every partition is read from its log start: 
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
 from typing import Protocol
 
 from kafka_shim.protocol.codes import ErrorCode
-from kafka_shim.protocol.records import RecordBatch, build_batch, decode_batches_with_tail, encode_batch
+from kafka_shim.protocol.records import build_batch, encode_batch
 from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
-from kafka_shim.shim.log.partition_log import PartitionLog
+from kafka_shim.shim.log.partition_log import PartitionLog, decoded_batches
 from kafka_shim.shim.txn.metadata import TransactionMetadata, Transit, TxnState
 
 log = get_logger(__name__)
 
 TRANSACTION_STATE_TOPIC = "__transaction_state"
 _I8, _I16, _I32, _I64 = struct.Struct(">b"), struct.Struct(">h"), struct.Struct(">i"), struct.Struct(">q")
-_LOAD_BUFFER = 1 << 20
 
 
 class TransactionTopic(Protocol):
@@ -146,14 +144,6 @@ def read_value(transactional_id: str, value: bytes) -> TransactionMetadata:
                                update_ms=update_ms)
 
 
-def _batches(partition_log: PartitionLog) -> Iterator[RecordBatch]:
-    offset, end = partition_log.log_start_offset, partition_log.log_end_offset
-    while offset < end:
-        batches, _ = decode_batches_with_tail(partition_log.read(offset, _LOAD_BUFFER, upper_bound=end).records)
-        if not batches:
-            return
-        yield from batches
-        offset = batches[-1].last_offset + 1
 
 
 class TransactionLog:
@@ -185,7 +175,7 @@ class TransactionLog:
         """Every id's last state (TransactionStateManager.loadTransactionMetadata)."""
         states: dict[str, TransactionMetadata] = {}
         for partition in range(self.topic.partition_count() or 0):
-            for batch in _batches(self.topic.log(partition)):
+            for batch in decoded_batches(self.topic.log(partition)):
                 if batch.is_control:
                     continue
                 for record in batch.records:
