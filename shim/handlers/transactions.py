@@ -159,17 +159,10 @@ def add_offsets_to_txn(ctx: RequestContext, request: messages.AddOffsetsToTxnReq
         return answer(coordinator)
     offsets_topic = ctx.services.cluster.topics.get(OFFSETS_TOPIC)
     # GroupCoordinator.partitionFor uses offsets.topic.num.partitions (50) whether or not the topic exists yet.
-    count = len(offsets_topic.partitions) if offsets_topic is not None else _offsets_partitions(ctx)
+    count = len(offsets_topic.partitions) if offsets_topic is not None else ctx.services.groups.settings.offsets_topic_num_partitions
     partition = (OFFSETS_TOPIC, partition_for(request.group_id, count))
     error = coordinator.add_partitions(request.transactional_id, request.producer_id, request.producer_epoch, [partition])
     return answer(fenced_for(error, ctx.api_version, 2))
-
-
-def _offsets_partitions(ctx: RequestContext) -> int:
-    try:
-        return int(ctx.services.config.raw.get("offsets.topic.num.partitions", "50"))
-    except ValueError:
-        return 50
 
 
 # -- EndTxn ----------------------------------------------------------------------------------------------------------
