@@ -49,6 +49,7 @@ from kafka_shim.shim.requests.dispatch import Dispatcher
 from kafka_shim.shim.requests.services import Services
 from kafka_shim.shim.security.listener_security import SASL_PROTOCOLS, ListenerSecurity, build_listener_security
 from kafka_shim.shim.security.sasl.credentials import ScramCredentialStore, open_scram_store
+from kafka_shim.shim.security.tokens import open_tokens, principal_name
 from kafka_shim.shim.tap import RequestTap
 from kafka_shim.shim.txn.coordinator import TransactionCoordinator, TxnSettings
 from kafka_shim.shim.txn.txn_log import TransactionLog
@@ -128,6 +129,7 @@ class Broker:
         services = self.services
         if services.scram is None:
             services.scram = _open_scram_store(self.config)
+        services.scram.token_credentials = _token_credentials(services)
         if not self.security:
             self.security = build_listener_security(self.config, services.scram)
         if self.config.authorizer_enabled and services.authorizer is None:
@@ -306,6 +308,8 @@ class Broker:
         old = self.services
         if old.transactions is not None:
             old.transactions.close()
+        if old.tokens is not None:
+            old.tokens.close()
         if old.groups is not None:
             old.groups.close()
         if old.partitions is not None:
@@ -376,6 +380,8 @@ class Broker:
         self._chores = self._fault_file = None
         if self.services.transactions is not None:
             self.services.transactions.close()
+        if self.services.tokens is not None:
+            self.services.tokens.close()
         if self.services.groups is not None:
             self.services.groups.close()
         if self.services.partitions is not None:
@@ -421,6 +427,7 @@ def _build_services(config: BrokerConfig, cluster: ClusterState, endpoints: Endp
         client_quotas=(quotas := ClientQuotas(config.log_dirs[0] if config.log_dirs else None)),
         quota_meters=QuotaMeters(quotas),
         release_rules=_release_rules(config),
+        tokens=open_tokens(config.raw, config.log_dirs[0] if config.log_dirs else None, wall_clock_ms),
     )
     _attach_offsets_topic(services.groups, partitions, persist=bool(config.log_dirs))
     services.transactions = _transaction_coordinator(config, partitions, services.producer_ids, services.groups)
@@ -582,9 +589,24 @@ def _transaction_coordinator(config: BrokerConfig, partitions: Partitions, produ
                                   coordinator_epoch=coordinator_epoch)
 
 
+def _token_credentials(services: Services):
+    """What a tokenauth=true SCRAM login looks up: the services' tokens now (a reset replaces them in place)."""
+    def lookup(token_id: str, mechanism: str):
+        tokens = services.tokens
+        found = tokens.credential(token_id, mechanism) if tokens is not None else None
+        if found is None:
+            return None
+        credential, token = found
+        return credential, principal_name(token.owner), token.expiry_ms
+
+    return lookup
+
+
 def _start_transactions(services: Services) -> None:
     """Read __transaction_state (finishing the markers of transactions a stop left half done) and start the timeout
     and expiry timers; on the loop."""
+    if services.tokens is not None:
+        services.tokens.start(LoopScheduler())
     coordinator = services.transactions
     if coordinator is None:
         return

@@ -195,6 +195,8 @@ _DECLARATIONS: tuple[ApiChecks, ...] = (
     ApiChecks(41, "DescribeDelegationToken", (
         _silent("tokens", _OP.DESCRIBE, _RT.DELEGATION_TOKEN, every_resource,
                 note="visible to the owner or a renewer, or with DESCRIBE on the token, or DESCRIBE_TOKENS on USER(owner)"),
+        _silent("owners", _OP.DESCRIBE_TOKENS, _RT.USER, every_resource,
+                note="asked for a token the requester neither owns nor renews, when DESCRIBE on the token is denied"),
     )),
     ApiChecks(42, "DeleteGroups", (_filter("groups", _OP.DELETE, _GROUP, field("groups_names"), ErrorCode.GROUP_AUTHORIZATION_FAILED),)),
     _cluster_only(43, "ElectLeaders", _OP.ALTER),

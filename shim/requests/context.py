@@ -43,6 +43,8 @@ class RequestContext:
     # (a client over its quota): dispatch mutes the connection that long after answering.
     request_size: int = 0
     throttle_ms: int = 0
+    # The principal logged in with a delegation token: Kafka refuses it any token request (KIP-48).
+    token_authenticated: bool = False
 
     @property
     def node_id(self) -> int:

@@ -171,6 +171,7 @@ class RequestSession:
         self.client_host = client_host
         self.client_port = client_port
         self.principal = principal
+        self.token_authenticated = False  # the principal logged in with a delegation token (KIP-48)
         self.log = log
         self.gate: SaslGate | None = None
         if security is not None and security.sasl_mechanisms:
@@ -401,7 +402,8 @@ class RequestSession:
             self.log.debug("request", api=api_name(frame.api_key), api_version=frame.api_version,
                            correlation_id=frame.correlation_id, client_id=frame.header.client_id)
         return RequestContext(self.services, self.listener, frame.header, frame.api_version, self.client_host,
-                              self.client_port, self.principal, decisions, len(frame.payload))
+                              self.client_port, self.principal, decisions, len(frame.payload),
+                              token_authenticated=self.token_authenticated)
 
     # -- one request at a time -------------------------------------------------------------------------
     def _take_turn(self, work: Awaitable[Respond | Close]) -> Pending:
@@ -558,8 +560,9 @@ class RequestSession:
     def refuse(self, reason: str, **fields: Any) -> None:
         self._gate_outcome = rejected(reason, **fields)
 
-    def authenticated(self, principal: str, mechanism: str, session_lifetime_ms: int) -> None:
+    def authenticated(self, principal: str, mechanism: str, session_lifetime_ms: int, token_authenticated: bool = False) -> None:
         self.principal = principal
+        self.token_authenticated = token_authenticated
         sent = self._gate_outcome
         self._gate_outcome = Authenticated(sent.data if isinstance(sent, Respond) else b"", principal, mechanism, session_lifetime_ms)
 

@@ -26,6 +26,7 @@ from kafka_shim.shim.quotas.client_quotas import ClientQuotas
 from kafka_shim.shim.quotas.metering import QuotaMeters
 from kafka_shim.shim.requests.api_table import ApiTable
 from kafka_shim.shim.security.sasl.credentials import ScramCredentialStore
+from kafka_shim.shim.security.tokens import DelegationTokens
 from kafka_shim.shim.txn.coordinator import TransactionCoordinator
 
 
@@ -60,5 +61,7 @@ class Services:
     quota_meters: QuotaMeters | None = None
     # The transaction coordinator (shim.txn; None only in tests that build Services by hand).
     transactions: TransactionCoordinator | None = None
+    # Delegation tokens (KIP-48; None only in tests that build Services by hand).
+    tokens: DelegationTokens | None = None
     # Counters for the Prometheus endpoint (kafka.shim.metrics.port); None: metrics off, nothing counted.
     metrics: BrokerMetrics | None = None

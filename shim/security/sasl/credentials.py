@@ -17,7 +17,7 @@ import binascii
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -63,6 +63,9 @@ class ScramCredentialStore:
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path
+        # Delegation tokens' credentials (the broker sets it): (token id, mechanism) -> (credential, owner name,
+        # expiry ms) or None. Kept beside the users' credentials as Kafka's ScramServerCallbackHandler holds both.
+        self.token_credentials: Callable[[str, str], tuple[ScramCredential, str, int] | None] | None = None
         # mechanism -> user -> record; dicts keep first-insertion order, which Kafka's answers depend on.
         self._records: dict[str, dict[str, _Record]] = {m: {} for m in MECHANISMS}
 
@@ -107,6 +110,9 @@ class ScramCredentialStore:
     def lookup(self, user: str, mechanism: str) -> ScramCredential | None:
         record = self._records.get(mechanism, {}).get(user)
         return record.credential if record is not None else None
+
+    def token_credential(self, token_id: str, mechanism: str) -> tuple[ScramCredential, str, int] | None:
+        return self.token_credentials(token_id, mechanism) if self.token_credentials is not None else None
 
     def users(self, mechanism: str) -> list[str]:
         """Users with a credential for ``mechanism``, in the order they first got one."""
@@ -197,7 +203,7 @@ class ScramCredentialStore:
         data = json.dumps({"version": FORMAT_VERSION, "credentials": entries}, indent=1).encode("utf-8")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            _atomic_write(self.path, data)
+            atomic_write(self.path, data)
         except OSError as exc:
             raise ScramStoreError(f"cannot write the SCRAM credential file {self.path}: {exc.strerror or exc}") from None
 
@@ -226,7 +232,7 @@ def _text(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` so that a crash leaves either the old or the new file, never a mix."""
     directory = path.parent
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)

@@ -36,7 +36,7 @@ class GateOwner(Protocol):
 
     def refuse(self, reason: str, **fields: Any) -> None: ...
 
-    def authenticated(self, principal: str, mechanism: str, session_lifetime_ms: int) -> None: ...
+    def authenticated(self, principal: str, mechanism: str, session_lifetime_ms: int, token_authenticated: bool = False) -> None: ...
 
 
 class Responder(Protocol):
@@ -247,7 +247,14 @@ class SaslGate:
         return f"Authentication failed during {stage} due to invalid credentials with SASL mechanism {self.mechanism_name}"
 
     def _session_lifetime(self) -> int:
-        return self.reauth_ms if self.reauth_ms > 0 else 0
+        """connections.max.reauth.ms, shortened to what is left of a delegation token's life (KIP-368: a session
+        authenticated with a token ends when the token expires)."""
+        reauth = self.reauth_ms if self.reauth_ms > 0 else 0
+        expiry_ms = getattr(self.server, "credential_expiry_ms", None)
+        if expiry_ms is None:
+            return reauth
+        left = max(1, expiry_ms - int(time.time() * 1000))
+        return min(left, reauth) if reauth else left
 
     def _principal_unchanged(self) -> bool:
         return not self.reauthenticating or self.principal == "User:" + self.server.authorization_id
@@ -261,7 +268,8 @@ class SaslGate:
         self.principal = "User:" + self.server.authorization_id
         self.session_expires_at = time.monotonic() + lifetime_ms / 1000 if lifetime_ms > 0 else None
         self.reauthenticating = False
-        self.owner.authenticated(self.principal, self.mechanism_name or "", lifetime_ms)
+        self.owner.authenticated(self.principal, self.mechanism_name or "", lifetime_ms,
+                                 bool(getattr(self.server, "token_authenticated", False)))
 
     def _respond(self, frame: Any, body: Any) -> None:
         self.owner.send(encode_response(frame.api_key, frame.api_version, frame.correlation_id, body))

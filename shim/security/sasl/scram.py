@@ -9,7 +9,8 @@ Kafka's behaviour, kept where it differs from a strict reading of the RFC (check
 - the messages are matched with Kafka's patterns: US-ASCII only, gs2 header ``n`` only (no channel binding);
 - a reserved ``m=`` part is accepted and left out of the AuthMessage, as Kafka's parser does;
 - the ``c=`` value is not compared with the gs2 header; it is part of the AuthMessage, so the proof covers it;
-- unknown extensions are ignored; ``tokenauth=true`` (delegation tokens, which kafka-shim does not have) fails;
+- unknown extensions are ignored; ``tokenauth=true`` logs in with a delegation token: the user name is the token id,
+  the password the token's HMAC in base64, and the authorization id the token's owner (shim/security/tokens.py);
 - an unknown user fails at the first message, with the same generic message as a wrong proof, so the text
   never tells whether the user exists;
 - a proof of the wrong length makes Kafka close the connection without answering.
@@ -53,16 +54,22 @@ _PROOF = re.compile(rf"p=(?P<proof>{_BASE64})")
 TOKEN_AUTH = "tokenauth"
 
 Lookup = Callable[[str], ScramCredential | None]
+# A delegation token's credential for this mechanism, its owner's name and its expiry timestamp (ms), or None.
+TokenLookup = Callable[[str], tuple[ScramCredential, str, int] | None]
 
 
 class ScramServer:
     """One SCRAM exchange. ``lookup(user)`` gives the user's credential for this mechanism, or None."""
 
     def __init__(self, mechanism: ScramMechanism, lookup: Lookup, *, reauthentication: bool = False,
-                 nonce: Callable[[], str] = secure_random_string) -> None:
+                 nonce: Callable[[], str] = secure_random_string, token_lookup: TokenLookup | None = None) -> None:
         self.mechanism = mechanism.name
         self._scram = mechanism
         self._lookup = lookup
+        self._token_lookup = token_lookup
+        # Set by a tokenauth=true login: the principal is token-authenticated, and its session ends with the token.
+        self.token_authenticated = False
+        self.credential_expiry_ms: int | None = None
         self._reauthentication = reauthentication
         self._nonce = nonce
         self._state = "RECEIVE_CLIENT_FIRST_MESSAGE"
@@ -111,10 +118,15 @@ class ScramServer:
         if user is None:
             raise self._invalid("the user name has an '=' that is not =2C or =3D")
         if extensions.get(TOKEN_AUTH, "").lower() == "true":
-            raise self._invalid("delegation token authentication (tokenauth=true) is not supported")
-        credential = self._lookup(user)
-        if credential is None:
-            raise self._invalid(f"no {self.mechanism} credential for user {user!r}")
+            found = self._token_lookup(user) if self._token_lookup is not None else None
+            if found is None:
+                raise self._invalid(f"Token Authentication failed: Invalid tokenId : {user}")
+            credential, owner, self.credential_expiry_ms = found
+            self.token_authenticated = True
+        else:
+            credential, owner = self._lookup(user), user
+            if credential is None:
+                raise self._invalid(f"no {self.mechanism} credential for user {user!r}")
         authzid = match.group("authzid") or ""
         if authzid and authzid != user:
             raise SaslAuthenticationError(
@@ -129,7 +141,7 @@ class ScramServer:
         if extensions:
             bare += "," + ",".join(f"{k}={v}" for k, v in extensions.items())
         self._credential = credential
-        self._authorization_id = user
+        self._authorization_id = owner
         self._client_first_bare = bare
         self._full_nonce = client_nonce + self._nonce()
         self._server_first = (f"r={self._full_nonce},s={base64.b64encode(credential.salt).decode('ascii')},"

@@ -41,4 +41,5 @@ def create_server(mechanism: str, listener_name: str, settings: SaslSettings, cr
     if mechanism == PlainServer.mechanism:
         return PlainServer(listener.plain_users.get)
     scram = SCRAM_MECHANISMS[mechanism]
-    return ScramServer(scram, lambda user: credentials.lookup(user, mechanism), reauthentication=reauthentication)
+    return ScramServer(scram, lambda user: credentials.lookup(user, mechanism), reauthentication=reauthentication,
+                       token_lookup=lambda token_id: credentials.token_credential(token_id, mechanism))

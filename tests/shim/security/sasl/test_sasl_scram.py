@@ -205,9 +205,22 @@ def test_unknown_extensions_are_ignored_but_kept_in_the_auth_message() -> None:
 
 
 @pytest.mark.parametrize("value", ["true", "TRUE", "True"])
-def test_delegation_tokens_are_refused(value: str) -> None:
+def test_tokenauth_with_an_unknown_token_id_is_refused(value: str) -> None:
     error = first_fails(ScramProbe(SHA256, "alice", "alice-secret", first_extra=f",tokenauth={value}").first_message())
-    assert isinstance(error, InvalidCredentialsError) and "tokenauth" in error.reason
+    assert isinstance(error, InvalidCredentialsError) and "Invalid tokenId : alice" in error.reason
+
+
+def test_a_token_login_authenticates_as_the_tokens_owner() -> None:
+    hmac_b64 = base64.b64encode(b"token-hmac").decode()
+    token = (ScramCredential.derive(SCRAM_SHA_256, hmac_b64, 4096), "bob", 1_900_000_000_000)
+    s = server(token_lookup={"token-1": token}.get)
+    client = ScramProbe(SHA256, "token-1", hmac_b64, first_extra=",tokenauth=true")
+    client.verify_server_final(s.evaluate(client.final_message(s.evaluate(client.first_message()))))
+    assert s.complete and s.authorization_id == "bob" and s.token_authenticated
+    assert s.credential_expiry_ms == 1_900_000_000_000
+    # The same id without tokenauth is a user name, which has no credential.
+    error = fails(server(token_lookup={"token-1": token}.get), ScramProbe(SHA256, "token-1", hmac_b64).first_message())
+    assert isinstance(error, InvalidCredentialsError)
 
 
 def test_tokenauth_false_is_an_ordinary_login() -> None:
