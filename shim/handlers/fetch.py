@@ -46,6 +46,7 @@ from kafka_shim.shim.partitions.fetch_sessions import (
 from kafka_shim.shim.partitions.manager import Partitions
 from kafka_shim.shim.partitions.read import ReadParams, read_partitions
 from kafka_shim.shim.partitions.waiting import AppendWaiters
+from kafka_shim.shim.requests import request_quota
 from kafka_shim.shim.requests.authz import allowed, allowed_names, check
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.requests.work import EncodeOffLoop
@@ -118,19 +119,40 @@ async def fetch(ctx: RequestContext, request: messages.FetchRequest) -> FetchRes
         answers = read_partitions(partitions, interesting, params)
         if request.max_wait_ms > 0 and not _complete(answers, min_bytes):
             answers = await _long_poll(partitions, waiters, interesting, params, min_bytes, request.max_wait_ms)
+    throttled = _quota_throttle(ctx, context, answers + refused, from_follower)
+    if throttled:
+        # KafkaApis: a fetch over its byte-rate or request quota gets an empty answer with the throttle time, its
+        # bytes taken back from the byte-rate meter, and the connection muted that long.
+        error, response_session = context.throttled()
+        return FetchResponse(throttle_time_ms=throttled, error_code=error, session_id=response_session, responses=[])
     error, response_session, kept = context.respond(answers + refused)
-    meters = services.quota_meters
-    if meters is not None and not from_follower:
-        # ClientQuotaManager: the answer's record bytes against consumer_byte_rate (kafka-shim still sends the
-        # records of a throttled answer, where Kafka sends an empty one; the wait and the mute are Kafka's).
-        ctx.throttle_ms = meters.record(FETCH_QUOTA, ctx.principal, ctx.header.client_id,
-                                        sum(answer.records_size for _, answer in kept))
     response = FetchResponse(throttle_time_ms=ctx.throttle_ms, error_code=error, session_id=response_session,
                              responses=_topics(ctx, partitions, kept, context.partitions(), version),
                              node_endpoints=_node_endpoints(ctx, kept, version))
     if sum(answer.records_size for _, answer in kept) > LARGE_ANSWER_BYTES:
         return EncodeOffLoop(response)
     return response
+
+
+def _quota_throttle(ctx: RequestContext, context, answers: list, from_follower: bool) -> int:
+    """The larger of the byte-rate (consumer_byte_rate, on the record bytes the answer would carry) and the request
+    (request_percentage, on the handler time so far) throttles, each recorded as KafkaApis records them; a
+    follower's fetch is exempt from both."""
+    meters = ctx.services.quota_meters
+    if meters is None or from_follower or not meters.quotas.has_any:
+        ctx.request_quota_charged = True  # exempt, or nothing to charge
+        return 0
+    size = context.response_size(answers)
+    bandwidth = meters.record(FETCH_QUOTA, ctx.principal, ctx.header.client_id, size)
+    request = 0
+    if request_quota.timed(ctx):
+        ctx.request_quota_charged = True
+        request = meters.record_request_time(ctx.principal, ctx.header.client_id, request_quota.time_so_far(ctx))
+    throttle = max(bandwidth, request)
+    if throttle > 0:
+        meters.unrecord(FETCH_QUOTA, ctx.principal, ctx.header.client_id, size)
+        ctx.throttle_ms = throttle
+    return throttle
 
 
 def _partition_id(topic: messages.FetchRequest.FetchTopic | messages.FetchRequest.ForgottenTopic, partition: int, version: int,

@@ -41,6 +41,7 @@ from kafka_shim.shim.partitions.topic_admin import (
     TopicDeletionDisabled,
     TopicRef,
 )
+from kafka_shim.shim.quotas.metering import MutationQuota
 from kafka_shim.shim.requests.authz import allowed, check, shortcut_allowed
 from kafka_shim.shim.requests.context import RequestContext
 
@@ -103,8 +104,9 @@ def create_topics(ctx: RequestContext, request: messages.CreateTopicsRequest) ->
         auth = Authorizations(cluster_wide=shortcut_allowed(ctx, _CREATE), permitted=_filter(ctx, _CREATE),
                               describable=_filter(ctx, _DESCRIBE_CONFIGS))
     validate_only = ctx.api_version >= 1 and request.validate_only
+    quota = _mutation_quota(ctx, strict_since=6)
     try:
-        results = _admin(ctx).create_topics(topics, validate_only, auth, timeout_ms=request.timeout_ms)
+        results = _admin(ctx).create_topics(topics, validate_only, auth, timeout_ms=request.timeout_ms, mutation_quota=quota)
     except RequestTimedOut as exc:
         return create_topics_error_response(request, exc.code, None)
     except BatchTooLarge as exc:
@@ -118,7 +120,7 @@ def create_topics(ctx: RequestContext, request: messages.CreateTopicsRequest) ->
                          configs=[_CreatedConfig(name=c.name, value=c.value, read_only=c.read_only, config_source=int(c.source),
                                                  is_sensitive=c.is_sensitive) for c in r.configs])
         answer.append(entry)
-    return CreateTopicsResponse(topics=answer)
+    return _throttled(ctx, CreateTopicsResponse(topics=answer), quota)
 
 
 # -- DeleteTopics -------------------------------------------------------------------------------------------------------
@@ -138,8 +140,9 @@ def delete_topics_error_response(request: messages.DeleteTopicsRequest, code: in
 @handles(ApiKey.DELETE_TOPICS, 0, 6, error_response=delete_topics_error_response)
 def delete_topics(ctx: RequestContext, request: messages.DeleteTopicsRequest) -> DeleteTopicsResponse:
     auth = Authorizations(cluster_wide=shortcut_allowed(ctx, _DELETE), permitted=_filter(ctx, _DELETE), describable=_filter(ctx, _DESCRIBE))
+    quota = _mutation_quota(ctx, strict_since=5)
     try:
-        results = _admin(ctx).delete_topics(_refs(request), auth, timeout_ms=request.timeout_ms)
+        results = _admin(ctx).delete_topics(_refs(request), auth, timeout_ms=request.timeout_ms, mutation_quota=quota)
     except RequestTimedOut as exc:
         return delete_topics_error_response(request, exc.code, None)
     except TopicDeletionDisabled:
@@ -147,11 +150,10 @@ def delete_topics(ctx: RequestContext, request: messages.DeleteTopicsRequest) ->
         log.info("delete_topics_refused", reason="delete.topic.enable=false", error_code=code)
         return delete_topics_error_response(request, code, None)
     _log_refusals(ctx, "delete_topics", results)
-    _log_refusals(ctx, "delete_topics", results)
-    return DeleteTopicsResponse(responses=[
+    return _throttled(ctx, DeleteTopicsResponse(responses=[
         _Deleted(name=r.name, topic_id=r.topic_id if r.topic_id is not None else ZERO_UUID, error_code=r.error, error_message=r.message)
         for r in results
-    ])
+    ]), quota)
 
 
 # -- CreatePartitions ---------------------------------------------------------------------------------------------------
@@ -169,9 +171,32 @@ def create_partitions(ctx: RequestContext, request: messages.CreatePartitionsReq
         PartitionsIncrease(t.name, t.count, None if t.assignments is None else [list(a.broker_ids) for a in t.assignments])
         for t in request.topics
     ]
+    quota = _mutation_quota(ctx, strict_since=3)
     try:
-        results = _admin(ctx).create_partitions(increases, request.validate_only, _filter(ctx, _ALTER), timeout_ms=request.timeout_ms)
+        results = _admin(ctx).create_partitions(increases, request.validate_only, _filter(ctx, _ALTER), timeout_ms=request.timeout_ms,
+                                                mutation_quota=quota)
     except RequestTimedOut as exc:
         return create_partitions_error_response(request, exc.code, None)
     _log_refusals(ctx, "create_partitions", results)
-    return CreatePartitionsResponse(results=[_Increased(name=r.name, error_code=r.error, error_message=r.message) for r in results])
+    return _throttled(ctx, CreatePartitionsResponse(
+        results=[_Increased(name=r.name, error_code=r.error, error_message=r.message) for r in results]), quota)
+
+
+# -- controller_mutation_rate (KIP-599) ---------------------------------------------------------------------------------
+
+
+def _mutation_quota(ctx: RequestContext, strict_since: int) -> MutationQuota | None:
+    """ControllerMutationQuotaManager.newQuotaFor: strict from ``strict_since`` (refused mutations get 89), permissive
+    below (applied, then throttled)."""
+    meters = ctx.services.quota_meters
+    if meters is None:
+        return None
+    return meters.mutations.for_request(ctx.principal, ctx.header.client_id, strict=ctx.api_version >= strict_since)
+
+
+def _throttled(ctx: RequestContext, response, quota: MutationQuota | None):
+    """sendResponseMaybeThrottleWithControllerQuota: the quota's throttle time in the answer, and the mute."""
+    if quota is not None and quota.throttle_ms > 0:
+        ctx.throttle_ms = max(ctx.throttle_ms, quota.throttle_ms)
+        response.throttle_time_ms = ctx.throttle_ms
+    return response

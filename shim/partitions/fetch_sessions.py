@@ -229,6 +229,31 @@ class FetchContext:
             return [(cached.id, cached.request) for cached in self.session.partitions.values()]
         return list(self.fetches)
 
+    def response_size(self, answers: list[tuple[TopicPartitionId, PartitionAnswer]]) -> int:
+        """The record bytes the answer would carry, without recording anything (FetchContext.getResponseSize): what
+        the fetch byte-rate quota is charged before deciding whether to throttle."""
+        if self.kind is ContextKind.ERROR:
+            return 0
+        if self.kind is not ContextKind.INCREMENTAL or self.session is None:
+            return sum(answer.records_size for _, answer in answers)
+        total = 0
+        for tp, answer in answers:
+            cached = self.session.partitions.get(tp.key)
+            if cached is not None and cached.must_respond(answer, update=False):
+                total += answer.records_size
+        return total
+
+    def throttled(self) -> tuple[int, int]:
+        """(error code, session id) of the empty answer a throttled fetch gets (FetchContext.getThrottledResponse):
+        no session is created for a full fetch, and an incremental one's partitions are left as they were."""
+        if self.kind is ContextKind.ERROR:
+            return self.error, INVALID_SESSION_ID
+        if self.kind is not ContextKind.INCREMENTAL or self.session is None:
+            return ErrorCode.NONE, INVALID_SESSION_ID
+        if self.session.epoch != next_epoch(self.request_epoch):
+            return ErrorCode.INVALID_FETCH_SESSION_EPOCH, self.session.id
+        return ErrorCode.NONE, self.session.id
+
     def respond(self, answers: list[tuple[TopicPartitionId, PartitionAnswer]]) -> tuple[int, int, list[tuple[TopicPartitionId, PartitionAnswer]]]:
         """(error code, session id, the partitions the answer carries), recording what the fetcher is told."""
         if self.kind is ContextKind.ERROR:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.protocol.primitives import ZERO_UUID
@@ -256,7 +257,7 @@ class TopicAdmin:
     # -- CreateTopics ---------------------------------------------------------------------------------------------------
 
     def create_topics(self, topics: Sequence[NewTopic], validate_only: bool, auth: Authorizations | None = None, *,
-                      timeout_ms: int = 30000) -> list[CreateResult]:
+                      timeout_ms: int = 30000, mutation_quota: MutationQuota | None = None) -> list[CreateResult]:
         """ControllerApis.createTopics then ReplicationControlManager.createTopics; raises BatchTooLarge, RequestTimedOut."""
         auth = auth or Authorizations()
         names, duplicates = _java_hash_set(), _java_hash_set()
@@ -274,7 +275,7 @@ class TopicAdmin:
         effective = [t for t in topics if t.name not in duplicates and t.name in authorized]
         if effective and timeout_ms <= 0:
             raise RequestTimedOut()
-        results = self._create(effective, validate_only, describable)
+        results = self._create(effective, validate_only, describable, mutation_quota)
         results += [CreateResult(n, ErrorCode.INVALID_REQUEST, DUPLICATE_NAME_MESSAGE) for n in duplicates.keys()]
         for n in names.keys():
             if n == CLUSTER_METADATA_TOPIC:
@@ -283,7 +284,8 @@ class TopicAdmin:
                 results.append(CreateResult(n, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed."))
         return results
 
-    def _create(self, topics: Sequence[NewTopic], validate_only: bool, describable: set[str]) -> list[CreateResult]:
+    def _create(self, topics: Sequence[NewTopic], validate_only: bool, describable: set[str],
+                mutation_quota: MutationQuota | None = None) -> list[CreateResult]:
         # Every check runs against the topics as they were before the request (Kafka applies the records at the end).
         colliding: dict[str, str] = {}
         for existing in self._topics:
@@ -295,6 +297,7 @@ class TopicAdmin:
         for topic in topics:
             try:
                 partitions, overrides = self._check_new_topic(topic, colliding)
+                _apply_quota(mutation_quota, partitions)  # KIP-599, after every other check (createTopic)
             except _Refused as refused:
                 results.append(CreateResult(topic.name, refused.code, refused.message))
                 continue
@@ -395,7 +398,8 @@ class TopicAdmin:
     # -- CreatePartitions -----------------------------------------------------------------------------------------------
 
     def create_partitions(self, topics: Sequence[PartitionsIncrease], validate_only: bool,
-                          alterable: NameFilter = set, *, timeout_ms: int = 30000) -> list[PartitionsResult]:
+                          alterable: NameFilter = set, *, timeout_ms: int = 30000,
+                          mutation_quota: MutationQuota | None = None) -> list[PartitionsResult]:
         """ControllerApis.createPartitions then ReplicationControlManager.createPartitions; raises RequestTimedOut.
 
         ``alterable`` gives the names the caller may ALTER (every name, without an authorizer)."""
@@ -425,6 +429,7 @@ class TopicAdmin:
         for topic in work:
             try:
                 additional = self._check_increase(topic)
+                _apply_quota(mutation_quota, additional)
             except _Refused as refused:
                 results.append(PartitionsResult(topic.name, refused.code, refused.message))
                 continue
@@ -464,7 +469,8 @@ class TopicAdmin:
 
     # -- DeleteTopics ---------------------------------------------------------------------------------------------------
 
-    def delete_topics(self, refs: Sequence[TopicRef], auth: Authorizations | None = None, *, timeout_ms: int = 30000) -> list[DeleteResult]:
+    def delete_topics(self, refs: Sequence[TopicRef], auth: Authorizations | None = None, *, timeout_ms: int = 30000,
+                      mutation_quota: MutationQuota | None = None) -> list[DeleteResult]:
         """ControllerApis.deleteTopics (v0-5 name every topic; v6 names or ids); raises TopicDeletionDisabled, RequestTimedOut.
 
         ``auth.cluster_wide`` is DELETE on the cluster, ``permitted`` DELETE and ``describable`` DESCRIBE per topic."""
@@ -537,6 +543,24 @@ class TopicAdmin:
             else:
                 responses.append(DeleteResult(name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_MESSAGE))
         for topic_id, name in id_to_name.items():
+            try:
+                _apply_quota(mutation_quota, len(self._topics[name].partitions))
+            except _Refused as refused:
+                responses.append(DeleteResult(name, topic_id, refused.code, refused.message))
+                continue
             self.partitions.delete_topic(name)
             responses.append(DeleteResult(name, topic_id))
         return responses
+
+
+class MutationQuota(Protocol):
+    """The request's controller mutation quota (KIP-599, shim.quotas.metering): None when the mutation may go on,
+    else the message of its THROTTLING_QUOTA_EXCEEDED."""
+
+    def record(self, permits: int) -> str | None: ...
+
+
+def _apply_quota(quota: MutationQuota | None, permits: int) -> None:
+    refused = quota.record(permits) if quota is not None else None
+    if refused is not None:
+        raise _Refused(ErrorCode.THROTTLING_QUOTA_EXCEEDED, refused)

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from kafka_shim.shim.quotas.client_quotas import CLIENT_ID, USER, ClientQuotas
 
 PRODUCE, FETCH = "producer_byte_rate", "consumer_byte_rate"
+REQUEST = "request_percentage"  # ClientRequestQuotaManager: handler time as a percentage of one thread
 SAMPLES, WINDOW_S = 11, 1.0
 
 Clock = Callable[[], float]
@@ -70,22 +71,122 @@ class QuotaMeters:
         self.quotas = quotas
         self.clock = clock
         self._rates: dict[tuple[str, tuple], _Rate] = {}
+        self.mutations = MutationQuotas(quotas, clock)
 
-    def record(self, key: str, principal: str, client_id: str | None, size: int) -> int:
-        """Record ``size`` bytes for this client; the throttle time in ms it must wait (0 within its quota)."""
+    def record(self, key: str, principal: str, client_id: str | None, size: float) -> int:
+        """Record ``size`` (bytes, or a request's percentage) for this client; the throttle time in ms it must wait
+        (0 within its quota)."""
         if not self.quotas.has_any:
             return 0
-        user = principal.split(":", 1)[1] if ":" in principal else principal
-        found = quota_entity_for(self.quotas, key, user, client_id or "")
+        found = self._rate_for(key, principal, client_id)
         if found is None:
             return 0
-        entity, quota = found
+        rate, quota = found
         now = self.clock()
-        rate = self._rates.get((key, entity))
-        if rate is None:
-            rate = self._rates[(key, entity)] = _Rate(now)
         rate.record(size, now)
         observed = rate.rate(now)
         if observed <= quota:
             return 0
-        return round((observed - quota) / quota * rate.window_s(now) * 1000)
+        throttle = round((observed - quota) / quota * rate.window_s(now) * 1000)
+        # ClientRequestQuotaManager bounds its throttle time by one quota window (boundedThrottleTime).
+        return min(throttle, round(WINDOW_S * 1000)) if key == REQUEST else throttle
+
+    def unrecord(self, key: str, principal: str, client_id: str | None, size: float) -> None:
+        """Take back what ``record`` counted (ClientQuotaManager.unrecordQuotaSensor: a throttled Fetch sends nothing)."""
+        found = self._rate_for(key, principal, client_id) if self.quotas.has_any else None
+        if found is not None:
+            found[0].record(-size, self.clock())
+
+    def record_request_time(self, principal: str, client_id: str | None, nanos: int) -> int:
+        """A request's handler time against ``request_percentage`` (nanosToPercentage: 100% is one second per second)."""
+        return self.record(REQUEST, principal, client_id, nanos / 1e7)
+
+    def _rate_for(self, key: str, principal: str, client_id: str | None) -> tuple[_Rate, float] | None:
+        user = principal.split(":", 1)[1] if ":" in principal else principal
+        found = quota_entity_for(self.quotas, key, user, client_id or "")
+        if found is None:
+            return None
+        entity, quota = found
+        rate = self._rates.get((key, entity))
+        if rate is None:
+            rate = self._rates[(key, entity)] = _Rate(self.clock())
+        return rate, quota
+
+
+MUTATION = "controller_mutation_rate"
+THROTTLING_QUOTA_EXCEEDED_MESSAGE = "The throttling quota has been exceeded."
+
+
+class _TokenBucket:
+    """Kafka's TokenBucket: starts full, refills at the quota per second up to a burst of SAMPLES windows' worth."""
+
+    def __init__(self) -> None:
+        self.tokens = 0.0
+        self.last_ms = 0.0
+
+    def measure(self, quota: float, now_ms: float) -> float:
+        burst = SAMPLES * WINDOW_S * quota
+        self.tokens = min(burst, self.tokens + quota * (now_ms - self.last_ms) / 1000)
+        self.last_ms = now_ms
+        return self.tokens
+
+    def record(self, quota: float, permits: float, now_ms: float) -> None:
+        self.measure(quota, now_ms)
+        self.tokens = min(SAMPLES * WINDOW_S * quota, self.tokens - permits)
+
+
+class MutationQuota:
+    """One request's controller mutation quota (KIP-599): strict for CreateTopics v6+, DeleteTopics v5+ and
+    CreatePartitions v3+ (a mutation while the bucket is empty is refused with THROTTLING_QUOTA_EXCEEDED), permissive
+    before (always applied, the request is only throttled afterwards)."""
+
+    def __init__(self, bucket: _TokenBucket, quota: float, strict: bool, clock: Clock) -> None:
+        self.bucket, self.quota, self.strict, self.clock = bucket, quota, strict, clock
+        self._throttle_ms = 0
+        self._recorded_ms = 0.0
+
+    def record(self, permits: int) -> str | None:
+        """Apply ``permits`` partition mutations; Kafka's THROTTLING_QUOTA_EXCEEDED message when a strict quota
+        refuses them (ThrottlingQuotaExceededException), else None."""
+        now_ms = self.clock() * 1000
+        if self.strict:
+            tokens = self.bucket.measure(self.quota, now_ms)
+            if tokens < 0:  # checkQuotas before recording: an earlier mutation emptied the bucket
+                self._violated(tokens, now_ms)
+                return THROTTLING_QUOTA_EXCEEDED_MESSAGE
+            self.bucket.record(self.quota, permits, now_ms)
+            return None
+        self.bucket.record(self.quota, permits, now_ms)
+        if self.bucket.tokens < 0:
+            self._violated(self.bucket.tokens, now_ms)
+        return None
+
+    def _violated(self, tokens: float, now_ms: float) -> None:
+        self._throttle_ms = round(-tokens / self.quota * 1000)
+        self._recorded_ms = now_ms
+
+    @property
+    def throttle_ms(self) -> int:
+        """The throttle time recorded, less the time since (AbstractControllerMutationQuota.throttleTime)."""
+        return max(0, round(self._throttle_ms - (self.clock() * 1000 - self._recorded_ms))) if self._throttle_ms else 0
+
+
+class MutationQuotas:
+    """The token buckets of ``controller_mutation_rate``, one per configured quota entity."""
+
+    def __init__(self, quotas: ClientQuotas, clock: Clock = time.monotonic) -> None:
+        self.quotas = quotas
+        self.clock = clock
+        self._buckets: dict[tuple, _TokenBucket] = {}
+
+    def for_request(self, principal: str, client_id: str | None, strict: bool) -> MutationQuota | None:
+        """The request's quota, or None when none applies (UnboundedControllerMutationQuota)."""
+        if not self.quotas.has_any:
+            return None
+        user = principal.split(":", 1)[1] if ":" in principal else principal
+        found = quota_entity_for(self.quotas, MUTATION, user, client_id or "")
+        if found is None:
+            return None
+        entity, quota = found
+        bucket = self._buckets.setdefault(entity, _TokenBucket())
+        return MutationQuota(bucket, quota, strict, self.clock)

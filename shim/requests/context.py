@@ -45,6 +45,11 @@ class RequestContext:
     throttle_ms: int = 0
     # The principal logged in with a delegation token: Kafka refuses it any token request (KIP-48).
     token_authenticated: bool = False
+    # The request quota (shim.requests.request_quota): handler time so far, the start of the running step, and
+    # whether the request has been charged (a handler may charge it itself, as Fetch does).
+    handler_ns: int = 0
+    step_started_ns: int = 0
+    request_quota_charged: bool = False
 
     @property
     def node_id(self) -> int:

@@ -45,6 +45,7 @@ from kafka_shim.protocol.errors import ProtocolError
 from kafka_shim.protocol.framing import RequestFrame, api_name, encode_response, parse_request
 from kafka_shim.shim.faults.rules import FaultRule
 from kafka_shim.shim.metrics.counters import BrokerMetrics
+from kafka_shim.shim.requests import request_quota
 from kafka_shim.shim.requests.context import NO_RESPONSE, CloseConnection, RequestContext
 from kafka_shim.shim.requests.work import EncodeOffLoop, off_loop
 from kafka_shim.shim.security.sasl.gate import Phase, SaslGate
@@ -275,6 +276,9 @@ class RequestSession:
         return self._handle(ctx, body, handler)
 
     def _handle(self, ctx: RequestContext, body: Any, handler: ApiHandler) -> Outcome:
+        quota = request_quota.timed(ctx)
+        if quota:
+            ctx.step_started_ns = _perf_counter_ns()
         try:
             result = handler.handle(ctx, body)
         except CloseConnection as exc:
@@ -283,8 +287,15 @@ class RequestSession:
             return self._unexpected(ctx, body, exc)
         except Exception as exc:
             return _failed(ctx, exc)
+        if quota:
+            ctx.handler_ns += _perf_counter_ns() - ctx.step_started_ns
+            ctx.step_started_ns = 0
         if handler.is_async or inspect.isawaitable(result):
-            return Pending(self._finish(ctx, body, result))
+            if quota:
+                result = request_quota.TimedAwaitable(result, ctx)
+            return Pending(self._finish(ctx, body, result, quota))
+        if quota:
+            request_quota.charge(ctx, result, ctx.handler_ns)
         outcome = _encode(ctx, result)
         if ctx.throttle_ms:
             self._throttle_connection(ctx.throttle_ms)
@@ -332,7 +343,7 @@ class RequestSession:
         self._mute_after_turn_s = throttle_ms / 1000
         return outcome  # type: ignore[return-value]
 
-    async def _finish(self, ctx: RequestContext, request: Any, awaitable: Awaitable[Any]) -> Respond | Close:
+    async def _finish(self, ctx: RequestContext, request: Any, awaitable: Awaitable[Any], quota: bool = False) -> Respond | Close:
         try:
             body = await awaitable
         except CloseConnection as exc:
@@ -341,6 +352,8 @@ class RequestSession:
             return self._unexpected(ctx, request, exc)
         except Exception as exc:
             return _failed(ctx, exc)
+        if quota:
+            request_quota.charge(ctx, body, ctx.handler_ns)
         if ctx.throttle_ms:
             self._throttle_connection(ctx.throttle_ms)
         if type(body) is EncodeOffLoop:
