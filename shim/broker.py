@@ -43,6 +43,7 @@ from kafka_shim.shim.partitions.transactions import write_marker
 from kafka_shim.shim.partitions.waiting import AppendWaiters
 from kafka_shim.shim.producers.ids import ID_FILE_NAME, ProducerIdAllocator
 from kafka_shim.shim.quotas.client_quotas import ClientQuotas
+from kafka_shim.shim.quotas.connection_quotas import ConnectionQuotas
 from kafka_shim.shim.quotas.metering import QuotaMeters
 from kafka_shim.shim.requests.api_table import ApiTable, ReleaseProfile
 from kafka_shim.shim.requests.dispatch import Dispatcher
@@ -426,6 +427,7 @@ def _build_services(config: BrokerConfig, cluster: ClusterState, endpoints: Endp
         faults=_fault_set(partitions),
         client_quotas=(quotas := ClientQuotas(config.log_dirs[0] if config.log_dirs else None)),
         quota_meters=QuotaMeters(quotas),
+        connection_quotas=ConnectionQuotas(config.raw, quotas),
         release_rules=_release_rules(config),
         tokens=open_tokens(config.raw, config.log_dirs[0] if config.log_dirs else None, wall_clock_ms),
     )

@@ -90,6 +90,8 @@ class KafkaConnection(asyncio.Protocol):
         self.auth_failed = False
         self.splitter = FrameSplitter(self.config.socket_request_max_bytes)
         self.transport: asyncio.Transport | None = None
+        self._quota_slot: tuple[Any, str, str] | None = None  # (ConnectionQuotas, listener, ip) while counted
+        self._held = False  # the acceptor's connection-rate wait or max.connections: nothing is read yet
         self.pending: deque[_Slot] = deque()
         self.out: list[bytes] = []
         self.closing = False
@@ -115,6 +117,8 @@ class KafkaConnection(asyncio.Protocol):
         self.client_port = int(peer[1]) if len(peer) > 1 else 0
         self.log = log.bind(client=f"{self.client_host}:{self.client_port}", listener=self.listener.name)
         self.debug = self.log.is_enabled_for(logging.DEBUG)
+        if not self._admitted(transport):
+            return
         self.connections.add(self)
         self.metrics = self.dispatcher.services.metrics  # kept: a broker reset swaps the services' counters
         if self.metrics is not None:
@@ -141,8 +145,47 @@ class KafkaConnection(asyncio.Protocol):
             self.log.debug("connection_opened", principal=self.session.principal)
         self._arm_idle_timer()
 
+    def _admitted(self, transport: asyncio.BaseTransport) -> bool:
+        """ConnectionQuotas at accept time (shim.quotas.connection_quotas): rejected or throttled connections are
+        closed unread; a held one reads nothing until the acceptor would have taken it."""
+        quotas = self.dispatcher.services.connection_quotas
+        if quotas is None:
+            return True
+        verdict = quotas.admit(self.listener.name, self.client_host)
+        if verdict.action == "reject":
+            self.log.info("connection_rejected", reason=verdict.reason, hint="max.connections.per.ip and its overrides")
+            self.closing = True
+            transport.abort()
+            return False
+        if verdict.action == "close_after":
+            self.log.debug("connection_throttled", reason=verdict.reason, close_after_ms=verdict.wait_ms)
+            self.closing = True
+            transport.pause_reading()
+            asyncio.get_running_loop().call_later(verdict.wait_ms / 1000, transport.abort)
+            return False
+        self._quota_slot = (quotas, self.listener.name, self.client_host)
+        if verdict.wait_ms or not quotas.slot_available(self.listener.name):
+            self._held = True
+            transport.pause_reading()
+            self.reading_paused = True
+            asyncio.get_running_loop().call_later(verdict.wait_ms / 1000, self._release_hold, quotas)
+        return True
+
+    def _release_hold(self, quotas) -> None:
+        """The acceptor's wait is over; take the connection once a connection slot is free (max.connections)."""
+        if self.closing:
+            return
+        if not quotas.slot_available(self.listener.name):
+            quotas.wait_for_slot(self.listener.name, lambda: self._release_hold(quotas))
+            return
+        self._held = False
+        self._update_reading()
+
     def connection_lost(self, exc: Exception | None) -> None:
         self.closing = True
+        slot, self._quota_slot = self._quota_slot, None
+        if slot is not None:
+            slot[0].released(slot[1], slot[2])
         if self in self.connections and self.metrics is not None:
             self.metrics.connection_closed(self.listener.name)
         self.connections.discard(self)
@@ -198,7 +241,7 @@ class KafkaConnection(asyncio.Protocol):
         self._update_reading()
 
     def _may_take_request(self) -> bool:
-        return not (self.closing or self._input_refused or self.auth_failed or self.writing_paused
+        return not (self.closing or self._held or self._input_refused or self.auth_failed or self.writing_paused
                     or len(self.pending) + len(self.out) >= MAX_IN_FLIGHT)
 
     def _refuse_input(self, exc: ProtocolError) -> None:

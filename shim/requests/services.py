@@ -23,6 +23,7 @@ from kafka_shim.shim.partitions.manager import Partitions
 from kafka_shim.shim.partitions.waiting import AppendWaiters
 from kafka_shim.shim.producers.ids import ProducerIdAllocator
 from kafka_shim.shim.quotas.client_quotas import ClientQuotas
+from kafka_shim.shim.quotas.connection_quotas import ConnectionQuotas
 from kafka_shim.shim.quotas.metering import QuotaMeters
 from kafka_shim.shim.requests.api_table import ApiTable
 from kafka_shim.shim.security.sasl.credentials import ScramCredentialStore
@@ -59,6 +60,8 @@ class Services:
     client_quotas: ClientQuotas | None = None
     # Their enforcement: the byte-rate meters of produce and fetch (None only in tests that build Services by hand).
     quota_meters: QuotaMeters | None = None
+    # Connection counts and creation rates checked at accept time (max.connections*, connection_creation_rate).
+    connection_quotas: ConnectionQuotas | None = None
     # The transaction coordinator (shim.txn; None only in tests that build Services by hand).
     transactions: TransactionCoordinator | None = None
     # Delegation tokens (KIP-48; None only in tests that build Services by hand).
