@@ -554,13 +554,11 @@ class TopicAdmin:
 
 
 class MutationQuota(Protocol):
-    """The request's controller mutation quota (KIP-599, shim.quotas.metering): None when the mutation may go on,
-    else the message of its THROTTLING_QUOTA_EXCEEDED."""
+    """The request's controller mutation quota (KIP-599, shim.quotas.metering): False when it refuses the mutation."""
 
-    def record(self, permits: int) -> str | None: ...
+    def record(self, permits: int) -> bool: ...
 
 
 def _apply_quota(quota: MutationQuota | None, permits: int) -> None:
-    refused = quota.record(permits) if quota is not None else None
-    if refused is not None:
-        raise _Refused(ErrorCode.THROTTLING_QUOTA_EXCEEDED, refused)
+    if quota is not None and not quota.record(permits):
+        raise _Refused(ErrorCode.THROTTLING_QUOTA_EXCEEDED, None)

@@ -114,7 +114,6 @@ class QuotaMeters:
 
 
 MUTATION = "controller_mutation_rate"
-THROTTLING_QUOTA_EXCEEDED_MESSAGE = "The throttling quota has been exceeded."
 
 
 class _TokenBucket:
@@ -145,21 +144,22 @@ class MutationQuota:
         self._throttle_ms = 0
         self._recorded_ms = 0.0
 
-    def record(self, permits: int) -> str | None:
-        """Apply ``permits`` partition mutations; Kafka's THROTTLING_QUOTA_EXCEEDED message when a strict quota
-        refuses them (ThrottlingQuotaExceededException), else None."""
+    def record(self, permits: int) -> bool:
+        """Apply ``permits`` partition mutations; False when a strict quota refuses them (Kafka's
+        ThrottlingQuotaExceededException, answered as THROTTLING_QUOTA_EXCEEDED with no message: ApiError leaves out
+        a message that is the error's default one)."""
         now_ms = self.clock() * 1000
         if self.strict:
             tokens = self.bucket.measure(self.quota, now_ms)
             if tokens < 0:  # checkQuotas before recording: an earlier mutation emptied the bucket
                 self._violated(tokens, now_ms)
-                return THROTTLING_QUOTA_EXCEEDED_MESSAGE
+                return False
             self.bucket.record(self.quota, permits, now_ms)
-            return None
+            return True
         self.bucket.record(self.quota, permits, now_ms)
         if self.bucket.tokens < 0:
             self._violated(self.bucket.tokens, now_ms)
-        return None
+        return True
 
     def _violated(self, tokens: float, now_ms: float) -> None:
         self._throttle_ms = round(-tokens / self.quota * 1000)
