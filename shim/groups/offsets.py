@@ -160,21 +160,14 @@ class OffsetStore:
 
     def commit(self, group_id: str, offsets: Sequence[tuple[TopicPartition, OffsetAndMetadata]]) -> dict[TopicPartition, int]:
         """GroupMetadataManager.storeOffsets: each partition's error code (later entries of a partition win)."""
-        wanted = dict(offsets)
-        accepted = {tp: o for tp, o in wanted.items() if not self.metadata_too_large(o.metadata)}
-        result = ErrorCode.NONE
-        if accepted:
-            try:
-                if self.sink is not None:
-                    self.sink.append_offsets(group_id, accepted)
-            except SinkError as exc:
-                result = _APPEND_ERRORS.get(exc.error_code, exc.error_code)
-                log.warning("offset_commit_not_stored", group_id=group_id, error=str(exc), error_code=result)
-            else:
-                self._groups.setdefault(group_id, {}).update(accepted)
-                for tp in accepted:
-                    self._written[(group_id, tp)] = self._next()
-        return {tp: result if tp in accepted else ErrorCode.OFFSET_METADATA_TOO_LARGE for tp in wanted}
+        def write(accepted: dict[TopicPartition, OffsetAndMetadata]) -> None:
+            if self.sink is not None:
+                self.sink.append_offsets(group_id, accepted)
+            self._groups.setdefault(group_id, {}).update(accepted)
+            for tp in accepted:
+                self._written[(group_id, tp)] = self._next()
+
+        return self._store(group_id, offsets, write, "offset_commit_not_stored")
 
     # -- transactional offsets (TxnOffsetCommit) ------------------------------------------------------------------
 
@@ -182,22 +175,29 @@ class OffsetStore:
                              offsets: Sequence[tuple[TopicPartition, OffsetAndMetadata]]) -> dict[TopicPartition, int]:
         """GroupMetadataManager.storeOffsets for a transaction: written now (a transactional batch of the producer),
         applied when the transaction's commit marker reaches the group's partition (:meth:`complete_transaction`)."""
+        def write(accepted: dict[TopicPartition, OffsetAndMetadata]) -> None:
+            append = getattr(self.sink, "append_transactional_offsets", None) if self.sink is not None else None
+            if append is not None:
+                append(group_id, producer_id, producer_epoch, accepted)
+            pending = self._pending.setdefault(producer_id, {}).setdefault(group_id, {})
+            for tp, o in accepted.items():
+                pending[tp] = (self._next(), o)
+
+        return self._store(group_id, offsets, write, "txn_offset_commit_not_stored")
+
+    def _store(self, group_id: str, offsets: Sequence[tuple[TopicPartition, OffsetAndMetadata]],
+               write: Callable[[dict[TopicPartition, OffsetAndMetadata]], None], refused_event: str) -> dict[TopicPartition, int]:
+        """Each partition's code: metadata past ``offset.metadata.max.bytes`` 12; the others written (the sink first:
+        a refused append changes nothing) with the append's error mapped as Kafka maps it."""
         wanted = dict(offsets)
         accepted = {tp: o for tp, o in wanted.items() if not self.metadata_too_large(o.metadata)}
         result = ErrorCode.NONE
         if accepted:
             try:
-                if self.sink is not None:
-                    append = getattr(self.sink, "append_transactional_offsets", None)
-                    if append is not None:
-                        append(group_id, producer_id, producer_epoch, accepted)
+                write(accepted)
             except SinkError as exc:
                 result = _APPEND_ERRORS.get(exc.error_code, exc.error_code)
-                log.warning("txn_offset_commit_not_stored", group_id=group_id, error=str(exc), error_code=result)
-            else:
-                pending = self._pending.setdefault(producer_id, {}).setdefault(group_id, {})
-                for tp, o in accepted.items():
-                    pending[tp] = (self._next(), o)
+                log.warning(refused_event, group_id=group_id, error=str(exc), error_code=result)
         return {tp: result if tp in accepted else ErrorCode.OFFSET_METADATA_TOO_LARGE for tp in wanted}
 
     def complete_transaction(self, producer_id: int, committed: bool, groups: Iterable[str] | None = None) -> list[str]:

@@ -46,11 +46,15 @@ def _transactional(shim: KafkaShim, transactional_id: str, **extra):
 
 
 def _consume(shim: KafkaShim, topic: str, isolation: str, expected: int, partitions: int = 1) -> list[bytes]:
+    return _consume_with(shim.confluent_config(), topic, isolation, expected, partitions)
+
+
+def _consume_with(config: dict, topic: str, isolation: str, expected: int, partitions: int = 1) -> list[bytes]:
     """Every record a consumer with ``isolation`` reads from the start, waiting (generously) for ``expected``."""
     from confluent_kafka import Consumer, TopicPartition
 
-    consumer = Consumer(shim.confluent_config(**{"group.id": _name("reader"), "isolation.level": isolation,
-                                                 "enable.auto.commit": False, "auto.offset.reset": "earliest"}))
+    consumer = Consumer({**config, "group.id": _name("reader"), "isolation.level": isolation,
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     values: list[bytes] = []
     deadline = time.monotonic() + TIMEOUT
@@ -257,24 +261,6 @@ def _serve(data_dir: Path) -> tuple[subprocess.Popen, str]:
     return proc, line.split("://", 1)[1]
 
 
-def _read_committed(bootstrap: str, topic: str, expected: int) -> list[bytes]:
-    from confluent_kafka import Consumer, TopicPartition
-
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": _name("reader"), "isolation.level": "read_committed",
-                         "enable.auto.commit": False})
-    consumer.assign([TopicPartition(topic, 0, 0)])
-    values: list[bytes] = []
-    deadline = time.monotonic() + TIMEOUT
-    try:
-        while len(values) < expected and time.monotonic() < deadline:
-            msg = consumer.poll(0.5)
-            if msg is not None and msg.error() is None:
-                values.append(msg.value())
-    finally:
-        consumer.close()
-    return values
-
-
 def test_transactions_survive_kill_9_with_a_data_directory(tmp_path: Path) -> None:
     """A committed transaction stays committed, an open one is still open after kill -9 (its records held back from
     read_committed readers) until the producer's successor aborts it; the successor continues at a later epoch."""
@@ -305,7 +291,7 @@ def test_transactions_survive_kill_9_with_a_data_directory(tmp_path: Path) -> No
         successor.begin_transaction()
         successor.produce(topic, value=b"c1")
         successor.commit_transaction(TIMEOUT)
-        assert _read_committed(bootstrap, topic, 3) == [b"a1", b"a2", b"c1"]
+        assert _consume_with({"bootstrap.servers": bootstrap}, topic, "read_committed", 3) == [b"a1", b"a2", b"c1"]
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
