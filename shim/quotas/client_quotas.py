@@ -90,6 +90,7 @@ def _canonical(entity: Entity) -> frozenset[tuple[str, str | None]]:
 
 class ClientQuotas:
     def __init__(self, data_dir: Path | None = None) -> None:
+        self.version = 0  # bumped by every applied alteration
         self._file = data_dir / FILE_NAME if data_dir is not None else None
         # The broker's ClientQuotasImage: entities in its HashMap's order, each with its quotas in their map's order.
         self._entities: dict[frozenset[tuple[str, str | None]], tuple[Entity, dict[str, float]]] = {}
@@ -132,6 +133,7 @@ class ClientQuotas:
                 changes.append((alteration.entity, wanted))
         if not validate_only and changes:
             self._apply(changes)
+            self.version += 1  # the meters' cached resolutions are stale
             self._save()
         order = java_hash_map_order(list(results), lambda k: _entity_hash(results[k][0]))
         return [results[k] for k in order]

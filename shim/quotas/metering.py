@@ -71,6 +71,7 @@ class QuotaMeters:
         self.quotas = quotas
         self.clock = clock
         self._rates: dict[tuple[str, tuple], _Rate] = {}
+        self._resolved: dict[tuple[str, str, str | None], tuple[int, tuple[_Rate, float] | None]] = {}
         self.mutations = MutationQuotas(quotas, clock)
 
     def record(self, key: str, principal: str, client_id: str | None, size: float) -> int:
@@ -102,15 +103,23 @@ class QuotaMeters:
         return self.record(REQUEST, principal, client_id, nanos / 1e7)
 
     def _rate_for(self, key: str, principal: str, client_id: str | None) -> tuple[_Rate, float] | None:
+        # The entity that applies to a (principal, client id) only changes with the quotas: resolved once per version.
+        cached = self._resolved.get((key, principal, client_id))
+        if cached is not None and cached[0] == self.quotas.version:
+            return cached[1]
         user = principal.split(":", 1)[1] if ":" in principal else principal
         found = quota_entity_for(self.quotas, key, user, client_id or "")
-        if found is None:
-            return None
-        entity, quota = found
-        rate = self._rates.get((key, entity))
-        if rate is None:
-            rate = self._rates[(key, entity)] = _Rate(self.clock())
-        return rate, quota
+        resolved = None
+        if found is not None:
+            entity, quota = found
+            rate = self._rates.get((key, entity))
+            if rate is None:
+                rate = self._rates[(key, entity)] = _Rate(self.clock())
+            resolved = (rate, quota)
+        if len(self._resolved) > 100_000:  # many short-lived client ids: start over rather than grow without bound
+            self._resolved.clear()
+        self._resolved[(key, principal, client_id)] = (self.quotas.version, resolved)
+        return resolved
 
 
 MUTATION = "controller_mutation_rate"
