@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.quotas.client_quotas import IP, ClientQuotas
-from kafka_shim.shim.quotas.metering import WINDOW_S, Clock, _Rate
+from kafka_shim.shim.quotas.metering import WINDOW_S, Clock, Rate
 
 log = get_logger("kafka_shim.connection_quotas")
 
@@ -88,7 +88,7 @@ class ConnectionQuotas:
         self.counts: dict[str, int] = {}
         self.listener_counts: dict[str, int] = {}
         self.total = 0
-        self._rates: dict[tuple[str, str], _Rate] = {}
+        self._rates: dict[tuple[str, str], Rate] = {}
         self._accept_after = 0.0  # the acceptor is held until then (clock seconds)
         self._waiting: deque[tuple[str, Callable[[], None]]] = deque()
 
@@ -159,7 +159,7 @@ class ConnectionQuotas:
             return 0
         rate = self._rates.get(key)
         if rate is None:
-            rate = self._rates[key] = _Rate(now)
+            rate = self._rates[key] = Rate(now)
         rate.record(1, now)
         observed = rate.rate(now)
         if observed <= limit:

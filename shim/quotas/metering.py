@@ -36,7 +36,7 @@ def quota_entity_for(quotas: ClientQuotas, key: str, user: str, client_id: str) 
     return None
 
 
-class _Rate:
+class Rate:
     """Kafka's Rate over SampledStat: samples of WINDOW_S, the oldest dropped past SAMPLES."""
 
     def __init__(self, now: float) -> None:
@@ -70,8 +70,8 @@ class QuotaMeters:
     def __init__(self, quotas: ClientQuotas, clock: Clock = time.monotonic) -> None:
         self.quotas = quotas
         self.clock = clock
-        self._rates: dict[tuple[str, tuple], _Rate] = {}
-        self._resolved: dict[tuple[str, str, str | None], tuple[int, tuple[_Rate, float] | None]] = {}
+        self._rates: dict[tuple[str, tuple], Rate] = {}
+        self._resolved: dict[tuple[str, str, str | None], tuple[int, tuple[Rate, float] | None]] = {}
         self.mutations = MutationQuotas(quotas, clock)
 
     def record(self, key: str, principal: str, client_id: str | None, size: float) -> int:
@@ -102,7 +102,7 @@ class QuotaMeters:
         """A request's handler time against ``request_percentage`` (nanosToPercentage: 100% is one second per second)."""
         return self.record(REQUEST, principal, client_id, nanos / 1e7)
 
-    def _rate_for(self, key: str, principal: str, client_id: str | None) -> tuple[_Rate, float] | None:
+    def _rate_for(self, key: str, principal: str, client_id: str | None) -> tuple[Rate, float] | None:
         # The entity that applies to a (principal, client id) only changes with the quotas: resolved once per version.
         cached = self._resolved.get((key, principal, client_id))
         if cached is not None and cached[0] == self.quotas.version:
@@ -114,7 +114,7 @@ class QuotaMeters:
             entity, quota = found
             rate = self._rates.get((key, entity))
             if rate is None:
-                rate = self._rates[(key, entity)] = _Rate(self.clock())
+                rate = self._rates[(key, entity)] = Rate(self.clock())
             resolved = (rate, quota)
         if len(self._resolved) > 100_000:  # many short-lived client ids: start over rather than grow without bound
             self._resolved.clear()
