@@ -457,8 +457,8 @@ def _release_profile(config: BrokerConfig) -> ReleaseProfile | None:
     if ranges is not None:
         log.warning("kafka_version_emulated", kafka_version=config.kafka_version,
                     emulated="the API versions that release's broker advertised (ApiVersions and what is served)",
-                    rules=("its authorization rules where kafka-shim has them (KIP-163, KIP-231, KIP-679); "
-                           "every other check is Kafka 3.9's (see the README)"))
+                    rules=("its authorization rules and topic configs as the README's release tables list them (KAFKA-5547, "
+                           "KIP-163, KIP-277, KIP-231, KAFKA-7394, KIP-679 and others); every other answer is Kafka 3.9's"))
     return ranges
 
 

@@ -34,8 +34,16 @@ Emulated so far:
   the top-level 31, a field only v3 (new in 3.2) carries. No switch: a release before 3.2 serves v0-2, whose answer
   cannot carry the code, so the empty answer follows from the versions.
 
-Not yet (the broker asks 3.9's question): KAFKA-5547 (1.0, 0.11's DESCRIBE-then-3 for topics). Rules that follow from the API versions a
-release advertised need no switch: no PREFIXED ACLs before 2.0 (ACL APIs v1), no authorized operations before 2.3.
+* KAFKA-5547 (1.0): 0.11 hid a topic the principal may not DESCRIBE behind UNKNOWN_TOPIC_OR_PARTITION (3). Produce,
+  Fetch, OffsetCommit, TxnOffsetCommit, AddPartitionsToTxn, DeleteTopics and DeleteRecords first asked DESCRIBE on the
+  topic together with its existence (3 for either), then the operation (29); ListOffsets, a Metadata topic list and
+  OffsetFetch's named partitions answered 3 where 1.0+ answer 29; a refused Describe/AlterConfigs of a topic was 29
+  only when the topic was describable, else 3.
+* Before 3.3 (ZooKeeper mode): DeleteTopics asks DELETE on each named topic before its existence (29 for an absent
+  topic alice may describe but not delete, where KRaft's controller says 3), and DELETE on the cluster, which KRaft's
+  controller takes as leave to delete every topic, grants nothing (KafkaApis.handleDeleteTopicsRequest at 2.8.2).
+
+Rules that follow from the API versions a release advertised need no switch: no PREFIXED ACLs before 2.0 (ACL APIs v1), no authorized operations before 2.3.
 """
 
 from __future__ import annotations
@@ -49,6 +57,7 @@ from kafka_shim.protocol.codes import ErrorCode
 CURRENT = (3, 9)
 # The first release line with 3.9's rule, per change (the audit's --compare-release reads these too).
 KIP_163 = (1, 0)  # OffsetFetch: DESCRIBE on the group, not READ
+KAFKA_5547 = (1, 0)  # a topic's refused operation is 29 whether or not it exists; 0.11 hid it as 3 without DESCRIBE
 KIP_277 = (2, 0)  # CreateTopics: CREATE on the topic suffices
 KIP_231 = (2, 1)  # ListGroups: filtered by DESCRIBE on each group, not 31
 KAFKA_7394 = (2, 1)  # OffsetForLeaderEpoch: DESCRIBE on the topic
@@ -101,6 +110,11 @@ class ReleaseRules:
     create_topics_needs_cluster: bool = False  # KIP-277, before 2.0 (CreateTopics and Metadata's auto-creation)
     leader_epoch_needs_cluster_action: bool = False  # KAFKA-7394, before 2.1
     follower_fetch_denied_code: int = ErrorCode.TOPIC_AUTHORIZATION_FAILED  # 31 on 1.0 (the 1.1 fetch rewrite: 29)
+    # KAFKA-5547, before 1.0: a topic without DESCRIBE (or, for the write and read paths, missing) answers 3, not 29
+    topics_hidden_as_unknown: bool = False
+    # KRaft's controller (3.3+ as presented): DELETE on the cluster deletes every topic and DESCRIBE comes before a
+    # topic's existence; ZooKeeper mode asked DELETE on each topic, then its existence
+    delete_topics_zookeeper: bool = False
 
     @property
     def name(self) -> str:
@@ -124,6 +138,8 @@ def rules_for(release: str | tuple[int, int]) -> ReleaseRules:
         create_topics_needs_cluster=line < KIP_277,
         leader_epoch_needs_cluster_action=line < KAFKA_7394,
         follower_fetch_denied_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED if line < FETCH_REWRITE else ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        topics_hidden_as_unknown=line < KAFKA_5547,
+        delete_topics_zookeeper=line < KRAFT_PRESENTED,
     )
 
 
@@ -142,3 +158,6 @@ CREATE_TOPICS_CLUSTER_CREATE = Check("cluster", AclOperation.CREATE, ResourceTyp
 LEADER_EPOCH_CLUSTER_ACTION = Check("cluster", AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, cluster_names,
                                     Mode.AUTHORIZE_OR_THROW, ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
                                     note="KAFKA-7394: before 2.1, OffsetForLeaderEpoch was inter-broker only (31)")
+TOPIC_DESCRIBE_BEFORE_1_0 = Check("topic_describe", AclOperation.DESCRIBE, ResourceType.TOPIC, lambda request, version: (),
+                                  Mode.FILTER_WITH_ERROR, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                  note="KAFKA-5547: before 1.0, DESCRIBE on the topic first, else 3 as if it did not exist")

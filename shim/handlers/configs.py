@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kafka_shim.authorizer.api_checks.releases import TOPIC_DESCRIBE_BEFORE_1_0
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import (
@@ -51,6 +52,7 @@ from kafka_shim.shim.cluster.configs.admin import (
 from kafka_shim.shim.cluster.configs.alter_ops import ConfigOp, OpType
 from kafka_shim.shim.cluster.configs.describe import DescribedConfig
 from kafka_shim.shim.cluster.configs.dynamic_broker import DynamicBrokerConfigs
+from kafka_shim.shim.cluster.configs.topic_configs import topic_config_set
 from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.handlers import CloseConnection, handles
 from kafka_shim.shim.requests.authz import allowed, check
@@ -89,7 +91,8 @@ def _admin(ctx: RequestContext) -> ConfigAdmin:
     # A BROKER resource names the node the request reached (one of a cluster in one process, whose nodes share one
     # set of dynamic broker configs).
     return ConfigAdmin(services.broker_configs, services.cluster.topics, ctx.node_id,
-                       set_topic_configs=set_topic_configs, broker_properties_changed=broker_properties_changed)
+                       set_topic_configs=set_topic_configs, broker_properties_changed=broker_properties_changed,
+                       config_set=topic_config_set(services.release_rules.release))
 
 
 # -- DescribeConfigs ------------------------------------------------------------------------------------------------
@@ -122,11 +125,21 @@ def describe_configs(ctx: RequestContext, request: messages.DescribeConfigsReque
     documentation = request.include_documentation and ctx.api_version >= 3
     results = [_describe_one(admin, resource, synonyms, documentation) for resource in granted]
     for resource in denied:
-        code, text = ((ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_DENIED) if resource.resource_type == TOPIC
+        code, text = (_topic_refusal(ctx, resource.resource_name) if resource.resource_type == TOPIC
                       else (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, CLUSTER_DENIED))
         results.append(_Describe(error_code=code, error_message=text, resource_type=resource.resource_type,
                                  resource_name=resource.resource_name, configs=[]))
     return DescribeConfigsResponse(results=results)
+
+
+def _topic_refusal(ctx: RequestContext, name: str) -> tuple[int, str | None]:
+    """The answer for a topic resource whose config check failed. KAFKA-5547: an emulated 0.11 said 29 only for a topic
+    the principal may describe and 3 otherwise, both without a message (its ApiError(error, null))."""
+    if not ctx.services.release_rules.topics_hidden_as_unknown:
+        return ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_DENIED
+    if allowed(ctx, TOPIC_DESCRIBE_BEFORE_1_0, name):
+        return ErrorCode.TOPIC_AUTHORIZATION_FAILED, None
+    return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None
 
 
 def _describe_one(admin: ConfigAdmin, resource: Any, synonyms: bool, documentation: bool) -> Any:
@@ -168,6 +181,9 @@ def _alter(ctx: RequestContext, request: Any, resources: list[AlterResource], in
         return allowed(ctx, cluster_check, CLUSTER_NAME)
 
     results = _admin(ctx).alter(resources, incremental, request.validate_only, authorize)
+    if ctx.services.release_rules.topics_hidden_as_unknown:
+        results = [_topic_refusal(ctx, r.name) if r.resource_type == TOPIC and result == (ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_DENIED)
+                   else result for r, result in zip(resources, results, strict=True)]
     for resource, (code, message) in zip(resources, results, strict=True):
         if code != ErrorCode.NONE:
             log.info("config_alteration_refused", resource_type=resource.resource_type, resource_name=resource.name,

@@ -24,7 +24,7 @@ from kafka_shim.protocol.messages import DeleteRecordsResponse
 from kafka_shim.shim.cluster.topics import INTERNAL_TOPICS
 from kafka_shim.shim.handlers import handles
 from kafka_shim.shim.log.errors import LogError
-from kafka_shim.shim.requests.authz import allowed_names, check
+from kafka_shim.shim.requests.authz import allowed_names, check, hidden_topics
 from kafka_shim.shim.requests.context import RequestContext
 
 _DELETE = check(ApiKey.DELETE_RECORDS, "topics")
@@ -47,14 +47,17 @@ def _failed(partition: int, code: int) -> _Partition:
 
 @handles(ApiKey.DELETE_RECORDS, 0, 2, error_response=delete_records_error_response)
 def delete_records(ctx: RequestContext, request: messages.DeleteRecordsRequest) -> DeleteRecordsResponse:
-    deletable = allowed_names(ctx, _DELETE, [t.name for t in request.topics])
     topics = ctx.services.cluster.topics
+    hidden = hidden_topics(ctx, [t.name for t in request.topics], topics.__contains__)
+    deletable = allowed_names(ctx, _DELETE, [t.name for t in request.topics if t.name not in hidden])
     done: dict[str, list[_Partition]] = {}
     denied: dict[str, list[_Partition]] = {}
     unknown: dict[str, list[_Partition]] = {}
     for t in request.topics:
         for p in t.partitions:
-            if t.name not in deletable:
+            if t.name in hidden:
+                unknown.setdefault(t.name, []).append(_failed(p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+            elif t.name not in deletable:
                 denied.setdefault(t.name, []).append(_failed(p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
             elif t.name not in topics or not 0 <= p.partition_index < len(topics[t.name].partitions):
                 unknown.setdefault(t.name, []).append(_failed(p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))

@@ -47,7 +47,7 @@ from kafka_shim.shim.partitions.manager import Partitions
 from kafka_shim.shim.partitions.read import ReadParams, read_partitions
 from kafka_shim.shim.partitions.waiting import AppendWaiters
 from kafka_shim.shim.requests import request_quota
-from kafka_shim.shim.requests.authz import allowed, allowed_names, check
+from kafka_shim.shim.requests.authz import allowed, allowed_names, check, hidden_topics
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.requests.work import EncodeOffLoop
 
@@ -184,12 +184,16 @@ def _classify(ctx: RequestContext, partitions: Partitions, fetches: list[tuple[T
             refused.append((tp, _refusal(ErrorCode.UNKNOWN_TOPIC_ID)))
         else:
             named.append((tp, request))
-    readable = {tp.topic for tp, _ in named} if from_follower else allowed_names(ctx, _TOPICS, [tp.topic for tp, _ in named])
-    interesting = []
     topics = partitions.cluster.topics
+    hidden = set() if from_follower else hidden_topics(ctx, [tp.topic for tp, _ in named], topics.__contains__)  # type: ignore[misc]
+    readable = ({tp.topic for tp, _ in named} if from_follower
+                else allowed_names(ctx, _TOPICS, [tp.topic for tp, _ in named if tp.topic not in hidden]))
+    interesting = []
     for tp, request in named:
         topic = topics.get(tp.topic)  # type: ignore[arg-type]
-        if tp.topic not in readable:
+        if tp.topic in hidden:
+            refused.append((tp, _refusal(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)))
+        elif tp.topic not in readable:
             refused.append((tp, _refusal(ErrorCode.TOPIC_AUTHORIZATION_FAILED)))
         elif topic is None or not 0 <= tp.partition < len(topic.partitions):
             refused.append((tp, _refusal(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)))

@@ -59,8 +59,10 @@ def list_offsets(ctx: RequestContext, request: messages.ListOffsetsRequest) -> L
         _Topic(name=t.name, partitions=[answer_partition(ctx, request, t.name, p, duplicates) for p in t.partitions])
         for t in topics if t.name in readable
     ]
+    # KAFKA-5547: an emulated 0.11 answers a topic it may not describe as unknown (3), 1.0+ as unauthorized (29)
+    code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if ctx.services.release_rules.topics_hidden_as_unknown else ErrorCode.TOPIC_AUTHORIZATION_FAILED
     denied = [
-        _Topic(name=t.name, partitions=[_error(version, p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in t.partitions])
+        _Topic(name=t.name, partitions=[_error(version, p.partition_index, code) for p in t.partitions])
         for t in topics if t.name not in readable
     ]
     return ListOffsetsResponse(throttle_time_ms=0, topics=answered + denied)

@@ -290,9 +290,12 @@ def _answer(ctx: RequestContext, request: messages.MetadataRequest) -> Steps[Met
     for n in create_denied:
         topics.append(_Topic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=n, topic_id=ZERO_UUID, is_internal=n in INTERNAL_TOPICS))
     if not all_topics:
-        # Kafka never reveals whether an undescribable topic exists; asked by id, the id is no secret.
+        # Kafka never reveals whether an undescribable topic exists; asked by id, the id is no secret. (KAFKA-5547: an
+        # emulated 0.11 says unknown, 3; 1.0+ unauthorized, 29.)
+        refused = (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if services.release_rules.topics_hidden_as_unknown
+                   else ErrorCode.TOPIC_AUTHORIZATION_FAILED)
         for n in undescribable:
-            topics.append(_Topic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=None if by_id else n,
+            topics.append(_Topic(error_code=refused, name=None if by_id else n,
                                  topic_id=topics_by_name[n].topic_id if by_id else ZERO_UUID, is_internal=False))
 
     response = MetadataResponse(

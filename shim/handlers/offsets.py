@@ -34,6 +34,7 @@ epoch; v7 ``require_stable``; v8 several groups; v9 member id and epoch (ignored
 
 from __future__ import annotations
 
+from kafka_shim.authorizer.api_checks import Check
 from kafka_shim.authorizer.api_checks.releases import OFFSET_FETCH_GROUP_READ
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
@@ -42,7 +43,7 @@ from kafka_shim.shim.groups.offsets import FetchedOffset, OffsetAndMetadata, Top
 from kafka_shim.shim.handlers import handles
 from kafka_shim.shim.javacompat.hash_orders import java_hash_map_order, topic_partition_hash
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
-from kafka_shim.shim.requests.authz import allowed, allowed_names, check
+from kafka_shim.shim.requests.authz import allowed, allowed_names, check, hidden_topics
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.requests.coordination import coordinates
 
@@ -84,13 +85,20 @@ class _PartitionErrors:
             self.topics.setdefault(topic, []).extend(entries)  # type: ignore[arg-type]
 
 
-def _split_topics(ctx: RequestContext, request_topics: list, readable: set[str], errors: _PartitionErrors) -> list[tuple[str, list]]:
+def _split_topics(ctx: RequestContext, request_topics: list, topic_check: Check, errors: _PartitionErrors) -> list[tuple[str, list]]:
     """KafkaApis' first pass of OffsetCommit and OffsetDelete: 29 for unreadable topics, 3 for unknown topics and
-    partitions; the partitions left, per topic in request order."""
+    partitions (on an emulated 0.11, 3 first for topics not describable or unknown); the partitions left, per topic in
+    request order."""
     known = ctx.services.cluster.topics
+    names = [t.name for t in request_topics]
+    hidden = hidden_topics(ctx, names, known.__contains__)
+    readable = allowed_names(ctx, topic_check, [name for name in names if name not in hidden])
     valid: list[tuple[str, list]] = []
     for t in request_topics:
-        if t.name not in readable:
+        if t.name in hidden:
+            for p in t.partitions:
+                errors.add(t.name, p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        elif t.name not in readable:
             for p in t.partitions:
                 errors.add(t.name, p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
         elif t.name not in known:
@@ -114,7 +122,7 @@ def offset_commit(ctx: RequestContext, request: messages.OffsetCommitRequest) ->
     if not allowed(ctx, _COMMIT_GROUP, request.group_id):
         return offset_commit_error_response(request, ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
     errors = _PartitionErrors()
-    valid = _split_topics(ctx, request.topics, allowed_names(ctx, _COMMIT_TOPICS, [t.name for t in request.topics]), errors)
+    valid = _split_topics(ctx, request.topics, _COMMIT_TOPICS, errors)
     if valid and ctx.api_version == 0:
         return offset_commit_error_response(request, ErrorCode.UNSUPPORTED_VERSION, None)  # ZooKeeper-only in Kafka
     if valid:
@@ -141,6 +149,7 @@ _Topic, _Partition = OffsetFetchResponse.OffsetFetchResponseTopic, OffsetFetchRe
 _Group = OffsetFetchResponse.OffsetFetchResponseGroup
 _GroupTopic, _GroupPartition = OffsetFetchResponse.OffsetFetchResponseTopics, OffsetFetchResponse.OffsetFetchResponsePartitions
 _UNAUTHORIZED = FetchedOffset(error=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+_UNKNOWN_PARTITION = FetchedOffset(error=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
 GroupAnswer = tuple[str, int, list[tuple[str, list[tuple[int, FetchedOffset]]]]]
 
 
@@ -225,7 +234,9 @@ def _fetch_group(ctx: RequestContext, group_id: str, topics: list | None, group_
     if error != ErrorCode.NONE:
         return group_id, error, []
     answer = list(by_topic(offsets).items())
-    answer += [(t.name, [(p, _UNAUTHORIZED) for p in t.partition_indexes]) for t in topics if t.name not in describable]
+    # KAFKA-5547: 0.11 answered a topic it would not describe as an unknown partition (3), 1.0+ as unauthorized (29)
+    refusal = _UNKNOWN_PARTITION if ctx.services.release_rules.topics_hidden_as_unknown else _UNAUTHORIZED
+    answer += [(t.name, [(p, refusal) for p in t.partition_indexes]) for t in topics if t.name not in describable]
     return group_id, ErrorCode.NONE, answer  # type: ignore[return-value]
 
 
@@ -242,7 +253,7 @@ def offset_delete(ctx: RequestContext, request: messages.OffsetDeleteRequest) ->
     if not allowed(ctx, _DELETE_GROUP, request.group_id):
         return offset_delete_error_response(request, ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
     errors = _PartitionErrors()
-    valid = _split_topics(ctx, request.topics, allowed_names(ctx, _DELETE_TOPICS, [t.name for t in request.topics]), errors)
+    valid = _split_topics(ctx, request.topics, _DELETE_TOPICS, errors)
     group_error, results = ctx.services.groups.delete_offsets(request.group_id, [(name, p.partition_index) for name, ps in valid for p in ps],
                                                               coordinates(ctx, request.group_id))
     if group_error != ErrorCode.NONE:

@@ -69,7 +69,7 @@ from kafka_shim.shim.partitions.validator import (
     first_batch_transactional,
     transactional_producers,
 )
-from kafka_shim.shim.requests.authz import allowed, allowed_names, check
+from kafka_shim.shim.requests.authz import allowed, allowed_names, check, hidden_topics
 from kafka_shim.shim.requests.context import NO_RESPONSE, RequestContext
 from kafka_shim.shim.requests.coordination import verifying_coordinator
 from kafka_shim.shim.requests.work import Pure, Steps, run_inline, run_sliced
@@ -202,7 +202,8 @@ def _answer_walked(ctx: RequestContext, request: messages.ProduceRequest) -> Ste
             raise CloseConnection("Produce with acks=0 of idempotent records without IDEMPOTENT_WRITE on the cluster")
         return _whole_request(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
 
-    writable = allowed_names(ctx, _TOPICS, [t.name for t in request.topic_data])
+    hidden = hidden_topics(ctx, [t.name for t in request.topic_data], lambda name: name in services.cluster.topics)
+    writable = allowed_names(ctx, _TOPICS, [t.name for t in request.topic_data if t.name not in hidden])
     accepted: dict[Key, _Entry] = {}
     unauthorized: dict[Key, AppendResult] = {}
     unknown: dict[Key, AppendResult] = {}
@@ -210,7 +211,9 @@ def _answer_walked(ctx: RequestContext, request: messages.ProduceRequest) -> Ste
     for topic in request.topic_data:
         for part in topic.partition_data:
             key = (topic.name, part.index)
-            if topic.name not in writable:
+            if topic.name in hidden:
+                unknown[key] = request_refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            elif topic.name not in writable:
                 unauthorized[key] = request_refused(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
             elif partitions is None or partitions.get(topic.name, part.index) is None:
                 unknown[key] = request_refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)

@@ -29,11 +29,13 @@ from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import CreatePartitionsResponse, CreateTopicsResponse, DeleteTopicsResponse
 from kafka_shim.protocol.primitives import ZERO_UUID
+from kafka_shim.shim.cluster.configs.topic_configs import topic_config_set
 from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.handlers import handles
 from kafka_shim.shim.partitions.topic_admin import (
     Authorizations,
     BatchTooLarge,
+    DeleteResult,
     NewTopic,
     PartitionsIncrease,
     RequestTimedOut,
@@ -42,7 +44,7 @@ from kafka_shim.shim.partitions.topic_admin import (
     TopicRef,
 )
 from kafka_shim.shim.quotas.metering import MutationQuota
-from kafka_shim.shim.requests.authz import allowed, check, shortcut_allowed
+from kafka_shim.shim.requests.authz import allowed, check, hidden_topics, shortcut_allowed
 from kafka_shim.shim.requests.context import RequestContext
 
 log = get_logger("kafka_shim.topics")
@@ -61,7 +63,7 @@ def _admin(ctx: RequestContext) -> TopicAdmin:
     config = ctx.services.config
     return TopicAdmin(ctx.services.partitions, num_partitions=config.num_partitions,
                       default_replication_factor=config.default_replication_factor, delete_topic_enable=config.delete_topic_enable,
-                      broker_configs=ctx.services.broker_configs)
+                      broker_configs=ctx.services.broker_configs, config_set=topic_config_set(ctx.services.release_rules.release))
 
 
 def _filter(ctx: RequestContext, c):
@@ -139,10 +141,19 @@ def delete_topics_error_response(request: messages.DeleteTopicsRequest, code: in
 
 @handles(ApiKey.DELETE_TOPICS, 0, 6, error_response=delete_topics_error_response)
 def delete_topics(ctx: RequestContext, request: messages.DeleteTopicsRequest) -> DeleteTopicsResponse:
-    auth = Authorizations(cluster_wide=shortcut_allowed(ctx, _DELETE), permitted=_filter(ctx, _DELETE), describable=_filter(ctx, _DESCRIBE))
+    rules = ctx.services.release_rules
+    auth = Authorizations(cluster_wide=not rules.delete_topics_zookeeper and shortcut_allowed(ctx, _DELETE),
+                          permitted=_filter(ctx, _DELETE), describable=_filter(ctx, _DESCRIBE),
+                          permission_before_existence=rules.delete_topics_zookeeper)
     quota = _mutation_quota(ctx, strict_since=5)
+    refs = _refs(request)
+    # KAFKA-5547: an emulated 0.11 answers 3 for a topic it may not describe, or that does not exist, before DELETE
+    hidden = hidden_topics(ctx, [r.name for r in refs if r.name is not None], ctx.services.cluster.topics.__contains__)
     try:
-        results = _admin(ctx).delete_topics(_refs(request), auth, timeout_ms=request.timeout_ms, mutation_quota=quota)
+        results = _admin(ctx).delete_topics([r for r in refs if r.name not in hidden], auth, timeout_ms=request.timeout_ms,
+                                             mutation_quota=quota)
+        results = [DeleteResult(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
+                   for name in dict.fromkeys(r.name for r in refs) if name in hidden] + results
     except RequestTimedOut as exc:
         return delete_topics_error_response(request, exc.code, None)
     except TopicDeletionDisabled:

@@ -37,7 +37,7 @@ from kafka_shim.shim.javacompat.hash_orders import (
     topic_partition_hash,
 )
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
-from kafka_shim.shim.requests.authz import allowed, allowed_names, check
+from kafka_shim.shim.requests.authz import allowed, allowed_names, check, hidden_topics
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.requests.coordination import coordinator_for, fenced_for
 
@@ -115,13 +115,21 @@ def _add(ctx: RequestContext, version: int, transactional_id: str, producer_id: 
          wanted: list[tuple[str, int]], verify_only: bool) -> tuple[dict[tuple[str, int], int], str]:
     """Each partition's error and the order Kafka's answer lists them in."""
     topics = ctx.services.cluster.topics
+
+    def missing(tp: tuple[str, int]) -> bool:
+        return tp[0] not in topics or not 0 <= tp[1] < len(topics[tp[0]].partitions)
+
+    # KAFKA-5547: an emulated 0.11 answers 3 first for partitions of topics it may not describe, and unknown ones
+    before_1_0 = version < 4 and ctx.services.release_rules.topics_hidden_as_unknown
+    hidden = hidden_topics(ctx, [t for t, _ in wanted]) if before_1_0 else set()
+    hidden_partitions = {tp for tp in wanted if before_1_0 and (tp[0] in hidden or missing(tp))}
     if version < 4:
-        writable = allowed_names(ctx, _ADD_TOPICS, [t for t, _ in wanted if t not in INTERNAL_TOPICS])
+        writable = allowed_names(ctx, _ADD_TOPICS, [t for t, p in wanted if t not in INTERNAL_TOPICS and (t, p) not in hidden_partitions])
     else:
         writable = {t for t, _ in wanted}
-    unauthorized = {tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED for tp in wanted if tp[0] not in writable}
-    unknown = {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION for tp in wanted
-               if tp not in unauthorized and (tp[0] not in topics or not 0 <= tp[1] < len(topics[tp[0]].partitions))}
+    unauthorized = {tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED for tp in wanted
+                    if tp[0] not in writable and (tp not in hidden_partitions or tp[0] in INTERNAL_TOPICS)}
+    unknown = {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION for tp in wanted if tp not in unauthorized and (tp in hidden_partitions or missing(tp))}
     if unauthorized or unknown:
         # Kafka builds ``unauthorized ++ nonExisting ++ authorized -> 55`` (Scala maps; the wire groups by topic).
         rest = {tp: ErrorCode.OPERATION_NOT_ATTEMPTED for tp in wanted if tp not in unauthorized and tp not in unknown}

@@ -24,7 +24,7 @@ from kafka_shim.protocol.messages import TxnOffsetCommitResponse
 from kafka_shim.shim.groups.offsets import OffsetAndMetadata
 from kafka_shim.shim.groups.offsets_log import OFFSETS_TOPIC, partition_for
 from kafka_shim.shim.handlers import handles
-from kafka_shim.shim.requests.authz import allowed, allowed_names, check
+from kafka_shim.shim.requests.authz import allowed, allowed_names, check, hidden_topics
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.requests.coordination import coordinates, verifying_coordinator
 
@@ -47,8 +47,9 @@ def txn_offset_commit(ctx: RequestContext, request: messages.TxnOffsetCommitRequ
         return txn_offset_commit_error_response(request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None)
     if not allowed(ctx, _GROUP, request.group_id):
         return txn_offset_commit_error_response(request, ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
-    readable = allowed_names(ctx, _TOPICS, [t.name for t in request.topics])
     known = ctx.services.cluster.topics
+    hidden = hidden_topics(ctx, [t.name for t in request.topics], known.__contains__)
+    readable = allowed_names(ctx, _TOPICS, [t.name for t in request.topics if t.name not in hidden])
     answer: dict[str, list[_Partition]] = {}  # the response Builder: one entry per topic, in first-seen order
 
     def add(topic: str, partition: int, code: int) -> None:
@@ -57,7 +58,10 @@ def txn_offset_commit(ctx: RequestContext, request: messages.TxnOffsetCommitRequ
     wanted: list[tuple[tuple[str, int], OffsetAndMetadata]] = []
     now = ctx.services.groups.offsets.now_ms() if ctx.services.groups is not None else 0
     for t in request.topics:
-        if t.name not in readable:
+        if t.name in hidden:
+            for p in t.partitions:
+                add(t.name, p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        elif t.name not in readable:
             for p in t.partitions:
                 add(t.name, p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
         elif t.name not in known:

@@ -19,10 +19,16 @@ from typing import Protocol
 
 from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.protocol.primitives import ZERO_UUID
-from kafka_shim.shim.cluster.configs.definition import ConfigSource, ConfigValueError, to_config_string
+from kafka_shim.shim.cluster.configs.definition import ConfigSource, ConfigValueError
 from kafka_shim.shim.cluster.configs.describe import DescribedConfig
 from kafka_shim.shim.cluster.configs.dynamic_broker import DynamicBrokerConfigs
-from kafka_shim.shim.cluster.configs.topic_configs import TOPIC_CONFIGS, validate_topic_configs
+from kafka_shim.shim.cluster.configs.scala_order import scala_hashmap_order
+from kafka_shim.shim.cluster.configs.topic_configs import (
+    CURRENT_TOPIC_CONFIGS,
+    TOPIC_CONFIGS,
+    TopicConfigSet,
+    validate_topic_configs,
+)
 from kafka_shim.shim.cluster.topics import invalid_topic_name
 from kafka_shim.shim.javacompat.java_hash import JavaHashMap
 from kafka_shim.shim.partitions.manager import Partitions
@@ -44,27 +50,28 @@ NameFilter = Callable[[Collection[str]], set[str]]
 
 def effective_topic_configs(overrides: Mapping[str, str], static: Mapping[str, str],
                             cluster_default: Mapping[str, str] | None = None,
-                            per_broker: Mapping[str, str] | None = None) -> list[DescribedConfig]:
+                            per_broker: Mapping[str, str] | None = None,
+                            config_set: TopicConfigSet = CURRENT_TOPIC_CONFIGS) -> list[DescribedConfig]:
     """A new topic's configs as CreateTopics v5+ reports them (KafkaConfigSchema.resolveEffectiveTopicConfigs, with
     the controller's static config, the cluster-wide dynamic defaults and its own dynamic configs).
 
     Unlike DescribeConfigs: an override as the request spelled it (TOPIC_CONFIG); else the first broker synonym set
     dynamically for this broker (DYNAMIC_BROKER_CONFIG), else the first one set as a cluster-wide dynamic default
     (DYNAMIC_DEFAULT_BROKER_CONFIG), else the first one in server.properties (STATIC_BROKER_CONFIG), each as written,
-    hours and minutes turned into ms; else the topic key's own default (DEFAULT_CONFIG). No synonyms; sorted by name;
-    sensitive values hidden.
+    hours and minutes turned into ms; else the topic key's own default (DEFAULT_CONFIG). No synonyms; sensitive values
+    hidden. The keys are the emulated release's, sorted by name (a ZooKeeper-mode release: in Scala HashMap order).
     """
     layers = ((per_broker or {}, ConfigSource.DYNAMIC_BROKER_CONFIG),
               (cluster_default or {}, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
               (static, ConfigSource.STATIC_BROKER_CONFIG))
     configs = []
-    for name in sorted(TOPIC_CONFIGS):
+    for name in scala_hashmap_order(config_set.names) if config_set.zookeeper else sorted(config_set.names):
         key = TOPIC_CONFIGS[name]
         value: str | None
         if name in overrides:
             value, source = overrides[name], ConfigSource.TOPIC_CONFIG
         else:
-            value, source = to_config_string(key.default, key.type), ConfigSource.DEFAULT_CONFIG
+            value, source = config_set.default_string(name), ConfigSource.DEFAULT_CONFIG
             for properties, layer_source in layers:
                 synonym = next((s for s in key.synonyms if s.name in properties), None)
                 if synonym is not None:
@@ -207,6 +214,8 @@ class Authorizations:
     cluster_wide: bool = True  # CREATE (CreateTopics) or DELETE (DeleteTopics) on the cluster
     permitted: NameFilter = set  # CREATE / DELETE / ALTER on each topic: the names allowed
     describable: NameFilter = set  # DESCRIBE_CONFIGS (CreateTopics) or DESCRIBE (DeleteTopics) on each topic
+    # DeleteTopics by name in ZooKeeper mode: DELETE (29) before existence (3), where KRaft asks DESCRIBE before existence
+    permission_before_existence: bool = False
 
 
 def _java_hash_set() -> JavaHashMap[None]:
@@ -238,8 +247,10 @@ class TopicAdmin:
     """The single node's topic administration over ``Partitions``."""
 
     def __init__(self, partitions: Partitions, *, num_partitions: int = 1, default_replication_factor: int = 1,
-                 delete_topic_enable: bool = True, broker_configs: DynamicBrokerConfigs | None = None) -> None:
+                 delete_topic_enable: bool = True, broker_configs: DynamicBrokerConfigs | None = None,
+                 config_set: TopicConfigSet = CURRENT_TOPIC_CONFIGS) -> None:
         self.partitions = partitions
+        self.config_set = config_set  # the topic keys of the emulated release (kafka.version)
         self.broker_configs = broker_configs  # where CreateTopics' config sources come from (else all static)
         self.num_partitions = num_partitions
         self.default_replication_factor = default_replication_factor
@@ -325,8 +336,8 @@ class TopicAdmin:
     def _effective_configs(self, overrides: Mapping[str, str]) -> list[DescribedConfig]:
         dynamic = self.broker_configs
         if dynamic is None:
-            return effective_topic_configs(overrides, self.partitions.broker_properties)
-        return effective_topic_configs(overrides, dynamic.static, dynamic.cluster_default, dynamic.per_broker)
+            return effective_topic_configs(overrides, self.partitions.broker_properties, config_set=self.config_set)
+        return effective_topic_configs(overrides, dynamic.static, dynamic.cluster_default, dynamic.per_broker, self.config_set)
 
     def _check_new_topic(self, topic: NewTopic, colliding: dict[str, str]) -> tuple[int, dict[str, str]]:
         """ReplicationControlManager's checks in its order; the partition count and config overrides to create."""
@@ -348,7 +359,7 @@ class TopicAdmin:
         overrides = {n: v for n, v in topic.configs if v is not None}
         if overrides:
             try:
-                validate_topic_configs(overrides, self.partitions.broker_properties)
+                validate_topic_configs(overrides, self.partitions.broker_properties, config_set=self.config_set)
             except ConfigValueError as exc:
                 raise _Refused(ErrorCode.INVALID_CONFIG, exc.message) from None
         return self._partition_count(topic), overrides
@@ -527,7 +538,7 @@ class TopicAdmin:
                 del id_to_name[topic_id]
         for name in names.keys():
             known = self._topics.get(name)
-            if name not in describable:
+            if name not in (deletable if auth.permission_before_existence else describable):
                 responses.append(DeleteResult(name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_MESSAGE))
             elif known is None:
                 responses.append(DeleteResult(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_MESSAGE))

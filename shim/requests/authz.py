@@ -14,10 +14,11 @@ authorizer nothing is recorded: Kafka makes no decisions then.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from kafka_shim.authorizer import SUPPORTED_BITS, AclOperation, ResourceType
 from kafka_shim.authorizer.api_checks import Bitfield, Check, Mode, declaration, distinct_names
+from kafka_shim.authorizer.api_checks.releases import TOPIC_DESCRIBE_BEFORE_1_0
 from kafka_shim.protocol.framing import api_name
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.tap import TappedDecision
@@ -50,6 +51,17 @@ def allowed_names(ctx: RequestContext, c: Check, names: Iterable[str]) -> set[st
     if shortcut_allowed(ctx, c):
         return set(names)
     return {name for name, count in distinct_names(names) if allowed(ctx, c, name, count)}
+
+
+def hidden_topics(ctx: RequestContext, names: Iterable[str], exists: Callable[[str], bool] | None = None) -> set[str]:
+    """KAFKA-5547: on an emulated release before 1.0, the topics answered as UNKNOWN_TOPIC_OR_PARTITION before their
+    operation is asked: those the principal may not DESCRIBE and, given ``exists``, those that do not exist. Empty
+    for 1.0 and later, which ask the operation first (29) and existence second (3)."""
+    if not ctx.services.release_rules.topics_hidden_as_unknown:
+        return set()
+    asked = list(names)
+    describable = allowed_names(ctx, TOPIC_DESCRIBE_BEFORE_1_0, asked)
+    return {name for name in asked if name not in describable or (exists is not None and not exists(name))}
 
 
 def allowed_on_any(ctx: RequestContext, c: Check) -> bool:

@@ -67,9 +67,13 @@ class Script:
             if codes == [0, 0]:
                 probe = self.wire.request(INIT_PID, 4, InitProducerIdRequest(
                     transactional_id=f"probe-{transactional_id}", transaction_timeout_ms=60_000, producer_id=-1, producer_epoch=-1))
-                if probe.body.error_code == 0:
+                # the group's offsets partition loads a moment later too: an OffsetFetch of no partitions answers
+                # NOT_COORDINATOR (16) or COORDINATOR_LOAD_IN_PROGRESS (14) until it has
+                offsets = self.wire.request(OFFSET_FETCH, 7, OffsetFetchRequest(group_id=group, topics=[], require_stable=False))
+                if probe.body.error_code == 0 and offsets.body.error_code == 0:
                     return
-            assert time.monotonic() < deadline, f"no transaction coordinator at {self.wire.address}: {codes}"
+                codes += [probe.body.error_code, offsets.body.error_code]
+            assert time.monotonic() < deadline, f"no transaction or group coordinator at {self.wire.address}: {codes}"
             time.sleep(0.2)
 
     def wait_until_complete(self, transactional_id: str) -> None:

@@ -35,7 +35,7 @@ from kafka_shim.shim.cluster.configs.dynamic_broker import (
     validate_reconfiguration,
 )
 from kafka_shim.shim.cluster.configs.scala_order import scala_hashmap_order
-from kafka_shim.shim.cluster.configs.topic_configs import validate_topic_configs
+from kafka_shim.shim.cluster.configs.topic_configs import CURRENT_TOPIC_CONFIGS, TopicConfigSet, validate_topic_configs
 from kafka_shim.shim.cluster.topics import Topic, invalid_topic_name
 
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS = 2, 4, 8, 16
@@ -75,8 +75,10 @@ class ConfigAdmin:
 
     def __init__(self, dynamic: DynamicBrokerConfigs, topics: Mapping[str, Topic], node_id: int, *,
                  set_topic_configs: Callable[[str, dict[str, str]], None],
-                 broker_properties_changed: Callable[[dict[str, str]], None]) -> None:
+                 broker_properties_changed: Callable[[dict[str, str]], None],
+                 config_set: TopicConfigSet = CURRENT_TOPIC_CONFIGS) -> None:
         self.dynamic = dynamic
+        self.config_set = config_set  # the topic keys of the emulated release (kafka.version)
         self.topics = topics
         self.node_id = node_id
         self._set_topic_configs = set_topic_configs
@@ -95,7 +97,7 @@ class ConfigAdmin:
             if topic is None:
                 raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "")
             entries = describe_topic_configs(topic.configs, dynamic.static, dynamic_broker=dynamic.per_broker,
-                                             dynamic_default=dynamic.cluster_default)
+                                             dynamic_default=dynamic.cluster_default, config_set=self.config_set)
             by_name = {e.name: e for e in entries}
             return [by_name[n] for n in scala_hashmap_order(by_name)]
         if resource_type == BROKER:
@@ -200,7 +202,7 @@ class ConfigAdmin:
         invalid = invalid_topic_name(name)
         if invalid is not None:
             raise Refused(ErrorCode.INVALID_TOPIC_EXCEPTION, invalid)
-        validate_topic_configs(wanted, self.dynamic.effective_properties(), current)
+        validate_topic_configs(wanted, self.dynamic.effective_properties(), current, self.config_set)
         if topic is None:
             raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
         if not validate_only:

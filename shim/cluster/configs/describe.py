@@ -20,7 +20,9 @@ from kafka_shim.shim.cluster.configs.broker_configs import override_properties
 from kafka_shim.shim.cluster.configs.definition import ConfigSource, ConfigType, to_config_string
 from kafka_shim.shim.cluster.configs.topic_configs import (
     BROKER_LOG_CONFIGS,
+    CURRENT_TOPIC_CONFIGS,
     TOPIC_CONFIGS,
+    TopicConfigSet,
     broker_log_defaults,
     parse_topic_configs,
 )
@@ -46,15 +48,19 @@ class DescribedConfig:
 
 def describe_topic_configs(overrides: Mapping[str, str], broker_properties: Mapping[str, str], *,
                            dynamic_broker: Mapping[str, str] | None = None,
-                           dynamic_default: Mapping[str, str] | None = None) -> list[DescribedConfig]:
-    """Every topic key in LogConfig's order. ``overrides`` are the topic's stored (already validated) configs;
-    ``broker_properties`` are server.properties, ``dynamic_*`` the broker's dynamic configs (KIP-226)."""
+                           dynamic_default: Mapping[str, str] | None = None,
+                           config_set: TopicConfigSet = CURRENT_TOPIC_CONFIGS) -> list[DescribedConfig]:
+    """Every topic key of the release in LogConfig's order. ``overrides`` are the topic's stored (already validated)
+    configs; ``broker_properties`` are server.properties, ``dynamic_*`` the broker's dynamic configs (KIP-226)."""
     dynamic = [(dynamic_broker or {}, ConfigSource.DYNAMIC_BROKER_CONFIG),
                (dynamic_default or {}, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)]
     effective = override_properties(broker_properties, dynamic_default or {}, dynamic_broker or {})
     values = parse_topic_configs(overrides, broker_log_defaults(effective))
+    if "message.format.version" not in overrides:
+        values["message.format.version"] = config_set.message_format_version
     described = []
-    for name, key in TOPIC_CONFIGS.items():
+    for name in config_set.names:
+        key = TOPIC_CONFIGS[name]
         sensitive = key.type.sensitive
         shown = None if sensitive else to_config_string(values[name], key.type)
         synonyms = _broker_synonyms(name, [*dynamic, (broker_properties, ConfigSource.STATIC_BROKER_CONFIG)], sensitive)

@@ -23,6 +23,7 @@ from kafka_shim.shim.cluster.configs.definition import (
     Value,
     java_str,
     parse_and_validate,
+    to_config_string,
 )
 
 T = ConfigType
@@ -172,6 +173,59 @@ TOPIC_CONFIGS: dict[str, ConfigKey] = {
     )
 }
 
+# -- the topic keys of older releases (kafka.version) -------------------------------------------------------------------
+
+# (first release line, keys), from LogConfig's public definitions at each release's tag (internal ones are never
+# listed); a release has the keys of every entry at or before it. The message.format.version default was the
+# release's latest inter-broker protocol before 3.0, and 3.0-IV1 from 3.0 on.
+_ADDED_KEYS: tuple[tuple[tuple[int, int], tuple[str, ...]], ...] = (
+    ((2, 0), ("message.downconversion.enable",)),  # KIP-283
+    ((2, 3), ("max.compaction.lag.ms",)),  # KIP-354
+    ((3, 6), ("message.timestamp.before.max.ms", "message.timestamp.after.max.ms",  # KIP-937
+              "remote.storage.enable", "local.retention.ms", "local.retention.bytes")),  # KIP-405, public in 3.6
+    ((3, 8), ("compression.gzip.level", "compression.lz4.level", "compression.zstd.level")),  # KIP-390
+    ((3, 9), ("remote.log.copy.disable", "remote.log.delete.on.disable")),  # KIP-950
+)
+_TIERED_STORAGE_KEYS = ("remote.storage.enable", "local.retention.ms", "local.retention.bytes")  # KIP-405 (internal 3.0-3.5)
+_MESSAGE_FORMAT_DEFAULTS = {
+    (0, 11): "0.11.0-IV2", (1, 0): "1.0-IV0", (1, 1): "1.1-IV0", (2, 0): "2.0-IV1", (2, 1): "2.1-IV2", (2, 2): "2.2-IV1",
+    (2, 3): "2.3-IV1", (2, 4): "2.4-IV1", (2, 5): "2.5-IV0", (2, 6): "2.6-IV0", (2, 7): "2.7-IV2", (2, 8): "2.8-IV1",
+}
+
+
+@dataclass(frozen=True)
+class TopicConfigSet:
+    """The topic keys one release lists and accepts, in LogConfig's order, and its message.format.version default."""
+
+    names: tuple[str, ...]
+    message_format_version: str = "3.0-IV1"
+    # a ZooKeeper-mode broker (the releases presented as one, before 3.3) lists a new topic's configs in the order of
+    # a Scala mutable.HashMap (ZkAdminManager), KRaft's controller by name
+    zookeeper: bool = False
+    # keys LogConfig defined as internal: accepted, never listed (3.0-3.5's tiered storage keys)
+    internal: tuple[str, ...] = ()
+
+    def accepts(self, name: str) -> bool:
+        return name in self.names or name in self.internal
+
+    def default_string(self, name: str) -> str | None:
+        """A key's own default as Kafka writes it."""
+        if name == "message.format.version":
+            return self.message_format_version
+        key = TOPIC_CONFIGS[name]
+        return to_config_string(key.default, key.type)
+
+
+def topic_config_set(release: tuple[int, int]) -> TopicConfigSet:
+    """The topic keys of a release line (``(2, 8)``); Kafka 3.9's for 3.9 and later."""
+    missing = {name for since, names in _ADDED_KEYS if release < since for name in names}
+    internal = _TIERED_STORAGE_KEYS if (3, 0) <= release < (3, 6) else ()
+    return TopicConfigSet(tuple(name for name in TOPIC_CONFIGS if name not in missing),
+                          _MESSAGE_FORMAT_DEFAULTS.get(release, "3.0-IV1"), zookeeper=release < (3, 3), internal=internal)
+
+
+CURRENT_TOPIC_CONFIGS = topic_config_set((3, 9))
+
 # The broker (KafkaConfig) keys the topic keys fall back to: type, default (None: no default, so the key is
 # absent unless server.properties sets it) and validator, as KafkaConfig defines them.
 BROKER_LOG_CONFIGS: dict[str, ConfigKey] = {
@@ -270,6 +324,7 @@ def validate_topic_configs(
     configs: Mapping[str, str | None],
     broker_properties: Mapping[str, str],
     existing: Mapping[str, str] | None = None,
+    config_set: TopicConfigSet = CURRENT_TOPIC_CONFIGS,
 ) -> dict[str, Value]:
     """Checks a topic's complete set of config overrides as Kafka's controller does; returns every effective value.
 
@@ -281,7 +336,7 @@ def validate_topic_configs(
     if nulls:
         raise ConfigValueError("Null value not supported for topic configs: " + ",".join(nulls))
     for name in configs:
-        if name not in TOPIC_CONFIGS:
+        if not config_set.accepts(name):
             raise ConfigValueError(f"Unknown topic config name: {name}")
     overrides = {name: value for name, value in configs.items() if value is not None}
     values = parse_topic_configs(overrides, broker_log_defaults(broker_properties))

@@ -14,7 +14,13 @@ from kafka_shim.shim.cluster.configs.definition import (
     java_double_str,
     parse_type,
 )
-from kafka_shim.shim.cluster.configs.topic_configs import TOPIC_CONFIGS, broker_log_defaults, validate_topic_configs
+from kafka_shim.shim.cluster.configs.describe import describe_topic_configs
+from kafka_shim.shim.cluster.configs.topic_configs import (
+    TOPIC_CONFIGS,
+    broker_log_defaults,
+    topic_config_set,
+    validate_topic_configs,
+)
 
 
 def _error(configs: dict[str, str | None], broker: dict[str, str] | None = None, existing: dict[str, str] | None = None) -> str:
@@ -207,3 +213,27 @@ def test_parse_type_errors_name_the_raw_value(kind: ConfigType, raw: str, reason
 )
 def test_doubles_print_as_java_prints_them(number: float, text: str) -> None:
     assert java_double_str(number) == text
+
+
+# -- each release's own topic keys (kafka.version) ---------------------------------------------------------------------
+
+@pytest.mark.parametrize(("release", "count", "message_format"), [
+    ((0, 11), 24, "0.11.0-IV2"), ((1, 1), 24, "1.1-IV0"), ((2, 0), 25, "2.0-IV1"), ((2, 3), 26, "2.3-IV1"),
+    ((2, 8), 26, "2.8-IV1"), ((3, 0), 26, "3.0-IV1"), ((3, 6), 31, "3.0-IV1"), ((3, 8), 34, "3.0-IV1"), ((3, 9), 36, "3.0-IV1")])
+def test_each_release_lists_its_own_topic_keys(release: tuple[int, int], count: int, message_format: str) -> None:
+    keys = topic_config_set(release)
+    assert (len(keys.names), keys.message_format_version) == (count, message_format)
+    described = describe_topic_configs({}, {}, config_set=keys)
+    assert [c.name for c in described] == list(keys.names)
+    assert {c.name: c.value for c in described}["message.format.version"] == message_format
+
+
+def test_a_key_of_a_later_release_is_unknown_to_an_older_one() -> None:
+    with pytest.raises(ConfigValueError, match=r"Unknown topic config name: compression\.gzip\.level"):
+        validate_topic_configs({"compression.gzip.level": "5"}, {}, config_set=topic_config_set((3, 7)))
+    assert validate_topic_configs({"compression.gzip.level": "5"}, {}, config_set=topic_config_set((3, 8)))["compression.gzip.level"] == 5
+    # 3.0-3.5 defined the tiered storage keys as internal: accepted, but never listed
+    assert validate_topic_configs({"local.retention.ms": "1000"}, {}, config_set=topic_config_set((3, 0)))["local.retention.ms"] == 1000
+    assert "local.retention.ms" not in topic_config_set((3, 0)).names
+    with pytest.raises(ConfigValueError, match=r"Unknown topic config name: local\.retention\.ms"):
+        validate_topic_configs({"local.retention.ms": "1000"}, {}, config_set=topic_config_set((2, 8)))

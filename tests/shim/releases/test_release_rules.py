@@ -224,3 +224,186 @@ def test_describe_log_dirs_without_describe_on_the_cluster(release: str, version
         with _wire(shim) as wire:
             allowed = wire.request(ApiKey.DESCRIBE_LOG_DIRS, version, DescribeLogDirsRequest(topics=None)).body
         assert len(allowed.results) == 1
+
+
+# -- KAFKA-5547 (1.0): 0.11 hid a topic it would not describe behind UNKNOWN_TOPIC_OR_PARTITION -------------------------
+
+# alice may DESCRIBE "visible" and "visible-ghost" and nothing else; "secret" and "visible" exist, the ghosts do not
+_ASKED = ("secret", "ghost", "visible", "visible-ghost")
+# an operation past DESCRIBE (WRITE, READ, DELETE, ALTER_CONFIGS...): 0.11 asked DESCRIBE and existence first (3), 1.0+
+# the operation first (29 for all four, as alice has none)
+_OPERATION_CODES = {"0.11": [3, 3, 29, 3], "1.0": [29, 29, 29, 29]}
+# DESCRIBE itself (ListOffsets, a Metadata topic list): 0.11 said 3 where 1.0+ say 29
+_DESCRIBE_CODES = {"0.11": [3, 3, 0, 3], "1.0": [29, 29, 0, 3]}
+
+
+def _hiding_shim(release: str) -> KafkaShim:
+    shim = _shim(release)
+    shim.__enter__()
+    for name in ("secret", "visible"):
+        shim.create_topic(name)
+    shim.create_acls([_allow(AclOperation.DESCRIBE, ResourceType.TOPIC, n) for n in ("visible", "visible-ghost")]
+                     + [_allow(AclOperation.READ, ResourceType.GROUP, "g"), _allow(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, "tx")])
+    return shim
+
+
+def _per_topic(answers: list[tuple[str, int]]) -> list[int]:
+    codes = dict(answers)
+    assert len(codes) == len(answers), answers  # one answer per topic
+    return [codes[name] for name in _ASKED]
+
+
+def _produce(wire: Wire) -> list[int]:
+    batch = encode_batch(build_batch([(None, b"v", [], 0)]))
+    answer = wire.request(ApiKey.PRODUCE, 3, ProduceRequest(acks=1, timeout_ms=10000, topic_data=[
+        ProduceRequest.TopicProduceData(name=n, partition_data=[ProduceRequest.PartitionProduceData(index=0, records=batch)])
+        for n in _ASKED])).body
+    return _per_topic([(t.name, p.error_code) for t in answer.responses for p in t.partition_responses])
+
+
+def _fetch(wire: Wire) -> list[int]:
+    from kafka_shim.protocol.messages import FetchRequest as F
+
+    answer = wire.request(ApiKey.FETCH, 5, F(replica_id=-1, max_wait_ms=0, min_bytes=1, topics=[
+        F.FetchTopic(topic=n, partitions=[F.FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=1024)]) for n in _ASKED])).body
+    return _per_topic([(t.topic, p.error_code) for t in answer.responses for p in t.partitions])
+
+
+def _offset_commit(wire: Wire) -> list[int]:
+    from kafka_shim.protocol.messages import OffsetCommitRequest as C
+
+    answer = wire.request(ApiKey.OFFSET_COMMIT, 2, C(group_id="g", generation_id_or_member_epoch=-1, member_id="", retention_time_ms=-1, topics=[
+        C.OffsetCommitRequestTopic(name=n, partitions=[C.OffsetCommitRequestPartition(partition_index=0, committed_offset=1)])
+        for n in _ASKED])).body
+    return _per_topic([(t.name, p.error_code) for t in answer.topics for p in t.partitions])
+
+
+def _txn_offset_commit(wire: Wire) -> list[int]:
+    from kafka_shim.protocol.messages import TxnOffsetCommitRequest as T
+
+    answer = wire.request(ApiKey.TXN_OFFSET_COMMIT, 0, T(transactional_id="tx", group_id="g", producer_id=1, producer_epoch=0, topics=[
+        T.TxnOffsetCommitRequestTopic(name=n, partitions=[T.TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=1)])
+        for n in _ASKED])).body
+    return _per_topic([(t.name, p.error_code) for t in answer.topics for p in t.partitions])
+
+
+def _add_partitions_to_txn(wire: Wire) -> list[int]:
+    from kafka_shim.protocol.messages import AddPartitionsToTxnRequest as A
+
+    answer = wire.request(ApiKey.ADD_PARTITIONS_TO_TXN, 0, A(
+        v3_and_below_transactional_id="tx", v3_and_below_producer_id=1, v3_and_below_producer_epoch=0,
+        v3_and_below_topics=[A.AddPartitionsToTxnTopic(name=n, partitions=[0]) for n in _ASKED])).body
+    return _per_topic([(t.name, p.partition_error_code) for t in answer.results_by_topic_v3_and_below for p in t.results_by_partition])
+
+
+def _delete_topics(wire: Wire) -> list[int]:
+    from kafka_shim.protocol.messages import DeleteTopicsRequest
+
+    answer = wire.request(ApiKey.DELETE_TOPICS, 1, DeleteTopicsRequest(topic_names=list(_ASKED), timeout_ms=10000)).body
+    return _per_topic([(r.name, r.error_code) for r in answer.responses])
+
+
+def _delete_records(wire: Wire) -> list[int]:
+    from kafka_shim.protocol.messages import DeleteRecordsRequest as D
+
+    answer = wire.request(ApiKey.DELETE_RECORDS, 0, D(timeout_ms=10000, topics=[
+        D.DeleteRecordsTopic(name=n, partitions=[D.DeleteRecordsPartition(partition_index=0, offset=0)]) for n in _ASKED])).body
+    return _per_topic([(t.name, p.error_code) for t in answer.topics for p in t.partitions])
+
+
+def _alter_configs(wire: Wire) -> list[int]:
+    from kafka_shim.protocol.messages import AlterConfigsRequest as A
+
+    answer = wire.request(ApiKey.ALTER_CONFIGS, 0, A(validate_only=False, resources=[
+        A.AlterConfigsResource(resource_type=2, resource_name=n, configs=[A.AlterableConfig(name="retention.ms", value="1000")])
+        for n in _ASKED])).body
+    return _per_topic([(r.resource_name, r.error_code) for r in answer.responses])
+
+
+def _describe_configs(wire: Wire) -> list[int]:
+    from kafka_shim.protocol.messages import DescribeConfigsRequest as D
+
+    answer = wire.request(ApiKey.DESCRIBE_CONFIGS, 0, D(resources=[
+        D.DescribeConfigsResource(resource_type=2, resource_name=n, configuration_keys=None) for n in _ASKED])).body
+    return _per_topic([(r.resource_name, r.error_code) for r in answer.results])
+
+
+@pytest.mark.parametrize("release", ["0.11", "1.0"])
+@pytest.mark.parametrize("ask", [_produce, _fetch, _offset_commit, _txn_offset_commit, _add_partitions_to_txn, _delete_topics,
+                                 _delete_records, _alter_configs, _describe_configs], ids=lambda f: f.__name__.strip("_"))
+def test_an_operation_on_a_topic_alice_may_not_describe(release: str, ask) -> None:
+    shim = _hiding_shim(release)
+    try:
+        with _wire(shim) as wire:
+            codes = ask(wire)
+        # 0.11 answered a refused config resource 29 only when alice could describe the topic, existing or not
+        expected = [3, 3, 29, 29] if release == "0.11" and ask in (_alter_configs, _describe_configs) else _OPERATION_CODES[release]
+        assert codes == expected
+        assert set(shim.topics()) >= {"secret", "visible"}  # nothing was deleted
+    finally:
+        shim.__exit__(None, None, None)
+
+
+def _list_offsets(wire: Wire) -> list[int]:
+    from kafka_shim.protocol.messages import ListOffsetsRequest as L
+
+    answer = wire.request(ApiKey.LIST_OFFSETS, 1, L(replica_id=-1, topics=[
+        L.ListOffsetsTopic(name=n, partitions=[L.ListOffsetsPartition(partition_index=0, timestamp=-1)]) for n in _ASKED])).body
+    return _per_topic([(t.name, p.error_code) for t in answer.topics for p in t.partitions])
+
+
+def _metadata(wire: Wire) -> list[int]:
+    from kafka_shim.protocol.messages import MetadataRequest
+
+    answer = wire.request(ApiKey.METADATA, 4, MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=n) for n in _ASKED],
+                                                               allow_auto_topic_creation=False)).body
+    return _per_topic([(t.name, t.error_code) for t in answer.topics])
+
+
+@pytest.mark.parametrize("release", ["0.11", "1.0"])
+@pytest.mark.parametrize("ask", [_list_offsets, _metadata], ids=lambda f: f.__name__.strip("_"))
+def test_describing_a_topic_alice_may_not_describe(release: str, ask) -> None:
+    shim = _hiding_shim(release)
+    try:
+        with _wire(shim) as wire:
+            assert ask(wire) == _DESCRIBE_CODES[release]
+    finally:
+        shim.__exit__(None, None, None)
+
+
+@pytest.mark.parametrize(("release", "code"), [("0.11", 3), ("1.0", 29)])
+def test_offset_fetch_of_a_topic_alice_may_not_describe(release: str, code: int) -> None:
+    from kafka_shim.protocol.messages import FindCoordinatorRequest
+    from kafka_shim.protocol.messages import OffsetFetchRequest as O
+
+    shim = _hiding_shim(release)
+    try:
+        with _wire(shim, "admin") as wire:  # the offsets topic, so that the group's answer comes from its coordinator
+            for _ in range(300):
+                if wire.request(ApiKey.FIND_COORDINATOR, 1, FindCoordinatorRequest(key="g", key_type=0)).body.error_code == 0:
+                    break
+            else:
+                raise AssertionError("no coordinator for group g")
+        with _wire(shim) as wire:
+            answer = wire.request(ApiKey.OFFSET_FETCH, 3, O(group_id="g", topics=[
+                O.OffsetFetchRequestTopic(name=n, partition_indexes=[0]) for n in _ASKED])).body
+        assert answer.error_code == 0
+        offsets = {t.name: (p.error_code, p.committed_offset) for t in answer.topics for p in t.partitions}
+        assert [offsets[n] for n in _ASKED] == [(code, -1), (code, -1), (0, -1), (0, -1)]
+    finally:
+        shim.__exit__(None, None, None)
+
+
+@pytest.mark.parametrize(("release", "deleted"), [("3.0", False), ("3.3", True)])
+def test_delete_on_the_cluster_deletes_topics_only_on_a_kraft_broker(release: str, deleted: bool) -> None:
+    """KRaft's controller takes DELETE on the cluster as leave to delete any topic; ZooKeeper mode (the releases
+    kafka-shim presents as ZooKeeper brokers, before 3.3) asks DELETE on the topic alone."""
+    from kafka_shim.protocol.messages import DeleteTopicsRequest
+
+    with _shim(release) as shim:
+        shim.create_topic("t")
+        shim.create_acls([_allow(AclOperation.DELETE, ResourceType.CLUSTER, CLUSTER_NAME)])
+        with _wire(shim) as wire:
+            answer = wire.request(ApiKey.DELETE_TOPICS, 4, DeleteTopicsRequest(topic_names=["t"], timeout_ms=10000)).body
+        assert [r.error_code for r in answer.responses] == [0 if deleted else 29]
+        assert ("t" in shim.topics()) is not deleted
