@@ -22,6 +22,9 @@ and the requester by whom a token was created (KIP-373).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import (
@@ -35,7 +38,7 @@ from kafka_shim.shim.javacompat.hash_orders import java_hash_map_order
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.requests.authz import allowed, check
 from kafka_shim.shim.requests.context import ANONYMOUS, RequestContext
-from kafka_shim.shim.security.tokens import Token, principal_name, principal_type
+from kafka_shim.shim.security.tokens import DelegationTokens, Token, principal_name, principal_type
 
 _CREATE_FOR_OTHERS = check(ApiKey.CREATE_DELEGATION_TOKEN, "owner")
 _DESCRIBE_TOKEN = check(ApiKey.DESCRIBE_DELEGATION_TOKEN, "tokens")
@@ -106,26 +109,26 @@ def create_delegation_token(ctx: RequestContext, request: messages.CreateDelegat
 
 @handles(ApiKey.RENEW_DELEGATION_TOKEN, 0, 2, error_response=renew_error_response)
 def renew_delegation_token(ctx: RequestContext, request: messages.RenewDelegationTokenRequest) -> RenewDelegationTokenResponse:
-    if not token_requests_allowed(ctx):
-        return RenewDelegationTokenResponse(error_code=ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED,
-                                            expiry_timestamp_ms=ERROR_TIMESTAMP, throttle_time_ms=0)
-    tokens = ctx.services.tokens
-    if tokens is None:
-        return RenewDelegationTokenResponse(error_code=ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED, throttle_time_ms=0)
-    code, expiry = tokens.renew(ctx.principal, bytes(request.hmac), request.renew_period_ms)
-    return RenewDelegationTokenResponse(error_code=code, expiry_timestamp_ms=expiry, throttle_time_ms=0)
+    return _change_expiry(ctx, RenewDelegationTokenResponse, lambda tokens: tokens.renew(
+        ctx.principal, bytes(request.hmac), request.renew_period_ms))
 
 
 @handles(ApiKey.EXPIRE_DELEGATION_TOKEN, 0, 2, error_response=expire_error_response)
 def expire_delegation_token(ctx: RequestContext, request: messages.ExpireDelegationTokenRequest) -> ExpireDelegationTokenResponse:
+    return _change_expiry(ctx, ExpireDelegationTokenResponse, lambda tokens: tokens.expire(
+        ctx.principal, bytes(request.hmac), request.expiry_time_period_ms))
+
+
+def _change_expiry(ctx: RequestContext, response: type, change: Callable[[DelegationTokens], tuple[int, int]]) -> Any:
+    """Renew and Expire alike: refused where token requests are not allowed (an error timestamp), or with tokens
+    disabled (the schema's default timestamp, as Kafka leaves it); else the token state's code and new expiry."""
     if not token_requests_allowed(ctx):
-        return ExpireDelegationTokenResponse(error_code=ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED,
-                                             expiry_timestamp_ms=ERROR_TIMESTAMP, throttle_time_ms=0)
+        return response(error_code=ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, expiry_timestamp_ms=ERROR_TIMESTAMP, throttle_time_ms=0)
     tokens = ctx.services.tokens
     if tokens is None:
-        return ExpireDelegationTokenResponse(error_code=ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED, throttle_time_ms=0)
-    code, expiry = tokens.expire(ctx.principal, bytes(request.hmac), request.expiry_time_period_ms)
-    return ExpireDelegationTokenResponse(error_code=code, expiry_timestamp_ms=expiry, throttle_time_ms=0)
+        return response(error_code=ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED, throttle_time_ms=0)
+    code, expiry = change(tokens)
+    return response(error_code=code, expiry_timestamp_ms=expiry, throttle_time_ms=0)
 
 
 # -- DescribeDelegationToken ---------------------------------------------------------------------------------------
