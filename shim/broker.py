@@ -28,6 +28,7 @@ from kafka_shim.shim.groups.coordinator import GroupCoordinator
 from kafka_shim.shim.groups.offsets_log import OFFSETS_TOPIC
 from kafka_shim.shim.groups.settings import GroupSettings
 from kafka_shim.shim.groups.timers import LoopScheduler
+from kafka_shim.shim.groups.zookeeper_offsets import ZooKeeperOffsets
 from kafka_shim.shim.handlers import deferred_handlers
 from kafka_shim.shim.log.errors import LogError
 from kafka_shim.shim.log.log_manager import LogManager
@@ -428,7 +429,9 @@ def _build_services(config: BrokerConfig, cluster: ClusterState, endpoints: Endp
         client_quotas=(quotas := ClientQuotas(config.log_dirs[0] if config.log_dirs else None)),
         quota_meters=QuotaMeters(quotas),
         connection_quotas=ConnectionQuotas(config.raw, quotas),
-        release_rules=_release_rules(config),
+        release_rules=(rules := _release_rules(config)),
+        zookeeper_offsets=(ZooKeeperOffsets(config.log_dirs[0] if config.log_dirs else None)
+                           if rules.offsets_v0_in_zookeeper else None),
         tokens=open_tokens(config.raw, config.log_dirs[0] if config.log_dirs else None, wall_clock_ms),
     )
     _attach_offsets_topic(services.groups, partitions, persist=bool(config.log_dirs))

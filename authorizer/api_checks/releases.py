@@ -103,6 +103,9 @@ class ReleaseRules:
     offset_fetch_v1_partition_errors: bool = False
     # before 3.5: DescribeGroups answers in request order (not the refused groups first)
     describe_groups_in_request_order: bool = False
+    # before 3.5: OffsetCommit answers topics in java.util.HashMap order of their names, each topic's partitions in
+    # the order of one Scala map of every answered partition (not the coordinator's order)
+    offset_commit_topics_in_hash_order: bool = False
     # before 3.5: OffsetFetch v8+ lists its groups in java.util.HashMap order of the group ids (not the request's)
     offset_fetch_groups_in_hash_order: bool = False
     # before 3.2: a refused DescribeUserScramCredentials is the top-level 31 alone (no rows; a null user list answered)
@@ -115,6 +118,9 @@ class ReleaseRules:
     # KRaft's controller (3.3+ as presented): DELETE on the cluster deletes every topic and DESCRIBE comes before a
     # topic's existence; ZooKeeper mode asked DELETE on each topic, then its existence
     delete_topics_zookeeper: bool = False
+    # ZooKeeper mode (before 3.3 as presented): OffsetCommit v0 writes and OffsetFetch v0 reads offsets in ZooKeeper,
+    # apart from the group coordinator; a KRaft broker refuses both versions (35)
+    offsets_v0_in_zookeeper: bool = False
 
     @property
     def name(self) -> str:
@@ -134,12 +140,14 @@ def rules_for(release: str | tuple[int, int]) -> ReleaseRules:
         offset_fetch_v1_partition_errors=line < GROUP_APIS_3_5,
         describe_groups_in_request_order=line < GROUP_APIS_3_5,
         offset_fetch_groups_in_hash_order=line < GROUP_APIS_3_5,
+        offset_commit_topics_in_hash_order=line < GROUP_APIS_3_5,
         describe_scram_refused_without_rows=line < SCRAM_DESCRIBE_ROWS,
         create_topics_needs_cluster=line < KIP_277,
         leader_epoch_needs_cluster_action=line < KAFKA_7394,
         follower_fetch_denied_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED if line < FETCH_REWRITE else ErrorCode.TOPIC_AUTHORIZATION_FAILED,
         topics_hidden_as_unknown=line < KAFKA_5547,
         delete_topics_zookeeper=line < KRAFT_PRESENTED,
+        offsets_v0_in_zookeeper=line < KRAFT_PRESENTED,
     )
 
 

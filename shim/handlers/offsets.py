@@ -5,7 +5,8 @@ with its default (old) group coordinator answers them (KafkaApis.handleOffsetCom
 Behaviour, in Kafka's order of work:
 - **OffsetCommit**: READ on the group, else 30 on every partition. READ on each topic (29 on each partition of a
   denied topic), then unknown topics and partitions (3). If nothing is left, that is the answer. v0 (ZooKeeper-only
-  in Kafka) then gets UNSUPPORTED_VERSION (35) on every partition, as a KRaft broker answers it. The rest goes to the
+  in Kafka) then gets UNSUPPORTED_VERSION (35) on every partition, as a KRaft broker answers it; an emulated
+  ZooKeeper-mode release (before 3.3) writes it to its ZooKeeper store (``groups.zookeeper_offsets``) instead. The rest goes to the
   coordinator: NOT_COORDINATOR (16) until ``__consumer_offsets`` exists (FindCoordinator creates it), the group's
   generation and member checks (an unknown group committing with generation -1 becomes a group that only stores
   offsets; with another generation 22), then each offset, 12 when its metadata is longer than
@@ -16,7 +17,8 @@ Behaviour, in Kafka's order of work:
   others; a request for all partitions (null topics, v2+) silently leaves out topics without DESCRIBE. A partition
   never committed has offset -1, leader epoch -1, metadata "". v8+ carries several groups, each judged alone; v2-v7
   put the group's error at the top level; v0-v1 have no such field (a refused group is an empty answer). v0 is
-  ZooKeeper-only: 30 without DESCRIBE on the group, else 35, on each requested partition. ``require_stable`` (v7+,
+  ZooKeeper-only: 30 without DESCRIBE on the group, else 35, on each requested partition (an emulated ZooKeeper-mode
+  release reads its ZooKeeper store: 3 and offset -1 where nothing was committed there). ``require_stable`` (v7+,
   KIP-447): a partition whose offset waits for its transaction (TxnOffsetCommit) answers UNSTABLE_OFFSET_COMMIT (88).
 - **OffsetDelete**: DELETE on the group, else 30 for the request. READ on each topic (29), unknown topics and
   partitions (3), then the coordinator: 24 for an empty group id, 16 before ``__consumer_offsets`` exists, 69 for
@@ -41,7 +43,12 @@ from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import OffsetCommitResponse, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse
 from kafka_shim.shim.groups.offsets import FetchedOffset, OffsetAndMetadata, TopicPartition, by_topic
 from kafka_shim.shim.handlers import handles
-from kafka_shim.shim.javacompat.hash_orders import java_hash_map_order, topic_partition_hash
+from kafka_shim.shim.javacompat.hash_orders import (
+    java_hash_map_order,
+    scala_immutable_map_order,
+    scala_mutable_map_order,
+    topic_partition_hash,
+)
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.requests.authz import allowed, allowed_names, check, hidden_topics
 from kafka_shim.shim.requests.context import RequestContext
@@ -123,8 +130,11 @@ def offset_commit(ctx: RequestContext, request: messages.OffsetCommitRequest) ->
         return offset_commit_error_response(request, ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
     errors = _PartitionErrors()
     valid = _split_topics(ctx, request.topics, _COMMIT_TOPICS, errors)
+    status: dict[TopicPartition, int] = {}
     if valid and ctx.api_version == 0:
-        return offset_commit_error_response(request, ErrorCode.UNSUPPORTED_VERSION, None)  # ZooKeeper-only in Kafka
+        if ctx.services.zookeeper_offsets is None:  # ZooKeeper-only in Kafka
+            return offset_commit_error_response(request, ErrorCode.UNSUPPORTED_VERSION, None)
+        return _commit_to_zookeeper(ctx, request.group_id, valid, errors)
     if valid:
         groups = ctx.services.groups
         now = groups.offsets.now_ms()
@@ -134,13 +144,56 @@ def offset_commit(ctx: RequestContext, request: messages.OffsetCommitRequest) ->
                     OffsetAndMetadata(p.committed_offset, p.committed_leader_epoch, p.committed_metadata or "",
                                       now if p.commit_timestamp == DEFAULT_TIMESTAMP else p.commit_timestamp, expire))
                    for name, partitions in valid for p in partitions]
-        errors.merge(groups.commit_offsets(request.group_id, request.member_id, request.group_instance_id,
-                                           request.generation_id_or_member_epoch, offsets, ctx.api_version,
-                                           coordinates(ctx, request.group_id)))
+        results = groups.commit_offsets(request.group_id, request.member_id, request.group_instance_id,
+                                        request.generation_id_or_member_epoch, offsets, ctx.api_version,
+                                        coordinates(ctx, request.group_id))
+        if ctx.services.release_rules.offset_commit_topics_in_hash_order:
+            codes = dict(results)
+            status = {tp: codes[tp] for tp, _ in offsets}
+        else:
+            errors.merge(results)
+    if ctx.services.release_rules.offset_commit_topics_in_hash_order:  # before 3.5 (api_checks.releases)
+        return _answer_in_hash_order(status, errors)
     return OffsetCommitResponse(throttle_time_ms=0, topics=[
         OffsetCommitResponse.OffsetCommitResponseTopic(name=name, partitions=[
             OffsetCommitResponse.OffsetCommitResponsePartition(partition_index=p, error_code=e) for p, e in entries])
         for name, entries in errors.topics.items()])
+
+
+def _commit_to_zookeeper(ctx: RequestContext, group_id: str, valid: list[tuple[str, list]],
+                         refused: _PartitionErrors) -> OffsetCommitResponse:
+    """OffsetCommit v0 on an emulated ZooKeeper-mode release: each offset straight to ZooKeeper, no coordinator, 12
+    for metadata longer than ``offset.metadata.max.bytes``."""
+    offsets, store = ctx.services.groups.offsets, ctx.services.zookeeper_offsets
+    written: dict[TopicPartition, int] = {}
+    status: dict[TopicPartition, int] = {}
+    for name, partitions in valid:
+        for p in partitions:
+            tp = (name, p.partition_index)
+            if p.committed_metadata is not None and offsets.metadata_too_large(p.committed_metadata):
+                status[tp] = ErrorCode.OFFSET_METADATA_TOO_LARGE
+                written.pop(tp, None)  # a partition named twice: the last one counts, as in Kafka's map
+            else:
+                written[tp] = p.committed_offset
+                status[tp] = ErrorCode.NONE
+    store.commit(group_id, written)
+    return _answer_in_hash_order(status, refused)
+
+
+def _answer_in_hash_order(status: dict[TopicPartition, int], refused: _PartitionErrors) -> OffsetCommitResponse:
+    """OffsetCommit's answer as Kafka built it before 3.5: ``status`` (the partitions that were committed or tried, in
+    request order, an immutable Map), the unreadable and the unknown partitions (each a mutable.HashMap) merged into
+    one immutable Map, grouped by topic in a java.util.HashMap (OffsetCommitResponse's constructor from a map)."""
+    errors = {(name, p): e for name, entries in refused.topics.items() for p, e in entries}
+    unreadable = scala_mutable_map_order([tp for tp, e in errors.items() if e != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION], topic_partition_hash)
+    unknown = scala_mutable_map_order([tp for tp, e in errors.items() if e == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION], topic_partition_hash)
+    combined = status | errors
+    order = scala_immutable_map_order([*status, *unreadable, *unknown], topic_partition_hash)
+    topics = java_hash_map_order([tp[0] for tp in order], java_string_hash)
+    return OffsetCommitResponse(throttle_time_ms=0, topics=[
+        OffsetCommitResponse.OffsetCommitResponseTopic(name=name, partitions=[
+            OffsetCommitResponse.OffsetCommitResponsePartition(partition_index=p, error_code=combined[(t, p)])
+            for t, p in order if t == name]) for name in topics])
 
 
 # -- OffsetFetch ------------------------------------------------------------------------------------------------------
@@ -184,7 +237,9 @@ def offset_fetch(ctx: RequestContext, request: messages.OffsetFetchRequest) -> O
     if version == 0:  # ZooKeeper-only in Kafka: a KRaft broker checks the group, then refuses the version
         if not allowed(ctx, group_check, request.group_id):
             return _v0_error_response(request, ErrorCode.GROUP_AUTHORIZATION_FAILED)
-        return _v0_error_response(request, ErrorCode.UNSUPPORTED_VERSION)
+        if ctx.services.zookeeper_offsets is None:
+            return _v0_error_response(request, ErrorCode.UNSUPPORTED_VERSION)
+        return _fetch_from_zookeeper(ctx, request)
     if version >= 8:
         answers = [_fetch_group(ctx, g.group_id, g.topics, _FETCH_GROUPS, _FETCH_GROUP_TOPICS,
                                 (g.member_id, g.member_epoch) if version >= 9 and g.member_id is not None else None,
@@ -212,6 +267,33 @@ def offset_fetch(ctx: RequestContext, request: messages.OffsetFetchRequest) -> O
         _Topic(name=name, partitions=[_Partition(partition_index=p, committed_offset=o.offset, committed_leader_epoch=o.leader_epoch,
                                                  metadata=o.metadata, error_code=o.error) for p, o in entries])
         for name, entries in answer])
+
+
+def _fetch_from_zookeeper(ctx: RequestContext, request: messages.OffsetFetchRequest) -> OffsetFetchResponse:
+    """OffsetFetch v0 on an emulated ZooKeeper-mode release, after the group check: each partition whose topic the
+    principal may describe from ZooKeeper (offset, no leader epoch, no metadata), UNKNOWN_TOPIC_OR_PARTITION (3) with
+    offset -1 for a partition that does not exist or has no offset there; the others 29 (3 on 0.11, KAFKA-5547).
+    In Kafka's order: the two immutable Maps merged, grouped by topic in a java.util.HashMap."""
+    store = ctx.services.zookeeper_offsets
+    asked = list(dict.fromkeys((t.name, p) for t in request.topics or [] for p in t.partition_indexes))
+    describable = allowed_names(ctx, _FETCH_TOPICS, list(dict.fromkeys(name for name, _ in asked)))
+    known = ctx.services.cluster.topics
+    answers: dict[TopicPartition, FetchedOffset] = {}
+    for name, partition in asked:
+        if name in describable:
+            topic = known.get(name)
+            offset = store.get(request.group_id, (name, partition)) if topic is not None and 0 <= partition < len(topic.partitions) else None
+            answers[(name, partition)] = _UNKNOWN_PARTITION if offset is None else FetchedOffset(offset)
+    refusal = _UNKNOWN_PARTITION if ctx.services.release_rules.topics_hidden_as_unknown else _UNAUTHORIZED
+    authorized = scala_immutable_map_order(list(answers), topic_partition_hash)
+    refused = scala_immutable_map_order([tp for tp in asked if tp not in answers], topic_partition_hash)
+    order = scala_immutable_map_order([*authorized, *refused], topic_partition_hash)
+    topics = java_hash_map_order([tp[0] for tp in order], java_string_hash)
+    return OffsetFetchResponse(throttle_time_ms=0, topics=[
+        _Topic(name=name, partitions=[_Partition(partition_index=p, committed_offset=o.offset, committed_leader_epoch=o.leader_epoch,
+                                                 metadata=o.metadata, error_code=o.error)
+                                      for t, p in order if t == name for o in [answers.get((t, p), refusal)]])
+        for name in topics])
 
 
 def _fetch_group(ctx: RequestContext, group_id: str, topics: list | None, group_check, topic_check,

@@ -17,6 +17,7 @@ from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.faults.rules import FaultSet
 from kafka_shim.shim.groups.coordinator import GroupCoordinator
+from kafka_shim.shim.groups.zookeeper_offsets import ZooKeeperOffsets
 from kafka_shim.shim.metrics.counters import BrokerMetrics
 from kafka_shim.shim.partitions.fetch_sessions import FetchSessionCache
 from kafka_shim.shim.partitions.manager import Partitions
@@ -52,6 +53,8 @@ class Services:
     append_waiters: AppendWaiters | None = None
     # Consumer groups and their committed offsets (None only in tests that build Services by hand).
     groups: GroupCoordinator | None = None
+    # An emulated ZooKeeper-mode release's version-0 offsets (release_rules.offsets_v0_in_zookeeper); None otherwise.
+    zookeeper_offsets: ZooKeeperOffsets | None = None
     # Injected faults (shim.faults): set by the pytest plugin, EmbeddedBroker or the control file; None: none ever.
     faults: FaultSet | None = None
     # The authorization rules of the emulated release (kafka.version): Kafka 3.9's unless an older one is emulated.

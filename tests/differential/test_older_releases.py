@@ -123,9 +123,9 @@ class Older:
             time.sleep(0.05)
 
     # -- things an admin sets up on both (once per session: the real broker keeps them) ----------------------------------
-    def create_topic_once(self, name: str) -> None:
+    def create_topic_once(self, name: str, partitions: int = 1) -> None:
         if ("topic", name) not in self.made:
-            self.create_topic(name)
+            self.create_topic(name, partitions)
             self.made.add(("topic", name))
 
     def commit_offset_once(self, group: str, topic: str, offset: int) -> None:
@@ -669,3 +669,79 @@ def test_offset_fetch_of_several_groups_at_v8(older: Older) -> None:
     kafka, _ = older.same(ApiKey.OFFSET_FETCH, 8, body, "OffsetFetch v8")
     assert sorted((g.group_id, g.error_code) for g in kafka.body.groups) == [
         ("g0", 30), ("g1", 30), ("older-fetch-group", 0), ("older-fetch-group-2", 30), ("older-other-group", 30)]
+
+
+# -- ZooKeeper-mode offsets: OffsetCommit and OffsetFetch v0 ------------------------------------------------------------
+def _offset_commit(group: str, partitions: list[tuple[str, int, int, str | None]], version: int = 0) -> OffsetCommitRequest:
+    by_topic: dict[str, list] = {}
+    for topic, partition, offset, metadata in partitions:
+        by_topic.setdefault(topic, []).append(OffsetCommitRequest.OffsetCommitRequestPartition(
+            partition_index=partition, committed_offset=offset, committed_metadata=metadata))
+    return OffsetCommitRequest(group_id=group, generation_id_or_member_epoch=-1, member_id="", retention_time_ms=-1,
+                               topics=[OffsetCommitRequest.OffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in by_topic.items()])
+
+
+def _offset_fetch(group: str, partitions: list[tuple[str, int]]) -> OffsetFetchRequest:
+    by_topic: dict[str, list[int]] = {}
+    for topic, partition in partitions:
+        by_topic.setdefault(topic, []).append(partition)
+    return OffsetFetchRequest(group_id=group, topics=[OffsetFetchRequest.OffsetFetchRequestTopic(name=t, partition_indexes=ps)
+                                                      for t, ps in by_topic.items()])
+
+
+ZK_TOPICS = {"older-zk-a": 6, "older-zk-b": 2, "older-zk-secret": 1}
+
+
+def _zk_setup(older: Older) -> None:
+    for name, partitions in ZK_TOPICS.items():
+        older.create_topic_once(name, partitions)
+    older.grant(acl(GROUP, "older-zk-group", READ), acl(TOPIC, "older-zk-a", READ), acl(TOPIC, "older-zk-b", READ),
+                acl(TOPIC, "older-zk-ghost", DESCRIBE))
+
+
+@pytest.mark.parametrize("shape", ["two-partitions", "many-partitions"])
+def test_version_0_offsets_are_kept_in_zookeeper(older: Older, shape: str) -> None:
+    """OffsetCommit v0 goes straight to ZooKeeper (no coordinator, no FindCoordinator first) and OffsetFetch v0 reads
+    it back: the written offsets, 3 for partitions never committed there or not existing, 29 for topics alice may not
+    describe, 12 for metadata too long; answers in the real broker's map orders (over four partitions: hash tries)."""
+    _zk_setup(older)
+    group = f"older-zk-group-{shape}"
+    older.grant(acl(GROUP, group, READ))
+    if shape == "two-partitions":
+        commits = [("older-zk-b", 1, 11, None), ("older-zk-a", 2, 22, "m")]
+        asked = [("older-zk-a", 2), ("older-zk-b", 0)]
+    else:
+        commits = [("older-zk-a", p, 100 * p + 1, None) for p in range(6)] + [("older-zk-b", 1, 7, None)]
+        commits += [("older-zk-secret", 0, 5, None), ("older-zk-a", 9, 5, None), ("older-zk-ghost", 0, 5, None),
+                    ("older-zk-b", 0, 7, "x" * 4097), ("older-zk-none", 0, 1, None)]
+        asked = [(t, p) for t in ("older-zk-b", "older-zk-a", "older-zk-secret", "older-zk-ghost") for p in range(8)]
+    kafka, _ = older.same(ApiKey.OFFSET_COMMIT, 0, _offset_commit(group, commits), f"OffsetCommit v0 ({shape})")
+    assert {p.error_code for t in kafka.body.topics for p in t.partitions} <= {0, 3, 12, 29}
+    kafka, _ = older.same(ApiKey.OFFSET_FETCH, 0, _offset_fetch(group, asked), f"OffsetFetch v0 ({shape})")
+    written = {(t.name, p.partition_index): p.committed_offset for t in kafka.body.topics for p in t.partitions if p.error_code == 0}
+    assert written == {(t, p): o for t, p, o, m in commits if (t, p) in asked and m != "x" * 4097 and p < ZK_TOPICS.get(t, 0)
+                       and t != "older-zk-secret"}
+
+
+def test_version_0_offsets_are_not_the_coordinators(older: Older) -> None:
+    """What v0 wrote to ZooKeeper a v1+ fetch (the group coordinator) does not see, and the reverse."""
+    _zk_setup(older)
+    older.commit_offset_once("older-zk-group", "older-zk-a", 3)  # v5 through the coordinator, on both
+    older.same(ApiKey.OFFSET_COMMIT, 0, _offset_commit("older-zk-group", [("older-zk-a", 1, 40, None)]), "OffsetCommit v0")
+    asked = [("older-zk-a", 0), ("older-zk-a", 1)]
+    kafka, _ = older.same(ApiKey.OFFSET_FETCH, 0, _offset_fetch("older-zk-group", asked), "OffsetFetch v0")
+    assert sorted((p.partition_index, p.error_code, p.committed_offset) for t in kafka.body.topics for p in t.partitions) == [
+        (0, 3, -1), (1, 0, 40)]
+    kafka, _ = older.same(ApiKey.OFFSET_FETCH, 1, _offset_fetch("older-zk-group", asked), "OffsetFetch v1")
+    assert sorted((p.partition_index, p.error_code, p.committed_offset) for t in kafka.body.topics for p in t.partitions) == [
+        (0, 0, 3), (1, 0, -1)]
+
+
+@pytest.mark.parametrize("version", [2, 5])
+def test_offset_commit_of_several_topics_through_the_coordinator(older: Older, version: int) -> None:
+    """The coordinator's answer to a commit of several topics, some refused or unknown, in the real broker's order."""
+    _zk_setup(older)
+    older.commit_offset_once("older-zk-group", "older-zk-a", 3)
+    commits = [(t, p, 10 + p, None) for t in ("older-zk-b", "older-zk-a") for p in range(ZK_TOPICS[t])]
+    commits += [("older-zk-secret", 0, 5, None), ("older-zk-a", 9, 5, None), ("older-zk-ghost", 0, 5, None)]
+    older.same(ApiKey.OFFSET_COMMIT, version, _offset_commit("older-zk-group", commits), f"OffsetCommit v{version}")

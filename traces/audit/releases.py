@@ -13,6 +13,8 @@ each release), each compared on the audit's decisions under ACL set A:
 * KIP-679 (2.8): an idempotent InitProducerId needed IDEMPOTENT_WRITE on the cluster before (31); from 2.8 WRITE
   on any topic is enough. (The pre-2.8 Produce-time IDEMPOTENT_WRITE check of idempotent batches is not compared:
   it needs the record batches' producer fields.)
+* ZooKeeper mode (before 3.3 as kafka-shim presents releases): DeleteTopics asked DELETE on each topic, and DELETE on
+  the cluster granted nothing; KRaft's controller deletes any topic for DELETE on the cluster.
 
 ``authorizer/api_checks/releases.py`` holds the broker's switches for emulated releases and the release each change
 came in; the audit compares decisions, so the comparisons live here as functions over a request's decisions.
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafka_shim.authorizer.api_checks.releases import KAFKA_7394, KIP_163, KIP_231, KIP_277, KIP_679, since
+from kafka_shim.authorizer.api_checks.releases import KAFKA_7394, KIP_163, KIP_231, KIP_277, KIP_679, KRAFT_PRESENTED, since
 from kafka_shim.traces.audit.decide import Decider
 from kafka_shim.traces.audit.tables import KIND_BY_RESOURCE_TYPE, KIND_SHORTCUT, RELEASE_DIFF
 
@@ -88,6 +90,19 @@ def _init_producer_id(rows: list[dict], decider: Decider) -> list[tuple[bool, bo
     return [(True, False, "IDEMPOTENT_WRITE on CLUSTER or WRITE on any TOPIC", "IDEMPOTENT_WRITE on CLUSTER")]
 
 
+def _delete_topics(rows: list[dict], decider: Decider) -> list[tuple[bool, bool, str, str]]:
+    """3.3+: DELETE on the cluster deletes every named topic; before, only the topics with DELETE of their own."""
+    shortcut = next((r for r in rows if r["check"] == "delete" and r["kind"] == KIND_SHORTCUT), None)
+    if shortcut is None or not shortcut["allowed_a"]:
+        return []  # then both ask DELETE on each topic: the same decisions (only absent topics' codes differ)
+    out = []
+    for r in rows:
+        if r["check"] == "delete" and r["kind"] != KIND_SHORTCUT:
+            old, _, _ = decider.decide(r["principal"], r["host"], "DELETE", "TOPIC", r["resource_name"], "authorize")
+            out.append((True, old, f"DELETE on CLUSTER (covers TOPIC {r['resource_name']})", f"DELETE on TOPIC {r['resource_name']}"))
+    return out
+
+
 # The releases come from the broker's own table of rule changes (authorizer/api_checks/releases.py).
 CHANGES = (
     RuleChange("KIP-163 (1.0): OffsetFetch asks DESCRIBE on the group, not READ", since(KIP_163), 9, _offset_fetch),
@@ -99,6 +114,8 @@ CHANGES = (
                since(KAFKA_7394), 23, _cluster_only("topics", "CLUSTER_ACTION")),
     RuleChange("KIP-679 (2.8): an idempotent InitProducerId needs WRITE on any topic or IDEMPOTENT_WRITE (before: IDEMPOTENT_WRITE)",
                since(KIP_679), 22, _init_producer_id),
+    RuleChange("KRaft (3.3 as presented): DELETE on CLUSTER deletes any topic (before, ZooKeeper mode: DELETE on each topic)",
+               since(KRAFT_PRESENTED), 20, _delete_topics),
 )
 
 API_KEYS = frozenset(c.api_key for c in CHANGES)

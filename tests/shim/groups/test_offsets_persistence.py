@@ -202,3 +202,20 @@ async def test_a_group_and_its_members_survive_a_restart(tmp_path: Path) -> None
             synced = await client.request(ApiKey.SYNC_GROUP, 3, SyncGroupRequest(
                 group_id="app", generation_id=generation, member_id=member_id, group_instance_id=None, assignments=[]))
             assert (synced.error_code, synced.assignment) == (ErrorCode.NONE, b"\x00\x01")
+
+
+async def test_zookeeper_offsets_of_an_older_release_survive_a_restart(tmp_path: Path) -> None:
+    """kafka.version=2.8 keeps OffsetCommit v0's offsets as ZooKeeper kept them: across a restart, apart from the
+    coordinator's __consumer_offsets."""
+    config = BrokerConfig.from_properties({**_config(tmp_path).raw, "kafka.version": "2.8"})
+    fetch = OffsetFetchRequest(group_id="old", topics=[OffsetFetchRequest.OffsetFetchRequestTopic(name="orders", partition_indexes=[0, 1])])
+    async with Broker(config) as broker:
+        broker.services.partitions.create_topic("orders", 2)
+        async with await connect(broker) as client:
+            answer = await client.request(ApiKey.OFFSET_COMMIT, 0, _commit("old", {("orders", 0): 5}))
+            assert [p.error_code for t in answer.topics for p in t.partitions] == [ErrorCode.NONE]
+    async with Broker(config) as broker:
+        async with await connect(broker) as client:
+            answer = await client.request(ApiKey.OFFSET_FETCH, 0, fetch)
+    assert {p.partition_index: (p.error_code, p.committed_offset, p.metadata) for t in answer.topics for p in t.partitions} == {
+        0: (ErrorCode.NONE, 5, ""), 1: (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, "")}

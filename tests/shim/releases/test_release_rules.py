@@ -407,3 +407,87 @@ def test_delete_on_the_cluster_deletes_topics_only_on_a_kraft_broker(release: st
             answer = wire.request(ApiKey.DELETE_TOPICS, 4, DeleteTopicsRequest(topic_names=["t"], timeout_ms=10000)).body
         assert [r.error_code for r in answer.responses] == [0 if deleted else 29]
         assert ("t" in shim.topics()) is not deleted
+
+
+def _commit_v0(wire: Wire, group: str, offsets: list[tuple[str, int, int]], metadata: str | None = None) -> dict[tuple[str, int], int]:
+    from kafka_shim.protocol.messages import OffsetCommitRequest as C
+
+    by_topic: dict[str, list] = {}
+    for topic, partition, offset in offsets:
+        by_topic.setdefault(topic, []).append(C.OffsetCommitRequestPartition(partition_index=partition, committed_offset=offset,
+                                                                            committed_metadata=metadata))
+    answer = wire.request(ApiKey.OFFSET_COMMIT, 0, C(group_id=group, topics=[
+        C.OffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in by_topic.items()])).body
+    return {(t.name, p.partition_index): p.error_code for t in answer.topics for p in t.partitions}
+
+
+def _fetch_offsets(wire: Wire, version: int, group: str, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], tuple[int, int]]:
+    from kafka_shim.protocol.messages import OffsetFetchRequest as O
+
+    by_topic: dict[str, list[int]] = {}
+    for topic, partition in partitions:
+        by_topic.setdefault(topic, []).append(partition)
+    answer = wire.request(ApiKey.OFFSET_FETCH, version, O(group_id=group, topics=[
+        O.OffsetFetchRequestTopic(name=t, partition_indexes=ps) for t, ps in by_topic.items()])).body
+    return {(t.name, p.partition_index): (p.error_code, p.committed_offset) for t in answer.topics for p in t.partitions}
+
+
+@pytest.mark.parametrize(("release", "hidden"), [("0.11", 3), ("2.8", 29), ("3.2", 29)])
+def test_version_0_offsets_live_in_zookeeper_before_kraft(release: str, hidden: int) -> None:
+    """A ZooKeeper-mode broker writes OffsetCommit v0 to ZooKeeper and reads OffsetFetch v0 from there: no coordinator
+    is needed, an offset never committed there is UNKNOWN_TOPIC_OR_PARTITION, and v1+ (the coordinator) never sees it."""
+    with _shim(release) as shim:
+        shim.create_topic("orders", partitions=2)
+        shim.create_topic("secret")
+        shim.create_acls([_allow(AclOperation.READ, ResourceType.GROUP, "old-consumer"),
+                          _allow(AclOperation.READ, ResourceType.TOPIC, "orders"), _allow(AclOperation.DESCRIBE, ResourceType.TOPIC, "ghost")])
+        with _wire(shim) as wire:  # no FindCoordinator first: ZooKeeper needs none
+            assert _commit_v0(wire, "old-consumer", [("orders", 0, 41), ("secret", 0, 1), ("orders", 7, 1)]) == {
+                ("orders", 0): 0, ("secret", 0): 29 if release != "0.11" else 3, ("orders", 7): 3}
+            asked = [("orders", 0), ("orders", 1), ("secret", 0), ("ghost", 0)]
+            assert _fetch_offsets(wire, 0, "old-consumer", asked) == {
+                ("orders", 0): (0, 41), ("orders", 1): (3, -1), ("secret", 0): (hidden, -1), ("ghost", 0): (3, -1)}
+            assert _commit_v0(wire, "old-consumer", [("orders", 1, 5)], metadata="x" * 4097) == {("orders", 1): 12}
+            assert _fetch_offsets(wire, 0, "other-group", [("orders", 0)]) == {("orders", 0): (30, -1)}
+        with _wire(shim, "admin") as wire:
+            for _ in range(300):  # the coordinator's offsets topic, so that v1 answers from the coordinator
+                if _fetch_offsets(wire, 1, "old-consumer", [("orders", 0)])[("orders", 0)][0] == 0:
+                    break
+            assert _fetch_offsets(wire, 1, "old-consumer", [("orders", 0)]) == {("orders", 0): (0, -1)}
+
+
+def test_version_0_offsets_are_refused_by_a_kraft_broker() -> None:
+    with _shim("3.3") as shim:
+        shim.create_topic("orders")
+        shim.create_acls([_allow(AclOperation.READ, ResourceType.GROUP, "old-consumer"),
+                          _allow(AclOperation.READ, ResourceType.TOPIC, "orders")])
+        with _wire(shim) as wire:
+            assert _commit_v0(wire, "old-consumer", [("orders", 0, 41)]) == {("orders", 0): ErrorCode.UNSUPPORTED_VERSION}
+            assert _fetch_offsets(wire, 0, "old-consumer", [("orders", 0)]) == {("orders", 0): (ErrorCode.UNSUPPORTED_VERSION, -1)}
+
+
+# What real Kafka 3.4.1 and 3.5.2 (ZooKeeper mode, no authorizer) answered to the commit below: before 3.5 the topics
+# in java.util.HashMap order and partitions in one Scala map's order; from 3.5 the unknown partitions first, as named.
+_COMMIT_ORDERS = {
+    "3.4": [("zk-ghost", [(0, 3)]), ("zk-a", [(2, 0), (3, 0), (4, 0), (0, 0), (9, 3), (5, 0), (1, 0)]), ("zk-b", [(1, 0), (0, 0)])],
+    "3.5": [("zk-a", [(9, 3), (5, 0), (0, 0), (4, 0), (1, 0), (3, 0), (2, 0)]), ("zk-ghost", [(0, 3)]), ("zk-b", [(0, 0), (1, 0)])],
+}
+
+
+@pytest.mark.parametrize("release", sorted(_COMMIT_ORDERS))
+def test_offset_commit_answer_order_changed_in_3_5(release: str) -> None:
+    from kafka_shim.protocol.messages import FindCoordinatorRequest
+    from kafka_shim.protocol.messages import OffsetCommitRequest as C
+
+    with KafkaShim(ShimOptions.from_marker({"kafka_version": release})) as shim:
+        shim.create_topic("zk-b", partitions=2)
+        shim.create_topic("zk-a", partitions=6)
+        host, port = shim.bootstrap_servers.rsplit(":", 1)
+        with Wire((host, int(port))) as wire:
+            assert wire.request(ApiKey.FIND_COORDINATOR, 2, FindCoordinatorRequest(key="g")).body.error_code == 0
+            body = C(group_id="g", generation_id_or_member_epoch=-1, member_id="", retention_time_ms=-1, topics=[
+                C.OffsetCommitRequestTopic(name=name, partitions=[C.OffsetCommitRequestPartition(partition_index=p, committed_offset=1)
+                                                                 for p in partitions])
+                for name, partitions in (("zk-b", [0, 1]), ("zk-a", [0, 1, 2, 3, 4, 5, 9]), ("zk-ghost", [0]))])
+            answer = wire.request(ApiKey.OFFSET_COMMIT, 5, body).body
+    assert [(t.name, [(p.partition_index, p.error_code) for p in t.partitions]) for t in answer.topics] == _COMMIT_ORDERS[release]
