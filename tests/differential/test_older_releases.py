@@ -745,3 +745,16 @@ def test_offset_commit_of_several_topics_through_the_coordinator(older: Older, v
     commits = [(t, p, 10 + p, None) for t in ("older-zk-b", "older-zk-a") for p in range(ZK_TOPICS[t])]
     commits += [("older-zk-secret", 0, 5, None), ("older-zk-a", 9, 5, None), ("older-zk-ghost", 0, 5, None)]
     older.same(ApiKey.OFFSET_COMMIT, version, _offset_commit("older-zk-group", commits), f"OffsetCommit v{version}")
+
+
+def test_describe_configs_message_format_version_is_the_releases(older: Older) -> None:
+    """message.format.version and its broker synonym default to the release's latest inter-broker protocol before
+    3.0 (2.8-IV1 on 2.8), 3.0-IV1 after: on the topic, with synonyms, and on the broker."""
+    older.create_topic_once("older-fetch-topic")
+    resources = [DescribeConfigsRequest.DescribeConfigsResource(resource_type=2, resource_name="older-fetch-topic",
+                                                                configuration_keys=["message.format.version"]),
+                 DescribeConfigsRequest.DescribeConfigsResource(resource_type=4, resource_name="1",
+                                                                configuration_keys=["log.message.format.version", "inter.broker.protocol.version"])]
+    for version in (1, 3):
+        older.same(ApiKey.DESCRIBE_CONFIGS, version, DescribeConfigsRequest(resources=resources, include_synonyms=True),
+                   f"DescribeConfigs v{version}", user=ADMIN)

@@ -103,7 +103,8 @@ class ConfigAdmin:
         if resource_type == BROKER:
             if name and _broker_id(name, f"Broker id must be an integer, but it is: {name}") != node_id:
                 raise Refused(ErrorCode.INVALID_REQUEST, f"Unexpected broker id, expected {node_id} or empty string, but received {name}")
-            return describe_broker_configs(dynamic.static, dynamic.per_broker, dynamic.cluster_default, bool(name))
+            return describe_broker_configs(dynamic.static, dynamic.per_broker, dynamic.cluster_default, bool(name),
+                                           self.config_set.broker_defaults())
         if resource_type == BROKER_LOGGER:
             if not name:
                 raise Refused(ErrorCode.INVALID_REQUEST, "Broker id must not be empty")

@@ -61,13 +61,16 @@ def static_broker_configs(properties: Mapping[str, str]) -> dict[str, str]:
 
 
 def describe_broker_configs(static: Mapping[str, str], dynamic_broker: Mapping[str, str],
-                            dynamic_default: Mapping[str, str], per_broker: bool) -> list[DescribedConfig]:
-    """The entries of this broker (``per_broker``) or of the cluster-wide default resource."""
+                            dynamic_default: Mapping[str, str], per_broker: bool,
+                            release_defaults: Mapping[str, str] | None = None) -> list[DescribedConfig]:
+    """The entries of this broker (``per_broker``) or of the cluster-wide default resource. ``release_defaults``: an
+    emulated release's own defaults of keys whose default changed with each release (TopicConfigSet.broker_defaults)."""
     static = static_broker_configs(static)
+    defaults = {**STATIC_DEFAULTS, **release_defaults} if release_defaults else STATIC_DEFAULTS
     sources = [(dynamic_broker, ConfigSource.DYNAMIC_BROKER_CONFIG),
                (dynamic_default, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
                (static, ConfigSource.STATIC_BROKER_CONFIG),
-               (STATIC_DEFAULTS, ConfigSource.DEFAULT_CONFIG)]
+               (defaults, ConfigSource.DEFAULT_CONFIG)]
     if per_broker:
         effective = override_properties(static, dynamic_default, dynamic_broker)
         keys = [*effective, *(name for name, key in BROKER_CONFIGS.items() if not key.internal)]
@@ -86,7 +89,7 @@ def describe_broker_configs(static: Mapping[str, str], dynamic_broker: Mapping[s
         elif key is None:
             value = effective.get(name)  # a listener-prefixed key: the string as configured
         else:
-            value = _shown(name, effective.get(name, key.default))
+            value = _shown(name, effective.get(name, defaults.get(name, key.default)))
         names = synonyms_of(name)
         synonyms = [
             ConfigSynonym(synonym, None if sensitive else properties[synonym], source)

@@ -63,7 +63,8 @@ def describe_topic_configs(overrides: Mapping[str, str], broker_properties: Mapp
         key = TOPIC_CONFIGS[name]
         sensitive = key.type.sensitive
         shown = None if sensitive else to_config_string(values[name], key.type)
-        synonyms = _broker_synonyms(name, [*dynamic, (broker_properties, ConfigSource.STATIC_BROKER_CONFIG)], sensitive)
+        synonyms = _broker_synonyms(name, [*dynamic, (broker_properties, ConfigSource.STATIC_BROKER_CONFIG)], sensitive,
+                                    config_set.broker_defaults())
         if name in overrides:
             synonyms.insert(0, ConfigSynonym(name, shown, ConfigSource.TOPIC_CONFIG))
         source = synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG
@@ -72,7 +73,7 @@ def describe_topic_configs(overrides: Mapping[str, str], broker_properties: Mapp
 
 
 def _broker_synonyms(topic_key: str, sources: list[tuple[Mapping[str, str], ConfigSource]],
-                     sensitive: bool) -> list[ConfigSynonym]:
+                     sensitive: bool, release_defaults: Mapping[str, str]) -> list[ConfigSynonym]:
     names = [synonym.name for synonym in TOPIC_CONFIGS[topic_key].synonyms]
     if not names:
         return []
@@ -84,7 +85,9 @@ def _broker_synonyms(topic_key: str, sources: list[tuple[Mapping[str, str], Conf
     ]
     for name in names:
         key = BROKER_LOG_CONFIGS[name]
-        if key.default is not None:
+        if name in release_defaults:
+            found.append(ConfigSynonym(name, release_defaults[name], ConfigSource.DEFAULT_CONFIG))
+        elif key.default is not None:
             found.append(ConfigSynonym(name, None if sensitive else to_config_string(key.default, key.type), ConfigSource.DEFAULT_CONFIG))
     primary = names[0]
     while found and found[0].name != primary:  # Kafka's dropWhile(_.name != name)

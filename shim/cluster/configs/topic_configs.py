@@ -191,6 +191,12 @@ _MESSAGE_FORMAT_DEFAULTS = {
     (0, 11): "0.11.0-IV2", (1, 0): "1.0-IV0", (1, 1): "1.1-IV0", (2, 0): "2.0-IV1", (2, 1): "2.1-IV2", (2, 2): "2.2-IV1",
     (2, 3): "2.3-IV1", (2, 4): "2.4-IV1", (2, 5): "2.5-IV0", (2, 6): "2.6-IV0", (2, 7): "2.7-IV2", (2, 8): "2.8-IV1",
 }
+# The latest inter-broker protocol of each release (ApiVersion / MetadataVersion at its tag), KafkaConfig's default
+# of inter.broker.protocol.version; the differential suite judges 2.8 and 3.0.
+_LATEST_INTER_BROKER_PROTOCOL = {
+    **_MESSAGE_FORMAT_DEFAULTS, (3, 0): "3.0-IV1", (3, 1): "3.1-IV0", (3, 2): "3.2-IV0", (3, 3): "3.3-IV3", (3, 4): "3.4-IV0",
+    (3, 5): "3.5-IV2", (3, 6): "3.6-IV2", (3, 7): "3.7-IV4", (3, 8): "3.8-IV0",
+}
 
 
 @dataclass(frozen=True)
@@ -199,6 +205,8 @@ class TopicConfigSet:
 
     names: tuple[str, ...]
     message_format_version: str = "3.0-IV1"
+    # the release's latest inter-broker protocol, the default of inter.broker.protocol.version
+    inter_broker_protocol_version: str = "3.9-IV0"
     # a ZooKeeper-mode broker (the releases presented as one, before 3.3) lists a new topic's configs in the order of
     # a Scala mutable.HashMap (ZkAdminManager), KRaft's controller by name
     zookeeper: bool = False
@@ -207,6 +215,11 @@ class TopicConfigSet:
 
     def accepts(self, name: str) -> bool:
         return name in self.names or name in self.internal
+
+    def broker_defaults(self) -> dict[str, str]:
+        """The broker keys whose default was the release's own (described on the broker and as topic synonyms)."""
+        return {"log.message.format.version": self.message_format_version,
+                "inter.broker.protocol.version": self.inter_broker_protocol_version}
 
     def default_string(self, name: str) -> str | None:
         """A key's own default as Kafka writes it."""
@@ -221,7 +234,8 @@ def topic_config_set(release: tuple[int, int]) -> TopicConfigSet:
     missing = {name for since, names in _ADDED_KEYS if release < since for name in names}
     internal = _TIERED_STORAGE_KEYS if (3, 0) <= release < (3, 6) else ()
     return TopicConfigSet(tuple(name for name in TOPIC_CONFIGS if name not in missing),
-                          _MESSAGE_FORMAT_DEFAULTS.get(release, "3.0-IV1"), zookeeper=release < (3, 3), internal=internal)
+                          _MESSAGE_FORMAT_DEFAULTS.get(release, "3.0-IV1"), _LATEST_INTER_BROKER_PROTOCOL.get(release, "3.9-IV0"),
+                          zookeeper=release < (3, 3), internal=internal)
 
 
 CURRENT_TOPIC_CONFIGS = topic_config_set((3, 9))
