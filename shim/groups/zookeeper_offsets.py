@@ -14,9 +14,9 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-FILE_NAME = "kafka-shim-zookeeper-offsets.json"
+from kafka_shim.shim.groups.offsets import TopicPartition
 
-TopicPartition = tuple[str, int]
+FILE_NAME = "kafka-shim-zookeeper-offsets.json"
 
 
 class ZooKeeperOffsets:

@@ -285,9 +285,9 @@ def _fetch_from_zookeeper(ctx: RequestContext, request: messages.OffsetFetchRequ
             offset = store.get(request.group_id, (name, partition)) if topic is not None and 0 <= partition < len(topic.partitions) else None
             answers[(name, partition)] = _UNKNOWN_PARTITION if offset is None else FetchedOffset(offset)
     refusal = _UNKNOWN_PARTITION if ctx.services.release_rules.topics_hidden_as_unknown else _UNAUTHORIZED
-    authorized = scala_immutable_map_order(list(answers), topic_partition_hash)
-    refused = scala_immutable_map_order([tp for tp in asked if tp not in answers], topic_partition_hash)
-    order = scala_immutable_map_order([*authorized, *refused], topic_partition_hash)
+    # authorized ++ unauthorized, two immutable Maps: their own orders only show when the whole has four entries or
+    # fewer (Map1..Map4 keep insertion order); beyond, the merged trie's order is the hashes' alone
+    order = scala_immutable_map_order([*answers, *(tp for tp in asked if tp not in answers)], topic_partition_hash)
     topics = java_hash_map_order([tp[0] for tp in order], java_string_hash)
     return OffsetFetchResponse(throttle_time_ms=0, topics=[
         _Topic(name=name, partitions=[_Partition(partition_index=p, committed_offset=o.offset, committed_leader_epoch=o.leader_epoch,

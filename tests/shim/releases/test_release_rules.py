@@ -4,6 +4,7 @@ emulated rule against the same request at Kafka 3.9, with the ACLs that make the
 from __future__ import annotations
 
 import struct
+import time
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
@@ -53,6 +54,16 @@ def _wire(shim: KafkaShim, user: str = "alice") -> Wire:
         wire.send_frame(struct.pack(">i", len(token)) + token)
         assert wire._read_exact(4) == b"\x00\x00\x00\x00"
     return wire
+
+
+def _wait_for_coordinator(wire: Wire, group: str, timeout: float = 60.0) -> None:
+    """FindCoordinator until the group's coordinator answers (it makes __consumer_offsets first), with a generous bound."""
+    from kafka_shim.protocol.messages import FindCoordinatorRequest
+
+    deadline = time.monotonic() + timeout
+    while (error := wire.request(ApiKey.FIND_COORDINATOR, 1, FindCoordinatorRequest(key=group, key_type=0)).body.error_code) != 0:
+        assert time.monotonic() < deadline, f"no coordinator for group {group} in {timeout:.0f}s (error {error})"
+        time.sleep(0.05)
 
 
 def _served(shim: KafkaShim) -> set[int]:
@@ -373,17 +384,12 @@ def test_describing_a_topic_alice_may_not_describe(release: str, ask) -> None:
 
 @pytest.mark.parametrize(("release", "code"), [("0.11", 3), ("1.0", 29)])
 def test_offset_fetch_of_a_topic_alice_may_not_describe(release: str, code: int) -> None:
-    from kafka_shim.protocol.messages import FindCoordinatorRequest
     from kafka_shim.protocol.messages import OffsetFetchRequest as O
 
     shim = _hiding_shim(release)
     try:
         with _wire(shim, "admin") as wire:  # the offsets topic, so that the group's answer comes from its coordinator
-            for _ in range(300):
-                if wire.request(ApiKey.FIND_COORDINATOR, 1, FindCoordinatorRequest(key="g", key_type=0)).body.error_code == 0:
-                    break
-            else:
-                raise AssertionError("no coordinator for group g")
+            _wait_for_coordinator(wire, "g")
         with _wire(shim) as wire:
             answer = wire.request(ApiKey.OFFSET_FETCH, 3, O(group_id="g", topics=[
                 O.OffsetFetchRequestTopic(name=n, partition_indexes=[0]) for n in _ASKED])).body
@@ -450,9 +456,7 @@ def test_version_0_offsets_live_in_zookeeper_before_kraft(release: str, hidden: 
             assert _commit_v0(wire, "old-consumer", [("orders", 1, 5)], metadata="x" * 4097) == {("orders", 1): 12}
             assert _fetch_offsets(wire, 0, "other-group", [("orders", 0)]) == {("orders", 0): (30, -1)}
         with _wire(shim, "admin") as wire:
-            for _ in range(300):  # the coordinator's offsets topic, so that v1 answers from the coordinator
-                if _fetch_offsets(wire, 1, "old-consumer", [("orders", 0)])[("orders", 0)][0] == 0:
-                    break
+            _wait_for_coordinator(wire, "old-consumer")  # so that v1 answers from the coordinator
             assert _fetch_offsets(wire, 1, "old-consumer", [("orders", 0)]) == {("orders", 0): (0, -1)}
 
 
@@ -476,7 +480,6 @@ _COMMIT_ORDERS = {
 
 @pytest.mark.parametrize("release", sorted(_COMMIT_ORDERS))
 def test_offset_commit_answer_order_changed_in_3_5(release: str) -> None:
-    from kafka_shim.protocol.messages import FindCoordinatorRequest
     from kafka_shim.protocol.messages import OffsetCommitRequest as C
 
     with KafkaShim(ShimOptions.from_marker({"kafka_version": release})) as shim:
@@ -484,7 +487,7 @@ def test_offset_commit_answer_order_changed_in_3_5(release: str) -> None:
         shim.create_topic("zk-a", partitions=6)
         host, port = shim.bootstrap_servers.rsplit(":", 1)
         with Wire((host, int(port))) as wire:
-            assert wire.request(ApiKey.FIND_COORDINATOR, 2, FindCoordinatorRequest(key="g")).body.error_code == 0
+            _wait_for_coordinator(wire, "g")
             body = C(group_id="g", generation_id_or_member_epoch=-1, member_id="", retention_time_ms=-1, topics=[
                 C.OffsetCommitRequestTopic(name=name, partitions=[C.OffsetCommitRequestPartition(partition_index=p, committed_offset=1)
                                                                  for p in partitions])
