@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import structlog.testing
 
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
@@ -41,14 +42,16 @@ def broker():
         yield running
 
 
-def wait_until(condition: Callable[[], object], what: str, timeout: float = WAIT) -> object:
+def wait_until(condition: Callable[[], object], what: str, timeout: float = WAIT,
+               explain: Callable[[], str] | None = None) -> object:
+    """Poll ``condition``; past the bound, fail with ``explain()``'s account of the state (for a rare failure)."""
     deadline = time.monotonic() + timeout
     while True:
         value = condition()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}" + (f"\n{explain()}" if explain else ""))
         time.sleep(0.05)
 
 
@@ -218,19 +221,38 @@ def assert_alive(members: list[Member]) -> None:
         assert m.error is None, f"{m.name}: {m.error!r}"
 
 
+def explain_group(broker, group_id: str, members: list[Member], events: list[dict]) -> Callable[[], str]:
+    """The group as the broker and each member see it, and the coordinator's own events for it."""
+    def explain() -> str:
+        own = [{k: v for k, v in e.items() if k != "log_level"} for e in events if e.get("group_id") == group_id]
+        return "\n".join([f"broker: (state, generation, members) = {group_view(broker, group_id)}",
+                          *(f"{m.name}: assigned {sorted(m.assigned)}, alive {m.is_alive()}, error {m.error!r}"
+                            for m in members),
+                          "coordinator events:", *map(str, own[-40:])])
+    return explain
+
+
 def test_three_client_libraries_share_a_group_and_survive_a_member_leaving(broker) -> None:
     partitions = 6
     topic, group = new_topic(broker, partitions), f"mixed-{uuid.uuid4().hex[:6]}"
     bootstrap = broker.bootstrap_servers
     members: list[Member] = [ConfluentMember(bootstrap, group, topic), KafkaPythonMember(bootstrap, group, topic),
                              AiokafkaMember(bootstrap, group, topic)]
+    with structlog.testing.capture_logs() as events:
+        run_three_libraries(broker, topic, group, partitions, members, explain_group(broker, group, list(members), events))
+
+
+def run_three_libraries(broker, topic: str, group: str, partitions: int, members: list[Member],
+                        explain: Callable[[], str]) -> None:
+    bootstrap = broker.bootstrap_servers
     for m in members:
         m.start()
     try:
         # The three agree on roundrobin (aiokafka's only assignor): two partitions each, all six covered.
         wait_until(lambda: (assert_alive(members), group_view(broker, group) is not None
                             and group_view(broker, group)[0] == "Stable" and group_view(broker, group)[2] == 3
-                            and all(len(m.assigned) == 2 for m in members))[1], "three members with two partitions each")
+                            and all(len(m.assigned) == 2 for m in members))[1], "three members with two partitions each",
+                   explain=explain)
         assert set().union(*(m.assigned for m in members)) == set(range(partitions))
         first = [f"first-{i}" for i in range(300)]
         produce(bootstrap, topic, first, partitions)
@@ -245,7 +267,7 @@ def test_three_client_libraries_share_a_group_and_survive_a_member_leaving(broke
                             and group_view(broker, group)[0] == "Stable"
                             and sorted(members[0].assigned | members[1].assigned) == list(range(partitions))
                             and len(members[0].assigned) == len(members[1].assigned) == 3)[1],
-                   "the two remaining members owning all partitions")
+                   "the two remaining members owning all partitions", explain=explain)
         assert group_view(broker, group)[1] > generation
         second = [f"second-{i}" for i in range(300)]
         produce(bootstrap, topic, second, partitions)

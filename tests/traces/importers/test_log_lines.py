@@ -238,3 +238,18 @@ def test_no_line_crashes_either_parser(tmp_path_factory: pytest.TempPathFactory)
             assert report.rows + report.bad_lines + report.skipped_lines <= report.lines
 
     check()
+
+
+def test_a_decision_logged_before_its_requests_computed_start_goes_to_the_request_that_asks_it() -> None:
+    # Real Kafka 3.9 lines (one librdkafka connection): Metadata v12 (correlation 5, topic orders) was logged at ,937
+    # and v10 (correlation 6, includeClusterAuthorizedOperations) at ,939 after 0.831 ms; the v10 request's DESCRIBE
+    # on the cluster was logged at ,937, before its computed start. Only the v10 request asks about the cluster.
+    requests, _ = _request_rows(DATA / "kafka-3.9-pipelined-request.log")
+    authorizations, _ = _authorizer_rows(DATA / "kafka-3.9-pipelined-authorizer.log")
+    matching = attach(requests, authorizations)
+    assert (matching.attached, matching.ambiguous, matching.unmatched) == (2, 0, 0)
+    by_correlation = {r["correlation_id"]: r for r in requests if r["client_id"] == "corpus-alice"}
+    cluster = authorizations[1]["decisions"][0]
+    assert cluster["resource_type"] == "CLUSTER" and authorizations[1]["time"] < by_correlation[6]["time"]
+    assert by_correlation[6]["decisions"] == [cluster]
+    assert [d["resource_name"] for d in by_correlation[5]["decisions"]] == ["orders"]
