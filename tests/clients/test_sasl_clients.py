@@ -131,12 +131,13 @@ def test_kafka_python_wrong_password_is_an_authentication_error(
 ) -> None:
     from kafka.errors import KafkaError
 
-    # kafka-python 3.0.12 keeps retrying the bootstrap and gives up with a timeout.
+    # kafka-python 3.0.12 keeps retrying the bootstrap and gives up when bootstrap_timeout_ms (30 s by default) is out.
     with caplog.at_level("ERROR", logger="kafka"), capture_logs() as broker_events, pytest.raises(KafkaError):
         from kafka import KafkaAdminClient
 
         KafkaAdminClient(bootstrap_servers=_bootstrap(sasl_broker), security_protocol="SASL_PLAINTEXT", sasl_mechanism=mechanism,
-                         sasl_plain_username="bob", sasl_plain_password="wrong", request_timeout_ms=3000).close()
+                         sasl_plain_username="bob", sasl_plain_password="wrong", request_timeout_ms=3000,
+                         bootstrap_timeout_ms=5000).close()
     # Every attempt was refused as a failed authentication, not closed for another reason.
     refusals = [event["reason"] for event in broker_events if event["event"] == "authentication_failed"]
     assert refusals and all("Authentication failed" in reason for reason in refusals), refusals
