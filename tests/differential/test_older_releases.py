@@ -587,18 +587,21 @@ def test_create_topics_refuses_a_key_the_release_did_not_have(older: Older, key:
 
 def test_delete_topics_asks_delete_before_existence(older: Older) -> None:
     """ZooKeeper mode asks DELETE on each named topic, then its existence: an absent topic alice may describe is 29
-    (KRaft's controller: 3), and DELETE on the cluster, KRaft's leave to delete any topic, grants nothing."""
+    (KRaft's controller: 3), DELETE on the cluster, KRaft's leave to delete any topic, grants nothing, and DELETE alone
+    deletes a topic alice may not describe (KRaft's controller: 29)."""
     older.create_topic_once("older-delete-kept")
+    older.create_topic_once("older-delete-undescribed")
     older.grant(acl(TOPIC, "older-delete-absent", DESCRIBE), acl(CLUSTER, "kafka-cluster", DELETE),
-                acl(TOPIC, "older-delete-absent-2", DELETE))
-    body = DeleteTopicsRequest(topic_names=["older-delete-absent", "older-delete-kept", "older-delete-unknown", "older-delete-absent-2"],
-                               timeout_ms=30000)
+                acl(TOPIC, "older-delete-absent-2", DELETE), acl(TOPIC, "older-delete-undescribed", DELETE))
+    body = DeleteTopicsRequest(topic_names=["older-delete-absent", "older-delete-kept", "older-delete-unknown", "older-delete-absent-2",
+                                            "older-delete-undescribed"], timeout_ms=30000)
     kafka, shim = older.both(ApiKey.DELETE_TOPICS, 4, body)
     for answer in (kafka, shim):  # ZooKeeper mode answers from a hash map; a client maps the results by name
         answer.body.responses.sort(key=lambda r: r.name)
     assert_same(kafka, shim, what=f"DeleteTopics v4 (Kafka {RELEASES[older.line]}, results by name)")
     assert [(r.name, r.error_code) for r in kafka.body.responses] == [
-        ("older-delete-absent", 29), ("older-delete-absent-2", 3), ("older-delete-kept", 29), ("older-delete-unknown", 29)]
+        ("older-delete-absent", 29), ("older-delete-absent-2", 3), ("older-delete-kept", 29), ("older-delete-undescribed", 0),
+        ("older-delete-unknown", 29)]
 
 
 @pytest.mark.parametrize("version", [1, 2])
