@@ -4,9 +4,6 @@ confluent-kafka's AdminClient deleting two topics, one of them also granted on i
 
 from __future__ import annotations
 
-import json
-
-import pyarrow.parquet as pq
 import pytest
 
 from kafka_shim.authorizer import (
@@ -21,9 +18,8 @@ from kafka_shim.authorizer import (
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from kafka_shim.shim.tools.acls.output import format_listing
-from kafka_shim.traces.audit.cli import main
 from tests.support.sasl_setup import listener_address, sasl_properties
-from tests.traces.audit.workload import TIMEOUT, sasl
+from tests.traces.audit.workload import TIMEOUT, audit_against_release, sasl
 
 pytestmark = pytest.mark.clients
 
@@ -56,10 +52,7 @@ def deletions(tmp_path_factory):
 
 
 def _audit(tmp_path, trace, acls, release: str) -> tuple[dict, list[dict]]:
-    out = tmp_path / release
-    assert main([str(trace), "--acls", str(acls), "--out", str(out), "--engine", "arrow", "--super-users", "User:admin",
-                 "--no-report", "--compare-release", release]) == 0
-    return json.loads((out / "summary.json").read_text()), pq.read_table(out / "release_diff").to_pylist()
+    return audit_against_release(tmp_path / release, trace, acls, release)
 
 
 def test_a_zookeeper_mode_release_would_refuse_the_topic_covered_by_the_cluster_grant(deletions, tmp_path):

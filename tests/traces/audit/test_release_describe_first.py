@@ -6,9 +6,6 @@ when the same requests are sent to it."""
 
 from __future__ import annotations
 
-import json
-
-import pyarrow.parquet as pq
 import pytest
 
 from kafka_shim.authorizer import (
@@ -26,10 +23,10 @@ from kafka_shim.protocol.records import build_batch, encode_batch
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from kafka_shim.shim.tools.acls.output import format_listing
-from kafka_shim.traces.audit.cli import main
 from tests.shim.releases.test_release_rules import _shim, _wire
 from tests.support.sasl_setup import USERS, listener_address, sasl_properties
 from tests.support.wire import Wire
+from tests.traces.audit.workload import audit_against_release
 
 pytestmark = pytest.mark.clients
 
@@ -74,10 +71,7 @@ def captured(tmp_path_factory):
 
 
 def _audit(tmp_path, trace, acls, release: str) -> tuple[dict, list[dict]]:
-    out = tmp_path / release
-    assert main([str(trace), "--acls", str(acls), "--out", str(out), "--engine", "arrow", "--super-users", "User:admin",
-                 "--no-report", "--compare-release", release]) == 0
-    return json.loads((out / "summary.json").read_text()), pq.read_table(out / "release_diff").to_pylist()
+    return audit_against_release(tmp_path / release, trace, acls, release)
 
 
 def _emulated(release: str) -> dict[str, int]:

@@ -7,6 +7,7 @@ her WRITE and CREATE on ``team42.*``, and takes bob's DESCRIBE_CONFIGS on ``paym
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from kafka_shim.authorizer.acl_file import load_acl_file
@@ -94,3 +95,15 @@ def _ops(future) -> object:
         return sorted(op.name for op in future.result(timeout=TIMEOUT).authorized_operations or [])
     except Exception as exc:  # a denied topic: the error name
         return str(exc.args[0].name() if exc.args and hasattr(exc.args[0], "name") else exc)
+
+
+def audit_against_release(out: Path, trace: Path, acls: Path, release: str) -> tuple[dict, list[dict]]:
+    """``kafka-shim audit --compare-release`` (arrow engine, super user admin): its summary and release_diff rows."""
+    import pyarrow.parquet as pq
+
+    from kafka_shim.traces.audit.cli import main
+
+    assert main([str(trace), "--acls", str(acls), "--out", str(out), "--engine", "arrow", "--super-users", "User:admin",
+                 "--no-report", "--compare-release", release]) == 0
+    return json.loads((out / "summary.json").read_text()), pq.read_table(out / "release_diff").to_pylist()
+
