@@ -127,7 +127,8 @@ def _unit_broker_diff(acls: Any, settings: AuthorizerSettings) -> Callable[[Iter
 
 
 def run(trace: str | Path, acls_a: list[AclBinding], acls_b: list[AclBinding] | None, settings: AuthorizerSettings, *,
-        master: str = "local[2]", progress: Callable[[str, int, int], None] | None = None, spark: Any = None) -> SparkResults:
+        master: str = "local[2]", progress: Callable[[str, int, int], None] | None = None, spark: Any = None,
+        release_input: bool = True) -> SparkResults:
     """Row groups are audited whole in the executors (each request's rows live in one row group), with one
     Authorizer per worker from a broadcast of the ACL sets; Spark aggregates the actions and writes the tables."""
     from pyspark.sql import functions as F
@@ -175,9 +176,10 @@ def run(trace: str | Path, acls_a: list[AclBinding], acls_b: list[AclBinding] | 
                             F.sum((F.col("severity") == "hard").cast("int")).alias("flips_hard")).collect()[0].asDict()
     counts = {k: int(v or 0) for k, v in {**counts_row, **flip_counts}.items()}
     counts["broker_differences"] = broker_diff.count()
-    release_input = decisions.where(F.col("api_key").isin(list(API_KEYS))).toArrow()
-    release_input = release_input.cast(DECISIONS) if release_input.num_rows else DECISIONS.empty_table()
+    # Brought to the driver only for --compare-release: with Produce and Fetch among its APIs, most of a trace
+    release = decisions.where(F.col("api_key").isin(list(API_KEYS))).toArrow() if release_input else None
+    release = release.cast(DECISIONS) if release is not None and release.num_rows else DECISIONS.empty_table()
     return SparkResults(decisions=DECISIONS.empty_table(), flips=FLIPS.empty_table(), actions=actions_arrow,
                         broker_diff=BROKER_DIFF.empty_table(), problems=problems, broker_rows=broker_count,
                         frames={"decisions": decisions, "flips": flips, "broker_diff": broker_diff}, counts=counts,
-                        release_input=release_input)
+                        release_input=release)

@@ -37,19 +37,18 @@ def run_audit(trace: str | Path, acls_a: list[AclBinding], acls_b: list[AclBindi
     if engine == "arrow":
         from kafka_shim.traces.audit import engine_arrow
 
-        res = engine_arrow.run(trace, acls_a, acls_b, settings, progress)
-        decisions_for_release = res.decisions
+        # decisions and flips are written unit by unit as the audit goes; the smaller tables after it
+        res = engine_arrow.run(trace, acls_a, acls_b, settings, progress, out=out, compare_release=compare_release)
+        for name in results.TABLES:
+            if name not in ("decisions", "flips"):
+                results.write_table(res.table(name), out, name)
     else:
         from kafka_shim.traces.audit import engine_spark
 
-        res = engine_spark.run(trace, acls_a, acls_b, settings, master=master, progress=progress, spark=spark)
-        decisions_for_release = res.release_input
-    res.release_diff = (release_differences(decisions_for_release, compare_release, Decider(acls_a, settings))
-                        if compare_release else RELEASE_DIFF.empty_table())
-    if engine == "arrow":
-        for name in results.TABLES:
-            results.write_table(res.table(name), out, name)
-    else:
+        res = engine_spark.run(trace, acls_a, acls_b, settings, master=master, progress=progress, spark=spark,
+                               release_input=compare_release is not None)
+        res.release_diff = (release_differences(res.release_input, compare_release, Decider(acls_a, settings))
+                            if compare_release else RELEASE_DIFF.empty_table())
         res.write_spark(out)
         results.write_table(res.release_diff, out, "release_diff")
     summary = res.summary()
