@@ -26,6 +26,9 @@ from kafka_shim.traces.audit.tables import KIND_BY_RESOURCE_TYPE, KIND_SHORTCUT,
 ANSWER = pa.schema([pa.field("allowed", pa.bool_()), pa.field("rule", pa.string()), pa.field("acl", pa.string())])
 
 
+_MEMO_LIMIT = 1_000_000  # distinct actions remembered; past it the memo starts again (an audit of many more)
+
+
 class _Silent(AuditLog):
     """The audit never writes Kafka's authorizer log lines: it only asks."""
 
@@ -50,10 +53,22 @@ class Decider:
                                      audit=_Silent(logger=_NullLogger()))
         self.authorizer.audit.refresh()
         self.authorizer.create_acls(list(self.bindings))
+        # The ACLs never change: each distinct action is decided once, however many row groups ask it again.
+        self._answers: dict[tuple, tuple[bool | None, str | None, str | None]] = {}
 
     def decide(self, principal: str, host: str, operation: str, resource_type: str, name: str | None,
                kind: str) -> tuple[bool | None, str | None, str | None]:
         """(allowed, rule text, deciding ACL key); (None, None, None) for a question without a resource name."""
+        key = (principal, host, operation, resource_type, name, kind)
+        answer = self._answers.get(key)
+        if answer is None:
+            if len(self._answers) >= _MEMO_LIMIT:
+                self._answers.clear()
+            answer = self._answers[key] = self._decide(principal, host, operation, resource_type, name, kind)
+        return answer
+
+    def _decide(self, principal: str, host: str, operation: str, resource_type: str, name: str | None,
+                kind: str) -> tuple[bool | None, str | None, str | None]:
         az = self.authorizer
         op, rtype = AclOperation.from_string(operation), ResourceType.from_string(resource_type)
         if principal is None or host is None:

@@ -10,7 +10,9 @@ tables as the Spark engine (a test compares them).
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,30 +34,46 @@ Progress = Callable[[str, int, int], None]
 
 class _Sink:
     """One result table written as it grows: DIR/name/part-00000.parquet and DIR/csv/name/part-00000.csv (the
-    layout ``results.write_table`` writes), or kept in memory when there is no DIR."""
+    layout ``results.write_table`` writes), or kept in memory when there is no DIR. The files are written by a
+    thread of their own: pyarrow's Parquet and CSV writers release the interpreter lock, so writing a unit overlaps
+    auditing the next; at most ``AHEAD`` units wait for it, which bounds the memory they hold."""
+
+    AHEAD = 2
 
     def __init__(self, out: Path | None, name: str, schema: pa.Schema) -> None:
         self.schema = schema
         self.parts: list[pa.Table] = []
         self.parquet = self.csv = None
+        self.pending: deque[Future[None]] = deque()
         if out is not None:
             (out / name).mkdir(parents=True, exist_ok=True)
             (out / "csv" / name).mkdir(parents=True, exist_ok=True)
             self.parquet = pq.ParquetWriter(out / name / "part-00000.parquet", schema)
             self.csv = pacsv.CSVWriter(out / "csv" / name / "part-00000.csv", schema)
+            self.writer = ThreadPoolExecutor(1, thread_name_prefix=f"audit-{name}")
 
     def write(self, table: pa.Table) -> None:
         if self.parquet is None:
             self.parts.append(table)
         elif table.num_rows:
-            self.parquet.write_table(table)
-            self.csv.write_table(table)
+            while len(self.pending) >= self.AHEAD:
+                self.pending.popleft().result()
+            self.pending.append(self.writer.submit(self._write, table))
+
+    def _write(self, table: pa.Table) -> None:
+        self.parquet.write_table(table)
+        self.csv.write_table(table)
 
     def close(self) -> pa.Table:
-        """What was kept in memory (empty when written to files)."""
+        """What was kept in memory (empty when written to files); raises what a write raised."""
         if self.parquet is not None:
-            self.parquet.close()
-            self.csv.close()
+            try:
+                while self.pending:
+                    self.pending.popleft().result()
+            finally:
+                self.writer.shutdown()
+                self.parquet.close()
+                self.csv.close()
         return pa.concat_tables(self.parts) if self.parts else self.schema.empty_table()
 
 
@@ -162,11 +180,26 @@ def audit_tables(exploded: pa.Table, broker: pa.Table, a: Decider, b: Decider | 
         for col, typ in (("allowed_b", pa.bool_()), ("rule_b", pa.string()), ("acl_b", pa.string())):
             decided = decided.append_column(col, pa.nulls(decided.num_rows, typ))
     actions_out = actions.join(decided.select(JOIN_KEYS + ANSWER_COLUMNS), JOIN_KEYS, join_type="left outer")
-    decisions = pipeline.with_name_key(asked).join(decided.select(JOIN_KEYS + ANSWER_COLUMNS), JOIN_KEYS, join_type="left outer")
-    decisions = decisions.sort_by([("request_index", "ascending"), ("seq", "ascending")])
+    decisions = _with_answers(pipeline.with_name_key(asked), decided)
     finished = pipeline.finish(decisions, b is not None)
     decisions_out, _ = pipeline.split_finished(finished)
     return finished, actions_out, broker_differences(broker, decisions_out, decided)
+
+
+def _action_key(table: pa.Table) -> pa.ChunkedArray:
+    """JOIN_KEYS as one string per row (a null field written as a character no Kafka name holds)."""
+    return pc.binary_join_element_wise(*(table.column(c) for c in JOIN_KEYS), "\x00", null_handling="replace",
+                                       null_replacement="\x01")
+
+
+def _with_answers(questions: pa.Table, decided: pa.Table) -> pa.Table:
+    """Each question row with its action's answers, in the rows' own order (request, then question): a lookup by
+    key instead of a join, which would lose the order and make the wide table be sorted again."""
+    positions = pc.index_in(_action_key(questions), value_set=_action_key(decided).combine_chunks())
+    answers = decided.select(ANSWER_COLUMNS).take(positions)
+    for name in ANSWER_COLUMNS:
+        questions = questions.append_column(name, answers.column(name))
+    return questions
 
 
 def _answers(table: pa.Table, decider: Decider, suffix: str) -> pa.Table:
