@@ -79,10 +79,10 @@ class _Sink:
 
 @dataclass
 class ArrowResults(AuditResults):
-    """The results of a streamed audit: decisions and flips already in DIR (``written``), their counts here."""
+    """The results of a streamed audit: with an output directory, decisions and flips are already there (their
+    tables here are empty) and the summary's counts were added up as they were written."""
 
     counts: dict[str, int] = field(default_factory=dict)
-    written: bool = False
 
     def summary(self) -> dict[str, Any]:
         return {**self.counts, "actions": self.actions.num_rows, "broker_decisions": self.broker_rows,
@@ -127,7 +127,7 @@ def run(trace: str | Path, acls_a: list[AclBinding], acls_b: list[AclBinding] | 
                         broker_diff=pa.concat_tables(diffs) if diffs else BROKER_DIFF.empty_table(),
                         problems=pa.concat_tables(problems), broker_rows=broker_rows,
                         release_diff=pa.concat_tables(releases) if releases else RELEASE_DIFF.empty_table(),
-                        counts=counts, written=out is not None)
+                        counts=counts)
 
 
 def _count(counts: dict[str, int], decisions: pa.Table, flips: pa.Table) -> None:
