@@ -166,21 +166,21 @@ CHANGES = (
 API_KEYS = frozenset(k for c in CHANGES for k in c.api_keys)
 
 
-def changes_since(release: str) -> list[RuleChange]:
-    """The rule changes between ``release`` and 3.9, one per API: the oldest applicable one, which for DeleteTopics
-    before 1.0 covers both of its changes."""
+def changes_by_api(release: str) -> dict[int, RuleChange]:
+    """The rule change between ``release`` and 3.9 for each API it touches: the oldest applicable one, which for
+    DeleteTopics before 1.0 covers both of its changes (CHANGES lists each API's changes oldest first)."""
     out: dict[int, RuleChange] = {}
     for c in CHANGES:
         if _release_key(release) < _release_key(c.since):
             for key in c.api_keys:
                 out.setdefault(key, c)
-    return list({id(c): c for c in out.values()}.values())
+    return out
 
 
 def release_differences(decisions: pa.Table, release: str, decider: Decider) -> pa.Table:
     """RELEASE_DIFF rows: for each request of an API whose rules changed after ``release``, the questions whose
     answer (under A) differs between 3.9's rule and the old one."""
-    changes = {key: c for c in changes_since(release) for key in c.api_keys}
+    changes = changes_by_api(release)
     if not changes or decisions.num_rows == 0:
         return RELEASE_DIFF.empty_table()
     subset = decisions.filter(pc.is_in(decisions.column("api_key"), pa.array(list(changes), pa.int16())))

@@ -124,6 +124,8 @@ class _Asked:
 
     @staticmethod
     def _questions(request: dict[str, Any]) -> dict[tuple[str, str], set[str | None]] | None:
+        # Read here rather than through the audit's questions.py, which needs the audit extra (numpy); importing a
+        # log needs only the traces extra.
         text, version = request.get("request_json"), request.get("api_version")
         if text is None or version is None:
             return None
