@@ -147,11 +147,30 @@ def effective(state: str, allowed: bool | None) -> bool | None:
     return None
 
 
-def request_states(decisions: pa.Table, suffix: str) -> list[str]:
+def request_states(decisions: pa.Table, suffix: str) -> pa.Array:
     """``flow``'s states for every row of a decisions table (whole requests), computed with Arrow joins rather than
     request by request: covered = the (request, check) has an allowed shortcut; gated = the (request, gate) GATE
-    was denied; ended = after the request's first AUTHORIZE_OR_THROW denial that no shortcut covers."""
+    was denied; ended = after the request's first AUTHORIZE_OR_THROW denial that no shortcut covers. Only the
+    requests with such a shortcut, gate or denial are joined; every other row is asked."""
     allowed = decisions.column(f"allowed_{suffix}")
+    kind, mode = decisions.column("kind"), decisions.column("mode")
+    is_shortcut = pc.equal(kind, KIND_SHORTCUT)
+    special = pc.or_(pc.and_(is_shortcut, pc.fill_null(allowed, False)),
+                     pc.and_(pc.or_(pc.equal(mode, "gate"), pc.equal(mode, "authorize-or-throw")), pc.equal(allowed, False)))
+    involved = pc.unique(decisions.column("request_index").filter(pc.fill_null(special, False)).combine_chunks())
+    codes = np.zeros(decisions.num_rows, dtype=np.int8)  # positions in _STATES: asked
+    if len(involved):
+        rows = np.nonzero(pc.is_in(decisions.column("request_index"), value_set=involved).to_numpy(zero_copy_only=False))[0]
+        subset = decisions.take(pa.array(rows, pa.int64()))
+        codes[rows] = _joined_states(subset, subset.column(f"allowed_{suffix}"))
+    return _STATES.take(pa.array(codes))
+
+
+_STATES = pa.array([ASKED, COVERED, GATED, ENDED], pa.string())
+
+
+def _joined_states(decisions: pa.Table, allowed: pa.ChunkedArray) -> np.ndarray:
+    """Positions in _STATES, row by row."""
     base = pa.table({"_row": pa.array(np.arange(decisions.num_rows, dtype=np.int64)),
                      "request_index": decisions.column("request_index"), "seq": decisions.column("seq"),
                      "check": decisions.column("check"), "kind": decisions.column("kind"), "mode": decisions.column("mode"),
@@ -168,15 +187,14 @@ def request_states(decisions: pa.Table, suffix: str) -> list[str]:
     covered = pc.and_(pc.invert(pc.equal(joined.column("kind"), KIND_SHORTCUT)), pc.fill_null(joined.column("covered"), False))
     gated = pc.fill_null(joined.column("gated"), False)
     throws = pc.and_(pc.and_(pc.equal(joined.column("mode"), "authorize-or-throw"), pc.invert(pc.equal(joined.column("kind"), KIND_SHORTCUT))),
-                     pc.and_(pc.equal(joined.column("allowed"), False), pc.invert(covered)))
+                     pc.and_(pc.equal(joined.column("allowed"), False), pc.invert(pc.or_(covered, gated))))
     joined = joined.append_column("_covered", covered).append_column("_gated", gated)
     ends = joined.filter(pc.fill_null(throws, False)).group_by("request_index").aggregate([("seq", "min")]).rename_columns(
         ["request_index", "end_seq"])
     joined = joined.join(ends, "request_index", join_type="left outer").sort_by("_row")
     ended = pc.fill_null(pc.greater(joined.column("seq"), joined.column("end_seq")), False)
-    state = pc.if_else(ended, ENDED, pc.if_else(joined.column("_covered"), COVERED,
-                                                pc.if_else(joined.column("_gated"), GATED, ASKED)))
-    return state.to_pylist()
+    state = pc.if_else(ended, 3, pc.if_else(joined.column("_covered"), 1, pc.if_else(joined.column("_gated"), 2, 0)))
+    return state.to_numpy().astype(np.int8)
 
 
 def decide_all(bindings: Iterable[AclBinding], settings: AuthorizerSettings, actions: pa.Table) -> pa.Table:

@@ -26,7 +26,7 @@ from kafka_shim.authorizer import AclBinding
 from kafka_shim.traces.audit import pipeline
 from kafka_shim.traces.audit.decide import ANSWER, AuthorizerSettings, Decider
 from kafka_shim.traces.audit.releases import release_differences
-from kafka_shim.traces.audit.results import AuditResults, problem_counts
+from kafka_shim.traces.audit.results import CSV_WRITE_OPTIONS, AuditResults, csv_schema, csv_view, problem_counts
 from kafka_shim.traces.audit.tables import ACTIONS, BROKER_DIFF, DECISIONS, FLIPS, PROBLEMS, RELEASE_DIFF
 
 Progress = Callable[[str, int, int], None]
@@ -49,7 +49,7 @@ class _Sink:
             (out / name).mkdir(parents=True, exist_ok=True)
             (out / "csv" / name).mkdir(parents=True, exist_ok=True)
             self.parquet = pq.ParquetWriter(out / name / "part-00000.parquet", schema)
-            self.csv = pacsv.CSVWriter(out / "csv" / name / "part-00000.csv", schema)
+            self.csv = pacsv.CSVWriter(out / "csv" / name / "part-00000.csv", csv_schema(schema), write_options=CSV_WRITE_OPTIONS)
             self.writer = ThreadPoolExecutor(1, thread_name_prefix=f"audit-{name}")
 
     def write(self, table: pa.Table) -> None:
@@ -62,7 +62,7 @@ class _Sink:
 
     def _write(self, table: pa.Table) -> None:
         self.parquet.write_table(table)
-        self.csv.write_table(table)
+        self.csv.write_table(csv_view(table))
 
     def close(self) -> pa.Table:
         """What was kept in memory (empty when written to files); raises what a write raised."""
@@ -91,6 +91,29 @@ class ArrowResults(AuditResults):
                 "problems": problem_counts(self.problems)}
 
 
+@dataclass
+class UnitResult:
+    """One row group audited: its decisions and flips (to be written), and what is merged across units."""
+
+    decisions: pa.Table
+    flips: pa.Table
+    actions: pa.Table
+    broker_diff: pa.Table
+    problems: pa.Table
+    broker_rows: int
+    release_diff: pa.Table | None
+
+
+def audit_unit(unit: pipeline.Unit, a: Decider, b: Decider | None, compare_release: str | None = None) -> UnitResult:
+    """The whole audit of one row group (each request's rows live in one): both engines run this per unit."""
+    exploded = pa.Table.from_batches([pipeline.explode_unit(unit)])
+    broker = pa.Table.from_batches([pipeline.broker_unit(unit)])
+    finished, unit_actions, diff = audit_tables(exploded, broker, a, b)
+    decisions, flips = pipeline.split_finished(finished)
+    release = release_differences(decisions, compare_release, a) if compare_release else None
+    return UnitResult(decisions, flips, unit_actions, diff, pipeline.problems_of(exploded), broker.num_rows, release)
+
+
 def run(trace: str | Path, acls_a: list[AclBinding], acls_b: list[AclBinding] | None, settings: AuthorizerSettings,
         progress: Progress | None = None, *, out: Path | None = None, compare_release: str | None = None) -> ArrowResults:
     """Audit ``trace`` unit by unit; with ``out``, decisions and flips are written there as they are made (else
@@ -100,47 +123,65 @@ def run(trace: str | Path, acls_a: list[AclBinding], acls_b: list[AclBinding] | 
     a = Decider(acls_a, settings)
     b = Decider(acls_b, settings) if acls_b is not None else None
     decisions_sink, flips_sink = _Sink(out, "decisions", DECISIONS), _Sink(out, "flips", FLIPS)
-    actions, diffs, releases = [], [], []
-    problems = [pa.Table.from_pylist(file_problems, schema=PROBLEMS)]
-    counts = dict.fromkeys(("requests_audited", "decisions", "denied_a", "unresolved", "flips", "flips_hard"), 0)
-    broker_rows = 0
+    merged = Merged(file_problems)
     try:
         for n, unit in enumerate(units):
-            exploded = pa.Table.from_batches([pipeline.explode_unit(unit)])
-            broker = pa.Table.from_batches([pipeline.broker_unit(unit)])
-            finished, unit_actions, diff = audit_tables(exploded, broker, a, b)
-            decisions, flips = pipeline.split_finished(finished)
-            decisions_sink.write(decisions)
-            flips_sink.write(flips)
-            _count(counts, decisions, flips)
-            actions.append(unit_actions)
-            diffs.append(diff)
-            problems.append(pipeline.problems_of(exploded))
-            broker_rows += broker.num_rows
-            if compare_release:
-                releases.append(release_differences(decisions, compare_release, a))
+            result = audit_unit(unit, a, b, compare_release)
+            decisions_sink.write(result.decisions)
+            flips_sink.write(result.flips)
+            merged.add(result, count(result.decisions, result.flips))
             step("audit", n + 1, len(units))
     finally:
         decisions_out, flips_out = decisions_sink.close(), flips_sink.close()
-    actions_out = pipeline.sort_actions(_merge_actions(actions)).select([f.name for f in ACTIONS]).cast(ACTIONS)
-    return ArrowResults(decisions=decisions_out, flips=flips_out, actions=actions_out,
-                        broker_diff=pa.concat_tables(diffs) if diffs else BROKER_DIFF.empty_table(),
-                        problems=pa.concat_tables(problems), broker_rows=broker_rows,
-                        release_diff=pa.concat_tables(releases) if releases else RELEASE_DIFF.empty_table(),
-                        counts=counts)
+    return merged.results(decisions_out, flips_out)
 
 
-def _count(counts: dict[str, int], decisions: pa.Table, flips: pa.Table) -> None:
-    """The summary's counters, added up unit by unit (a request's rows are all in one unit)."""
+class Merged:
+    """What the units' results add up to: counters, actions merged, the small tables concatenated."""
+
+    def __init__(self, file_problems: list[dict]) -> None:
+        self.counts = dict.fromkeys(COUNTS, 0)
+        self.actions: list[pa.Table] = []
+        self.diffs: list[pa.Table] = []
+        self.releases: list[pa.Table] = []
+        self.problems = [pa.Table.from_pylist(file_problems, schema=PROBLEMS)]
+        self.broker_rows = 0
+
+    def add(self, result: UnitResult, counts: dict[str, int]) -> None:
+        for key, value in counts.items():
+            self.counts[key] += value
+        self.actions.append(result.actions)
+        self.diffs.append(result.broker_diff)
+        self.problems.append(result.problems)
+        if result.release_diff is not None:
+            self.releases.append(result.release_diff)
+        self.broker_rows += result.broker_rows
+
+    def results(self, decisions: pa.Table, flips: pa.Table) -> ArrowResults:
+        actions = pipeline.sort_actions(_merge_actions(self.actions)).select([f.name for f in ACTIONS]).cast(ACTIONS)
+        return ArrowResults(decisions=decisions, flips=flips, actions=actions,
+                            broker_diff=pa.concat_tables(self.diffs) if self.diffs else BROKER_DIFF.empty_table(),
+                            problems=pa.concat_tables(self.problems), broker_rows=self.broker_rows,
+                            release_diff=pa.concat_tables(self.releases) if self.releases else RELEASE_DIFF.empty_table(),
+                            counts=self.counts)
+
+
+COUNTS = ("requests_audited", "decisions", "denied_a", "unresolved", "flips", "flips_hard")
+
+
+def count(decisions: pa.Table, flips: pa.Table) -> dict[str, int]:
+    """The summary's counters for one unit (a request's rows are all in one unit)."""
+    counts = dict.fromkeys(COUNTS, 0)
     if decisions.num_rows:
-        counts["requests_audited"] += len(pc.unique(decisions.column("request_index")))
-        counts["decisions"] += decisions.num_rows
+        counts["requests_audited"] = len(pc.unique(decisions.column("request_index")))
+        counts["decisions"] = decisions.num_rows
         asked, allowed = decisions.column("asked_a"), decisions.column("allowed_a")
-        counts["denied_a"] += int(pc.sum(pc.and_(asked, pc.invert(pc.fill_null(allowed, True)))).as_py() or 0)
-        counts["unresolved"] += int(pc.sum(pc.is_null(allowed)).as_py() or 0)
+        counts["denied_a"] = int(pc.sum(pc.and_(asked, pc.invert(pc.fill_null(allowed, True)))).as_py() or 0)
+        counts["unresolved"] = int(pc.sum(pc.is_null(allowed)).as_py() or 0)
     if flips.num_rows:
-        counts["flips"] += flips.num_rows
-        counts["flips_hard"] += int(pc.sum(pc.equal(flips.column("severity"), "hard")).as_py() or 0)
+        counts["flips"] = flips.num_rows
+        counts["flips_hard"] = int(pc.sum(pc.equal(flips.column("severity"), "hard")).as_py() or 0)
+    return counts
 
 
 _ACTION_GROUP = ["principal", "host", "operation", "resource_type", "name_key", "kind"]
@@ -214,7 +255,11 @@ def broker_differences(broker: pa.Table, decisions: pa.Table, decided: pa.Table)
     b = pipeline.with_name_key(broker)
     b = b.join(decided.select([*keys, "allowed_a", "rule_a"]), keys, join_type="left outer")
     b = b.rename_columns([{"allowed_a": "audit_allowed", "rule_a": "audit_rule"}.get(n, n) for n in b.column_names])
-    asked = decisions.filter(pc.equal(decisions.column("asked_a"), True))
+    # Only the requests the broker logged decisions for can match one (most traces have none: captures without
+    # an authorizer log), so the rest are not grouped.
+    logged = pc.unique(broker.column("request_index").combine_chunks())
+    asked = decisions.filter(pc.and_(pc.equal(decisions.column("asked_a"), True),
+                                     pc.is_in(decisions.column("request_index"), value_set=logged)))
     asked = pipeline.with_name_key(asked.select(["request_index", "kind", "operation", "resource_type", "resource_name"]))
     asked = asked.set_column(asked.column_names.index("kind"), "kind", pipeline.normalised_kind(asked.column("kind")))
     asked = asked.select(["request_index", "kind", "operation", "resource_type", "name_key"]).group_by(

@@ -137,31 +137,49 @@ def finish(decisions: pa.Table, what_if: bool) -> pa.Table:
     """Decisions (whole requests, with allowed_/rule_/acl_ a and b) with asked_a/asked_b and the flip columns
     (direction, severity, effect: null where nothing flips)."""
     n = decisions.num_rows
-    states_a = pa.array(decide.request_states(decisions, "a"), pa.string())
+    states_a = decide.request_states(decisions, "a")
     out = decisions.append_column("asked_a_", pc.equal(states_a, decide.ASKED))
     if not what_if:
         out = out.append_column("asked_b_", pa.nulls(n, pa.bool_()))
         for name in ("direction", "severity", "effect"):
             out = out.append_column(name, pa.nulls(n, pa.string()))
         return out
-    states_b = pa.array(decide.request_states(decisions, "b"), pa.string())
+    states_b = decide.request_states(decisions, "b")
     a, b = _effective(states_a, decisions.column("allowed_a")), _effective(states_b, decisions.column("allowed_b"))
     flipped = pc.fill_null(pc.and_(pc.invert(pc.equal(decisions.column("kind"), KIND_SHORTCUT)), pc.not_equal(a, b)), False)
     rows = np.nonzero(flipped.to_numpy(zero_copy_only=False))[0]
-    direction: list[str | None] = [None] * n
-    severity: list[str | None] = [None] * n
-    effect: list[str | None] = [None] * n
-    picked = decisions.take(pa.array(rows, pa.int64())).to_pylist() if len(rows) else []
-    b_values = b.take(pa.array(rows, pa.int64())).to_pylist() if len(rows) else []
-    for i, r, allowed_b in zip(rows, picked, b_values, strict=True):
-        direction[i] = "deny_to_allow" if allowed_b else "allow_to_deny"
-        severity[i] = SEVERITY_HARD if r["hard"] else SEVERITY_SOFT
-        effect[i] = effect_text(r["request_name"], r["mode"], r["kind"], r["operation"], r["resource_type"], r["resource_name"],
-                                r["error_code"], r["error"], allowed=allowed_b)
+    direction, severity, effect = _flip_columns(decisions, b, rows)
     out = out.append_column("asked_b_", pc.equal(states_b, decide.ASKED))
-    out = out.append_column("direction", pa.array(direction, pa.string()))
-    out = out.append_column("severity", pa.array(severity, pa.string()))
-    return out.append_column("effect", pa.array(effect, pa.string()))
+    out = out.append_column("direction", direction)
+    out = out.append_column("severity", severity)
+    return out.append_column("effect", effect)
+
+
+_EFFECT_INPUTS = ("request_name", "mode", "kind", "operation", "resource_type", "resource_name", "error_code", "error")
+
+
+def _flip_columns(decisions: pa.Table, allowed_b: pa.Array, rows: np.ndarray) -> tuple[pa.Array, pa.Array, pa.Array]:
+    """direction, severity and effect for the flipped ``rows`` (null elsewhere). A what-if that takes a grant away
+    flips many rows of the same few kinds, so each distinct effect is written once."""
+    n = decisions.num_rows
+    picked_rows = pa.array(rows, pa.int64())
+    now_allowed = pc.fill_null(allowed_b.take(picked_rows), False)
+    hard = pc.fill_null(decisions.column("hard").take(picked_rows), False)
+    direction = pc.if_else(now_allowed, "deny_to_allow", "allow_to_deny")
+    severity = pc.if_else(hard, SEVERITY_HARD, SEVERITY_SOFT)
+    inputs = [decisions.column(c).take(picked_rows).to_pylist() for c in _EFFECT_INPUTS]
+    texts: dict[tuple, str] = {}
+    effects = []
+    for key in zip(*inputs, now_allowed.to_pylist(), strict=True):
+        text = texts.get(key)
+        if text is None:
+            text = texts[key] = effect_text(*key[:-1], allowed=key[-1])
+        effects.append(text)
+    # Every row's position among the flipped ones, null where nothing flips: one take puts each value in place.
+    position = np.full(n, -1, dtype=np.int64)
+    position[rows] = np.arange(len(rows), dtype=np.int64)
+    placed = pa.array(position, mask=position < 0)
+    return (direction.take(placed), severity.take(placed), pa.array(effects, pa.string()).take(placed))
 
 
 def effect_text(request: str, mode: str, kind: str, op: str, rtype: str, name: str | None, code: int | None,

@@ -55,13 +55,46 @@ def problem_counts(problems: pa.Table) -> dict[str, int]:
     return dict(zip(counted.column("problem").to_pylist(), counted.column("problem_count").to_pylist(), strict=True))
 
 
+# Rows the CSV writer formats at a time: with its default (1,024) the per-batch work cost 2.6x the time at 65,536
+# on the decisions table.
+CSV_WRITE_OPTIONS = pacsv.WriteOptions(batch_size=65_536)
+
+
+def _utc_text(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """UTC timestamps as the CSV writer would print them (``2026-11-18 11:06:40.000000Z``): Arrow formats a zoned
+    timestamp through the time-zone database, ~9x slower than the naive UTC value plus the ``Z``."""
+    naive = pc.cast(column.cast(pa.timestamp(column.type.unit)), pa.string())
+    return pc.binary_join_element_wise(naive, pa.scalar("Z"), "")
+
+
+def _zoned(field: pa.Field) -> bool:
+    return pa.types.is_timestamp(field.type) and field.type.tz in ("UTC", "+00:00")
+
+
+def csv_schema(schema: pa.Schema) -> pa.Schema:
+    """The schema of ``csv_view``'s tables."""
+    return pa.schema([pa.field(f.name, pa.string(), f.nullable) if _zoned(f) else f for f in schema])
+
+
+def csv_view(table: pa.Table) -> pa.Table:
+    """``table`` with its UTC timestamps as text, for the CSV writer."""
+    for i, f in enumerate(table.schema):
+        if _zoned(f):
+            table = table.set_column(i, pa.field(f.name, pa.string(), f.nullable), _utc_text(table.column(i)))
+    return table
+
+
+def write_csv(table: pa.Table, path: Path) -> None:
+    pacsv.write_csv(csv_view(table), path, CSV_WRITE_OPTIONS)
+
+
 def write_table(table: pa.Table, out_dir: Path, name: str) -> None:
     """DIR/name/part-00000.parquet and DIR/csv/name/part-00000.csv (Spark writes several parts in the same places)."""
     parquet_dir, csv_dir = out_dir / name, out_dir / "csv" / name
     parquet_dir.mkdir(parents=True, exist_ok=True)
     csv_dir.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, parquet_dir / "part-00000.parquet")
-    pacsv.write_csv(table, csv_dir / "part-00000.csv")
+    write_csv(table, csv_dir / "part-00000.csv")
 
 
 def write_summary(summary: dict[str, Any], out_dir: Path) -> Path:

@@ -13,10 +13,8 @@ import pyarrow as pa
 from kafka_shim.authorizer import AclBinding
 from kafka_shim.authorizer.library_logging import get_logger
 from kafka_shim.traces.audit import results
-from kafka_shim.traces.audit.decide import AuthorizerSettings, Decider
+from kafka_shim.traces.audit.decide import AuthorizerSettings
 from kafka_shim.traces.audit.progress import progress_reporter
-from kafka_shim.traces.audit.releases import release_differences
-from kafka_shim.traces.audit.tables import RELEASE_DIFF
 
 log = get_logger("kafka_shim.traces.audit")
 
@@ -34,23 +32,20 @@ def run_audit(trace: str | Path, acls_a: list[AclBinding], acls_b: list[AclBindi
                 target.unlink()
     out.mkdir(parents=True, exist_ok=True)
     progress = progress_reporter()
+    # decisions and flips are written unit by unit as the audit goes (by the executors on Spark); the smaller
+    # tables after it
     if engine == "arrow":
         from kafka_shim.traces.audit import engine_arrow
 
-        # decisions and flips are written unit by unit as the audit goes; the smaller tables after it
         res = engine_arrow.run(trace, acls_a, acls_b, settings, progress, out=out, compare_release=compare_release)
-        for name in results.TABLES:
-            if name not in ("decisions", "flips"):
-                results.write_table(res.table(name), out, name)
     else:
         from kafka_shim.traces.audit import engine_spark
 
-        res = engine_spark.run(trace, acls_a, acls_b, settings, master=master, progress=progress, spark=spark,
-                               release_input=compare_release is not None)
-        res.release_diff = (release_differences(res.release_input, compare_release, Decider(acls_a, settings))
-                            if compare_release else RELEASE_DIFF.empty_table())
-        res.write_spark(out)
-        results.write_table(res.release_diff, out, "release_diff")
+        res = engine_spark.run(trace, acls_a, acls_b, settings, out=out, master=master, progress=progress, spark=spark,
+                               compare_release=compare_release)
+    for name in results.TABLES:
+        if name not in ("decisions", "flips"):
+            results.write_table(res.table(name), out, name)
     summary = res.summary()
     summary.update({"engine": engine, "what_if": acls_b is not None, "compare_release": compare_release,
                     "acls_a": len(acls_a), "acls_b": None if acls_b is None else len(acls_b)})

@@ -1,0 +1,36 @@
+"""What a Spark executor writes for one unit: each part whole, and a retried task's part replaces the first."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+from kafka_shim.traces.audit.engine_arrow import UnitResult
+from kafka_shim.traces.audit.engine_spark import write_parts
+from kafka_shim.traces.audit.pipeline import Unit
+from kafka_shim.traces.audit.tables import BROKER_DIFF, DECISIONS, FLIPS, PROBLEMS
+
+
+def _decisions(rows: int) -> pa.Table:
+    columns = {f.name: pa.nulls(rows, f.type) for f in DECISIONS}
+    columns["request_index"] = pa.array(range(rows), pa.int64())
+    columns["time"] = pa.array([1_795_000_000_000_000 + i for i in range(rows)], DECISIONS.field("time").type)
+    return pa.table(columns, schema=DECISIONS)
+
+
+def _result(rows: int) -> UnitResult:
+    return UnitResult(_decisions(rows), FLIPS.empty_table(), pa.table({}), BROKER_DIFF.empty_table(),
+                      PROBLEMS.empty_table(), 0, None)
+
+
+def test_a_retried_unit_leaves_one_whole_part_per_table(tmp_path):
+    unit = Unit("trace.parquet", 3, 12, 0)
+    write_parts(_result(5), unit, tmp_path)
+    write_parts(_result(4), unit, tmp_path)  # the retry's answer is the one kept
+    assert [p.name for p in (tmp_path / "decisions").iterdir()] == ["part-00003-000012.parquet"]
+    assert [p.name for p in (tmp_path / "csv" / "decisions").iterdir()] == ["part-00003-000012.csv"]
+    assert pq.read_table(tmp_path / "decisions").num_rows == 4
+    csv = pacsv.read_csv(tmp_path / "csv" / "decisions" / "part-00003-000012.csv")
+    assert csv.num_rows == 4 and csv.column("time")[0].as_py().isoformat() == "2026-11-18T11:06:40+00:00"
+    assert not (tmp_path / "flips").exists()  # nothing flipped: no empty part
