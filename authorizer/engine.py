@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from kafka_shim.authorizer.acl_walk import KafkaOrder, unparseable, walk_position
-from kafka_shim.authorizer.audit import AuditLog, Decision
+from kafka_shim.authorizer.audit import AuditLog, Decision, rule_text
 from kafka_shim.authorizer.index import ALLOW, APPLICABLE, DENY, AclIndex, Grants, Rule, TypeIndex, expand_allow, expand_deny
 from kafka_shim.authorizer.model import (
     SUPPORTED_BITS,
@@ -36,6 +36,7 @@ from kafka_shim.authorizer.store import AclStore, MemoryStore
 
 _ALL = int(AclOperation.ALL)
 _CACHE_LIMIT = 200_000  # memoised answers kept before the memo is dropped and rebuilt
+_RULE_TEXTS_LIMIT = 100_000  # decision_rule_text's memo, dropped and rebuilt past this
 _HARDCODE = "hardcode"  # the name Kafka's authorizeByResourceType probes with
 
 
@@ -106,6 +107,8 @@ class Authorizer:
         self._by_type_cache: dict[str, dict[tuple[str, int, int], bool]] = {}
         self._bits_cache: dict[str, dict[tuple[str, int, str], tuple[int, int, bool]]] = {}
         self._memo_size = 0
+        self._rule_texts: dict[tuple[str, str, int, int, str, bool], str] = {}  # decision_rule_text's, this generation
+        self._rule_texts_generation = 0
         # Resource types holding ACLs whose principal Kafka cannot parse (see acl_walk), and their ACLs in Kafka's order.
         self._unparseable: dict[int, int] = {}
         self._kafka_orders: dict[int, KafkaOrder] = {}
@@ -305,6 +308,21 @@ class Authorizer:
             rule = self._rule_for(principal, host, op, rtype, name, ALLOW)
             return "DefaultAllow" if isinstance(rule, str) else rule
         return self._rule_for(principal, host, op, rtype, name, DENY)
+
+    def decision_rule_text(self, principal: str, host: str, operation: int, resource_type: int, name: str,
+                           allowed: bool) -> str:
+        """``decision_rule`` as Kafka's audit log writes it, remembered until the ACLs change: trace capture records
+        it for every decision, and a walk plus the text per request was a tenth of a Metadata request's time."""
+        if self._rule_texts_generation != self.generation:
+            self._rule_texts.clear()
+            self._rule_texts_generation = self.generation
+        key = (principal, host, operation, resource_type, name, allowed)
+        text = self._rule_texts.get(key)
+        if text is None:
+            if len(self._rule_texts) >= _RULE_TEXTS_LIMIT:
+                self._rule_texts.clear()
+            text = self._rule_texts[key] = rule_text(self.decision_rule(principal, host, operation, resource_type, name, allowed))
+        return text
 
     def _rule_for(self, principal: str, host: str, op: int, resource_type: int, name: str, permission: int) -> Rule | str:
         index = self.index.by_type.get(resource_type)

@@ -6,7 +6,8 @@ bench/capture.py measures requests/s over sockets; this isolates the broker's si
 capture on (the authorizer with allow.everyone.if.no.acl.found=true, as in bench/capture.py) serves the same
 pre-encoded Metadata v12 request (one topic, one DESCRIBE decision) through three sessions in turn, on its own
 loop: no tap; a tap that only appends to a deque (what building the record costs); and the capture sink, whose
-writer thread converts and writes the rows meanwhile (its share of the interpreter lock shows here). Rounds
+forwarder thread marshals the records meanwhile for the writer process (its share of the interpreter lock shows
+here; the writer process's own work does not). Rounds
 alternate the three, so drift from other load hits all alike.
 """
 
@@ -79,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
                 runs[tap].append(broker.call(one_pass, tap))
         base = statistics.median(runs["none"])
         print(f"\nµs per Metadata request on the loop, median of {a.rounds} rounds of {a.requests:,}:")
-        for tap, label in (("none", "no tap"), ("deque", "tap into a deque"), ("capture", "capture (writer thread on)")):
+        for tap, label in (("none", "no tap"), ("deque", "tap into a deque"), ("capture", "capture (writer process on)")):
             value = statistics.median(runs[tap])
             print(f"  {label:28s} {value:6.1f}   +{value - base:4.1f}  ({', '.join(f'{v:.1f}' for v in runs[tap])})")
         if a.profile:

@@ -23,10 +23,11 @@ AUTHENTICATION_FAILED = "authentication_failed"  # answered (if at all), then cl
 
 
 class TappedDecision(NamedTuple):
-    """One authorization question a request asked, and the broker's answer (a tuple: cheap to make per check).
+    """One authorization question a request asked, and the broker's answer. The broker records plain tuples in this
+    field order (shim.requests.authz: cheaper to build, and marshalled to the capture writer as they are).
 
     ``kind``: ``authorize`` (Kafka's ``authorize`` of one action on one resource: ``allowed`` and ``rule``, what
-    decided it: "SuperUser", "DefaultAllow", "DefaultDeny" or the matching ACL's ``authorizer.index.Rule``),
+    decided it as Kafka's audit log writes it: "SuperUser", "DefaultAllow", "DefaultDeny" or "MatchingAcl(...)"),
     ``by_resource_type`` (KIP-679 ``authorizeByResourceType``: ``allowed`` on any resource of the type, ``name``
     None) or ``authorized_operations`` (a KIP-430 bitfield for ``name``: ``operations``, ``allowed`` None).
     """
@@ -36,13 +37,14 @@ class TappedDecision(NamedTuple):
     resource_type: int  # ResourceType code
     name: str | None
     allowed: bool | None
-    rule: object = None
+    rule: str | None = None
     resource_ref_count: int | None = None
     operations: int | None = None
 
 
 class TappedRequest(NamedTuple):
-    """One request frame and what became of it (a tuple, in the trace's column order: cheap to make per request)."""
+    """One request frame and what became of it, in the trace's column order. The broker hands a tap plain tuples in
+    this field order (cheapest to make per request; ``TappedRequest(*record)`` names the fields)."""
 
     time_us: int  # when the frame was taken, UTC microseconds since the epoch
     connection_id: str  # Kafka's form: brokerHost:brokerPort-clientHost:clientPort-index
@@ -67,7 +69,9 @@ class TappedRequest(NamedTuple):
 class RequestTap(Protocol):
     """A sink for served requests. ``record`` runs on the broker's event loop and must return at once."""
 
-    def record(self, request: TappedRequest) -> None: ...
+    def record(self, request: tuple) -> None:
+        """``request``: a plain tuple in TappedRequest's field order."""
+        ...
 
     def close(self) -> None:
         """Flush and release everything; called once when the broker stops (no ``record`` after it)."""

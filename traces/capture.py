@@ -1,20 +1,18 @@
 """CaptureSink: kafka-shim's RequestTap (shim.tap) that writes every served request to the trace format.
 
-The broker's event loop only hands a record over (``record``: one append to a bounded deque); a writer thread,
-woken once a second or when WAKE_ROWS wait, turns records into Arrow columns (traces.capture_rows) and writes
-them, so capture never blocks the loop. Files:
+The broker's event loop only hands a record over (``record``: one append to a bounded deque). A forwarder thread,
+woken once a second or when WAKE_ROWS wait, marshals a batch of records in one call and writes it into a pipe to
+the writer process (traces.capture_writer), which turns them into Arrow columns and Parquet files
+(traces.capture_files: ``DIR/day=YYYY-MM-DD/part-<UTC start>-<seq>.parquet``, rolled by
+``kafka.shim.capture.roll.bytes`` / ``.roll.ms`` and midnight UTC, capped by ``.retention.bytes``). Converting
+rows in a thread of the broker's own process took ~6 µs per request from a ~30 µs Metadata request through the
+interpreter lock; in the broker's process a row now costs its share of one marshal call.
 
-- ``DIR/day=YYYY-MM-DD/part-<UTC start>-<seq>.parquet``, one row group per batch the writer takes (at most
-  ``BATCH_ROWS`` rows, or what arrived within ``FLUSH_S``). A file is written under a hidden name
-  (``.part-....parquet.inprogress``, which Spark and pyarrow.dataset skip) and renamed when finished, so a reader
-  of the directory never meets a half-written file.
-- Rolled when it reaches ``kafka.shim.capture.roll.bytes``, when it has been open ``kafka.shim.capture.roll.ms``,
-  and at midnight UTC (a new day directory).
-- ``kafka.shim.capture.retention.bytes`` caps the directory: after each roll the oldest finished files are removed
-  until the total fits (log line ``capture_file_removed``); capture itself never stops for it.
 - When the writer falls behind and the queue (``kafka.shim.capture.queue.requests`` / ``.queue.bytes``) is full,
   further requests are not recorded: they are counted, the first of a run is logged (``capture_dropping``), and
   once the writer catches up a row of kind ``dropped`` records how many and over which period (``capture_dropped``).
+- A writer process that dies is logged (``capture_writer_exited``) and started again, at most MAX_RESTARTS times; the
+  requests it took with it are counted as dropped, as above. After that, capture stops recording (and says so).
 - ``close`` (the broker's stop) writes everything queued, the pending ``dropped`` row, and finishes the file.
 
 The configuration keys are kafka-shim's own, in Kafka's style (traces.capture_settings); the command line's
@@ -24,19 +22,17 @@ The configuration keys are kafka-shim's own, in Kafka's style (traces.capture_se
 from __future__ import annotations
 
 import datetime
-import os
 import threading
-import time
 from collections import deque
-from dataclasses import dataclass
+from itertools import islice
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
+from kafka_shim.authorizer.audit import rule_text
 from kafka_shim.authorizer.library_logging import get_logger
-from kafka_shim.traces.capture_rows import tapped_rows
+from kafka_shim.traces import capture_pipe as pipe
+from kafka_shim.traces.capture_process import Loss, WriterProcess
 from kafka_shim.traces.capture_settings import (  # re-exported: the composition roots import them from here
     DIR_KEY,
     QUEUE_BYTES_KEY,
@@ -45,42 +41,43 @@ from kafka_shim.traces.capture_settings import (  # re-exported: the composition
     CaptureConfigError,
     CaptureSettings,
 )
-from kafka_shim.traces.format import (
-    CAPTURE,
-    DROPPED,
-    IN_PROGRESS_PREFIX,
-    IN_PROGRESS_SUFFIX,
-    SCHEMA,
-    day_directory,
-    file_metadata,
-)
+from kafka_shim.traces.format import CAPTURE, DROPPED
 
 log = get_logger("kafka_shim.capture")
 
-# Rows per row group at most; a busy broker fills one in well under FLUSH_S.
+# Rows per batch (one row group) at most; a busy broker fills one in well under FLUSH_S.
 BATCH_ROWS = 8192
-# How long the writer sleeps before it writes what has arrived; it wakes earlier once WAKE_ROWS wait. Waking per
-# request would make the writer thread take the interpreter lock from the event loop thousands of times a second.
-# Each batch also costs a few milliseconds of CPU under contention for that lock, whatever its size (bench/capture.py
-# measured it), so between timer wake-ups only batches of at least WAKE_ROWS are written.
+# How long the forwarder sleeps before it sends what has arrived; it wakes earlier once WAKE_ROWS wait. Waking per
+# request would make it take the interpreter lock from the event loop thousands of times a second, and each batch
+# is a row group: between timer wake-ups only batches of at least WAKE_ROWS are sent.
 FLUSH_S = 1.0
 WAKE_ROWS = 4096
-_DAY_US = 86_400_000_000
-_STOP = object()
 # The longest the broker's stop waits for the writer (a stuck disk must not hang the broker's exit).
 CLOSE_TIMEOUT_S = 120.0
+# Writer processes started again after one died, at most.
+MAX_RESTARTS = 3
+# A TappedRequest's fields (shim.tap; traces may not import shim): the record type's own ``_fields`` win.
+_RECORD_FIELDS = ("time_us", "connection_id", "client_host", "client_port", "listener", "security_protocol", "principal",
+                  "client_id", "client_software_name", "client_software_version", "api_key", "api_version",
+                  "correlation_id", "request", "response", "outcome", "response_time_us", "decisions")
+_DECISIONS = len(_RECORD_FIELDS) - 1
+_REQUEST, _RESPONSE = _RECORD_FIELDS.index("request"), _RECORD_FIELDS.index("response")
+_frame_of, _answer_of = itemgetter(_REQUEST), itemgetter(_RESPONSE)
+_RULE = 5  # a decision's rule: text, or an authorizer Rule
 
-
-# Min/max statistics only for the columns a query filters on: for the raw frames they would copy two frames per
-# row group into the footer.
-_STATISTICS = [f.name for f in SCHEMA if f.type not in (pa.binary(), pa.string()) or f.name in (
-    "kind", "principal", "listener", "client_id", "client_host", "source", "outcome")]
-
-__all__ = ["CaptureConfigError", "CaptureSettings", "CaptureSink"]
+__all__ = [
+    "DIR_KEY",
+    "QUEUE_BYTES_KEY",
+    "QUEUE_KEY",
+    "RETENTION_BYTES_KEY",
+    "CaptureConfigError",
+    "CaptureSettings",
+    "CaptureSink",
+]
 
 
 class CaptureSink:
-    """A RequestTap writing the trace format; ``record`` on the event loop, writing in its own thread."""
+    """A RequestTap writing the trace format; ``record`` on the event loop, the writing in a process of its own."""
 
     def __init__(self, settings: CaptureSettings, source: str = CAPTURE) -> None:
         self.settings = settings
@@ -90,158 +87,214 @@ class CaptureSink:
             self.directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise CaptureConfigError(f"{DIR_KEY}={self.directory}: cannot create the capture directory: {exc.strerror or exc}") from None
-        # Records waiting for the writer: appended on the loop thread, taken by the writer. Bounded by count and by
-        # bytes (each counter is written by one thread only).
+        # Records waiting for the forwarder: appended on the loop thread, taken by the forwarder. Bounded by count
+        # and by bytes (each counter is written by one thread only).
         self._pending: deque[Any] = deque()
         self._max_requests = settings.queue_requests
         self._max_bytes = settings.queue_bytes
         self._queued_bytes = 0
         self._taken_bytes = 0
+        # Records queued and records sent to the writer, each counted by one thread; a sync marker waits for the
+        # records queued before it to be sent (and then written).
+        self._recorded = 0
+        self._forwarded = 0
+        self._syncs: list[_Sync] = []
+        self._sync_lock = threading.Lock()
         self._wake = threading.Event()
-        # Set by ``sync`` (and the stop): the writer's next wake-up writes everything waiting, small batches included.
+        # Set by ``sync`` (and the stop): the forwarder's next wake-up sends everything waiting, small batches too.
         self._drain = False
         self._stopping = False
         self._closed = False
-        # Requests not queued since the last ``dropped`` row: count, first and last time (UTC µs). Changed on the loop
-        # thread, taken by the writer, under the lock.
+        # Requests not recorded since the last ``dropped`` row: count, first and last time (UTC µs). Changed on the
+        # loop thread and by the forwarder (requests a dead writer took), taken by the forwarder, under the lock.
         self._drop_lock = threading.Lock()
         self._dropped = 0
         self._dropped_from = 0
         self._dropped_until = 0
         self.dropped_total = 0
-        self.rows_written = 0
+        self._given_up = False  # the writer died more than MAX_RESTARTS times: nothing is recorded any more
+        self._restarts = 0
+        self._finished_rows = 0  # rows written by writer processes that have ended
         self.files_written: list[Path] = []
-        self._file: _OpenFile | None = None
-        self._sequence = 0
+        self._writer = self._start_writer()
         self._thread = threading.Thread(target=self._run, name="kafka-shim-capture", daemon=True)
         self._thread.start()
         log.info("capture_started", directory=str(self.directory), roll_bytes=settings.roll_bytes, roll_ms=settings.roll_ms,
                  retention_bytes=settings.retention_bytes, queue_requests=settings.queue_requests,
-                 queue_bytes=settings.queue_bytes)
+                 queue_bytes=settings.queue_bytes, writer_pid=self._writer.process.pid)
+
+    def _start_writer(self) -> WriterProcess:
+        return WriterProcess(self.settings, self.source, self.files_written.append, self._wake.set)
+
+    @property
+    def rows_written(self) -> int:
+        return self._finished_rows + self._writer.rows_written
 
     # -- the event loop's side ------------------------------------------------------------------
     def record(self, request: Any) -> None:
         if self._closed:
             return
         pending = self._pending
-        size = (len(request.request) if request.request else 0) + (len(request.response) if request.response else 0)
-        if len(pending) >= self._max_requests or self._queued_bytes - self._taken_bytes + size > self._max_bytes:
-            self._drop(request.time_us)
+        frame, answer = request[_REQUEST], request[_RESPONSE]
+        size = (len(frame) if frame else 0) + (len(answer) if answer else 0)
+        if len(pending) >= self._max_requests or self._queued_bytes - self._taken_bytes + size > self._max_bytes or self._given_up:
+            self._drop(request[0])
             return
         self._queued_bytes += size
-        pending.append(request)  # deque.append is atomic: no lock, and no wake-up of the writer per request
+        pending.append(request)  # deque.append is atomic: no lock, and no wake-up of the forwarder per request
+        self._recorded += 1
         if len(pending) >= WAKE_ROWS and not self._wake.is_set():
             self._wake.set()
 
-    def _drop(self, time_us: int) -> None:
+    def _drop(self, time_us: int, count: int = 1, until_us: int | None = None) -> None:
         with self._drop_lock:
             first = self._dropped == 0
             if first:
                 self._dropped_from = time_us
-            self._dropped += 1
-            self._dropped_until = time_us
-            self.dropped_total += 1
+            self._dropped += count
+            self._dropped_until = max(self._dropped_until, until_us if until_us is not None else time_us)
+            self.dropped_total += count
         if first:
+            reason = ("the trace writer died too often: requests are no longer recorded" if self._given_up else
+                      "the trace writer is behind: requests are not recorded until it catches up "
+                      "(a 'dropped' row will count them)")
             log.warning("capture_dropping", directory=str(self.directory), queue_requests=self._max_requests,
-                        queue_bytes=self._max_bytes,
-                        reason="the trace writer is behind: requests are not recorded until it catches up "
-                               "(a 'dropped' row will count them)")
+                        queue_bytes=self._max_bytes, reason=reason)
 
     def sync(self, timeout: float | None = None) -> bool:
         """Wait until everything recorded so far is in the file (written as a row group, not yet a finished file);
-        False if that took longer than ``timeout``. Blocking: not for the event loop."""
-        marker = _Sync()
-        self._pending.append(marker)
-        self._drain = True  # after the marker: a writer that sees the flag finds the marker queued
+        False if that took longer than ``timeout`` or the writer died meanwhile. Blocking: not for the event loop."""
+        marker = _Sync(self._recorded)
+        with self._sync_lock:
+            self._syncs.append(marker)
+        self._drain = True  # after the marker: a forwarder that sees the flag finds the marker queued
         self._wake.set()
-        return marker.done.wait(timeout)
+        return marker.done.wait(timeout) and marker.ok
 
     def close(self) -> None:
-        """Write what is queued, then finish the file; blocks until the writer thread is done."""
+        """Write what is queued, then finish the file; blocks until the writer process is done."""
         if self._closed:
             return
         self._closed = True
         self._stopping = True
         self._wake.set()
         self._thread.join(CLOSE_TIMEOUT_S)
-        if self._thread.is_alive():
+        if self._thread.is_alive() or not self._writer.stop(CLOSE_TIMEOUT_S):
             log.error("capture_close_timeout", directory=str(self.directory), timeout_s=CLOSE_TIMEOUT_S,
                       reason="the trace writer did not finish in time; the last file stays hidden (.inprogress)")
             return
+        loss = self._writer.unfinished()
+        if loss is not None:  # the writer died (or failed a write) at the end: nobody is left to write a 'dropped' row
+            self._count_loss(loss)
+            log.error("capture_writer_exited", directory=str(self.directory), exit_code=self._writer.process.returncode,
+                      requests_lost=loss.requests, restarting=False)
+        if self._dropped:
+            log.warning("capture_dropped", directory=str(self.directory), dropped=self._dropped,
+                        since=_iso(self._dropped_from), until=_iso(self._dropped_until),
+                        reason="the capture stopped before a 'dropped' row could record them")
         log.info("capture_stopped", directory=str(self.directory), rows=self.rows_written, dropped=self.dropped_total,
                  files=len(self.files_written))
 
-    # -- the writer thread ------------------------------------------------------------------------
+    # -- the forwarder thread -----------------------------------------------------------------------
     def _run(self) -> None:
-        """Wake every FLUSH_S (or when WAKE_ROWS are waiting, a sync or the stop asks) and write: on the timer, a sync
-        or the stop everything waiting; woken by WAKE_ROWS, full batches only (what arrives while one is written
-        waits for the next, so a busy broker is not written in many small batches)."""
+        """Wake every FLUSH_S (or when WAKE_ROWS are waiting, a sync or the stop asks) and send: on the timer, a sync
+        or the stop everything waiting; woken by WAKE_ROWS, full batches only (what arrives while one is sent waits
+        for the next, so a busy broker is not written in many small row groups)."""
         pending = self._pending
         while True:
             timed_out = not self._wake.wait(FLUSH_S)
             self._wake.clear()
-            stopping = self._stopping  # read first: everything recorded before the stop is drained below
+            if self._writer.dead:
+                self._replace_writer()
+            stopping = self._stopping  # read first: everything recorded before the stop is sent below
             drain = stopping or timed_out
             if self._drain:
                 self._drain = False
                 drain = True
             while True:
-                batch: list[Any] = []
-                synced: list[_Sync] = []
-                taken = 0
-                while pending and len(batch) < BATCH_ROWS:
-                    item = pending.popleft()
-                    if type(item) is _Sync:
-                        synced.append(item)
-                        continue
-                    batch.append(item)
-                    taken += (len(item.request) if item.request else 0) + (len(item.response) if item.response else 0)
-                self._taken_bytes += taken
-                try:
-                    self._write_batch(batch)
-                except Exception as exc:  # a full disk, a bad record: logged, and the next batch tried
-                    log.error("capture_write_failed", directory=str(self.directory), rows=len(batch), error=str(exc))
-                    self._abandon_file()
-                for marker in synced:
-                    marker.done.set()
+                # Taken and measured in C calls: a Python loop here would hold the interpreter lock per row.
+                batch = list(islice(iter(pending.popleft, None), min(len(pending), BATCH_ROWS)))
+                self._taken_bytes += (sum(map(len, filter(None, map(_frame_of, batch))))
+                                      + sum(map(len, filter(None, map(_answer_of, batch)))))
+                self._forward(batch)
+                self._forwarded += len(batch)
+                self._send_syncs()
                 if not pending or (not drain and len(pending) < WAKE_ROWS):
                     break
             if stopping:
                 break
-        try:
-            self._finish_file()
-        except Exception as exc:
-            log.error("capture_write_failed", directory=str(self.directory), error=str(exc))
 
-    def _write_batch(self, batch: list[Any]) -> None:
+    def _forward(self, batch: list[Any]) -> None:
+        """Send a batch (with the pending ``dropped`` row) to the writer; a dead writer's loss is counted as dropped
+        and a new writer started."""
         dropped = self._take_dropped()
-        if self._file is not None and self._file.expired(self.settings.roll_ms):
-            self._finish_file()
-        # Rows go to the file of their day; a batch spanning midnight UTC is split.
-        start = 0
-        for end in range(1, len(batch) + 1):
-            if end == len(batch) or batch[end].time_us // _DAY_US != batch[start].time_us // _DAY_US:
-                part = batch[start:end]
-                self._write_rows(_day_name(part[0].time_us), tapped_rows(part, self.source))
-                start = end
+        if not batch and dropped is None:
+            return
+        try:
+            message = _rows_message(batch, dropped)
+        except Exception as exc:  # a record no trace column can hold: a bug upstream; counted, not fatal
+            log.error("capture_write_failed", directory=str(self.directory), rows=len(batch), error=repr(exc))
+            self._count_lost(batch, dropped)
+            return
+        if self._given_up:
+            self._count_lost(batch, dropped)
+            return
+        # The period the message covers (time_us comes first in every record), should the writer lose it.
+        since, until = (batch[0][0], batch[-1][0]) if batch else (dropped["time"], dropped["dropped_until"])
         if dropped is not None:
-            self._write_rows(_day_name(dropped["time"]), pa.Table.from_pylist([dropped], schema=SCHEMA))
+            since, until = min(since, dropped["time"]), max(until, dropped["dropped_until"])
+        counts = (len(batch), dropped["dropped_requests"] if dropped else 0, since, until)
+        if self._writer.send_rows(message, *counts):
+            return
+        self._replace_writer()  # the message never reached the dead writer: the next one gets it
+        if self._given_up or not self._writer.send_rows(message, *counts):
+            self._count_lost(batch, dropped)
 
-    def _write_rows(self, day: str, table: pa.Table) -> None:
-        """One row group to the current file (opened or rolled as needed)."""
-        if self._file is not None and self._file.day != day:
-            self._finish_file()
-        if self._file is None:
-            self._file = self._open_file(day)
-        self._file.writer.write_table(table)
-        self.rows_written += table.num_rows
-        if self._file.sink.tell() >= self.settings.roll_bytes:
-            self._finish_file()
+    def _send_syncs(self) -> None:
+        """The sync markers whose records have all been sent, sent after them (answered once written)."""
+        with self._sync_lock:
+            due = [m for m in self._syncs if m.after <= self._forwarded]
+            self._syncs = [m for m in self._syncs if m.after > self._forwarded]
+        for marker in due:
+            if self._given_up or not self._writer.sync(marker):
+                marker.fail()
+
+    def _replace_writer(self) -> None:
+        """The writer died: what it had not finished is counted as dropped, and another writer started."""
+        writer = self._writer
+        writer.stop(CLOSE_TIMEOUT_S)
+        self._finished_rows += writer.rows_written
+        loss = writer.unfinished()
+        if loss is not None:
+            self._count_loss(loss)
+        restart = self._restarts < MAX_RESTARTS
+        log.error("capture_writer_exited", directory=str(self.directory), exit_code=writer.process.returncode,
+                  requests_lost=loss.requests if loss else 0, restarting=restart,
+                  hint="the requests in its unfinished file and its pipe are counted in a 'dropped' row" if restart
+                       else f"given up after {MAX_RESTARTS} restarts: nothing more is recorded")
+        if restart:
+            self._restarts += 1
+            self._writer = self._start_writer()
+        else:
+            self._given_up = True
+
+    def _count_loss(self, loss: Loss) -> None:
+        self._drop(loss.since_us, loss.requests, loss.until_us)
+
+    def _count_lost(self, batch: list[Any], dropped: dict[str, Any] | None) -> None:
+        """Requests taken from the queue that will not be written: into the next ``dropped`` row."""
+        if dropped is not None:
+            self._drop(dropped["time"], dropped["dropped_requests"], dropped["dropped_until"])
+        if batch:
+            self._drop(batch[0][0], len(batch), batch[-1][0])  # time_us comes first in every record
 
     def _take_dropped(self) -> dict[str, Any] | None:
+        if self._given_up:
+            return None
         with self._drop_lock:
             count, since, until = self._dropped, self._dropped_from, self._dropped_until
             self._dropped = 0
+            self._dropped_until = 0
         if not count:
             return None
         log.warning("capture_dropped", directory=str(self.directory), dropped=count,
@@ -250,90 +303,49 @@ class CaptureSink:
                          "the trace has a 'dropped' row for them")
         return {"kind": DROPPED, "time": since, "source": self.source, "dropped_requests": count, "dropped_until": until}
 
-    # -- files --------------------------------------------------------------------------------------
-    def _open_file(self, day: str) -> _OpenFile:
-        folder = self.directory / day
-        folder.mkdir(parents=True, exist_ok=True)
-        self._sequence += 1
-        stamp = datetime.datetime.now(tz=datetime.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
-        name = f"part-{stamp}-{self._sequence:05d}.parquet"
-        temp = folder / f"{IN_PROGRESS_PREFIX}{name}{IN_PROGRESS_SUFFIX}"
-        sink = pa.OSFile(str(temp), "wb")
-        writer = pq.ParquetWriter(sink, SCHEMA.with_metadata(file_metadata(self.source)), write_statistics=_STATISTICS)
-        return _OpenFile(day, folder / name, temp, sink, writer, time.monotonic())
 
-    def _finish_file(self) -> None:
-        f, self._file = self._file, None
-        if f is None:
-            return
-        f.writer.close()
-        f.sink.close()
-        os.replace(f.temp, f.final)
-        self.files_written.append(f.final)
-        log.debug("capture_file_written", path=str(f.final), bytes=f.final.stat().st_size)
-        self._apply_retention()
+def _rows_message(batch: list[Any], dropped: dict[str, Any] | None) -> bytes:
+    """The ROWS message. marshal takes only plain atoms and tuples: the broker's records are plain tuples of plain
+    values, their decisions plain tuples with the rule as text (shim.requests.dispatch, shim.requests.authz), so
+    they go as they are; a NamedTuple record (the capture proxy's) is copied to a plain tuple, with its field names;
+    other values (enum members, Rule objects) take the slow way."""
+    fields = getattr(batch[0], "_fields", _RECORD_FIELDS) if batch else _RECORD_FIELDS
+    rows = batch if not batch or type(batch[0]) is tuple else list(map(tuple, batch))
+    try:
+        return pipe.pack(pipe.ROWS, (fields, rows, dropped))
+    except ValueError:  # unmarshallable
+        return pipe.pack(pipe.ROWS, (fields, [tuple(map(_plain, row)) for row in rows], dropped))
 
-    def _abandon_file(self) -> None:
-        """After a failed write the open file may be unusable: close it as it is (its rows so far may be lost)."""
-        f, self._file = self._file, None
-        if f is None:
-            return
-        for closing in (f.writer.close, f.sink.close):
-            try:
-                closing()
-            except Exception:  # already broken; nothing more to save
-                pass
-        try:
-            os.replace(f.temp, f.final)
-        except OSError:
-            pass
 
-    def _apply_retention(self) -> None:
-        cap = self.settings.retention_bytes
-        if cap < 0:
-            return
-        files = sorted(p for p in self.directory.glob("day=*/part-*.parquet"))
-        sizes = {p: p.stat().st_size for p in files}
-        total = sum(sizes.values())
-        for oldest in files:
-            if total <= cap:
-                break
-            total -= sizes[oldest]
-            oldest.unlink(missing_ok=True)
-            log.info("capture_file_removed", path=str(oldest), bytes=sizes[oldest], retention_bytes=cap,
-                     reason=f"the capture directory is above {RETENTION_BYTES_KEY}: the oldest files go first")
-            try:
-                oldest.parent.rmdir()  # only when that day has no file left
-            except OSError:
-                pass
+def _plain(value: Any) -> Any:
+    """A value as marshal takes it: enum members as their int or str, sequences as tuples, a Rule as its text."""
+    if value is None or type(value) in (int, str, bytes, bool, float):
+        return value
+    if isinstance(value, (tuple, list)):
+        return tuple(map(_plain, value))
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, (bytearray, memoryview)):
+        return bytes(value)
+    return rule_text(value)
 
 
 class _Sync:
-    """A marker in the queue: set once everything queued before it is written."""
+    """A sync's marker: set once the first ``after`` records are written (``ok`` False: they never will be)."""
 
-    __slots__ = ("done",)
+    __slots__ = ("after", "done", "ok")
 
-    def __init__(self) -> None:
+    def __init__(self, after: int) -> None:
+        self.after = after
         self.done = threading.Event()
+        self.ok = True
 
-
-@dataclass(slots=True)
-class _OpenFile:
-    day: str
-    final: Path
-    temp: Path
-    sink: Any
-    writer: Any
-    opened: float
-
-    def expired(self, roll_ms: int) -> bool:
-        return (time.monotonic() - self.opened) * 1000 >= roll_ms
+    def fail(self) -> None:
+        self.ok = False
+        self.done.set()
 
 
 def _iso(time_us: int) -> str:
     return datetime.datetime.fromtimestamp(time_us / 1_000_000, tz=datetime.UTC).isoformat()
-
-
-
-def _day_name(time_us: int) -> str:
-    return day_directory(Path(), time_us).name

@@ -1,12 +1,11 @@
 """TappedRequests (shim.tap) as rows of the trace format (traces.format.SCHEMA), a batch at a time.
 
-Runs in the capture writer thread, holding the interpreter lock while it reads Python objects: the event loop waits
-for that time, so the conversion is column by column with as little Python per row as it can.
+Runs in the capture writer process (traces.capture_writer), away from the broker's event loop; column by column,
+with as little Python per row as it can.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pyarrow as pa
@@ -17,15 +16,16 @@ from kafka_shim.authorizer.model import AclOperation, ResourceType
 from kafka_shim.traces.format import CAPTURE, CONFIG_ALTERING_APIS, DECISION, REQUEST, SCHEMA, redacted_request_json
 
 
-def tapped_rows(batch: list[Any], source: str = CAPTURE) -> pa.Table:
-    """TappedRequests (shim.tap) as trace rows, column by column (in the writer thread: the loop only queued them).
+def tapped_rows(batch: list[Any], source: str = CAPTURE, fields: tuple[str, ...] | None = None) -> pa.Table:
+    """TappedRequests (shim.tap) as trace rows, column by column.
 
-    The writer holds the interpreter lock while it converts Python objects, time the event loop then waits for: a
-    TappedRequest is a tuple in column order, so the columns are one ``zip``, and the decisions are built as flat
+    A TappedRequest is a tuple in column order, so the columns are one ``zip``, and the decisions are built as flat
     child arrays with the names looked up by Arrow. A record type may carry further trace columns after
-    TappedRequest's (the capture proxy's ``response_rewritten``); its field names are the column names."""
+    TappedRequest's (the capture proxy's ``response_rewritten``); its field names are the column names. Plain
+    tuples (as the capture writer process receives them) come with their ``fields``."""
     n = len(batch)
-    fields = getattr(batch[0], "_fields", _RECORD_FIELDS) if batch else _RECORD_FIELDS
+    if fields is None:
+        fields = getattr(batch[0], "_fields", _RECORD_FIELDS) if batch else _RECORD_FIELDS
     columns = _RECORD_COLUMNS if fields == _RECORD_FIELDS else tuple("time" if f == "time_us" else f for f in fields)
     values = dict(zip(columns, zip(*batch, strict=True), strict=True)) if batch else dict.fromkeys(columns, ())
     if CONFIG_ALTERING_APIS.intersection(values["api_key"]):
@@ -39,9 +39,6 @@ def tapped_rows(batch: list[Any], source: str = CAPTURE) -> pa.Table:
         values["request_json"] = request_json
     arrays = []
     for f in SCHEMA:
-        # Hand the interpreter lock back between columns: a broker thread waiting for it (the event loop) gets it at
-        # once instead of after the interpreter's 5 ms switch interval, which a pipelining client would feel.
-        time.sleep(0)
         name = f.name
         if name == "decisions":
             arrays.append(_decisions_array(values[name]))

@@ -7,8 +7,9 @@ Kafka's AuthHelper asks it. With no authorizer configured every check passes and
 supported set, as in Kafka.
 
 While a trace is being captured (``ctx.decisions`` is a list, see shim.tap) every question is also recorded there,
-in the order asked, as ``shim.tap.TappedDecision``: each ``authorize`` with the rule that decided (whether or not Kafka
-would audit-log it), each KIP-679 ``authorizeByResourceType`` and each KIP-430 bitfield computed. Without an
+in the order asked, as a plain tuple in ``shim.tap.TappedDecision``'s field order (cheapest to build, and what the
+capture hands its writer process as it is): each ``authorize`` with the rule that decided, as the audit log's text
+(whether or not Kafka would audit-log it), each KIP-679 ``authorizeByResourceType`` and each KIP-430 bitfield computed. Without an
 authorizer nothing is recorded: Kafka makes no decisions then.
 """
 
@@ -21,7 +22,6 @@ from kafka_shim.authorizer.api_checks import Bitfield, Check, Mode, declaration,
 from kafka_shim.authorizer.api_checks.releases import TOPIC_DESCRIBE_BEFORE_1_0
 from kafka_shim.protocol.framing import api_name
 from kafka_shim.shim.requests.context import RequestContext
-from kafka_shim.shim.tap import TappedDecision
 
 
 def check(api_key: int, key: str) -> Check:
@@ -73,7 +73,7 @@ def allowed_on_any(ctx: RequestContext, c: Check) -> bool:
         return True
     allowed = az.authorize_by_resource_type(ctx.principal, ctx.client_host, c.operation, c.resource_type, request=api_name(ctx.api_key))
     if ctx.decisions is not None:
-        ctx.decisions.append(TappedDecision("by_resource_type", int(c.operation), int(c.resource_type), None, allowed))
+        ctx.decisions.append(("by_resource_type", int(c.operation), int(c.resource_type), None, allowed, None, None, None))
     return allowed
 
 
@@ -96,7 +96,7 @@ def authorized_operations(ctx: RequestContext, bits: Bitfield, name: str) -> int
         return SUPPORTED_BITS.get(int(bits.resource_type), 0)
     operations = az.authorized_operations(ctx.principal, ctx.client_host, bits.resource_type, name)
     if ctx.decisions is not None:
-        ctx.decisions.append(TappedDecision("authorized_operations", None, int(bits.resource_type), name, None, operations=operations))
+        ctx.decisions.append(("authorized_operations", None, int(bits.resource_type), name, None, None, None, operations))
     return operations
 
 
@@ -127,8 +127,9 @@ def _authorize(ctx: RequestContext, operation: AclOperation, resource_type: Reso
     allowed = az.authorize(ctx.principal, ctx.client_host, operation, resource_type, name, request=api_name(ctx.api_key),
                            resource_ref_count=ref_count, log_if_allowed=log_if_allowed, log_if_denied=log_if_denied)
     if ctx.decisions is not None:
-        rule = az.decision_rule(ctx.principal, ctx.client_host, operation, resource_type, name, allowed)
-        ctx.decisions.append(TappedDecision("authorize", int(operation), int(resource_type), name, allowed, rule, ref_count))
+        op, rtype = int(operation), int(resource_type)
+        rule = az.decision_rule_text(ctx.principal, ctx.client_host, op, rtype, name, allowed)
+        ctx.decisions.append(("authorize", op, rtype, name, allowed, rule, ref_count, None))
     metrics = ctx.services.metrics
     if metrics is not None:
         metrics.authorized(allowed)

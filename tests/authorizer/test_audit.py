@@ -267,3 +267,19 @@ def test_the_deciding_deny_is_the_first_one_kafkas_walk_meets():
     assert "resourceName=orders, patternType=LITERAL, principal=User:*" in rule_of(az, Op.READ, "orders")
     az = make(acl("*", Op.READ, Perm.DENY), acl("ord", Op.ALL, Perm.DENY, pattern=Pat.PREFIXED))
     assert "resourceName=ord, patternType=PREFIXED" in rule_of(az, Op.READ, "orders")
+
+
+def test_the_remembered_rule_text_follows_acl_changes() -> None:
+    """decision_rule_text (what a capture records per decision) is remembered, and forgotten when an ACL changes."""
+    az = make(allow_everyone=True)
+
+    def text() -> str:
+        allowed = az.authorize(ALICE, "10.0.0.1", Op.READ, RT.TOPIC, "payments")
+        return az.decision_rule_text(ALICE, "10.0.0.1", int(Op.READ), int(RT.TOPIC), "payments", allowed)
+
+    assert text() == text() == "DefaultAllow"
+    grant = acl("pay", Op.READ, Perm.ALLOW, pattern=Pat.PREFIXED)
+    az.create_acls([grant])
+    assert text() == rule_of(az, Op.READ, "payments") and "resourceName=pay, patternType=PREFIXED" in text()
+    az.create_acls([acl("payments", Op.READ, Perm.DENY)])
+    assert text() == rule_of(az, Op.READ, "payments") and "permissionType=DENY" in text()

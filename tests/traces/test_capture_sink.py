@@ -116,18 +116,18 @@ def test_a_request_after_midnight_goes_to_the_next_day(tmp_path: Path) -> None:
 
 
 class StalledSink(CaptureSink):
-    """A writer made slow on purpose: its first write waits until the test releases it."""
+    """A writer made slow on purpose: its first batch waits until the test releases it."""
 
     def __init__(self, settings: CaptureSettings) -> None:
         self.release = threading.Event()
         self.stalled = threading.Event()
         super().__init__(settings)
 
-    def _write_rows(self, *args):
-        if not self.release.is_set():
+    def _forward(self, batch):
+        if batch and not self.release.is_set():
             self.stalled.set()
             self.release.wait(WAIT_S)
-        super()._write_rows(*args)
+        super()._forward(batch)
 
 
 def test_a_writer_that_falls_behind_drops_counts_logs_and_records_it(tmp_path: Path) -> None:
@@ -164,3 +164,27 @@ def test_bad_settings_name_the_key() -> None:
     with pytest.raises(CaptureConfigError, match=r"kafka.shim.capture.queue.requests=0 is below its minimum 1"):
         CaptureSettings.from_properties({"kafka.shim.capture.dir": "/tmp/x", "kafka.shim.capture.queue.requests": "0"})
     assert CaptureSettings.from_properties({}) is None
+
+
+def test_a_writer_process_that_dies_is_replaced_and_its_loss_counted(tmp_path: Path) -> None:
+    sink = CaptureSink(CaptureSettings(tmp_path))
+    with capture_logs() as logs:
+        try:
+            for cid in range(3):  # written to the first writer's open file, which it never finishes
+                sink.record(_tapped(cid))
+            assert sink.sync(WAIT_S)
+            first = sink._writer.process
+            first.kill()
+            first.wait(WAIT_S)
+            for cid in range(3, 5):
+                sink.record(_tapped(cid))
+            assert sink.sync(WAIT_S)
+            assert sink._writer.process.pid != first.pid
+        finally:
+            sink.close()
+    table = read_trace(tmp_path)
+    assert table.filter(pc.equal(table["kind"], "request"))["correlation_id"].to_pylist() == [3, 4]
+    (dropped,) = table.filter(pc.equal(table["kind"], DROPPED)).to_pylist()
+    assert dropped["dropped_requests"] == 3 == sink.dropped_total
+    (exited,) = [e for e in logs if e["event"] == "capture_writer_exited"]
+    assert exited["log_level"] == "error" and exited["requests_lost"] == 3 and exited["restarting"] is True

@@ -19,9 +19,10 @@ from tests.support.wire import Wire
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def _serve(*args: str) -> subprocess.Popen:
+def _serve(*args: str, new_session: bool = False) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "kafka_shim.shim.tools.cli", "serve", "--log-format", "json", *args], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                            start_new_session=new_session)
 
 
 @pytest.mark.parametrize("how", ["--capture", "--override"])
@@ -47,6 +48,28 @@ def test_the_last_requests_are_in_the_trace_when_serve_exits_on_sigterm(tmp_path
     assert [r.row["response"] for r in rows] == [a.payload for a in answers]
     assert [r.response_body for r in rows] == [a.body for a in answers]
     assert read_trace(capture).num_rows == 3
+
+
+def test_ctrl_c_in_a_terminal_loses_nothing(tmp_path: Path) -> None:
+    """Ctrl-C signals the whole process group, the capture's writer process too: it must outlive the broker's stop,
+    which sends it what is still queued."""
+    capture = tmp_path / "trace"
+    proc = _serve("--override", "listeners=PLAINTEXT://127.0.0.1:0", "--capture", str(capture), new_session=True)
+    try:
+        address = proc.stdout.readline().strip()
+        host, port = address.split("://", 1)[1].rsplit(":", 1)
+        with Wire((host, int(port))) as wire:
+            for _ in range(20):
+                wire.request(ApiKey.METADATA, 12, MetadataRequest(topics=[]), client_id="ctrl-c")
+        os.killpg(proc.pid, signal.SIGINT)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    events = [json.loads(line)["event"] for line in proc.stderr.read().splitlines() if line.startswith("{")]
+    assert "capture_writer_exited" not in events and "capture_stopped" in events
+    assert [r.row["client_id"] for r in iter_requests(capture)] == ["ctrl-c"] * 20
 
 
 def test_a_bad_capture_setting_stops_serve_with_the_key_named(tmp_path: Path) -> None:
