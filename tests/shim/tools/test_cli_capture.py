@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,34 @@ def test_ctrl_c_in_a_terminal_loses_nothing(tmp_path: Path) -> None:
     events = [json.loads(line)["event"] for line in proc.stderr.read().splitlines() if line.startswith("{")]
     assert "capture_writer_exited" not in events and "capture_stopped" in events
     assert [r.row["client_id"] for r in iter_requests(capture)] == ["ctrl-c"] * 20
+
+
+def test_after_kill_9_the_writer_process_finishes_what_it_was_handed(tmp_path: Path) -> None:
+    capture = tmp_path / "trace"
+    proc = _serve("--override", "listeners=PLAINTEXT://127.0.0.1:0", "--capture", str(capture))
+    try:
+        address = proc.stdout.readline().strip()
+        host, port = address.split("://", 1)[1].rsplit(":", 1)
+        with Wire((host, int(port))) as wire:
+            for _ in range(30):
+                wire.request(ApiKey.METADATA, 12, MetadataRequest(topics=[]), client_id="kill-9")
+        # The writer opens its file when the first rows reach it (within the forwarder's one-second flush).
+        assert _wait_for(lambda: list(capture.glob("day=*/.part-*.inprogress")))
+    finally:
+        proc.kill()
+        proc.wait()
+    # The broker is gone without a word; its writer sees the pipe end, finishes the file and exits.
+    assert _wait_for(lambda: list(capture.glob("day=*/part-*.parquet")))
+    assert [r.row["client_id"] for r in iter_requests(capture)] == ["kill-9"] * 30
+
+
+def _wait_for(condition, timeout: float = 60.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def test_a_bad_capture_setting_stops_serve_with_the_key_named(tmp_path: Path) -> None:
