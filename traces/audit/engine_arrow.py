@@ -92,16 +92,9 @@ class ArrowResults(AuditResults):
 
 
 @dataclass
-class UnitResult:
-    """One row group audited: its decisions and flips (to be written), and what is merged across units."""
-
-    decisions: pa.Table
-    flips: pa.Table
-    actions: pa.Table
-    broker_diff: pa.Table
-    problems: pa.Table
-    broker_rows: int
-    release_diff: pa.Table | None
+class UnitResult(AuditResults):
+    """One row group audited, with the whole audit's tables: its decisions and flips (to be written), and what is
+    merged across units."""
 
 
 def audit_unit(unit: pipeline.Unit, a: Decider, b: Decider | None, compare_release: str | None = None) -> UnitResult:

@@ -8,6 +8,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -30,19 +32,11 @@ def _serve(*args: str, new_session: bool = False) -> subprocess.Popen:
 def test_the_last_requests_are_in_the_trace_when_serve_exits_on_sigterm(tmp_path: Path, how: str) -> None:
     capture = tmp_path / "trace"
     flag = ["--capture", str(capture)] if how == "--capture" else ["--override", f"kafka.shim.capture.dir={capture}"]
-    proc = _serve("--override", "listeners=PLAINTEXT://127.0.0.1:0", *flag)
-    try:
-        address = proc.stdout.readline().strip()
-        host, port = address.split("://", 1)[1].rsplit(":", 1)
-        with Wire((host, int(port))) as wire:
-            answers = [wire.request(ApiKey.METADATA, v, MetadataRequest(topics=[]), client_id="cli-test") for v in (1, 9, 12)]
+    with _serving("--override", "listeners=PLAINTEXT://127.0.0.1:0", *flag) as proc:
+        answers = _metadata_requests(proc, [1, 9, 12], "cli-test")
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    events = [json.loads(line)["event"] for line in proc.stderr.read().splitlines() if line.startswith("{")]
+    events = _events(proc)
     assert "capture_started" in events and "capture_stopped" in events
     rows = [r for r in iter_requests(capture) if r.row["client_id"] == "cli-test"]
     assert [r.row["api_version"] for r in rows] == [1, 9, 12]
@@ -55,41 +49,48 @@ def test_ctrl_c_in_a_terminal_loses_nothing(tmp_path: Path) -> None:
     """Ctrl-C signals the whole process group, the capture's writer process too: it must outlive the broker's stop,
     which sends it what is still queued."""
     capture = tmp_path / "trace"
-    proc = _serve("--override", "listeners=PLAINTEXT://127.0.0.1:0", "--capture", str(capture), new_session=True)
-    try:
-        address = proc.stdout.readline().strip()
-        host, port = address.split("://", 1)[1].rsplit(":", 1)
-        with Wire((host, int(port))) as wire:
-            for _ in range(20):
-                wire.request(ApiKey.METADATA, 12, MetadataRequest(topics=[]), client_id="ctrl-c")
+    with _serving("--override", "listeners=PLAINTEXT://127.0.0.1:0", "--capture", str(capture), new_session=True) as proc:
+        _metadata_requests(proc, [12] * 20, "ctrl-c")
         os.killpg(proc.pid, signal.SIGINT)
         assert proc.wait(timeout=60) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    events = [json.loads(line)["event"] for line in proc.stderr.read().splitlines() if line.startswith("{")]
+    events = _events(proc)
     assert "capture_writer_exited" not in events and "capture_stopped" in events
     assert [r.row["client_id"] for r in iter_requests(capture)] == ["ctrl-c"] * 20
 
 
 def test_after_kill_9_the_writer_process_finishes_what_it_was_handed(tmp_path: Path) -> None:
     capture = tmp_path / "trace"
-    proc = _serve("--override", "listeners=PLAINTEXT://127.0.0.1:0", "--capture", str(capture))
-    try:
-        address = proc.stdout.readline().strip()
-        host, port = address.split("://", 1)[1].rsplit(":", 1)
-        with Wire((host, int(port))) as wire:
-            for _ in range(30):
-                wire.request(ApiKey.METADATA, 12, MetadataRequest(topics=[]), client_id="kill-9")
+    with _serving("--override", "listeners=PLAINTEXT://127.0.0.1:0", "--capture", str(capture)) as proc:
+        _metadata_requests(proc, [12] * 30, "kill-9")
         # The writer opens its file when the first rows reach it (within the forwarder's one-second flush).
         assert _wait_for(lambda: list(capture.glob("day=*/.part-*.inprogress")))
-    finally:
         proc.kill()
-        proc.wait()
     # The broker is gone without a word; its writer sees the pipe end, finishes the file and exits.
     assert _wait_for(lambda: list(capture.glob("day=*/part-*.parquet")))
     assert [r.row["client_id"] for r in iter_requests(capture)] == ["kill-9"] * 30
+
+
+@contextmanager
+def _serving(*args: str, new_session: bool = False) -> Iterator[subprocess.Popen]:
+    """``kafka-shim serve``, killed on the way out if the test has not stopped it."""
+    proc = _serve(*args, new_session=new_session)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+
+def _events(proc: subprocess.Popen) -> list[str]:
+    return [json.loads(line)["event"] for line in proc.stderr.read().splitlines() if line.startswith("{")]
+
+
+def _metadata_requests(proc: subprocess.Popen, versions: list[int], client_id: str) -> list:
+    """Metadata requests of these versions to the broker whose first line named its listener; the answers."""
+    host, port = proc.stdout.readline().strip().split("://", 1)[1].rsplit(":", 1)
+    with Wire((host, int(port))) as wire:
+        return [wire.request(ApiKey.METADATA, v, MetadataRequest(topics=[]), client_id=client_id) for v in versions]
 
 
 def _wait_for(condition, timeout: float = 60.0) -> bool:
