@@ -33,6 +33,7 @@ from kafka_shim.authorizer.audit import rule_text
 from kafka_shim.authorizer.library_logging import get_logger
 from kafka_shim.traces import capture_pipe as pipe
 from kafka_shim.traces.capture_process import Loss, WriterProcess
+from kafka_shim.traces.capture_rows import RECORD_FIELDS
 from kafka_shim.traces.capture_settings import (  # re-exported: the composition roots import them from here
     DIR_KEY,
     QUEUE_BYTES_KEY,
@@ -56,14 +57,8 @@ WAKE_ROWS = 4096
 CLOSE_TIMEOUT_S = 120.0
 # Writer processes started again after one died, at most.
 MAX_RESTARTS = 3
-# A TappedRequest's fields (shim.tap; traces may not import shim): the record type's own ``_fields`` win.
-_RECORD_FIELDS = ("time_us", "connection_id", "client_host", "client_port", "listener", "security_protocol", "principal",
-                  "client_id", "client_software_name", "client_software_version", "api_key", "api_version",
-                  "correlation_id", "request", "response", "outcome", "response_time_us", "decisions")
-_DECISIONS = len(_RECORD_FIELDS) - 1
-_REQUEST, _RESPONSE = _RECORD_FIELDS.index("request"), _RECORD_FIELDS.index("response")
+_REQUEST, _RESPONSE = RECORD_FIELDS.index("request"), RECORD_FIELDS.index("response")
 _frame_of, _answer_of = itemgetter(_REQUEST), itemgetter(_RESPONSE)
-_RULE = 5  # a decision's rule: text, or an authorizer Rule
 
 __all__ = [
     "DIR_KEY",
@@ -309,7 +304,7 @@ def _rows_message(batch: list[Any], dropped: dict[str, Any] | None) -> bytes:
     values, their decisions plain tuples with the rule as text (shim.requests.dispatch, shim.requests.authz), so
     they go as they are; a NamedTuple record (the capture proxy's) is copied to a plain tuple, with its field names;
     other values (enum members, Rule objects) take the slow way."""
-    fields = getattr(batch[0], "_fields", _RECORD_FIELDS) if batch else _RECORD_FIELDS
+    fields = getattr(batch[0], "_fields", RECORD_FIELDS) if batch else RECORD_FIELDS
     rows = batch if not batch or type(batch[0]) is tuple else list(map(tuple, batch))
     try:
         return pipe.pack(pipe.ROWS, (fields, rows, dropped))

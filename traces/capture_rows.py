@@ -25,8 +25,8 @@ def tapped_rows(batch: list[Any], source: str = CAPTURE, fields: tuple[str, ...]
     tuples (as the capture writer process receives them) come with their ``fields``."""
     n = len(batch)
     if fields is None:
-        fields = getattr(batch[0], "_fields", _RECORD_FIELDS) if batch else _RECORD_FIELDS
-    columns = _RECORD_COLUMNS if fields == _RECORD_FIELDS else tuple("time" if f == "time_us" else f for f in fields)
+        fields = getattr(batch[0], "_fields", RECORD_FIELDS) if batch else RECORD_FIELDS
+    columns = _RECORD_COLUMNS if fields == RECORD_FIELDS else tuple("time" if f == "time_us" else f for f in fields)
     values = dict(zip(columns, zip(*batch, strict=True), strict=True)) if batch else dict.fromkeys(columns, ())
     if CONFIG_ALTERING_APIS.intersection(values["api_key"]):
         # Config values may be passwords: such requests keep a redacted JSON body instead of their bytes.
@@ -59,7 +59,8 @@ def tapped_rows(batch: list[Any], source: str = CAPTURE, fields: tuple[str, ...]
 _RECORD_COLUMNS = ("time", "connection_id", "client_host", "client_port", "listener", "security_protocol", "principal",
                    "client_id", "client_software_name", "client_software_version", "api_key", "api_version",
                    "correlation_id", "request", "response", "outcome", "response_time_us", "decisions")
-_RECORD_FIELDS = ("time_us", *_RECORD_COLUMNS[1:])
+# The same as the record tuples hold them (shim.tap.TappedRequest; traces may not import shim).
+RECORD_FIELDS = ("time_us", *_RECORD_COLUMNS[1:])
 
 
 def _decisions_array(per_request: tuple[list[Any], ...]) -> pa.Array:
