@@ -22,7 +22,6 @@ SYNCED = 13  # the marker's number
 LOG = 14  # (level, event, fields) for the broker's log
 
 _HEADER = struct.Struct(">BI")
-MAX_BODY = (1 << 32) - 1
 
 
 def pack(kind: int, body: Any = None) -> bytes:
