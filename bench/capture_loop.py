@@ -5,10 +5,10 @@
 bench/capture.py measures requests/s over sockets; this isolates the broker's side. One embedded broker with
 capture on (the authorizer with allow.everyone.if.no.acl.found=true, as in bench/capture.py) serves the same
 pre-encoded Metadata v12 request (one topic, one DESCRIBE decision) through three sessions in turn, on its own
-loop: no tap; a tap that only appends to a deque (what building the record costs); and the capture sink, whose
-forwarder thread marshals the records meanwhile for the writer process (its share of the interpreter lock shows
-here; the writer process's own work does not). Rounds
-alternate the three, so drift from other load hits all alike.
+loop: no tap; a tap that keeps the records as tuples in a deque (building the record, and the garbage collections
+that thousands of queued tuples bring); and the capture sink, which marshals each record on the loop and whose
+forwarder thread hands them to the writer process meanwhile (its share of the interpreter lock shows here; the
+writer process's own work does not). Rounds alternate the three, so drift from other load hits all alike.
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@ loop. A tap must therefore never block: the trace writer (``traces.capture``) on
 queue. With no tap attached nothing of this runs: the pipeline checks one attribute per frame.
 
 Fields hold what the broker saw, without interpretation: the frame as received (size prefix removed), the answer
-frame as the broker queued it for the client (size prefix removed; None when it answered nothing), the principal the request was handled as, and the
-authorization decisions it made (``TappedDecision``, in the order asked).
+as the broker queued it for the client (None when it answered nothing), the connection's fields (``TappedSession``),
+the principal the request was handled as, and the authorization decisions it made (``TappedDecision``, in the order
+asked).
 """
 
 from __future__ import annotations
@@ -42,28 +43,34 @@ class TappedDecision(NamedTuple):
     operations: int | None = None
 
 
-class TappedRequest(NamedTuple):
-    """One request frame and what became of it, in the trace's column order. The broker hands a tap plain tuples in
-    this field order (cheapest to make per request; ``TappedRequest(*record)`` names the fields)."""
+class TappedSession(NamedTuple):
+    """The fields of a connection that every request of it shares; the broker records one plain tuple in this field
+    order per connection (made again when the client names its software), and every record refers to it."""
 
-    time_us: int  # when the frame was taken, UTC microseconds since the epoch
     connection_id: str  # Kafka's form: brokerHost:brokerPort-clientHost:clientPort-index
     client_host: str
     client_port: int
     listener: str
     security_protocol: str
-    principal: str  # the principal the request was handled as
-    client_id: str | None
     client_software_name: str | None  # from the connection's ApiVersions v3+ request (KIP-511)
     client_software_version: str | None
-    api_key: int | None  # None when the header could not be read
-    api_version: int | None
-    correlation_id: int | None
-    request: bytes | None  # the frame without its 4-byte size prefix; None for SASL credentials (never recorded)
-    response: bytes | None  # the answer frame without its size prefix; None when nothing was sent
+
+
+class TappedRequest(NamedTuple):
+    """One request frame and what became of it. The broker hands a tap plain tuples in this field order (cheapest
+    to make per request; ``TappedRequest(*record)`` names the fields): references to what the pipeline holds
+    anyway. The header's fields and the answer without its size prefix are the sink's to read (the capture does so
+    in its writer process)."""
+
+    time_us: int  # when the frame was taken, UTC microseconds since the epoch
+    session: tuple  # a TappedSession, as a plain tuple
+    principal: str  # the principal the request was handled as
+    request: bytes | None  # the frame without its 4-byte size prefix; None when it holds credentials (never recorded)
+    header: bytes | None  # only for a credential frame: its first 8 bytes (api key, version, correlation id)
+    answer: bytes | None  # the answer as queued for the client: size-prefixed frame(s); None when nothing was sent
     outcome: str  # ANSWERED, SILENT, CLOSED or AUTHENTICATION_FAILED
     response_time_us: int  # from taking the frame to having the answer (or the close) ready
-    decisions: tuple[TappedDecision, ...]  # in the order asked
+    decisions: list[TappedDecision]  # as plain tuples, in the order asked
 
 
 class RequestTap(Protocol):

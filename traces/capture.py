@@ -1,12 +1,14 @@
 """CaptureSink: kafka-shim's RequestTap (shim.tap) that writes every served request to the trace format.
 
-The broker's event loop only hands a record over (``record``: one append to a bounded deque). A forwarder thread,
-woken once a second or when WAKE_ROWS wait, marshals a batch of records in one call and writes it into a pipe to
-the writer process (traces.capture_writer), which turns them into Arrow columns and Parquet files
+The broker's event loop only hands a record over (``record``: the record marshalled, then appended to a bounded
+deque). A forwarder thread, woken once a second or when WAKE_ROWS wait, joins a batch of them into one message and
+writes it into a pipe to the writer process (traces.capture_writer), which turns them into Arrow columns and Parquet files
 (traces.capture_files: ``DIR/day=YYYY-MM-DD/part-<UTC start>-<seq>.parquet``, rolled by
 ``kafka.shim.capture.roll.bytes`` / ``.roll.ms`` and midnight UTC, capped by ``.retention.bytes``). Converting
 rows in a thread of the broker's own process took ~6 µs per request from a ~30 µs Metadata request through the
-interpreter lock; in the broker's process a row now costs its share of one marshal call.
+interpreter lock; in the broker's process a row now costs one marshal call. Queued as tuples, the records made
+the garbage collector run ten times as often on the loop (and walk them there); queued as bytes, they are invisible
+to it.
 
 - When the writer falls behind and the queue (``kafka.shim.capture.queue.requests`` / ``.queue.bytes``) is full,
   further requests are not recorded: they are counted, the first of a run is logged (``capture_dropping``), and
@@ -22,10 +24,10 @@ The configuration keys are kafka-shim's own, in Kafka's style (traces.capture_se
 from __future__ import annotations
 
 import datetime
+import marshal
 import threading
 from collections import deque
 from itertools import islice
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,7 @@ from kafka_shim.traces.capture_settings import (  # re-exported: the composition
 from kafka_shim.traces.format import CAPTURE, DROPPED
 
 log = get_logger("kafka_shim.capture")
+_dumps, _RECORD_VERSION = marshal.dumps, pipe.RECORD_VERSION
 
 # Rows per batch (one row group) at most; a busy broker fills one in well under FLUSH_S.
 BATCH_ROWS = 8192
@@ -57,8 +60,6 @@ WAKE_ROWS = 4096
 CLOSE_TIMEOUT_S = 120.0
 # Writer processes started again after one died, at most.
 MAX_RESTARTS = 3
-_REQUEST, _RESPONSE = RECORD_FIELDS.index("request"), RECORD_FIELDS.index("response")
-_frame_of, _answer_of = itemgetter(_REQUEST), itemgetter(_RESPONSE)
 
 __all__ = [
     "DIR_KEY",
@@ -74,9 +75,11 @@ __all__ = [
 class CaptureSink:
     """A RequestTap writing the trace format; ``record`` on the event loop, the writing in a process of its own."""
 
-    def __init__(self, settings: CaptureSettings, source: str = CAPTURE) -> None:
+    def __init__(self, settings: CaptureSettings, source: str = CAPTURE, fields: tuple[str, ...] = RECORD_FIELDS) -> None:
         self.settings = settings
         self.source = source  # the trace's ``source`` column and file metadata: capture, or proxy (traces.proxy)
+        # The records' field names: the broker's plain tuples (shim.tap.TappedRequest), or the proxy's rows.
+        self.fields = tuple(fields)
         self.directory = settings.directory
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -129,17 +132,26 @@ class CaptureSink:
     def record(self, request: Any) -> None:
         if self._closed:
             return
+        try:
+            data = _dumps(request, _RECORD_VERSION)  # pipe.record, without a call of its own on every request
+        except ValueError:  # not a plain tuple of plain values: a NamedTuple row (the proxy's), enum members...
+            data = pipe.record(self._plain_record(request))
         pending = self._pending
-        frame, answer = request[_REQUEST], request[_RESPONSE]
-        size = (len(frame) if frame else 0) + (len(answer) if answer else 0)
+        size = len(data)
         if len(pending) >= self._max_requests or self._queued_bytes - self._taken_bytes + size > self._max_bytes or self._given_up:
             self._drop(request[0])
             return
         self._queued_bytes += size
-        pending.append(request)  # deque.append is atomic: no lock, and no wake-up of the forwarder per request
+        pending.append(data)  # deque.append is atomic: no lock, and no wake-up of the forwarder per request
         self._recorded += 1
         if len(pending) >= WAKE_ROWS and not self._wake.is_set():
             self._wake.set()
+
+    def _plain_record(self, request: Any) -> tuple[Any, ...]:
+        fields = getattr(request, "_fields", self.fields)
+        if tuple(fields) != self.fields:
+            raise TypeError(f"a record with fields {fields} given to a capture sink of {self.fields}")
+        return tuple(map(_plain, request))
 
     def _drop(self, time_us: int, count: int = 1, until_us: int | None = None) -> None:
         with self._drop_lock:
@@ -209,8 +221,7 @@ class CaptureSink:
             while True:
                 # Taken and measured in C calls: a Python loop here would hold the interpreter lock per row.
                 batch = list(islice(iter(pending.popleft, None), min(len(pending), BATCH_ROWS)))
-                self._taken_bytes += (sum(map(len, filter(None, map(_frame_of, batch))))
-                                      + sum(map(len, filter(None, map(_answer_of, batch)))))
+                self._taken_bytes += sum(map(len, batch))
                 self._forward(batch)
                 self._forwarded += len(batch)
                 self._send_syncs()
@@ -225,17 +236,12 @@ class CaptureSink:
         dropped = self._take_dropped()
         if not batch and dropped is None:
             return
-        try:
-            message = _rows_message(batch, dropped)
-        except Exception as exc:  # a record no trace column can hold: a bug upstream; counted, not fatal
-            log.error("capture_write_failed", directory=str(self.directory), rows=len(batch), error=repr(exc))
-            self._count_lost(batch, dropped)
-            return
+        message = pipe.rows_message(self.fields, batch, dropped)
         if self._given_up:
             self._count_lost(batch, dropped)
             return
-        # The period the message covers (time_us comes first in every record), should the writer lose it.
-        since, until = (batch[0][0], batch[-1][0]) if batch else (dropped["time"], dropped["dropped_until"])
+        # The period the message covers, should the writer lose it.
+        since, until = (_time_us(batch[0]), _time_us(batch[-1])) if batch else (dropped["time"], dropped["dropped_until"])
         if dropped is not None:
             since, until = min(since, dropped["time"]), max(until, dropped["dropped_until"])
         counts = (len(batch), dropped["dropped_requests"] if dropped else 0, since, until)
@@ -281,7 +287,7 @@ class CaptureSink:
         if dropped is not None:
             self._drop(dropped["time"], dropped["dropped_requests"], dropped["dropped_until"])
         if batch:
-            self._drop(batch[0][0], len(batch), batch[-1][0])  # time_us comes first in every record
+            self._drop(_time_us(batch[0]), len(batch), _time_us(batch[-1]))
 
     def _take_dropped(self) -> dict[str, Any] | None:
         if self._given_up:
@@ -299,17 +305,9 @@ class CaptureSink:
         return {"kind": DROPPED, "time": since, "source": self.source, "dropped_requests": count, "dropped_until": until}
 
 
-def _rows_message(batch: list[Any], dropped: dict[str, Any] | None) -> bytes:
-    """The ROWS message. marshal takes only plain atoms and tuples: the broker's records are plain tuples of plain
-    values, their decisions plain tuples with the rule as text (shim.requests.dispatch, shim.requests.authz), so
-    they go as they are; a NamedTuple record (the capture proxy's) is copied to a plain tuple, with its field names;
-    other values (enum members, Rule objects) take the slow way."""
-    fields = getattr(batch[0], "_fields", RECORD_FIELDS) if batch else RECORD_FIELDS
-    rows = batch if not batch or type(batch[0]) is tuple else list(map(tuple, batch))
-    try:
-        return pipe.pack(pipe.ROWS, (fields, rows, dropped))
-    except ValueError:  # unmarshallable
-        return pipe.pack(pipe.ROWS, (fields, [tuple(map(_plain, row)) for row in rows], dropped))
+def _time_us(record: bytes) -> int:
+    """A marshalled record's time (time_us comes first in every record)."""
+    return pipe.record_fields(record)[0]
 
 
 def _plain(value: Any) -> Any:

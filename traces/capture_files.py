@@ -17,6 +17,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +29,16 @@ from kafka_shim.traces.capture_settings import RETENTION_BYTES_KEY, CaptureSetti
 from kafka_shim.traces.format import IN_PROGRESS_PREFIX, IN_PROGRESS_SUFFIX, SCHEMA, day_directory, file_metadata
 
 _DAY_US = 86_400_000_000
+_first = itemgetter(0)
 
 # Min/max statistics only for the columns a query filters on: for the raw frames they would copy two frames per
 # row group into the footer.
 _STATISTICS = [f.name for f in SCHEMA if f.type not in (pa.binary(), pa.string()) or f.name in (
     "kind", "principal", "listener", "client_id", "client_host", "source", "outcome")]
+# Dictionary encoding only where values repeat: on the raw frames, times and correlation ids (distinct in every row)
+# it only hashed each value before giving up, a fifth of the write's time.
+_DICTIONARY = [f.name for f in SCHEMA if f.name not in (
+    "time", "correlation_id", "request", "request_json", "response", "response_json", "response_time_us")]
 
 # (level, event, fields): how the files report what they did; the writer process forwards it to the broker's log.
 Report = Callable[[str, str, dict[str, Any]], None]
@@ -58,12 +64,8 @@ class TraceFiles:
         """Rows (tuples in ``fields`` order, ``time_us`` first) as row groups, split at midnight UTC; then the
         ``dropped`` row if any. The files finished on the way are returned."""
         finished = self.roll_if_expired()
-        start = 0
-        for end in range(1, len(rows) + 1):
-            if end == len(rows) or rows[end][0] // _DAY_US != rows[start][0] // _DAY_US:
-                part = rows[start:end]
-                finished += self._write_rows(_day_name(part[0][0]), tapped_rows(part, self.source, fields), len(part), 0)
-                start = end
+        for part in _by_day(rows):
+            finished += self._write_rows(_day_name(part[0][0]), tapped_rows(part, self.source, fields), len(part), 0)
         if dropped is not None:
             finished += self._write_rows(_day_name(dropped["time"]), pa.Table.from_pylist([dropped], schema=SCHEMA),
                                          0, dropped["dropped_requests"])
@@ -130,7 +132,8 @@ class TraceFiles:
         name = f"part-{stamp}-{self._sequence:05d}.parquet"
         temp = folder / f"{IN_PROGRESS_PREFIX}{name}{IN_PROGRESS_SUFFIX}"
         sink = pa.OSFile(str(temp), "wb")
-        writer = pq.ParquetWriter(sink, SCHEMA.with_metadata(file_metadata(self.source)), write_statistics=_STATISTICS)
+        writer = pq.ParquetWriter(sink, SCHEMA.with_metadata(file_metadata(self.source)), write_statistics=_STATISTICS,
+                                  use_dictionary=_DICTIONARY)
         return _OpenFile(day, folder / name, temp, sink, writer, time.monotonic())
 
     def _apply_retention(self) -> None:
@@ -167,6 +170,21 @@ class _OpenFile:
 
     def expired(self, roll_ms: int) -> bool:
         return (time.monotonic() - self.opened) * 1000 >= roll_ms
+
+
+def _by_day(rows: list[tuple[Any, ...]]) -> list[list[tuple[Any, ...]]]:
+    """Rows cut where the UTC day changes (a batch almost always falls in one day: found without a Python loop)."""
+    if not rows:
+        return []
+    times = list(map(_first, rows))
+    if min(times) // _DAY_US == max(times) // _DAY_US:
+        return [rows]
+    parts, start = [], 0
+    for end in range(1, len(rows) + 1):
+        if end == len(rows) or times[end] // _DAY_US != times[start] // _DAY_US:
+            parts.append(rows[start:end])
+            start = end
+    return parts
 
 
 def _day_name(time_us: int) -> str:

@@ -1,7 +1,10 @@
 """The messages between a CaptureSink (in the broker's process) and its writer process, over two pipes.
 
 A message is a kind byte, a 4-byte length and a ``marshal`` body: both ends run the same interpreter, and marshal
-turns a batch of plain tuples into bytes in one C call, the least the broker's process can spend per row.
+turns a plain tuple into bytes in one C call, the least the broker's process can spend per row. A ROWS message is
+put together from records marshalled one by one as they arrive (``record``, ``rows_message``): a record kept as
+bytes holds no object the garbage collector tracks, where thousands of queued tuples made the broker's collections
+run ten times as often and walk them.
 """
 
 from __future__ import annotations
@@ -22,11 +25,38 @@ SYNCED = 13  # the marker's number
 LOG = 14  # (level, event, fields) for the broker's log
 
 _HEADER = struct.Struct(">BI")
+# marshal's own encoding of a container's length (little-endian int32), after its type code.
+_MARSHAL_COUNT = struct.Struct("<i")
+# marshal's type codes for a tuple and a list, stable since marshal's first version.
+_MARSHAL_TUPLE, _MARSHAL_LIST = b"(", b"["
+# Version 2 writes no back-references (3 and later number shared objects per ``dumps`` call), so records marshalled
+# apart can follow one list header and load as one list.
+RECORD_VERSION = 2
 
 
 def pack(kind: int, body: Any = None) -> bytes:
     data = marshal.dumps(body)
     return _HEADER.pack(kind, len(data)) + data
+
+
+def record(row: tuple[Any, ...]) -> bytes:
+    """One row, marshalled for a later ``rows_message`` (ValueError: a value marshal does not take)."""
+    return marshal.dumps(row, RECORD_VERSION)
+
+
+def record_fields(record_bytes: bytes) -> tuple[Any, ...]:
+    """A ``record`` back as its row (the sink reads the first and last times of a batch it could not send)."""
+    return marshal.loads(record_bytes)
+
+
+def rows_message(fields: tuple[str, ...], records: list[bytes], dropped: Any) -> bytes:
+    """The ROWS message (fields, rows, dropped) from rows already marshalled by ``record``: the list of rows is
+    marshal's list header followed by the records as they are, so the broker's process only joins bytes."""
+    head = b"".join((_MARSHAL_TUPLE, _MARSHAL_COUNT.pack(3), marshal.dumps(tuple(fields), RECORD_VERSION),
+                     _MARSHAL_LIST, _MARSHAL_COUNT.pack(len(records))))
+    tail = marshal.dumps(dropped, RECORD_VERSION)
+    size = len(head) + sum(map(len, records)) + len(tail)
+    return b"".join([_HEADER.pack(ROWS, size), head, *records, tail])
 
 
 def send(fd: int, kind: int, body: Any = None) -> None:

@@ -6,6 +6,8 @@ with as little Python per row as it can.
 
 from __future__ import annotations
 
+import struct
+from itertools import accumulate, chain
 from typing import Any
 
 import pyarrow as pa
@@ -19,15 +21,19 @@ from kafka_shim.traces.format import CAPTURE, CONFIG_ALTERING_APIS, DECISION, RE
 def tapped_rows(batch: list[Any], source: str = CAPTURE, fields: tuple[str, ...] | None = None) -> pa.Table:
     """TappedRequests (shim.tap) as trace rows, column by column.
 
-    A TappedRequest is a tuple in column order, so the columns are one ``zip``, and the decisions are built as flat
-    child arrays with the names looked up by Arrow. A record type may carry further trace columns after
-    TappedRequest's (the capture proxy's ``response_rewritten``); its field names are the column names. Plain
-    tuples (as the capture writer process receives them) come with their ``fields``."""
+    The broker's records (RECORD_FIELDS) are spread into the trace's columns; other records hold the columns
+    themselves, named by their ``fields`` (the capture proxy's: ROW_FIELDS and its ``response_rewritten``). The
+    columns are one ``zip``, and the decisions are built as flat child arrays with the names looked up by Arrow.
+    Plain tuples (as the capture writer process receives them) come with their ``fields``."""
     n = len(batch)
     if fields is None:
         fields = getattr(batch[0], "_fields", RECORD_FIELDS) if batch else RECORD_FIELDS
-    columns = _RECORD_COLUMNS if fields == RECORD_FIELDS else tuple("time" if f == "time_us" else f for f in fields)
-    values = dict(zip(columns, zip(*batch, strict=True), strict=True)) if batch else dict.fromkeys(columns, ())
+    built: dict[str, pa.Array] = {}  # columns already made as Arrow arrays on the way
+    if tuple(fields) == RECORD_FIELDS:
+        values, built = _broker_values(batch)
+    else:
+        columns = tuple("time" if f == "time_us" else f for f in fields)
+        values = dict(zip(columns, zip(*batch, strict=True), strict=True)) if batch else dict.fromkeys(columns, ())
     if CONFIG_ALTERING_APIS.intersection(values["api_key"]):
         # Config values may be passwords: such requests keep a redacted JSON body instead of their bytes.
         requests = list(values["request"])
@@ -37,10 +43,13 @@ def tapped_rows(batch: list[Any], source: str = CAPTURE, fields: tuple[str, ...]
                 request_json[i], requests[i] = redacted_request_json(raw), None
         values["request"] = requests
         values["request_json"] = request_json
+        built.pop("request", None)
     arrays = []
     for f in SCHEMA:
         name = f.name
-        if name == "decisions":
+        if name in built:
+            arrays.append(built[name])
+        elif name == "decisions":
             arrays.append(_decisions_array(values[name]))
         elif name == "time":
             arrays.append(pa.array(values[name], pa.int64()).cast(f.type))
@@ -55,21 +64,81 @@ def tapped_rows(batch: list[Any], source: str = CAPTURE, fields: tuple[str, ...]
     return pa.Table.from_arrays(arrays, schema=SCHEMA)
 
 
-# A TappedRequest's fields as trace columns ("time" is its time_us).
-_RECORD_COLUMNS = ("time", "connection_id", "client_host", "client_port", "listener", "security_protocol", "principal",
-                   "client_id", "client_software_name", "client_software_version", "api_key", "api_version",
-                   "correlation_id", "request", "response", "outcome", "response_time_us", "decisions")
-# The same as the record tuples hold them (shim.tap.TappedRequest; traces may not import shim).
-RECORD_FIELDS = ("time_us", *_RECORD_COLUMNS[1:])
+# The broker's records (shim.tap.TappedRequest; traces may not import shim, tests check the two agree), and the
+# fields of its ``session`` (shim.tap.TappedSession).
+RECORD_FIELDS = ("time_us", "session", "principal", "request", "header", "answer", "outcome", "response_time_us",
+                 "decisions")
+SESSION_FIELDS = ("connection_id", "client_host", "client_port", "listener", "security_protocol",
+                  "client_software_name", "client_software_version")
+# A row in the trace's own column order ("time_us" for its time): what the capture proxy records (traces.proxy).
+ROW_FIELDS = ("time_us", "connection_id", "client_host", "client_port", "listener", "security_protocol", "principal",
+              "client_id", "client_software_name", "client_software_version", "api_key", "api_version",
+              "correlation_id", "request", "response", "outcome", "response_time_us", "decisions")
+# The fixed start of a request header (api key, version, correlation id, client id length), and of a credential
+# frame's 8 bytes the broker keeps.
+_HEADER_START = struct.Struct(">hhih")
+_HEADER_FIXED = struct.Struct(">hhi")
+
+
+def _broker_values(batch: list[Any]) -> tuple[dict[str, Any], dict[str, pa.Array]]:
+    """The broker's records as trace columns: the session's fields spread out, the header read from the frame, the
+    answer's first frame without its size prefix (work the broker leaves to the writer). Also the columns made as
+    Arrow arrays on the way."""
+    if not batch:
+        return dict.fromkeys(("time", *SESSION_FIELDS, "principal", "client_id", "api_key", "api_version",
+                              "correlation_id", "request", "response", "outcome", "response_time_us", "decisions"), ()), {}
+    time_us, sessions, principal, requests, headers, answers, outcome, response_time_us, decisions = zip(*batch, strict=True)
+    values = dict(zip(SESSION_FIELDS, zip(*sessions, strict=True), strict=True))
+    request_array = pa.array(requests, pa.binary())
+    values["api_key"], values["api_version"], values["correlation_id"], values["client_id"] = _headers(
+        request_array, requests, headers)
+    values.update(time=time_us, principal=principal, request=requests, outcome=outcome,
+                  response_time_us=response_time_us, decisions=decisions,
+                  response=[a[4:4 + int.from_bytes(a[:4], "big")] if a else None for a in answers])
+    return values, {"request": request_array}
+
+
+def _headers(request_array: pa.Array, requests: tuple[bytes | None, ...],
+             headers: tuple[bytes | None, ...]) -> tuple[list, list, list, list]:
+    """api_key, api_version, correlation_id and client_id per request, as the broker would read them: nothing from
+    a frame too short for a header, no client id from a credential frame (only its ``header``). The headers' fixed
+    starts are cut out by Arrow and unpacked in one C loop; only the client id is looked at per row."""
+    n = len(requests)
+    keys: list[int | None] = [None] * n
+    versions: list[int | None] = [None] * n
+    correlations: list[int | None] = [None] * n
+    client_ids: list[str | None] = [None] * n
+    whole = pc.fill_null(pc.greater_equal(pc.binary_length(request_array), _HEADER_START.size), False)
+    if whole.true_count == n:
+        rows: Any = range(n)
+        framed = request_array
+    else:
+        rows = pc.indices_nonzero(whole).to_pylist()
+        framed = request_array.filter(whole)
+    if len(framed):
+        starts = pc.binary_slice(framed, 0, _HEADER_START.size)
+        data = memoryview(starts.buffers()[2])[:_HEADER_START.size * len(starts)]
+        names: dict[bytes, str] = {}  # a client sends the same id on every request: decoded once per batch
+        for row, (key, version, correlation, length) in zip(rows, _HEADER_START.iter_unpack(data), strict=True):
+            keys[row], versions[row], correlations[row] = key, version, correlation
+            if length >= 0:
+                raw = requests[row][10:10 + length]  # type: ignore[index]
+                client_id = names.get(raw)
+                if client_id is None:
+                    client_id = names[raw] = raw.decode("utf-8", "replace")
+                client_ids[row] = client_id
+    if headers.count(None) != n:  # credential frames: only their fixed start was kept
+        for row, header in enumerate(headers):
+            if header is not None and requests[row] is None:
+                keys[row], versions[row], correlations[row] = _HEADER_FIXED.unpack_from(header)
+    return keys, versions, correlations, client_ids
 
 
 def _decisions_array(per_request: tuple[list[Any], ...]) -> pa.Array:
-    offsets = [0]
-    flat: list[Any] = []
-    for decisions in per_request:
-        if decisions:
-            flat.extend(decisions)
-        offsets.append(len(flat))
+    # None (the proxy's rows: no decisions seen) holds no entries; counted and flattened in C calls, not per row.
+    present = [d or () for d in per_request] if None in per_request else per_request
+    offsets = list(accumulate(map(len, present), initial=0))
+    flat = list(chain.from_iterable(present))
     kind, operation, resource_type, name, allowed, rule, ref_count, operations = (
         zip(*flat, strict=True) if flat else ((),) * 8)
     children = [
@@ -78,7 +147,7 @@ def _decisions_array(per_request: tuple[list[Any], ...]) -> pa.Array:
         pc.take(_RESOURCE_TYPE_NAMES, pa.array(resource_type, pa.int32())),
         pa.array(name, pa.string()),
         pa.array(allowed, pa.bool_()),
-        pa.array([r if r is None or type(r) is str else rule_text(r) for r in rule], pa.string()),
+        _rule_texts(rule),
         pa.array(ref_count, pa.int32()),
         pa.array(operations, pa.int32()),
     ]
@@ -86,6 +155,14 @@ def _decisions_array(per_request: tuple[list[Any], ...]) -> pa.Array:
     # None: the source saw no decisions (the capture proxy), a null list; () : the broker asked nothing, an empty one.
     mask = pa.array([d is None for d in per_request]) if None in per_request else None
     return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), struct, type=SCHEMA.field("decisions").type, mask=mask)
+
+
+def _rule_texts(rules: tuple[Any, ...]) -> pa.Array:
+    """The rules as text: the broker records them as text already; other sources may hand Rule objects."""
+    try:
+        return pa.array(rules, pa.string())
+    except (pa.ArrowTypeError, pa.ArrowInvalid):
+        return pa.array([r if r is None or type(r) is str else rule_text(r) for r in rules], pa.string())
 
 
 # Kafka's codes index these (AclOperation 0-14, ResourceType 0-7); a code beyond is a bug upstream and fails the batch.

@@ -73,9 +73,8 @@ _INT16 = struct.Struct(">h")
 
 
 class ProxiedRequest(NamedTuple):
-    """One request row: shim.tap.TappedRequest's fields in the trace's column order (traces.capture_rows reads
-    them by name), then the proxy's own ``response_rewritten``. traces may not import shim, so the fields are
-    repeated here; tests/traces/test_capture_proxy.py checks they stay the same."""
+    """One request row: the trace's columns in its own order (traces.capture_rows.ROW_FIELDS, read by name), then
+    the proxy's own ``response_rewritten``; tests/traces/test_capture_proxy.py checks they stay the same."""
 
     time_us: int
     connection_id: str

@@ -32,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import itertools
-import struct
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
@@ -49,7 +48,7 @@ from kafka_shim.shim.requests import request_quota
 from kafka_shim.shim.requests.context import NO_RESPONSE, CloseConnection, RequestContext
 from kafka_shim.shim.requests.work import EncodeOffLoop, off_loop
 from kafka_shim.shim.security.sasl.gate import Phase, SaslGate
-from kafka_shim.shim.tap import ANSWERED, AUTHENTICATION_FAILED, CLOSED, SILENT, RequestTap, TappedDecision
+from kafka_shim.shim.tap import ANSWERED, AUTHENTICATION_FAILED, CLOSED, SILENT, RequestTap
 
 if TYPE_CHECKING:
     from kafka_shim.shim.config.broker_config import Listener
@@ -70,14 +69,10 @@ def _carries_secrets(payload: bytes, authenticating: bool) -> bool:
 _CREDENTIAL_APIS = frozenset({ApiKey.SASL_AUTHENTICATE, ApiKey.ALTER_USER_SCRAM_CREDENTIALS})
 # The same, as the frame's first two bytes: the tap's per-request test without decoding the key.
 _CREDENTIAL_API_PREFIXES = frozenset(int(key).to_bytes(2, "big") for key in _CREDENTIAL_APIS)
-_API_VERSIONS = int(ApiKey.API_VERSIONS)
+_API_VERSIONS_PREFIX = int(ApiKey.API_VERSIONS).to_bytes(2, "big")
 _perf_counter_ns = time.perf_counter_ns
 _time_ns = time.time_ns
-_HEADER_FIXED = struct.Struct(">hhi")
 
-
-# The fixed start of every request header: api key, api version, correlation id, client id length (RequestHeader).
-_HEADER_START = struct.Struct(">hhih")
 # Frames larger than this are decoded, and their answers encoded, off the event loop. Below it the thread hop
 # costs more than the work (a 64 KiB Metadata request decodes in a few milliseconds).
 OFF_LOOP_BYTES = 64 * 1024
@@ -183,7 +178,9 @@ class RequestSession:
         self.connection_id = ""
         # ApiVersions v3+ names the client software (KIP-511); a tap records it with every later request.
         self.client_software: tuple[str | None, str | None] = (None, None)
-        self._tap_client_id: tuple[bytes | None, str | None] = (None, None)  # the last client id's bytes, decoded
+        # The tap's fields of this connection (shim.tap.TappedSession), made once (and again if the client names its
+        # software): each record refers to the same tuple.
+        self._tap_session: tuple | None = None
         # Done when the last request still in the works has been answered; later requests wait for it.
         self._turn: asyncio.Future[None] | None = None
         self._mute_after_turn_s = 0.0  # set by a throttle fault: how long the next turn waits after this one
@@ -467,73 +464,61 @@ class RequestSession:
         started = _perf_counter_ns()
         time_us = _time_ns() // 1000
         principal = self.principal  # the one the request is handled as (a SASL exchange changes it afterwards)
-        decisions: list[TappedDecision] = []
+        decisions: list[tuple] = []
         gate = self.gate
         authenticating = gate is not None and gate.phase is not Phase.COMPLETE  # before the frame: it may complete it
         outcome = self._receive(payload, decisions)
-        secret = (payload[:2] in _CREDENTIAL_API_PREFIXES) or (authenticating and _carries_secrets(payload, True))
         if type(outcome) is Pending:
-            return Pending(self._tap_when_done(payload, time_us, started, principal, decisions, outcome.outcome, secret))
-        self._tap_outcome(payload, time_us, started, principal, decisions, outcome, secret)
+            return Pending(self._tap_when_done(payload, time_us, started, principal, decisions, outcome.outcome, authenticating))
+        self._tap_outcome(payload, time_us, started, principal, decisions, outcome, authenticating)
         return outcome
 
-    async def _tap_when_done(self, payload: bytes, time_us: int, started: int, principal: str, decisions: list[TappedDecision],
-                             awaitable: Awaitable[Respond | Close], secret: bool) -> Respond | Close:
+    async def _tap_when_done(self, payload: bytes, time_us: int, started: int, principal: str, decisions: list[tuple],
+                             awaitable: Awaitable[Respond | Close], authenticating: bool) -> Respond | Close:
         try:
             outcome = await awaitable
         except BaseException:  # cancelled (the connection went away) or a bug: recorded as closed
-            self._tap_outcome(payload, time_us, started, principal, decisions, Close("connection_lost"), secret)
+            self._tap_outcome(payload, time_us, started, principal, decisions, Close("connection_lost"), authenticating)
             raise
-        self._tap_outcome(payload, time_us, started, principal, decisions, outcome, secret)
+        self._tap_outcome(payload, time_us, started, principal, decisions, outcome, authenticating)
         return outcome
 
-    def _tap_outcome(self, payload: bytes, time_us: int, started: int, principal: str, decisions: list[TappedDecision],
-                     outcome: Outcome | None, secret: bool = False) -> None:
-        """Hand the request to the tap; ``secret``: the frame holds credentials and is recorded without its bytes
-        (SaslAuthenticate and AlterUserScramCredentials keep their key, version and correlation id; a raw SASL token of
-        a v0 handshake, nothing)."""
+    def _tap_outcome(self, payload: bytes, time_us: int, started: int, principal: str, decisions: list[tuple],
+                     outcome: Outcome | None, authenticating: bool = False) -> None:
+        """Hand the request to the tap (shim.tap.TappedRequest). A frame that holds credentials is recorded without
+        its bytes: SaslAuthenticate and AlterUserScramCredentials keep their header's fixed start (key, version and
+        correlation id); a raw SASL token of a v0 handshake, nothing. Reading the header and cutting the answer's size
+        prefix are left to the capture's writer process: the loop only gathers references."""
         response_time_us = (_perf_counter_ns() - started) // 1000
         kind = type(outcome)
-        data: bytes | None = None
-        response: bytes | None = None
+        answer: bytes | None = None
         if kind is Respond or kind is Authenticated:
-            data = outcome.data  # type: ignore[union-attr]
-            how = ANSWERED if data else SILENT
+            answer = outcome.data  # type: ignore[union-attr]
+            how = ANSWERED if answer else SILENT
         elif kind is FailAuthentication:
-            data = outcome.data  # type: ignore[union-attr]
+            answer = outcome.data  # type: ignore[union-attr]
             how = AUTHENTICATION_FAILED
         elif outcome is None:  # a frame the pipeline ignores (after a failed authentication)
             how = SILENT
         else:
             how = CLOSED
-        if data:
-            # The first answer frame, size prefix removed (the SASL gate may queue more than one).
-            response = data[4:4 + int.from_bytes(data[:4], "big")]
-        api_key = api_version = correlation_id = client_id = None
-        if secret:
-            if len(payload) >= 8 and int.from_bytes(payload[:2], "big") in _CREDENTIAL_APIS:
-                api_key, api_version, correlation_id = _HEADER_FIXED.unpack_from(payload)
-        elif len(payload) >= 10:
-            api_key, api_version, correlation_id, id_length = _HEADER_START.unpack_from(payload)
-            if id_length >= 0:
-                raw_id = payload[10:10 + id_length]
-                # A client sends the same id on every request: decoded once per connection, not per request.
-                if raw_id != self._tap_client_id[0]:
-                    self._tap_client_id = (raw_id, raw_id.decode("utf-8", "replace"))
-                client_id = self._tap_client_id[1]
-            if api_key == _API_VERSIONS and api_version >= 3:
-                self._note_client_software(payload)
-        software_name, software_version = self.client_software
-        listener = self.listener
+        frame: bytes | None = payload
+        header: bytes | None = None
+        key = payload[:2]
+        if key in _CREDENTIAL_API_PREFIXES:
+            frame, header = None, (payload[:8] if len(payload) >= 8 else None)
+        elif authenticating and _carries_secrets(payload, True):
+            frame = None
+        elif key == _API_VERSIONS_PREFIX and int.from_bytes(payload[2:4], "big", signed=True) >= 3:
+            self._note_client_software(payload)
+        session = self._tap_session
+        if session is None:
+            listener = self.listener
+            session = self._tap_session = (self.connection_id, self.client_host, self.client_port, listener.name,
+                                           listener.security_protocol, *self.client_software)
         # A plain tuple in TappedRequest's field order: the cheapest record to build, and marshalled by the capture
         # as it is (a NamedTuple instance would have to be copied to a plain tuple first).
-        record = (
-            time_us, self.connection_id, self.client_host, self.client_port, listener.name, listener.security_protocol,
-            principal, client_id, software_name, software_version, api_key, api_version, correlation_id,
-            None if secret else payload, response, how, response_time_us,
-            # A tuple of tuples of atoms: the collector stops tracking it, so thousands of queued records do not make
-            # every garbage collection slower.
-            tuple(decisions) if decisions else ())
+        record = (time_us, session, principal, frame, header, answer, how, response_time_us, decisions)
         try:
             self.tap.record(record)  # type: ignore[union-attr]
         except Exception as exc:  # a failing sink must not fail the request it records
@@ -546,6 +531,7 @@ class RequestSession:
         except ProtocolError:
             return  # the pipeline answers or closes; the software stays what it was
         self.client_software = (body.client_software_name, body.client_software_version)
+        self._tap_session = None  # the tap's session fields change with it
 
     # -- SASL ------------------------------------------------------------------------------------------
     def _session_frame(self, gate: SaslGate, payload: bytes) -> Outcome | None:

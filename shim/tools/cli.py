@@ -119,11 +119,11 @@ async def capture_proxy(args: argparse.Namespace) -> int:
     try:
         from kafka_shim.traces.capture import CaptureConfigError, CaptureSettings, CaptureSink
         from kafka_shim.traces.format import PROXY
-        from kafka_shim.traces.proxy import CaptureProxy
+        from kafka_shim.traces.proxy import CaptureProxy, ProxiedRequest
     except ImportError as exc:
         raise ConfigError(f"capture-proxy needs pyarrow ({exc}): pip install 'kafka-shim[traces]'") from None
     try:
-        sink = CaptureSink(CaptureSettings.from_properties({}, args.capture), source=PROXY)
+        sink = CaptureSink(CaptureSettings.from_properties({}, args.capture), source=PROXY, fields=ProxiedRequest._fields)
     except CaptureConfigError as exc:
         raise ConfigError(str(exc)) from None
     proxy = CaptureProxy(args.upstream, sink, listen=args.listen, security_protocol=args.security_protocol,

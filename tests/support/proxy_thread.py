@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kafka_shim.traces.capture import CaptureSettings, CaptureSink
 from kafka_shim.traces.format import PROXY
-from kafka_shim.traces.proxy import CaptureProxy
+from kafka_shim.traces.proxy import CaptureProxy, ProxiedRequest
 
 TIMEOUT = 30
 
@@ -18,7 +18,7 @@ class ProxyThread:
 
     def __init__(self, upstream: tuple[str, int], capture: Path | None, security_protocol: str = "PLAINTEXT",
                  **options: object) -> None:
-        self.sink = CaptureSink(CaptureSettings(capture), source=PROXY) if capture is not None else None
+        self.sink = CaptureSink(CaptureSettings(capture), source=PROXY, fields=ProxiedRequest._fields) if capture is not None else None
         self.proxy = CaptureProxy(upstream, self.sink, security_protocol=security_protocol, **options)  # type: ignore[arg-type]
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, name="capture-proxy", daemon=True)

@@ -17,8 +17,9 @@ from kafka_shim.protocol.codes import ApiKey
 from kafka_shim.protocol.framing import decode_response
 from kafka_shim.protocol.messages import MetadataRequest
 from kafka_shim.shim.config.broker_config import BrokerConfig
-from kafka_shim.shim.tap import TappedRequest
+from kafka_shim.shim.tap import TappedRequest, TappedSession
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
+from kafka_shim.traces.capture_rows import RECORD_FIELDS, ROW_FIELDS, SESSION_FIELDS
 from kafka_shim.traces.format import SOURCE_KEY, iter_requests, read_trace
 from kafka_shim.traces.proxy import ProxiedRequest
 from kafka_shim.traces.proxy_rewrite import rewrite_addresses
@@ -214,9 +215,11 @@ def test_client_software_and_listener_columns(proxied) -> None:
     assert {r["client_host"] for r in plain_rows} == {"127.0.0.1"}
 
 
-def test_the_record_type_repeats_the_brokers(proxied) -> None:
-    # traces may not import shim: the proxy's row type repeats shim.tap's fields, and must keep doing so.
-    assert ProxiedRequest._fields == (*TappedRequest._fields, "response_rewritten")
+def test_the_record_types_repeat_the_brokers(proxied) -> None:
+    # traces may not import shim: the capture's field names repeat shim.tap's, and must keep doing so; the proxy's
+    # rows hold the trace's columns themselves.
+    assert RECORD_FIELDS == TappedRequest._fields and SESSION_FIELDS == TappedSession._fields
+    assert ProxiedRequest._fields == (*ROW_FIELDS, "response_rewritten")
 
 
 # -- bad input ---------------------------------------------------------------------------------------

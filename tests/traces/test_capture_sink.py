@@ -25,13 +25,12 @@ WAIT_S = 60.0
 
 
 def _tapped(correlation_id: int, payload: bytes = b"", time_us: int | None = None) -> TappedRequest:
+    answer = correlation_id.to_bytes(4, "big") + b"answer"
     return TappedRequest(
-        time_us=time_us if time_us is not None else time.time_ns() // 1000, connection_id="127.0.0.1:9092-127.0.0.1:5000-0",
-        client_host="127.0.0.1", client_port=5000, listener="PLAINTEXT", security_protocol="PLAINTEXT",
-        principal="User:ANONYMOUS", client_id=None, client_software_name=None, client_software_version=None,
-        api_key=ApiKey.METADATA, api_version=12, correlation_id=correlation_id,
-        request=b"\x00\x03\x00\x0c" + correlation_id.to_bytes(4, "big") + b"\xff\xff" + payload, response=b"answer",
-        outcome=ANSWERED, response_time_us=5, decisions=[])
+        time_us=time_us if time_us is not None else time.time_ns() // 1000,
+        session=("127.0.0.1:9092-127.0.0.1:5000-0", "127.0.0.1", 5000, "PLAINTEXT", "PLAINTEXT", None, None),
+        principal="User:ANONYMOUS", request=b"\x00\x03\x00\x0c" + correlation_id.to_bytes(4, "big") + b"\xff\xff" + payload,
+        header=None, answer=len(answer).to_bytes(4, "big") + answer, outcome=ANSWERED, response_time_us=5, decisions=[])
 
 
 def _files(directory: Path) -> list[Path]:
