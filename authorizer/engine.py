@@ -38,6 +38,8 @@ _ALL = int(AclOperation.ALL)
 _CACHE_LIMIT = 200_000  # memoised answers kept before the memo is dropped and rebuilt
 _RULE_TEXTS_LIMIT = 100_000  # decision_rule_text's memo, dropped and rebuilt past this
 _HARDCODE = "hardcode"  # the name Kafka's authorizeByResourceType probes with
+# ``authorize``'s rule when an ACL decided and the audit log did not ask which one (``last_rule``).
+MATCHING_ACL_UNRESOLVED = "MatchingAcl"
 
 
 class InvalidAclError(ValueError):
@@ -109,6 +111,10 @@ class Authorizer:
         self._memo_size = 0
         self._rule_texts: dict[tuple[str, str, int, int, str, bool], str] = {}  # decision_rule_text's, this generation
         self._rule_texts_generation = 0
+        # What decided the last ``authorize``, as far as it knew without more work: "SuperUser", "DefaultAllow",
+        # "DefaultDeny", the matching ACL's Rule (when the audit log wanted it), or MATCHING_ACL_UNRESOLVED (an ACL decided,
+        # not looked up). Recording decisions reads it instead of asking again (``decision_rule_text``).
+        self.last_rule: Rule | str = "DefaultDeny"
         # Resource types holding ACLs whose principal Kafka cannot parse (see acl_walk), and their ACLs in Kafka's order.
         self._unparseable: dict[int, int] = {}
         self._kafka_orders: dict[int, KafkaOrder] = {}
@@ -266,14 +272,15 @@ class Authorizer:
             audit = self.audit
             if bits >> 32 & bit:
                 allowed = False
-                rule = self._rule_for(principal, host, op, resource_type, name, DENY) if audit.denials else "MatchingAcl"
+                rule = self._rule_for(principal, host, op, resource_type, name, DENY) if audit.denials else MATCHING_ACL_UNRESOLVED
             elif bits & bit:
                 allowed = True
-                rule = self._rule_for(principal, host, op, resource_type, name, ALLOW) if audit.grants else "MatchingAcl"
+                rule = self._rule_for(principal, host, op, resource_type, name, ALLOW) if audit.grants else MATCHING_ACL_UNRESOLVED
             elif self.allow_everyone and not bits & APPLICABLE:
                 allowed, rule = True, "DefaultAllow"
             else:
                 allowed, rule = False, "DefaultDeny"
+        self.last_rule = rule
         audit = self.audit
         # Before 2.4 (an emulated release) Kafka logged every decision, whatever the request's logging flags.
         if ((not allowed and audit.denials and (log_if_denied or audit.every_decision))

@@ -139,8 +139,12 @@ def _decisions_array(per_request: tuple[list[Any], ...]) -> pa.Array:
     present = [d or () for d in per_request] if None in per_request else per_request
     offsets = list(accumulate(map(len, present), initial=0))
     flat = list(chain.from_iterable(present))
+    # A batch asks the same few questions again and again (a client, the same topics): each distinct decision is
+    # made into Arrow values once, and the rows take theirs by index.
+    distinct: dict[tuple[Any, ...], int] = {}
+    index = [distinct.setdefault(decision, len(distinct)) for decision in flat]
     kind, operation, resource_type, name, allowed, rule, ref_count, operations = (
-        zip(*flat, strict=True) if flat else ((),) * 8)
+        zip(*distinct, strict=True) if distinct else ((),) * 8)
     children = [
         pa.array(kind, pa.string()),
         pc.take(_OPERATION_NAMES, pa.array(operation, pa.int32())),
@@ -151,7 +155,7 @@ def _decisions_array(per_request: tuple[list[Any], ...]) -> pa.Array:
         pa.array(ref_count, pa.int32()),
         pa.array(operations, pa.int32()),
     ]
-    struct = pa.StructArray.from_arrays(children, fields=list(DECISION))
+    struct = pc.take(pa.StructArray.from_arrays(children, fields=list(DECISION)), pa.array(index, pa.int32()))
     # None: the source saw no decisions (the capture proxy), a null list; () : the broker asked nothing, an empty one.
     mask = pa.array([d is None for d in per_request]) if None in per_request else None
     return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), struct, type=SCHEMA.field("decisions").type, mask=mask)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from kafka_shim.authorizer import SUPPORTED_BITS, AclOperation, ResourceType
 from kafka_shim.authorizer.api_checks import Bitfield, Check, Mode, declaration, distinct_names
 from kafka_shim.authorizer.api_checks.releases import TOPIC_DESCRIBE_BEFORE_1_0
+from kafka_shim.authorizer.engine import MATCHING_ACL_UNRESOLVED
 from kafka_shim.protocol.framing import api_name
 from kafka_shim.shim.requests.context import RequestContext
 
@@ -128,7 +129,9 @@ def _authorize(ctx: RequestContext, operation: AclOperation, resource_type: Reso
                            resource_ref_count=ref_count, log_if_allowed=log_if_allowed, log_if_denied=log_if_denied)
     if ctx.decisions is not None:
         op, rtype = int(operation), int(resource_type)
-        rule = az.decision_rule_text(ctx.principal, ctx.client_host, op, rtype, name, allowed)
+        rule = az.last_rule
+        if type(rule) is not str or rule == MATCHING_ACL_UNRESOLVED:  # the ACL's text: remembered per generation
+            rule = az.decision_rule_text(ctx.principal, ctx.client_host, op, rtype, name, allowed)
         ctx.decisions.append(("authorize", op, rtype, name, allowed, rule, ref_count, None))
     metrics = ctx.services.metrics
     if metrics is not None:

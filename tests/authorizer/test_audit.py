@@ -17,6 +17,8 @@ from kafka_shim.authorizer import (
     ResourcePattern,
     format_decision,
 )
+from kafka_shim.authorizer.audit import rule_text
+from kafka_shim.authorizer.engine import MATCHING_ACL_UNRESOLVED
 from kafka_shim.authorizer.model import AclOperation as Op
 from kafka_shim.authorizer.model import AclPermissionType as Perm
 from kafka_shim.authorizer.model import PatternType as Pat
@@ -283,3 +285,20 @@ def test_the_remembered_rule_text_follows_acl_changes() -> None:
     assert text() == rule_of(az, Op.READ, "payments") and "resourceName=pay, patternType=PREFIXED" in text()
     az.create_acls([acl("payments", Op.READ, Perm.DENY)])
     assert text() == rule_of(az, Op.READ, "payments") and "permissionType=DENY" in text()
+
+
+def test_the_last_rule_is_what_decided_or_says_an_acl_was_not_looked_up() -> None:
+    """last_rule (read by a capture instead of asking again) is exact whenever authorize knew it; when an ACL decided
+    and no audit line wanted it, it says so, and decision_rule_text gives the ACL."""
+    az = make(acl("pay", Op.READ, Perm.ALLOW, pattern=Pat.PREFIXED), allow_everyone=False)
+    az.audit.grants = False
+    assert az.authorize(ADMIN, "10.0.0.1", Op.WRITE, RT.TOPIC, "payments") and az.last_rule == "SuperUser"
+    assert not az.authorize(BOB, "10.0.0.1", Op.READ, RT.TOPIC, "payments") and az.last_rule == "DefaultDeny"
+    assert az.authorize(ALICE, "10.0.0.1", Op.READ, RT.TOPIC, "payments") and az.last_rule == MATCHING_ACL_UNRESOLVED
+    assert "resourceName=pay, patternType=PREFIXED" in az.decision_rule_text(
+        ALICE, "10.0.0.1", int(Op.READ), int(RT.TOPIC), "payments", True)
+    az.audit.grants = True
+    assert az.authorize(ALICE, "10.0.0.1", Op.READ, RT.TOPIC, "payments")
+    assert rule_text(az.last_rule) == rule_of(az, Op.READ, "payments")
+    open_az = make(allow_everyone=True)
+    assert open_az.authorize(BOB, "10.0.0.1", Op.READ, RT.TOPIC, "payments") and open_az.last_rule == "DefaultAllow"
