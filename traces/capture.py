@@ -307,7 +307,7 @@ class CaptureSink:
 
 def _time_us(record: bytes) -> int:
     """A marshalled record's time (time_us comes first in every record)."""
-    return pipe.record_fields(record)[0]
+    return pipe.record_row(record)[0]
 
 
 def _plain(value: Any) -> Any:

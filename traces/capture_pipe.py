@@ -44,7 +44,7 @@ def record(row: tuple[Any, ...]) -> bytes:
     return marshal.dumps(row, RECORD_VERSION)
 
 
-def record_fields(record_bytes: bytes) -> tuple[Any, ...]:
+def record_row(record_bytes: bytes) -> tuple[Any, ...]:
     """A ``record`` back as its row (the sink reads the first and last times of a batch it could not send)."""
     return marshal.loads(record_bytes)
 
