@@ -7,7 +7,8 @@ asks and records its decisions; one with ``--capture DIR`` in a temporary direct
 round, by the shared load generator (bench/loadgen.py: raw sockets, pre-encoded requests, N in flight per
 connection): Metadata v12 naming one topic (one DESCRIBE decision each), and Produce v9 acks=1 of one 10-record batch
 (100-byte values) to one partition (one WRITE decision each). The two go first in alternate rounds, and the
-medians over the rounds are compared; the
+medians over the rounds are compared. Before each drive both servers are left to become idle (the capture writer
+finishing the previous drive's rows), so a drive's figures hold its own requests' cost only; the
 issue's target is under 15% fewer requests/s with capture. The trace written is read back at the end and its rows
 counted, so a capture that silently dropped would show (dropped rows are reported). Each server's CPU time per
 request (user + system, all threads and child processes, from /proc; the capture writer process included) is printed too: on a shared machine
@@ -75,6 +76,19 @@ def process_cpu_s(pid: int) -> float:
     return total
 
 
+def settle(pid: int, window_s: float = 0.1, limit_s: float = 30.0) -> None:
+    """Wait until a server is idle (under a tenth of a core over ``window_s``): the capture writer still writing the
+    previous drive's rows would otherwise count, and take CPU, in the next drive's measurement."""
+    deadline = time.monotonic() + limit_s
+    before = process_cpu_s(pid)
+    while time.monotonic() < deadline:
+        time.sleep(window_s)
+        after = process_cpu_s(pid)
+        if after - before < window_s / 10:
+            return
+        before = after
+
+
 def stop(proc: subprocess.Popen) -> None:
     proc.send_signal(signal.SIGTERM)
     try:
@@ -137,6 +151,8 @@ def main() -> int:
                     for connections, in_flight in SHAPES:
                         # Alternate which goes first, so a drift in the machine's load favours neither.
                         for mode, (proc, address) in sorted(servers.items(), reverse=number % 2 == 1):
+                            for other, _ in servers.values():
+                                settle(other.pid)
                             cpu_before = process_cpu_s(proc.pid)
                             done, elapsed, _ = drive(address, connections, in_flight, seconds, 0.0, lambda n, frame=frame: frame * n)
                             key = (api, mode, connections, in_flight)

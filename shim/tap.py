@@ -7,7 +7,8 @@ loop. A tap must therefore never block: the trace writer (``traces.capture``) on
 queue. With no tap attached nothing of this runs: the pipeline checks one attribute per frame.
 
 Fields hold what the broker saw, without interpretation: the frame as received (size prefix removed), the answer
-as the broker queued it for the client (None when it answered nothing), the connection's fields (``TappedSession``),
+as the broker queued it for the client (None when it answered nothing), the connection's fields (``TappedSession``,
+marshalled once per connection),
 the principal the request was handled as, and the authorization decisions it made (``TappedDecision``, in the order
 asked).
 """
@@ -44,8 +45,10 @@ class TappedDecision(NamedTuple):
 
 
 class TappedSession(NamedTuple):
-    """The fields of a connection that every request of it shares; the broker records one plain tuple in this field
-    order per connection (made again when the client names its software), and every record refers to it."""
+    """The fields of a connection that every request of it shares. The broker makes them once per connection (again
+    when the client names its software) as a plain tuple in this field order, marshalled (``marshal`` version 2), and
+    every record refers to those bytes: a sink that marshals its records copies them instead of encoding each field
+    again (``marshal.loads`` gives the tuple back). A sink also takes the tuple itself."""
 
     connection_id: str  # Kafka's form: brokerHost:brokerPort-clientHost:clientPort-index
     client_host: str
@@ -63,7 +66,7 @@ class TappedRequest(NamedTuple):
     in its writer process)."""
 
     time_us: int  # when the frame was taken, UTC microseconds since the epoch
-    session: tuple  # a TappedSession, as a plain tuple
+    session: bytes | tuple  # the connection's TappedSession: from the broker as marshalled bytes, or the tuple
     principal: str  # the principal the request was handled as
     request: bytes | None  # the frame without its 4-byte size prefix; None when it holds credentials (never recorded)
     header: bytes | None  # only for a credential frame: its first 8 bytes (api key, version, correlation id)

@@ -1,10 +1,11 @@
 """CaptureSink: kafka-shim's RequestTap (shim.tap) that writes every served request to the trace format.
 
 The broker's event loop only hands a record over (``record``: the record marshalled, then appended to a bounded
-deque). A forwarder thread, woken once a second or when WAKE_ROWS wait, joins a batch of them into one message and
-writes it into a pipe to the writer process (traces.capture_writer), which turns them into Arrow columns and Parquet files
-(traces.capture_files: ``DIR/day=YYYY-MM-DD/part-<UTC start>-<seq>.parquet``, rolled by
-``kafka.shim.capture.roll.bytes`` / ``.roll.ms`` and midnight UTC, capped by ``.retention.bytes``). Converting
+deque). A forwarder thread, woken once a second or when WAKE_ROWS wait, writes a batch of them as one message into a
+pipe (``writev``: the kernel copies the records, without the interpreter lock) to the writer process
+(traces.capture_writer), which turns them into Arrow columns and Parquet files (traces.capture_files:
+``DIR/day=YYYY-MM-DD/part-<UTC start>-<seq>.parquet``, rolled by ``kafka.shim.capture.roll.bytes`` / ``.roll.ms``
+and midnight UTC, capped by ``.retention.bytes``). Converting
 rows in a thread of the broker's own process took ~6 µs per request from a ~30 µs Metadata request through the
 interpreter lock; in the broker's process a row now costs one marshal call. Queued as tuples, the records made
 the garbage collector run ten times as often on the loop (and walk them there); queued as bytes, they are invisible

@@ -12,6 +12,8 @@ from __future__ import annotations
 import marshal
 import os
 import struct
+from bisect import bisect_right
+from itertools import accumulate
 from typing import Any
 
 # broker -> writer
@@ -25,6 +27,9 @@ SYNCED = 13  # the marker's number
 LOG = 14  # (level, event, fields) for the broker's log
 
 _HEADER = struct.Struct(">BI")
+# Buffers per writev call (Linux allows 1024).
+_WRITEV = hasattr(os, "writev")
+_IOV_MAX = 1024
 # marshal's own encoding of a container's length (little-endian int32), after its type code.
 _MARSHAL_COUNT = struct.Struct("<i")
 # marshal's type codes for a tuple and a list, stable since marshal's first version.
@@ -49,24 +54,40 @@ def record_row(record_bytes: bytes) -> tuple[Any, ...]:
     return marshal.loads(record_bytes)
 
 
-def rows_message(fields: tuple[str, ...], records: list[bytes], dropped: Any) -> bytes:
-    """The ROWS message (fields, rows, dropped) from rows already marshalled by ``record``: the list of rows is
-    marshal's list header followed by the records as they are, so the broker's process only joins bytes."""
+def rows_message(fields: tuple[str, ...], records: list[bytes], dropped: Any) -> list[bytes]:
+    """The ROWS message (fields, rows, dropped) from rows already marshalled by ``record``, as the buffers to write
+    one after the other (``write_all``): the list of rows is marshal's list header followed by the records as they
+    are, so the broker's process neither converts nor copies them (the kernel copies them into the pipe)."""
     head = b"".join((_MARSHAL_TUPLE, _MARSHAL_COUNT.pack(3), marshal.dumps(tuple(fields), RECORD_VERSION),
                      _MARSHAL_LIST, _MARSHAL_COUNT.pack(len(records))))
     tail = marshal.dumps(dropped, RECORD_VERSION)
     size = len(head) + sum(map(len, records)) + len(tail)
-    return b"".join([_HEADER.pack(ROWS, size), head, *records, tail])
+    return [_HEADER.pack(ROWS, size) + head, *records, tail]
 
 
 def send(fd: int, kind: int, body: Any = None) -> None:
     write_all(fd, pack(kind, body))
 
 
-def write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
+def write_all(fd: int, data: bytes | list[bytes]) -> None:
+    """Write a buffer, or buffers one after the other, whole. Buffers go out in ``writev`` calls: the copying is the
+    kernel's, done without the interpreter lock that the broker's event loop needs."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        data = [data]
+    if not _WRITEV:
+        data = [b"".join(data)]
+    buffers: list[Any] = list(data)
+    start = 0
+    while start < len(buffers):
+        chunk = buffers[start:start + _IOV_MAX]
+        written = os.writev(fd, chunk) if _WRITEV else os.write(fd, chunk[0])
+        ends = list(accumulate(map(len, chunk)))
+        whole = bisect_right(ends, written)  # buffers written completely
+        start += whole
+        if whole < len(chunk):
+            part = written - (ends[whole - 1] if whole else 0)
+            if part:
+                buffers[start] = memoryview(buffers[start])[part:]
 
 
 def read_message(fd: int) -> tuple[int, Any] | None:

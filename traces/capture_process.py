@@ -75,7 +75,7 @@ class WriterProcess:
         self._reader = threading.Thread(target=self._read, name="kafka-shim-capture-answers", daemon=True)
         self._reader.start()
 
-    def send_rows(self, message: bytes, requests: int, dropped: int, since_us: int, until_us: int) -> bool:
+    def send_rows(self, message: list[bytes], requests: int, dropped: int, since_us: int, until_us: int) -> bool:
         """Send a ROWS message of ``requests`` rows (and a ``dropped`` row standing for ``dropped`` requests); False
         if the writer is gone: the message is then not counted as sent (it can go to the next writer), and what the
         writer held is in ``unfinished``."""
@@ -123,7 +123,7 @@ class WriterProcess:
         self._reader.join(timeout)
         return not self._reader.is_alive()
 
-    def _send(self, message: bytes) -> bool:
+    def _send(self, message: bytes | list[bytes]) -> bool:
         try:
             pipe.write_all(self._to_writer, message)
         except OSError:  # the writer is gone (EPIPE), or stopped

@@ -6,10 +6,12 @@ with as little Python per row as it can.
 
 from __future__ import annotations
 
+import marshal
 import struct
 from itertools import accumulate, chain
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -34,11 +36,14 @@ def tapped_rows(batch: list[Any], source: str = CAPTURE, fields: tuple[str, ...]
     else:
         columns = tuple("time" if f == "time_us" else f for f in fields)
         values = dict(zip(columns, zip(*batch, strict=True), strict=True)) if batch else dict.fromkeys(columns, ())
-    if CONFIG_ALTERING_APIS.intersection(values["api_key"]):
+    api_keys = built.get("api_key")
+    if (CONFIG_ALTERING_APIS.intersection(values["api_key"]) if api_keys is None
+            else pc.any(pc.is_in(api_keys, _CONFIG_ALTERING_KEYS)).as_py()):
         # Config values may be passwords: such requests keep a redacted JSON body instead of their bytes.
         requests = list(values["request"])
         request_json = [None] * n
-        for i, (api_key, raw) in enumerate(zip(values["api_key"], requests, strict=True)):
+        keys = values["api_key"] if api_keys is None else api_keys.to_pylist()
+        for i, (api_key, raw) in enumerate(zip(keys, requests, strict=True)):
             if api_key in CONFIG_ALTERING_APIS and raw is not None:
                 request_json[i], requests[i] = redacted_request_json(raw), None
         values["request"] = requests
@@ -78,60 +83,119 @@ ROW_FIELDS = ("time_us", "connection_id", "client_host", "client_port", "listene
 # frame's 8 bytes the broker keeps.
 _HEADER_START = struct.Struct(">hhih")
 _HEADER_FIXED = struct.Struct(">hhi")
+# binary_slice's stop for "to the end" (pyarrow 26 fails a slice without one on some arrays).
+_TO_THE_END = 2**31 - 1
+_CONFIG_ALTERING_KEYS = pa.array(sorted(CONFIG_ALTERING_APIS), pa.int16())
+_HEADER_DTYPE = np.dtype([("key", ">i2"), ("version", ">i2"), ("correlation", ">i4"), ("client_id_length", ">i2")])
 
 
 def _broker_values(batch: list[Any]) -> tuple[dict[str, Any], dict[str, pa.Array]]:
     """The broker's records as trace columns: the session's fields spread out, the header read from the frame, the
     answer's first frame without its size prefix (work the broker leaves to the writer). Also the columns made as
-    Arrow arrays on the way."""
+    Arrow arrays on the way (all but the few ``tapped_rows`` makes from the values)."""
     if not batch:
         return dict.fromkeys(("time", *SESSION_FIELDS, "principal", "client_id", "api_key", "api_version",
                               "correlation_id", "request", "response", "outcome", "response_time_us", "decisions"), ()), {}
     time_us, sessions, principal, requests, headers, answers, outcome, response_time_us, decisions = zip(*batch, strict=True)
-    values = dict(zip(SESSION_FIELDS, zip(*sessions, strict=True), strict=True))
+    built = _session_columns(sessions)
     request_array = pa.array(requests, pa.binary())
-    values["api_key"], values["api_version"], values["correlation_id"], values["client_id"] = _headers(
+    built["api_key"], built["api_version"], built["correlation_id"], built["client_id"] = _headers(
         request_array, requests, headers)
-    values.update(time=time_us, principal=principal, request=requests, outcome=outcome,
-                  response_time_us=response_time_us, decisions=decisions,
-                  response=[a[4:4 + int.from_bytes(a[:4], "big")] if a else None for a in answers])
-    return values, {"request": request_array}
+    built["request"] = request_array
+    built["response"] = _first_frames(answers)
+    values = dict(time=time_us, principal=principal, request=requests, outcome=outcome,
+                  response_time_us=response_time_us, decisions=decisions)
+    return values, built
+
+
+def _session_columns(sessions: tuple[bytes | tuple[Any, ...], ...]) -> dict[str, pa.Array]:
+    """The session's fields as columns: a batch holds the requests of a few connections, so each distinct session
+    is read and made into Arrow values once, and the rows take theirs by index. The broker hands each session
+    marshalled (shim.tap.TappedSession); a tuple is taken as it is."""
+    distinct: dict[bytes | tuple[Any, ...], int] = {}
+    index = pa.array([distinct.setdefault(session, len(distinct)) for session in sessions], pa.int32())
+    table = [marshal.loads(s) if isinstance(s, bytes) else s for s in distinct]
+    return {name: pa.array(column, SCHEMA.field(name).type).take(index)
+            for name, column in zip(SESSION_FIELDS, zip(*table, strict=True), strict=True)}
 
 
 def _headers(request_array: pa.Array, requests: tuple[bytes | None, ...],
-             headers: tuple[bytes | None, ...]) -> tuple[list, list, list, list]:
+             headers: tuple[bytes | None, ...]) -> tuple[pa.Array, pa.Array, pa.Array, pa.Array]:
     """api_key, api_version, correlation_id and client_id per request, as the broker would read them: nothing from
     a frame too short for a header, no client id from a credential frame (only its ``header``). The headers' fixed
-    starts are cut out by Arrow and unpacked in one C loop; only the client id is looked at per row."""
+    starts are cut out by Arrow and read by numpy; the client ids are cut per distinct length (a batch holds few)."""
     n = len(requests)
-    keys: list[int | None] = [None] * n
-    versions: list[int | None] = [None] * n
-    correlations: list[int | None] = [None] * n
-    client_ids: list[str | None] = [None] * n
     whole = pc.fill_null(pc.greater_equal(pc.binary_length(request_array), _HEADER_START.size), False)
-    if whole.true_count == n:
-        rows: Any = range(n)
-        framed = request_array
-    else:
-        rows = pc.indices_nonzero(whole).to_pylist()
-        framed = request_array.filter(whole)
+    framed_rows = np.flatnonzero(whole.to_numpy(zero_copy_only=False))
+    framed = request_array if len(framed_rows) == n else request_array.filter(whole)
+    keys = np.zeros(n, np.int16)
+    versions = np.zeros(n, np.int16)
+    correlations = np.zeros(n, np.int32)
+    present = np.zeros(n, np.bool_)
+    lengths = np.zeros(0, np.int16)
     if len(framed):
         starts = pc.binary_slice(framed, 0, _HEADER_START.size)
-        data = memoryview(starts.buffers()[2])[:_HEADER_START.size * len(starts)]
-        names: dict[bytes, str] = {}  # a client sends the same id on every request: decoded once per batch
-        for row, (key, version, correlation, length) in zip(rows, _HEADER_START.iter_unpack(data), strict=True):
-            keys[row], versions[row], correlations[row] = key, version, correlation
-            if length >= 0:
-                raw = requests[row][10:10 + length]  # type: ignore[index]
-                client_id = names.get(raw)
-                if client_id is None:
-                    client_id = names[raw] = raw.decode("utf-8", "replace")
-                client_ids[row] = client_id
+        fixed = np.frombuffer(starts.buffers()[2], _HEADER_DTYPE, count=len(starts))
+        keys[framed_rows], versions[framed_rows], correlations[framed_rows] = fixed["key"], fixed["version"], fixed["correlation"]
+        present[framed_rows] = True
+        lengths = fixed["client_id_length"]
     if headers.count(None) != n:  # credential frames: only their fixed start was kept
         for row, header in enumerate(headers):
             if header is not None and requests[row] is None:
                 keys[row], versions[row], correlations[row] = _HEADER_FIXED.unpack_from(header)
-    return keys, versions, correlations, client_ids
+                present[row] = True
+    missing = ~present
+    return (pa.array(keys, pa.int16(), mask=missing), pa.array(versions, pa.int16(), mask=missing),
+            pa.array(correlations, pa.int32(), mask=missing), _client_ids(framed, framed_rows, lengths, n))
+
+
+def _client_ids(framed: pa.Array, framed_rows: np.ndarray, lengths: np.ndarray, n: int) -> pa.Array:
+    """The client id of each framed request (null for length -1, U+FFFD for bytes that are not UTF-8), placed at its
+    row among ``n``; rows without a readable header get null."""
+    pieces: list[pa.Array] = []
+    positions: list[np.ndarray] = []
+    for length in np.unique(lengths):
+        picked = np.flatnonzero(lengths == length)
+        positions.append(framed_rows[picked])
+        if length < 0:
+            pieces.append(pa.nulls(len(picked), pa.string()))
+            continue
+        cut = pc.binary_slice(framed.take(picked), _HEADER_START.size, _HEADER_START.size + int(length))
+        try:
+            pieces.append(cut.cast(pa.string()))
+        except pa.ArrowInvalid:  # not UTF-8: decoded as Kafka's Java client would show it
+            pieces.append(pa.array([raw.decode("utf-8", "replace") for raw in cut.to_pylist()], pa.string()))
+    unread = np.setdiff1d(np.arange(n), framed_rows, assume_unique=True)
+    if len(unread):
+        positions.append(unread)
+        pieces.append(pa.nulls(len(unread), pa.string()))
+    if not pieces:
+        return pa.nulls(n, pa.string())
+    order = np.concatenate(positions)
+    row_of = np.empty(n, np.int64)
+    row_of[order] = np.arange(n)
+    return pa.concat_arrays(pieces).take(pa.array(row_of))
+
+
+def _first_frames(answers: tuple[bytes | None, ...]) -> pa.Array:
+    """Each answer's first frame without its size prefix (null when nothing was sent). The broker queues one frame
+    per request, cut by Arrow in one call; the rare answer of several frames is cut on its own."""
+    queued = pa.array(answers, pa.binary())
+    sizes = pc.binary_length(queued)
+    sent = pc.fill_null(pc.greater(sizes, 0), False)
+    prefixed = pc.fill_null(pc.greater_equal(sizes, 4), False)
+    if prefixed.true_count != sent.true_count or not _one_frame_each(queued.filter(prefixed), sizes.filter(prefixed)):
+        return pa.array([a[4:4 + int.from_bytes(a[:4], "big")] if a else None for a in answers], pa.binary())
+    # Empty answers (nothing sent) are null, as the frame-by-frame cut makes them.
+    return pc.if_else(sent, pc.binary_slice(queued, 4, _TO_THE_END), pa.scalar(None, pa.binary()))
+
+
+def _one_frame_each(queued: pa.Array, sizes: pa.Array) -> bool:
+    """Whether each answer's size prefix covers exactly the rest of it."""
+    if not len(queued):
+        return True
+    prefixes = np.frombuffer(pc.binary_slice(queued, 0, 4).buffers()[2], ">i4", count=len(queued))
+    return bool(np.array_equal(prefixes, sizes.to_numpy() - 4))
 
 
 def _decisions_array(per_request: tuple[list[Any], ...]) -> pa.Array:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import itertools
+import marshal
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
@@ -72,6 +73,7 @@ _CREDENTIAL_API_PREFIXES = frozenset(int(key).to_bytes(2, "big") for key in _CRE
 _API_VERSIONS_PREFIX = int(ApiKey.API_VERSIONS).to_bytes(2, "big")
 _perf_counter_ns = time.perf_counter_ns
 _time_ns = time.time_ns
+_marshal_dumps = marshal.dumps
 
 # Frames larger than this are decoded, and their answers encoded, off the event loop. Below it the thread hop
 # costs more than the work (a 64 KiB Metadata request decodes in a few milliseconds).
@@ -178,9 +180,9 @@ class RequestSession:
         self.connection_id = ""
         # ApiVersions v3+ names the client software (KIP-511); a tap records it with every later request.
         self.client_software: tuple[str | None, str | None] = (None, None)
-        # The tap's fields of this connection (shim.tap.TappedSession), made once (and again if the client names its
-        # software): each record refers to the same tuple.
-        self._tap_session: tuple | None = None
+        # The tap's fields of this connection (shim.tap.TappedSession, marshalled), made once (and again if the client
+        # names its software): each record refers to the same bytes.
+        self._tap_session: bytes | None = None
         # Done when the last request still in the works has been answered; later requests wait for it.
         self._turn: asyncio.Future[None] | None = None
         self._mute_after_turn_s = 0.0  # set by a throttle fault: how long the next turn waits after this one
@@ -514,8 +516,8 @@ class RequestSession:
         session = self._tap_session
         if session is None:
             listener = self.listener
-            session = self._tap_session = (self.connection_id, self.client_host, self.client_port, listener.name,
-                                           listener.security_protocol, *self.client_software)
+            session = self._tap_session = _marshal_dumps((self.connection_id, self.client_host, self.client_port, listener.name,
+                                                          listener.security_protocol, *self.client_software), 2)
         # A plain tuple in TappedRequest's field order: the cheapest record to build, and marshalled by the capture
         # as it is (a NamedTuple instance would have to be copied to a plain tuple first).
         record = (time_us, session, principal, frame, header, answer, how, response_time_us, decisions)
