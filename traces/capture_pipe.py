@@ -21,7 +21,7 @@ ROWS = 1  # (fields, rows, dropped): rows are plain tuples in ``fields`` order; 
 SYNC = 3  # a sync marker's number: answered with SYNCED once everything before it is written
 STOP = 4  # write what is left, finish the file, exit
 # writer -> broker
-WRITTEN = 11  # rows written so far (an int)
+WRITTEN = 11  # rows written so far (an int): when idle, before SYNCED and at the end, not per batch
 FINISHED = 12  # (a finished file's path, request rows and dropped requests in finished files so far)
 SYNCED = 13  # the marker's number
 LOG = 14  # (level, event, fields) for the broker's log

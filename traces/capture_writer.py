@@ -40,10 +40,20 @@ def serve(in_fd: int, out_fd: int, settings: CaptureSettings, source: str) -> No
         pipe.send(out_fd, pipe.LOG, (level, event, fields))
 
     files = TraceFiles(settings, source, report)
+    reported = 0
+
+    def report_written() -> None:
+        # Not after every batch: each message wakes the broker's reader thread, which then waits for the interpreter
+        # lock the event loop holds (woken again at each of the loop's system calls).
+        nonlocal reported
+        if files.rows_written != reported:
+            reported = files.rows_written
+            pipe.send(out_fd, pipe.WRITTEN, reported)
 
     while True:
         if not select.select([in_fd], [], [], IDLE_S)[0]:
             _guarded(out_fd, files, report, 0, files.roll_if_expired)
+            report_written()
             gc.collect()  # idle: the time to collect what cycles there were (main turns the collector off)
             continue
         message = pipe.read_message(in_fd)
@@ -53,10 +63,11 @@ def serve(in_fd: int, out_fd: int, settings: CaptureSettings, source: str) -> No
         if kind == pipe.ROWS:
             fields, rows, dropped = body
             _guarded(out_fd, files, report, len(rows), partial(files.write, tuple(fields), rows, dropped))
-            pipe.send(out_fd, pipe.WRITTEN, files.rows_written)
         elif kind == pipe.SYNC:
+            report_written()
             pipe.send(out_fd, pipe.SYNCED, body)
     _guarded(out_fd, files, report, 0, files.finish)
+    report_written()
 
 
 def _guarded(out_fd: int, files: TraceFiles, report: Report, rows: int, step: Callable[[], list[Path]]) -> None:
