@@ -44,7 +44,7 @@ class WriterProcess:
 
     def __init__(self, settings: CaptureSettings, source: str, on_file: Callable[[Path], None],
                  on_death: Callable[[], None]) -> None:
-        self.rows_written = 0  # rows in row groups so far (not all in finished files)
+        self.rows_written = 0  # rows in row groups as last reported (idle, at a sync, at the end; not all finished)
         self.dead = False  # ended without being asked to
         self._on_file = on_file
         self._on_death = on_death
