@@ -65,6 +65,9 @@ class GroupCoordinator:
         self.clock = clock
         # group id -> its group (classic or consumer protocol).
         self.groups: dict[str, Any] = {}
+        # Kafka's group cache as ListGroups iterates it. Its table grows with the groups held and never shrinks, so
+        # the groups are shown to it before any leaves (``_note_groups_held``), not only when ListGroups asks.
+        self._group_cache = GroupCacheOrder()
         # Committed offsets (offsets.py), kept in __consumer_offsets when the Broker attaches it with log.dirs set.
         self.offsets = OffsetStore(settings.offset_metadata_max_bytes, settings.offsets_retention_minutes * 60_000)
         self.offsets_log: OffsetsLog | None = None
@@ -198,6 +201,7 @@ class GroupCoordinator:
         else:
             return ErrorCode.NON_EMPTY_GROUP, []
         if eligible:
+            self._note_groups_held()
             self.offsets.delete(group_id, eligible)
             self._drop_group_if_done(group_id)
         errors = {tp: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC for tp in consumed} | {tp: ErrorCode.NONE for tp in eligible}
@@ -206,6 +210,7 @@ class GroupCoordinator:
     def topic_deleted(self, topic: str) -> None:
         """The offsets of a deleted topic go (GroupCoordinator.handleDeletedPartitions); groups left Empty without
         offsets go with them."""
+        self._note_groups_held()
         for group_id in self.offsets.topic_deleted(topic):
             self._drop_group_if_done(group_id)
 
@@ -214,6 +219,7 @@ class GroupCoordinator:
         removed."""
         now = self.offsets.now_ms()
         removed = 0
+        self._note_groups_held()
         for group_id in list(self.groups):
             removed += len(self.offsets.expire(group_id, self._expiry_rule(self.groups[group_id]), now))
             self._drop_group_if_done(group_id)
@@ -423,6 +429,7 @@ class GroupCoordinator:
         which kafka-shim does not do (see README)."""
         group = self.groups.get(group_id)
         if isinstance(group, ConsumerGroup) and group.is_empty():
+            self._note_groups_held()
             del self.groups[group_id]
             self._forget_consumer_group(group_id)
             return True
@@ -466,8 +473,7 @@ class GroupCoordinator:
         listed = []
         if self.settings.consumer_protocol_enabled:
             self.consumer_groups()  # fences expired consumer-group members (a group may go Empty)
-        cache = self.__dict__.setdefault("_admin_group_cache", GroupCacheOrder())
-        for group_id in cache.sync(self._admin_group_ids()):
+        for group_id in self._note_groups_held():
             group = self._admin_group(group_id)
             overview = self._overview(group_id, group)
             if wanted_states and overview.state.lower() not in wanted_states:
@@ -496,6 +502,7 @@ class GroupCoordinator:
                 errors[group_id] = ErrorCode.NON_EMPTY_GROUP
         deleted = [g for g, code in errors.items() if code == ErrorCode.NONE]
         if deleted:
+            self._note_groups_held()
             removed = sum(self._remove_group(g, self._admin_group(g)) for g in deleted)
             _log.info("groups_deleted", groups=deleted, offsets_removed=removed)
         return {group_id: errors[group_id] for group_id in scala_mutable_map_order(errors, java_string_hash)}
@@ -509,6 +516,10 @@ class GroupCoordinator:
         if group is not None and not self._is_classic(group):
             group = self.consumer_group(group_id)  # its expired members fenced first, as a read in Kafka sees them
         return group
+
+    def _note_groups_held(self) -> list[str]:
+        """The groups held now, added to (or removed from) the cache model; their ids in its iteration order."""
+        return self._group_cache.sync(self._admin_group_ids())
 
     def _admin_group_ids(self) -> list[str]:
         return [*self.groups, *(g for g in self.offsets.group_ids() if g not in self.groups)]

@@ -7,6 +7,8 @@ BROKER_LOGGER and CLIENT_METRICS resources; the authorized results come first, i
 ones (29 / 31 with the error's default message). An unknown resource type fails the whole request (42 in every result). A topic name
 is validated (17), then looked up (3); a BROKER name is empty (the cluster-wide dynamic defaults) or this broker's
 id (else 42 with Kafka's message). The entries and their order are cluster.configs' (Kafka's Scala HashMap order).
+Named keys come in the order of a Scala HashMap holding only them (ConfigHelper filters into a new one), not in the
+order asked or the full listing's.
 
 The two alter APIs are answered in two steps, as the broker and its controller do: the broker first refuses
 duplicate resources ("Each resource must appear at most once."), duplicate keys, null values, unknown resource
@@ -52,6 +54,7 @@ from kafka_shim.shim.cluster.configs.admin import (
 from kafka_shim.shim.cluster.configs.alter_ops import ConfigOp, OpType
 from kafka_shim.shim.cluster.configs.describe import DescribedConfig
 from kafka_shim.shim.cluster.configs.dynamic_broker import DynamicBrokerConfigs
+from kafka_shim.shim.cluster.configs.scala_order import scala_hashmap_order
 from kafka_shim.shim.cluster.configs.topic_configs import topic_config_set
 from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.handlers import CloseConnection, handles
@@ -152,7 +155,10 @@ def _describe_one(admin: ConfigAdmin, resource: Any, synonyms: bool, documentati
         return _Describe(error_code=refused.code, error_message=refused.message, resource_type=kind, resource_name=name, configs=[])
     wanted = resource.configuration_keys
     if wanted:
-        entries = [e for e in entries if e.name in wanted]
+        # ConfigHelper filters the listed map into a new Scala mutable.HashMap: the entries asked for come in that
+        # smaller map's order, whatever order they were asked in.
+        by_name = {e.name: e for e in entries if e.name in wanted}
+        entries = [by_name[n] for n in scala_hashmap_order(by_name)]
     anchor = "topicconfigs_" if kind == TOPIC else "brokerconfigs_"
     if kind == CLIENT_METRICS:  # Kafka leaves these entries' documentation at its default ""
         configs = [_entry(e, synonyms, "") for e in entries]

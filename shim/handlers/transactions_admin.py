@@ -3,7 +3,9 @@ coordinator answers them (KafkaApis, TransactionCoordinator, TransactionStateMan
 list / describe` send them.
 
 Behaviour. ListTransactions: the coordinator's transactions (never those in the transient Dead state) filtered
-by producer ids, states and (v1) a minimum duration since the transaction started; state filters that are not one
+by producer ids, states and (v1) a minimum duration since the transaction started, then, one by one in the order
+listed, by DESCRIBE on each TRANSACTIONAL_ID (the ids the principal may not describe are left out, silently, as
+KafkaApis removes them from the coordinator's answer); state filters that are not one
 of Kafka's transaction states (Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort, Dead,
 PrepareEpochFence) are listed back as unknown, and filter nothing. In a cluster in one process each node lists the
 transactional ids whose ``__transaction_state`` partition it leads. DescribeTransactions, per id in request order:
@@ -31,6 +33,7 @@ from kafka_shim.shim.txn.txn_log import partition_for as txn_partition_for
 TRANSACTION_STATE_TOPIC = "__transaction_state"
 STATES = ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort", "Dead", "PrepareEpochFence")
 _DESCRIBE = check(ApiKey.DESCRIBE_TRANSACTIONS, "transactional_ids")
+_LIST = check(ApiKey.LIST_TRANSACTIONS, "transactional_ids")
 
 
 @handles(ApiKey.LIST_TRANSACTIONS, 0, 1)
@@ -48,7 +51,7 @@ def list_transactions(ctx: RequestContext, request: messages.ListTransactionsReq
                 if cluster.coordinator(TRANSACTION_STATE_TOPIC, txn.transactional_id) == ctx.node_id}
         listed = [ListTransactionsResponse.TransactionState(transactional_id=tid, producer_id=mine[tid].producer_id,
                                                             transaction_state=mine[tid].state.display_name)
-                  for tid in _listing_order(ctx, list(mine))]
+                  for tid in _listing_order(ctx, list(mine)) if allowed(ctx, _LIST, tid)]
     return ListTransactionsResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, unknown_state_filters=unknown,
                                     transaction_states=listed)
 
@@ -86,10 +89,13 @@ def _described(ctx: RequestContext, transactional_id: str) -> DescribeTransactio
 
 def _listing_order(ctx: RequestContext, ids: list[str]) -> list[str]:
     """TransactionStateManager's cache: a Scala mutable.HashMap by ``__transaction_state`` partition, each holding a
-    ConcurrentHashMap (Kafka's Pool) of transactional ids."""
+    ConcurrentHashMap (Kafka's Pool) of transactional ids. Every partition this node leads has its entry, empty or
+    not (the map's size sets its table, so the order of the partitions that hold ids)."""
     topic = ctx.services.cluster.topics.get(TRANSACTION_STATE_TOPIC)
     count = len(topic.partitions) if topic is not None and topic.partitions else 1
     by_partition: dict[int, list[str]] = {}
+    if topic is not None:
+        by_partition = {p: [] for p, partition in enumerate(topic.partitions) if partition.leader_id == ctx.node_id}
     for tid in ids:
         by_partition.setdefault(txn_partition_for(tid, count), []).append(tid)
     return [tid for p in scala_mutable_map_order(by_partition, lambda n: n)

@@ -164,6 +164,10 @@ def test_describe_a_topic(brokers, version: int, synonyms: bool) -> None:
     same(brokers, "admin", 32, version, describe((TOPIC, name, None), synonyms=synonyms), f"v{version} describe")
     same(brokers, "admin", 32, version, describe((TOPIC, name, ["retention.ms", "segment.ms", "nope"]), synonyms=synonyms),
          f"v{version} describe of some keys")
+    # Named keys come in the order of a map holding only them: not the full listing's, nor the order asked.
+    for keys in (["segment.ms", "retention.ms", "max.message.bytes", "cleanup.policy", "compression.type"],
+                 ["retention.ms", "max.message.bytes"]):
+        same(brokers, "admin", 32, version, describe((TOPIC, name, keys), synonyms=synonyms), f"v{version} describe of {keys}")
 
 
 @pytest.mark.parametrize("version", [3, 4])
@@ -196,6 +200,8 @@ def test_describe_this_broker_and_the_defaults(brokers, version: int) -> None:
     for name in ("1", ""):
         same(brokers, "admin", 32, version, describe((BROKER, name, None), synonyms=True), f"broker {name!r}")
     same(brokers, "admin", 32, version, describe((BROKER, "1", ["log.retention.hours", "num.partitions", "x"])), "broker keys")
+    same(brokers, "admin", 32, version, describe((BROKER, "1", ["num.io.threads", "auto.create.topics.enable", "message.max.bytes",
+                                                               "log.retention.hours"])), "broker keys, a map of their own")
 
 
 def test_describe_errors(brokers) -> None:

@@ -1,5 +1,6 @@
-"""DescribeTransactions (65) and ListTransactions (66) against a real Kafka 3.9 holding no transaction of these ids:
-denied, unknown, empty and not-yet-coordinated ids; state filters; and kafka-transactions.sh list against kafka-shim."""
+"""DescribeTransactions (65) and ListTransactions (66) against a real Kafka 3.9: denied, unknown, empty and
+not-yet-coordinated ids; state filters; the ids ListTransactions leaves out for want of DESCRIBE; and
+kafka-transactions.sh list against kafka-shim."""
 
 from __future__ import annotations
 
@@ -11,13 +12,18 @@ from collections.abc import Iterator
 
 import pytest
 
-from kafka_shim.protocol.messages import DescribeTransactionsRequest, FindCoordinatorRequest, ListTransactionsRequest
+from kafka_shim.protocol.messages import (
+    DescribeTransactionsRequest,
+    FindCoordinatorRequest,
+    InitProducerIdRequest,
+    ListTransactionsRequest,
+)
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from kafka_shim.shim.testing.handle import KafkaShim
-from tests.support.acl_peers import ANONYMOUS, DESCRIBE, TRANSACTIONAL_ID, Peers, acl, secured_config
+from tests.support.acl_peers import ANONYMOUS, DESCRIBE, PREFIXED, TRANSACTIONAL_ID, WRITE, Peers, acl, secured_config
 from tests.support.peers import REAL_KAFKA
 
-DESCRIBE_TXNS, LIST_TXNS, FIND_COORDINATOR = 65, 66, 10
+DESCRIBE_TXNS, LIST_TXNS, FIND_COORDINATOR, INIT_PID = 65, 66, 10, 22
 
 
 @pytest.fixture(scope="module")
@@ -59,6 +65,33 @@ def test_describe_transactions(peers: Peers) -> None:
 @pytest.mark.parametrize("version", [0, 1])
 def test_list_transactions(peers: Peers, filters: ListTransactionsRequest, version: int) -> None:
     peers.same(LIST_TXNS, version, filters, f"ListTransactions v{version}")
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_list_transactions_leaves_out_ids_without_describe(peers: Peers, version: int) -> None:
+    # Transactions on each broker, made while User:ANONYMOUS may WRITE every id; then it may DESCRIBE some only. The
+    # ids fall in __transaction_state partitions all over its 50: Kafka lists them partition by partition.
+    prefix = f"lt-{uuid.uuid4().hex[:8]}-"
+    seen, hidden = sorted(f"{prefix}seen-{uuid.uuid4().hex[:6]}" for _ in range(6)), prefix + "hidden"
+    peers.grant(acl(rtype=TRANSACTIONAL_ID, name=prefix, pattern=PREFIXED, principal=ANONYMOUS, operation=WRITE))
+    deadline = time.monotonic() + 90
+    for tid in (*seen, hidden):
+        init = InitProducerIdRequest(transactional_id=tid, transaction_timeout_ms=60_000, producer_id=-1, producer_epoch=-1)
+        # FindCoordinator makes __transaction_state; Kafka answers NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS
+        # until it has loaded the id's partition.
+        while True:
+            peers.both(FIND_COORDINATOR, 4, FindCoordinatorRequest(key_type=1, coordinator_keys=[tid]))
+            codes = [a.body.error_code for a in peers.both(INIT_PID, 4, init)]
+            if codes == [0, 0]:
+                break
+            assert time.monotonic() < deadline, f"InitProducerId for {tid} never succeeded on both brokers: {codes}"
+            time.sleep(0.2)
+    peers.reset()
+    peers.grant(acl(rtype=TRANSACTIONAL_ID, name=prefix + "seen-", pattern=PREFIXED, principal=ANONYMOUS, operation=DESCRIBE))
+    every = ListTransactionsRequest(state_filters=[], producer_id_filters=[])
+    _, shim = peers.same(LIST_TXNS, version, every, f"ListTransactions v{version} with DESCRIBE on some ids",
+                         ignore=("transaction_states.*.producer_id",))
+    assert sorted(t.transactional_id for t in shim.body.transaction_states) == seen
 
 
 def test_kafka_transactions_sh_list_and_describe() -> None:
