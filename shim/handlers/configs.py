@@ -160,7 +160,7 @@ def _describe_one(admin: ConfigAdmin, resource: Any, synonyms: bool, documentati
         by_name = {e.name: e for e in entries if e.name in wanted}
         entries = [by_name[n] for n in scala_hashmap_order(by_name)]
     anchor = "topicconfigs_" if kind == TOPIC else "brokerconfigs_"
-    if kind == CLIENT_METRICS:  # Kafka leaves these entries' documentation at its default ""
+    if kind in (CLIENT_METRICS, BROKER_LOGGER):  # Kafka leaves these entries' documentation at its default ""
         configs = [_entry(e, synonyms, "") for e in entries]
     else:
         configs = [_entry(e, synonyms, _DOCS + anchor + e.name if documentation else None) for e in entries]

@@ -110,7 +110,9 @@ def auto_created_topic(name: str, properties: Mapping[str, str], num_partitions:
                    ("compression.type", "producer")]
     elif name == "__transaction_state":
         (partitions_key, partitions), (factor_key, factor) = _TRANSACTION_STATE
-        configs = [("cleanup.policy", "compact"), ("min.insync.replicas", str(number("transaction.state.log.min.isr", 2))),
+        # TransactionStateManager.transactionTopicConfigs: its records are never compressed
+        configs = [("compression.type", "uncompressed"), ("cleanup.policy", "compact"),
+                   ("min.insync.replicas", str(number("transaction.state.log.min.isr", 2))),
                    ("segment.bytes", str(number("transaction.state.log.segment.bytes", 104857600))),
                    ("unclean.leader.election.enable", "false")]
     else:

@@ -368,6 +368,25 @@ def test_broker_logger_errors(brokers) -> None:
     same(brokers, None, 44, 1, incremental((BROKER_LOGGER, "1", [("root", SET, "INFO")])), "denied logger change")
 
 
+def test_broker_loggers_beyond_the_root(brokers) -> None:
+    # A logger without a level of its own shows its nearest ancestor's; DELETE takes its own level away again.
+    names = ["kafka.server.ReplicaManager", "kafka", "root", "kafka.request.logger", "org.apache.kafka.clients.NetworkClient"]
+    look = describe((BROKER_LOGGER, "1", names))
+    try:
+        same(brokers, "admin", 32, 4, look, "some loggers")
+        same(brokers, "admin", 44, 1, incremental((BROKER_LOGGER, "1", [("kafka.server.ReplicaManager", SET, "DEBUG"),
+                                                                         ("kafka", SET, "WARN")])), "set two loggers")
+        same(brokers, "admin", 32, 4, look, "after setting two")
+        same(brokers, "admin", 44, 1, incremental((BROKER_LOGGER, "1", [("kafka.server.ReplicaManager", DELETE, None)])),
+             "delete one")
+        same(brokers, "admin", 32, 4, look, "after deleting one")
+        same(brokers, "admin", 44, 1, incremental((BROKER_LOGGER, "1", [("kafka", SET, "LOUD")])), "a level log4j lacks")
+    finally:
+        for side in ("kafka", "shim"):
+            ask(brokers, side, "admin", 44, 1, incremental((BROKER_LOGGER, "1", [("kafka", SET, "INFO"),
+                                                                                 ("kafka.server.ReplicaManager", DELETE, None)])))
+
+
 # -- kafka-configs.sh (kafka.admin.ConfigCommand of Kafka 3.9), run against both brokers --------------------------------
 
 _PORT = re.compile(r"127\.0\.0\.1:\d+")

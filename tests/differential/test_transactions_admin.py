@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from kafka_shim.protocol.messages import (
+    DescribeConfigsRequest,
     DescribeTransactionsRequest,
     FindCoordinatorRequest,
     InitProducerIdRequest,
@@ -20,10 +21,11 @@ from kafka_shim.protocol.messages import (
 )
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from kafka_shim.shim.testing.handle import KafkaShim
-from tests.support.acl_peers import ANONYMOUS, DESCRIBE, PREFIXED, TRANSACTIONAL_ID, WRITE, Peers, acl, secured_config
+from tests.support.acl_peers import ANONYMOUS, DESCRIBE, PREFIXED, TOPIC, TRANSACTIONAL_ID, WRITE, Peers, acl, secured_config
 from tests.support.peers import REAL_KAFKA
 
-DESCRIBE_TXNS, LIST_TXNS, FIND_COORDINATOR, INIT_PID = 65, 66, 10, 22
+DESCRIBE_TXNS, LIST_TXNS, FIND_COORDINATOR, INIT_PID, DESCRIBE_CONFIGS = 65, 66, 10, 22, 32
+DESCRIBE_CONFIGS_OPERATION = 10
 
 
 @pytest.fixture(scope="module")
@@ -92,6 +94,23 @@ def test_list_transactions_leaves_out_ids_without_describe(peers: Peers, version
     _, shim = peers.same(LIST_TXNS, version, every, f"ListTransactions v{version} with DESCRIBE on some ids",
                          ignore=("transaction_states.*.producer_id",))
     assert sorted(t.transactional_id for t in shim.body.transaction_states) == seen
+
+
+def test_transaction_state_topic_configs(peers: Peers) -> None:
+    # FindCoordinator for a transactional id makes __transaction_state, with the configs Kafka gives it.
+    tid = f"cfg-{uuid.uuid4().hex[:8]}"
+    peers.grant(acl(rtype=TRANSACTIONAL_ID, name=tid, principal=ANONYMOUS, operation=DESCRIBE),
+                acl(rtype=TOPIC, name="__transaction_state", principal=ANONYMOUS, operation=DESCRIBE_CONFIGS_OPERATION))
+    deadline = time.monotonic() + 60
+    while [c.error_code for a in peers.both(FIND_COORDINATOR, 4, FindCoordinatorRequest(key_type=1, coordinator_keys=[tid]))
+           for c in a.body.coordinators] != [0, 0]:
+        assert time.monotonic() < deadline, "no transaction coordinator on both brokers"
+        time.sleep(0.2)
+    body = DescribeConfigsRequest(resources=[DescribeConfigsRequest.DescribeConfigsResource(
+        resource_type=2, resource_name="__transaction_state", configuration_keys=None)], include_synonyms=True)
+    _, shim = peers.same(DESCRIBE_CONFIGS, 4, body, "DescribeConfigs of __transaction_state",
+                         ignore=("results.*.configs.*.documentation",))
+    assert {c.name: c.value for c in shim.body.results[0].configs}["compression.type"] == "uncompressed"
 
 
 def test_kafka_transactions_sh_list_and_describe() -> None:

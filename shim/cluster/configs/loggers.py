@@ -5,8 +5,11 @@ of IncrementalAlterConfigs, in its order: ALTER_CONFIGS on the cluster, the node
 an existing logger and one of log4j's levels, DELETE an existing logger other than the root, APPEND and SUBTRACT
 are refused). Like Kafka's, the levels are not kept across restarts.
 
-kafka-shim logs through structlog, not log4j: the loggers it knows are ``root`` and the ones set here, and a level
-set here is recorded and described but does not change what structlog writes (``--log-level`` does).
+The loggers are a Kafka 3.9 broker's (``kafka_loggers``), each described with its own level or, without one, its
+nearest ancestor's by dotted name, else the root's (Log4jController.resolveLevel); DELETE takes a logger's own level
+away, so it follows its ancestors again. Entries come in the order of the Scala mutable.HashMap Kafka builds.
+kafka-shim logs through structlog, not log4j: a level set here is recorded and described but does not change what
+structlog writes (``--log-level`` does).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.shim.cluster.configs.alter_ops import AlterError, ConfigOp, OpType
 from kafka_shim.shim.cluster.configs.definition import ConfigSource, ConfigType
 from kafka_shim.shim.cluster.configs.describe import DescribedConfig
+from kafka_shim.shim.cluster.configs.kafka_loggers import CONFIGURED, NAMES
+from kafka_shim.shim.cluster.configs.scala_order import scala_hashmap_order
 
 ROOT = "root"
 # LogLevelConfig.VALID_LOG_LEVELS; the error message lists them sorted.
@@ -26,11 +31,23 @@ _VALID_TEXT = ", ".join(sorted(VALID_LEVELS))
 
 class BrokerLoggers:
     def __init__(self, root_level: str = "INFO") -> None:
-        self.levels: dict[str, str] = {ROOT: root_level}
+        # Each logger's own level (None: it has none); the root always has one.
+        self.levels: dict[str, str | None] = {ROOT: root_level, **dict.fromkeys(NAMES), **CONFIGURED}
+
+    def level(self, name: str) -> str:
+        """Log4jController.resolveLevel: the logger's own level, else its nearest ancestor's, else the root's."""
+        own = self.levels.get(name)
+        while own is None:
+            cut = name.rfind(".")
+            if cut <= 0:
+                return self.levels[ROOT] or "INFO"
+            name = name[:cut]
+            own = self.levels.get(name)
+        return own
 
     def describe(self) -> list[DescribedConfig]:
-        return [DescribedConfig(name, level, ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG, ConfigType.UNKNOWN, False)
-                for name, level in self.levels.items()]
+        return [DescribedConfig(name, self.level(name), ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG, ConfigType.UNKNOWN, False)
+                for name in scala_hashmap_order(self.levels)]
 
     def alter(self, cluster_allowed: bool, name: str, node_id: int, ops: Sequence[ConfigOp], validate_only: bool) -> None:
         if not cluster_allowed:
@@ -61,10 +78,7 @@ class BrokerLoggers:
         if validate_only:
             return
         for op in ops:
-            if op.op == OpType.SET:
-                self.levels[op.name] = op.value or ""
-            else:
-                self.levels[op.name] = self.levels[ROOT]  # an unset logger follows the root
+            self.levels[op.name] = (op.value or "") if op.op == OpType.SET else None  # DELETE: back to its ancestors'
 
     def _exists(self, name: str) -> None:
         if name not in self.levels:

@@ -119,8 +119,23 @@ def test_topic_name_messages_are_3_9s() -> None:
 
 def test_broker_loggers() -> None:
     loggers = BrokerLoggers()
-    loggers.alter(True, "1", 1, [ConfigOp("root", S, "DEBUG")], validate_only=False)
-    assert [(e.name, e.value) for e in loggers.describe()] == [("root", "DEBUG")]
+
+    def described(*names: str) -> list[str | None]:
+        levels = {e.name: e.value for e in loggers.describe()}
+        return [levels.get(name) for name in names]
+
+    # A Kafka 3.9 broker's loggers; one without a level of its own shows its nearest configured ancestor's.
+    assert described("root", "kafka", "kafka.server.ReplicaManager", "kafka.request.logger", "com.yammer.metrics.reporting.JmxReporter") == [
+        "INFO", "INFO", "INFO", "WARN", "INFO"]
+    loggers.alter(True, "1", 1, [ConfigOp("root", S, "DEBUG"), ConfigOp("kafka", S, "WARN")], validate_only=False)
+    assert described("root", "kafka.server.ReplicaManager", "kafka.request.logger", "com.yammer.metrics.reporting.JmxReporter") == [
+        "DEBUG", "WARN", "WARN", "DEBUG"]
+    loggers.alter(True, "1", 1, [ConfigOp("kafka.server.ReplicaManager", S, "TRACE")], validate_only=False)
+    assert described("kafka.server.ReplicaManager") == ["TRACE"]
+    loggers.alter(True, "1", 1, [ConfigOp("kafka.server.ReplicaManager", D, None)], validate_only=False)
+    assert described("kafka.server.ReplicaManager") == ["WARN"]  # its own level gone, it follows "kafka" again
+    with pytest.raises(AlterError, match="Cannot set the log level of kafka to LOUD"):
+        loggers.alter(True, "1", 1, [ConfigOp("kafka", S, "LOUD")], validate_only=False)
     with pytest.raises(AlterError, match=r"Logger kafka\.x does not exist!"):
         loggers.alter(True, "1", 1, [ConfigOp("kafka.x", S, "INFO")], validate_only=False)
     with pytest.raises(AlterError) as caught:
