@@ -17,7 +17,7 @@ from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import AlterUserScramCredentialsResponse, DescribeUserScramCredentialsResponse
 from kafka_shim.shim.handlers import CloseConnection, handles
 from kafka_shim.shim.javacompat.utf16 import java_sorted
-from kafka_shim.shim.requests.authz import refused_whole
+from kafka_shim.shim.requests.authz import refused_whole, session_text
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.security.sasl import scram_admin
 from kafka_shim.shim.security.sasl.credentials import ScramCredentialStore
@@ -92,5 +92,5 @@ def controller_not_authorized_message(ctx: RequestContext) -> str:
     buffer details (the broker's own wording is requests.authz.not_authorized_message)."""
     listener = ctx.listener
     return (f"Request Request(processor=0, connectionId={ctx.client_host}:{ctx.client_port}, "
-            f"session=Session({ctx.principal},/{ctx.client_host}), listenerName=ListenerName({listener.name}), "
+            f"session={session_text(ctx)}, listenerName=ListenerName({listener.name}), "
             f"securityProtocol={listener.security_protocol}, envelope=None) is not authorized.")

@@ -114,9 +114,16 @@ def not_authorized_message(ctx: RequestContext) -> str:
     """Kafka's ClusterAuthorizationException text, which quotes the request's connection as Kafka renders it."""
     host, port = ctx.services.endpoints.advertised(ctx.listener.name)
     client = f"{ctx.client_host}:{ctx.client_port}"
-    return (f"Request Request(processor=0, connectionId={host}:{port}-{client}-0, session=Session({ctx.principal},/{ctx.client_host}), "
+    return (f"Request Request(processor=0, connectionId={host}:{port}-{client}-0, session={session_text(ctx)}, "
             f"listenerName=ListenerName({ctx.listener.name}), securityProtocol={ctx.listener.security_protocol}, "
             f"buffer=null, envelope=None) is not authorized.")
+
+
+def session_text(ctx: RequestContext) -> str:
+    """The request's session as Kafka 3.9 prints it: org.apache.kafka.network.Session has no toString of its own, so
+    Java prints its class and identity hash (arbitrary; here a hash of the principal and the client's address)."""
+    identity = hash((ctx.principal, ctx.client_host, ctx.client_port)) & 0x7FFFFFFF
+    return f"org.apache.kafka.network.Session@{identity:x}"
 
 
 def _authorize(ctx: RequestContext, operation: AclOperation, resource_type: ResourceType, name: str, *, ref_count: int = 1,
