@@ -169,6 +169,19 @@ def test_only_the_client_nonce_echoed_back_is_refused() -> None:
     assert isinstance(error, InvalidCredentialsError)
 
 
+def test_a_client_nonce_sent_twice_is_accepted_as_kafka_accepts_it() -> None:
+    # librdkafka 2.0 (Debian's kcat 1.7.1) sends its own nonce again before the server-first one. Kafka's
+    # ScramSaslServer only asks that the nonce end with the server-first nonce, and checks the proof over the
+    # nonce as sent: such a client logs in.
+    client = ScramProbe(SHA256, "alice", "alice-secret")
+    s = server()
+    server_first = s.evaluate(client.first_message())
+    full_nonce = server_first.decode().split(",")[0].removeprefix("r=")
+    server_final = s.evaluate(client.final_message(server_first, nonce=RFC_NONCE + full_nonce))
+    assert client.signature_verifies(server_final)
+    assert s.complete and s.authorization_id == "alice"
+
+
 def test_channel_binding_that_is_not_base64_is_refused() -> None:
     assert isinstance(final_fails(ScramProbe(SHA256, "alice", "alice-secret"), channel="b!ws"), InvalidCredentialsError)
 
