@@ -12,7 +12,7 @@ transactional ids whose ``__transaction_state`` partition it leads. DescribeTran
 DESCRIBE on the TRANSACTIONAL_ID, else 53; an empty id 42; an id whose ``__transaction_state`` partition this node
 does not lead (or before that topic exists: FindCoordinator for a transactional id creates it) NOT_COORDINATOR
 (16); an unknown id TRANSACTIONAL_ID_NOT_FOUND (105); else its state, producer id and epoch, timeout, start time
-and partitions (grouped by topic).
+and partitions (grouped by topic), without the topics the principal may not DESCRIBE.
 
 Version notes. ListTransactions v1 adds the duration filter (KIP-994); both are flexible.
 """
@@ -34,6 +34,7 @@ TRANSACTION_STATE_TOPIC = "__transaction_state"
 STATES = ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort", "Dead", "PrepareEpochFence")
 _DESCRIBE = check(ApiKey.DESCRIBE_TRANSACTIONS, "transactional_ids")
 _LIST = check(ApiKey.LIST_TRANSACTIONS, "transactional_ids")
+_DESCRIBE_TOPIC = check(ApiKey.DESCRIBE_TRANSACTIONS, "topics")
 
 
 @handles(ApiKey.LIST_TRANSACTIONS, 0, 1)
@@ -80,6 +81,8 @@ def _described(ctx: RequestContext, transactional_id: str) -> DescribeTransactio
     topics: dict[str, list[int]] = {}
     for topic, partition in _partition_order(txn.partitions):
         topics.setdefault(topic, []).append(partition)
+    # KafkaApis keeps only the topics the principal may DESCRIBE, asked one by one in the answer's order.
+    topics = {topic: ids for topic, ids in topics.items() if allowed(ctx, _DESCRIBE_TOPIC, topic)}
     return DescribeTransactionsResponse.TransactionState(
         transactional_id=transactional_id, error_code=ErrorCode.NONE, transaction_state=txn.state.display_name,
         transaction_timeout_ms=txn.timeout_ms, transaction_start_time_ms=txn.start_ms, producer_id=txn.producer_id,

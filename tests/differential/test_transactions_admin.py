@@ -13,6 +13,8 @@ from collections.abc import Iterator
 import pytest
 
 from kafka_shim.protocol.messages import (
+    AddPartitionsToTxnRequest,
+    CreateTopicsRequest,
     DescribeConfigsRequest,
     DescribeTransactionsRequest,
     FindCoordinatorRequest,
@@ -21,10 +23,22 @@ from kafka_shim.protocol.messages import (
 )
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from kafka_shim.shim.testing.handle import KafkaShim
-from tests.support.acl_peers import ANONYMOUS, DESCRIBE, PREFIXED, TOPIC, TRANSACTIONAL_ID, WRITE, Peers, acl, secured_config
+from tests.support.acl_peers import (
+    ANONYMOUS,
+    CREATE,
+    DESCRIBE,
+    PREFIXED,
+    TOPIC,
+    TRANSACTIONAL_ID,
+    WRITE,
+    Peers,
+    acl,
+    secured_config,
+)
 from tests.support.peers import REAL_KAFKA
+from tests.support.wire import Wire
 
-DESCRIBE_TXNS, LIST_TXNS, FIND_COORDINATOR, INIT_PID, DESCRIBE_CONFIGS = 65, 66, 10, 22, 32
+DESCRIBE_TXNS, LIST_TXNS, FIND_COORDINATOR, INIT_PID, DESCRIBE_CONFIGS, CREATE_TOPICS, ADD_PARTITIONS = 65, 66, 10, 22, 32, 19, 24
 DESCRIBE_CONFIGS_OPERATION = 10
 
 
@@ -94,6 +108,49 @@ def test_list_transactions_leaves_out_ids_without_describe(peers: Peers, version
     _, shim = peers.same(LIST_TXNS, version, every, f"ListTransactions v{version} with DESCRIBE on some ids",
                          ignore=("transaction_states.*.producer_id",))
     assert sorted(t.transactional_id for t in shim.body.transaction_states) == seen
+
+
+def test_describe_transactions_leaves_out_topics_without_describe(peers: Peers) -> None:
+    # A transaction over two topics, made while User:ANONYMOUS may create and write everything it uses; then it may
+    # DESCRIBE the transactional id and one of the topics only.
+    prefix = f"dt-{uuid.uuid4().hex[:8]}-"
+    tid, shown, hidden = prefix + "txn", prefix + "shown", prefix + "hidden"
+    peers.grant(*(acl(rtype=rtype, name=prefix, pattern=PREFIXED, principal=ANONYMOUS, operation=op)
+                  for rtype, op in ((TOPIC, CREATE), (TOPIC, WRITE), (TRANSACTIONAL_ID, WRITE))))
+    created = peers.both(CREATE_TOPICS, 7, CreateTopicsRequest(timeout_ms=30_000, validate_only=False, topics=[
+        CreateTopicsRequest.CreatableTopic(name=n, num_partitions=2, replication_factor=1, assignments=[], configs=[])
+        for n in (shown, hidden)]))
+    assert [[t.error_code for t in a.body.topics] for a in created] == [[0, 0], [0, 0]]
+    init = InitProducerIdRequest(transactional_id=tid, transaction_timeout_ms=60_000, producer_id=-1, producer_epoch=-1)
+    inits = [_init_when_coordinated(address, tid, init) for address in (peers.oracle.plaintext, peers.shim_address)]
+    topics = [AddPartitionsToTxnRequest.AddPartitionsToTxnTopic(name=n, partitions=[0, 1]) for n in (hidden, shown)]
+    for address, answer in zip((peers.oracle.plaintext, peers.shim_address), inits, strict=True):
+        with Wire(address) as wire:  # each broker's own producer id
+            added = wire.request(ADD_PARTITIONS, 3, AddPartitionsToTxnRequest(
+                v3_and_below_transactional_id=tid, v3_and_below_producer_id=answer.body.producer_id,
+                v3_and_below_producer_epoch=answer.body.producer_epoch, v3_and_below_topics=topics))
+        assert {p.partition_error_code for t in added.body.results_by_topic_v3_and_below for p in t.results_by_partition} == {0}, added
+    peers.reset()
+    peers.grant(acl(rtype=TRANSACTIONAL_ID, name=tid, principal=ANONYMOUS, operation=DESCRIBE),
+                acl(rtype=TOPIC, name=shown, principal=ANONYMOUS, operation=DESCRIBE))
+    _, shim = peers.same(DESCRIBE_TXNS, 0, DescribeTransactionsRequest(transactional_ids=[tid]),
+                         "DescribeTransactions with DESCRIBE on one of its topics",
+                         ignore=("transaction_states.*.producer_id", "transaction_states.*.transaction_start_time_ms"))
+    assert [t.topic for t in shim.body.transaction_states[0].topics] == [shown]
+
+
+def _init_when_coordinated(address: tuple[str, int], tid: str, init: InitProducerIdRequest):
+    """InitProducerId once the broker coordinates the id: FindCoordinator makes __transaction_state, and Kafka answers
+    NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS (changing nothing) until its partition is loaded."""
+    deadline = time.monotonic() + 90
+    with Wire(address) as wire:
+        while True:
+            wire.request(FIND_COORDINATOR, 4, FindCoordinatorRequest(key_type=1, coordinator_keys=[tid]))
+            answer = wire.request(INIT_PID, 4, init)
+            if answer.body.error_code == 0:
+                return answer
+            assert time.monotonic() < deadline, f"InitProducerId never succeeded at {address}: {answer}"
+            time.sleep(0.2)
 
 
 def test_transaction_state_topic_configs(peers: Peers) -> None:
