@@ -19,7 +19,7 @@ from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import DescribeProducersResponse
 from kafka_shim.shim.cluster.topics import invalid_topic_name
 from kafka_shim.shim.handlers import handles
-from kafka_shim.shim.requests.authz import allowed_names, check
+from kafka_shim.shim.requests.authz import allowed, check
 from kafka_shim.shim.requests.context import RequestContext
 
 _READ = check(ApiKey.DESCRIBE_PRODUCERS, "topics")
@@ -30,13 +30,12 @@ _Producer = DescribeProducersResponse.ProducerState
 
 @handles(ApiKey.DESCRIBE_PRODUCERS, 0, 0)
 def describe_producers(ctx: RequestContext, request: messages.DescribeProducersRequest) -> DescribeProducersResponse:
-    readable = allowed_names(ctx, _READ, [t.name for t in request.topics if invalid_topic_name(t.name) is None])
     topics = []
     for t in request.topics:
         invalid = invalid_topic_name(t.name)
         if invalid is not None:
             error: tuple[int, str | None] | None = (ErrorCode.INVALID_TOPIC_EXCEPTION, invalid)
-        elif t.name not in readable:
+        elif not allowed(ctx, _READ, t.name):  # KafkaApis asks per topic entry, in request order (a repeat asks again)
             error = (ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed.")
         elif t.name not in ctx.services.cluster.topics:
             error = (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.")

@@ -133,7 +133,8 @@ def list_groups(ctx: RequestContext, request: messages.ListGroupsRequest) -> Lis
         listed = ctx.services.groups.list_groups(states, types)
         visible = {g.group_id for g in listed}
     else:
-        listed = ctx.services.groups.list_groups(states, types)
+        # Each node's coordinator lists (and asks about) only the groups it coordinates.
+        listed = [g for g in ctx.services.groups.list_groups(states, types) if coordinates(ctx, g.group_id)]
         visible = allowed_names(ctx, _LIST, [g.group_id for g in listed])
     # Each node lists the groups it coordinates (a cluster in one process: kafka-consumer-groups asks them all).
     return ListGroupsResponse(error_code=ErrorCode.NONE, groups=[

@@ -102,7 +102,8 @@ def add_partitions_to_txn(ctx: RequestContext, request: messages.AddPartitionsTo
         errors, order = dict.fromkeys(wanted, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED), "request"
     else:
         errors, order = _add(ctx, version, transactional_id, request.v3_and_below_producer_id,
-                             request.v3_and_below_producer_epoch, wanted, False)
+                             request.v3_and_below_producer_epoch, wanted, False,
+                             asked=[(t.name, p) for t in request.v3_and_below_topics for p in t.partitions])
     return AddPartitionsToTxnResponse(throttle_time_ms=0, results_by_topic_v3_and_below=_topic_results(errors, order))
 
 
@@ -112,8 +113,10 @@ def _partitions(topics: list[messages.AddPartitionsToTxnRequest.AddPartitionsToT
 
 
 def _add(ctx: RequestContext, version: int, transactional_id: str, producer_id: int, producer_epoch: int,
-         wanted: list[tuple[str, int]], verify_only: bool) -> tuple[dict[tuple[str, int], int], str]:
-    """Each partition's error and the order Kafka's answer lists them in."""
+         wanted: list[tuple[str, int]], verify_only: bool,
+         asked: list[tuple[str, int]] | None = None) -> tuple[dict[tuple[str, int], int], str]:
+    """Each partition's error and the order Kafka's answer lists them in. ``asked``: the partitions as requested,
+    repeats kept (Kafka's WRITE check counts each one in its ref count)."""
     topics = ctx.services.cluster.topics
 
     def missing(tp: tuple[str, int]) -> bool:
@@ -124,7 +127,8 @@ def _add(ctx: RequestContext, version: int, transactional_id: str, producer_id: 
     hidden = hidden_topics(ctx, [t for t, _ in wanted]) if before_1_0 else set()
     hidden_partitions = {tp for tp in wanted if before_1_0 and (tp[0] in hidden or missing(tp))}
     if version < 4:
-        writable = allowed_names(ctx, _ADD_TOPICS, [t for t, p in wanted if t not in INTERNAL_TOPICS and (t, p) not in hidden_partitions])
+        writable = allowed_names(ctx, _ADD_TOPICS, [t for t, p in (asked or wanted)
+                                                     if t not in INTERNAL_TOPICS and (t, p) not in hidden_partitions])
     else:
         writable = {t for t, _ in wanted}
     unauthorized = {tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED for tp in wanted

@@ -162,3 +162,33 @@ async def test_deleted_groups_stay_deleted_after_a_restart(tmp_path) -> None:
             assert [g.group_id for g in listed.groups] == ["kept"]
             fetched = await client.request(9, 8, OffsetFetchRequest(groups=[OffsetFetchRequest.OffsetFetchRequestGroup(group_id="gone", topics=None)]))
             assert fetched.groups[0].topics == []
+
+
+async def test_list_groups_on_a_node_asks_only_about_the_groups_it_coordinates() -> None:
+    # In a cluster in one process the nodes share one coordinator's state; each node's ListGroups, as each broker's
+    # coordinator in Kafka, neither lists nor asks about the groups another node coordinates.
+    from kafka_shim.shim.client.wire import WireClient
+    from kafka_shim.shim.groups.admin_views import offsets_partition
+    from tests.support.acl_helpers import config, running
+
+    async with running(config(kafka_shim_brokers="2", node_id="1")) as broker:
+        seed(broker, offsets_topic=False)
+        broker.services.partitions.create_topic("__consumer_offsets", 50, {"cleanup.policy": "compact"},
+                                                replicas=[[1 + p % 2] for p in range(50)])
+        ids = [f"g-{i}" for i in range(40)]
+        here = next(g for g in ids if offsets_partition(g, 50) % 2 == 0)  # led by node 1
+        there = next(g for g in ids if offsets_partition(g, 50) % 2 == 1)  # led by node 2
+        for g in (here, there):
+            broker.services.groups.groups[g] = FakeClassicGroup(g)
+        grant(broker, group_acl("g-", DESCRIBE, pattern=PREFIXED))
+        host, port = broker.bootstrap_servers.split(",")[0].rsplit(":", 1)
+        client = await WireClient.connect(host, int(port))
+        try:
+            with structlog.testing.capture_logs() as logs:
+                broker.authorizer.audit.refresh()
+                listed = await client.request(LIST_GROUPS, 4, ListGroupsRequest())
+        finally:
+            await client.close()
+    assert [g.group_id for g in listed.groups] == [here]
+    asked = [e["event"] for e in logs if e.get("logger") == "kafka.authorizer.logger"]
+    assert [there in event for event in asked] == [False] and here in asked[0]
