@@ -28,7 +28,15 @@ _Partition = DescribeProducersResponse.PartitionResponse
 _Producer = DescribeProducersResponse.ProducerState
 
 
-@handles(ApiKey.DESCRIBE_PRODUCERS, 0, 0)
+def describe_producers_error_response(request: messages.DescribeProducersRequest, code: int,
+                                      message: str | None) -> DescribeProducersResponse:
+    """DescribeProducersRequest.getErrorResponse: every requested partition with the code, no message."""
+    return DescribeProducersResponse(throttle_time_ms=0, topics=[
+        _Topic(name=t.name, partitions=[_Partition(partition_index=p, error_code=code) for p in t.partition_indexes])
+        for t in request.topics])
+
+
+@handles(ApiKey.DESCRIBE_PRODUCERS, 0, 0, error_response=describe_producers_error_response)
 def describe_producers(ctx: RequestContext, request: messages.DescribeProducersRequest) -> DescribeProducersResponse:
     topics = []
     for t in request.topics:

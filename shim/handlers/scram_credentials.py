@@ -57,7 +57,22 @@ def _alter_refused(request: messages.AlterUserScramCredentialsRequest, code: int
     ])
 
 
-@handles(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0)
+def describe_error_response(request: messages.DescribeUserScramCredentialsRequest, code: int,
+                            message: str | None) -> DescribeUserScramCredentialsResponse | None:
+    """DescribeUserScramCredentialsRequest.getErrorResponse (None: a null user list, which Kafka never answers)."""
+    if request.users is None:
+        return None
+    rows = [_DescribeResult(user="", error_code=code, error_message=message) for _ in request.users]
+    return DescribeUserScramCredentialsResponse(error_code=code, error_message=message, results=rows)
+
+
+def alter_error_response(request: messages.AlterUserScramCredentialsRequest, code: int,
+                         message: str | None) -> AlterUserScramCredentialsResponse:
+    """AlterUserScramCredentialsRequest.getErrorResponse."""
+    return _alter_refused(request, code, message)
+
+
+@handles(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0, error_response=describe_error_response)
 def describe_user_scram_credentials(ctx: RequestContext,
                                     request: messages.DescribeUserScramCredentialsRequest) -> DescribeUserScramCredentialsResponse:
     refused = refused_whole(ctx, request)
@@ -72,7 +87,7 @@ def describe_user_scram_credentials(ctx: RequestContext,
     return DescribeUserScramCredentialsResponse(error_code=ErrorCode.NONE, error_message="", results=results)
 
 
-@handles(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, 0)
+@handles(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, 0, error_response=alter_error_response)
 def alter_user_scram_credentials(ctx: RequestContext,
                                  request: messages.AlterUserScramCredentialsRequest) -> AlterUserScramCredentialsResponse:
     refused = refused_whole(ctx, request)

@@ -37,7 +37,20 @@ _LIST = check(ApiKey.LIST_TRANSACTIONS, "transactional_ids")
 _DESCRIBE_TOPIC = check(ApiKey.DESCRIBE_TRANSACTIONS, "topics")
 
 
-@handles(ApiKey.LIST_TRANSACTIONS, 0, 1)
+def list_transactions_error_response(request: messages.ListTransactionsRequest, code: int,
+                                     message: str | None) -> ListTransactionsResponse:
+    """ListTransactionsRequest.getErrorResponse: the code alone."""
+    return ListTransactionsResponse(throttle_time_ms=0, error_code=code)
+
+
+def describe_transactions_error_response(request: messages.DescribeTransactionsRequest, code: int,
+                                         message: str | None) -> DescribeTransactionsResponse:
+    """DescribeTransactionsRequest.getErrorResponse: every requested id with the code."""
+    return DescribeTransactionsResponse(throttle_time_ms=0, transaction_states=[
+        DescribeTransactionsResponse.TransactionState(transactional_id=tid, error_code=code) for tid in request.transactional_ids])
+
+
+@handles(ApiKey.LIST_TRANSACTIONS, 0, 1, error_response=list_transactions_error_response)
 def list_transactions(ctx: RequestContext, request: messages.ListTransactionsRequest) -> ListTransactionsResponse:
     # Scala's Set of the filters (insertion order up to four); the unknown ones come back in that order.
     unknown = [name for name in dict.fromkeys(request.state_filters) if name not in STATES]
@@ -57,7 +70,7 @@ def list_transactions(ctx: RequestContext, request: messages.ListTransactionsReq
                                     transaction_states=listed)
 
 
-@handles(ApiKey.DESCRIBE_TRANSACTIONS, 0, 0)
+@handles(ApiKey.DESCRIBE_TRANSACTIONS, 0, 0, error_response=describe_transactions_error_response)
 def describe_transactions(ctx: RequestContext, request: messages.DescribeTransactionsRequest) -> DescribeTransactionsResponse:
     return DescribeTransactionsResponse(throttle_time_ms=0, transaction_states=[
         _described(ctx, tid) for tid in request.transactional_ids])

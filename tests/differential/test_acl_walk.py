@@ -18,11 +18,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kafka_shim.protocol.messages import (
+    AlterUserScramCredentialsRequest,
     CreateAclsRequest,
     CreateTopicsRequest,
     DeleteAclsRequest,
     DescribeClusterRequest,
     DescribeConfigsRequest,
+    DescribeProducersRequest,
+    DescribeTransactionsRequest,
+    DescribeUserScramCredentialsRequest,
     InitProducerIdRequest,
     MetadataRequest,
     ProduceRequest,
@@ -55,6 +59,8 @@ from tests.differential.test_acl_apis import (  # the fixtures come from tests/d
 )
 
 PRODUCE, CREATE_TOPICS, INIT_PRODUCER_ID, DESCRIBE_CONFIGS = 0, 19, 22, 32
+DESCRIBE_SCRAM, ALTER_SCRAM, DESCRIBE_PRODUCERS, DESCRIBE_TRANSACTIONS = 50, 51, 61, 65
+TRANSACTIONAL_ID = 5
 ALL, ALTER, ALTER_CONFIGS, IDEMPOTENT_WRITE = 2, 7, 11, 12
 NOW = int(time.time() * 1000)
 T = MetadataRequest.MetadataRequestTopic
@@ -145,6 +151,17 @@ SCENARIOS = {
                                      [metadata("*x", "x", "*", "**")]),
     "group": ([acl(rtype=GROUP, name="g", principal="bob"), acl(name="foo", principal=ANONYMOUS, operation=READ)],
               [metadata("foo")]),
+    # APIs whose error answers carry the code per id, per partition or per user (UNKNOWN_SERVER_ERROR), not a close
+    "error-forms": ([acl(rtype=TRANSACTIONAL_ID, name="t", principal="bob"), acl(name="foo", principal="bob"),
+                     cluster(ALTER, principal="")],
+                    [(DESCRIBE_TRANSACTIONS, 0, DescribeTransactionsRequest(transactional_ids=["t", "u"])),
+                     (DESCRIBE_PRODUCERS, 0, DescribeProducersRequest(topics=[
+                         DescribeProducersRequest.TopicRequest(name="foo", partition_indexes=[0, 1])])),
+                     (DESCRIBE_SCRAM, 0, DescribeUserScramCredentialsRequest(users=[
+                         DescribeUserScramCredentialsRequest.UserName(name="alice")])),
+                     (ALTER_SCRAM, 0, AlterUserScramCredentialsRequest(upsertions=[], deletions=[
+                         AlterUserScramCredentialsRequest.ScramCredentialDeletion(name="carol", mechanism=1),
+                         AlterUserScramCredentialsRequest.ScramCredentialDeletion(name="alice", mechanism=1)]))]),
 }
 
 

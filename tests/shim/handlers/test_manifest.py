@@ -77,8 +77,13 @@ def test_a_deferred_entry_loads_the_registered_handler_on_first_use() -> None:
     request = messages.CreateTopicsRequest(topics=[messages.CreateTopicsRequest.CreatableTopic(name="t")])
     body = table.error_response(ApiKey.CREATE_TOPICS, request, ErrorCode.ILLEGAL_SASL_STATE, "why")
     assert [t.error_code for t in body.topics] == [ErrorCode.ILLEGAL_SASL_STATE]
-    scram = messages.DescribeUserScramCredentialsRequest(users=[])
-    assert table.error_response(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, scram, ErrorCode.ILLEGAL_SASL_STATE, "why") is None
+    named = messages.DescribeUserScramCredentialsRequest(users=[messages.DescribeUserScramCredentialsRequest.UserName(name="a")])
+    answer = table.error_response(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, named, ErrorCode.ILLEGAL_SASL_STATE, "why")
+    assert (answer.error_code, answer.error_message, [(r.user, r.error_code) for r in answer.results]) == (
+        ErrorCode.ILLEGAL_SASL_STATE, "why", [("", ErrorCode.ILLEGAL_SASL_STATE)])
+    # A null user list: Kafka's getErrorResponse fails on it and the request is never answered (no form: a close).
+    every = messages.DescribeUserScramCredentialsRequest(users=None)
+    assert table.error_response(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, every, ErrorCode.ILLEGAL_SASL_STATE, "why") is None
 
 
 def test_an_entry_that_differs_from_the_registration_is_refused_when_loaded() -> None:
