@@ -29,7 +29,7 @@ from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import WriteTxnMarkersResponse
 from kafka_shim.shim.handlers import handles
-from kafka_shim.shim.javacompat.hash_orders import java_hash_map_order, topic_partition_hash
+from kafka_shim.shim.javacompat.hash_orders import java_hash_map_order, scala_mutable_map_order, topic_partition_hash
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.partitions.transactions import write_marker
 from kafka_shim.shim.requests.authz import refused_whole
@@ -96,11 +96,17 @@ def write_txn_markers(ctx: RequestContext, request: messages.WriteTxnMarkersRequ
         wanted = list(dict.fromkeys((t.name, p) for t in marker.topics for p in t.partition_indexes))
         if not wanted:
             continue
-        results = errors.setdefault(marker.producer_id, {})
+        no_log: dict[tuple[str, int], int] = {}
+        appended: dict[tuple[str, int], int] = {}
         for topic, index in wanted:
-            if partitions is None:
-                results[(topic, index)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                continue
-            results[(topic, index)] = write_marker(partitions, topic, index, marker.producer_id, marker.producer_epoch,
-                                                   marker.coordinator_epoch, marker.transaction_result, node_id=ctx.node_id)
+            code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if partitions is None else write_marker(
+                partitions, topic, index, marker.producer_id, marker.producer_epoch, marker.coordinator_epoch,
+                marker.transaction_result, node_id=ctx.node_id)
+            (no_log if code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION else appended)[(topic, index)] = code
+        # The order of insertion decides the answer's order between partitions that share a hash bucket: Kafka puts
+        # the partitions it has no log for into the producer's map first, then what its append reports, in the order
+        # of the Scala map of appended partitions.
+        results = errors.setdefault(marker.producer_id, {})
+        results.update(no_log)
+        results.update((tp, appended[tp]) for tp in scala_mutable_map_order(appended, topic_partition_hash))
     return _answer(errors, concurrent=True)

@@ -19,11 +19,15 @@ W = WriteTxnMarkersRequest
 
 @pytest.fixture
 def topic(peers: Peers) -> str:
-    name = f"markers-{uuid.uuid4().hex[:8]}"
+    return _created(peers, f"markers-{uuid.uuid4().hex[:8]}")
+
+
+def _created(peers: Peers, name: str) -> str:
     peers.grant(acl(rtype=CLUSTER, name="kafka-cluster", principal=ANONYMOUS, operation=CREATE))
     kafka, shim = peers.both(CREATE_TOPICS, 7, CreateTopicsRequest(timeout_ms=30000, topics=[
         CreateTopicsRequest.CreatableTopic(name=name, num_partitions=3, replication_factor=1)]))
-    assert kafka.body.topics[0].error_code == 0 and shim.body.topics[0].error_code == 0
+    codes = (kafka.body.topics[0].error_code, shim.body.topics[0].error_code)
+    assert codes in ((0, 0), (36, 36)), codes  # 36: made by an earlier test of this session
     return name
 
 
@@ -38,6 +42,17 @@ def test_refused_without_alter_or_cluster_action(peers: Peers, topic: str, versi
     body = _markers((1000, True, [(topic, [0, 1]), ("nowhere", [0])]), (1001, False, [(topic, [2])]))
     kafka, _ = peers.same(WRITE_TXN_MARKERS, version, body, f"WriteTxnMarkers v{version} without ALTER or CLUSTER_ACTION")
     assert {p.error_code for m in kafka.body.markers for t in m.topics for p in t.partitions} == {31}
+
+
+# A name whose partitions share hash buckets with markers-nowhere's partition 0 (in Kafka's ConcurrentHashMap of topic
+# partitions, and its HashMap of topic names): the answer order then depends on the order Kafka put them in, the
+# partitions it found no log for first. Found when the random name of the test below was this one.
+TIED = "markers-b10a6b99"
+
+
+@pytest.mark.parametrize("operation", [ALTER, CLUSTER_ACTION], ids=["alter", "cluster-action"])
+def test_unknown_partitions_are_put_first_in_kafkas_maps(peers: Peers, operation: int) -> None:
+    test_markers_for_producers_without_an_open_transaction(peers, _created(peers, TIED), operation)
 
 
 @pytest.mark.parametrize("operation", [ALTER, CLUSTER_ACTION], ids=["alter", "cluster-action"])
