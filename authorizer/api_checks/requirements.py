@@ -29,7 +29,10 @@ def _requirement(check: Check, mode: Mode, name: Name | None, ref_count: int) ->
 
 
 def requirements(api_key: int, version: int, request: Any) -> list[Requirement]:
-    """Every action Kafka would ask the authorizer about for this request, in the order it asks.
+    """Every action Kafka would ask the authorizer about for this request: check by check in the order Kafka asks
+    them, a check's names in the order they first appear in the request (Kafka asks a filtered list of names in the
+    order of the hash map it counts them in, as the broker does in shim/requests/authz.py; an auditor matches
+    decisions by name, not by position).
 
     Conditions that depend on broker state (does the topic exist, is auto-creation on, is the requester the
     token owner) are not evaluated here; the Check notes say which. Bitfield probes come last (mode BITFIELD).

@@ -36,7 +36,7 @@ from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import DeleteGroupsResponse, DescribeGroupsResponse, ListGroupsResponse
 from kafka_shim.shim.groups.admin_views import GroupSummary, offsets_partition
 from kafka_shim.shim.handlers import handles
-from kafka_shim.shim.requests.authz import allowed, allowed_names, authorized_operations, bitfield, check
+from kafka_shim.shim.requests.authz import allowed, allowed_each, authorized_operations, bitfield, check, filter_by_authorized
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.requests.coordination import coordinates
 
@@ -135,7 +135,7 @@ def list_groups(ctx: RequestContext, request: messages.ListGroupsRequest) -> Lis
     else:
         # Each node's coordinator lists (and asks about) only the groups it coordinates.
         listed = [g for g in ctx.services.groups.list_groups(states, types) if coordinates(ctx, g.group_id)]
-        visible = allowed_names(ctx, _LIST, [g.group_id for g in listed])
+        visible = allowed_each(ctx, _LIST, [g.group_id for g in listed])
     # Each node lists the groups it coordinates (a cluster in one process: kafka-consumer-groups asks them all).
     return ListGroupsResponse(error_code=ErrorCode.NONE, groups=[
         _Listed(group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state, group_type=g.group_type)
@@ -145,7 +145,7 @@ def list_groups(ctx: RequestContext, request: messages.ListGroupsRequest) -> Lis
 @handles(ApiKey.DELETE_GROUPS, 0, 2, error_response=delete_groups_error_response)
 def delete_groups(ctx: RequestContext, request: messages.DeleteGroupsRequest) -> DeleteGroupsResponse:
     distinct = list(dict.fromkeys(request.groups_names))
-    permitted = {g for g in distinct if allowed(ctx, _DELETE, g)}
+    permitted = filter_by_authorized(ctx, _DELETE, distinct)
     errors = ctx.services.groups.delete_groups([g for g in distinct if g in permitted], _is_local(ctx))
     results = [_Deleted(group_id=g, error_code=code) for g, code in errors.items()]
     results += [_Deleted(group_id=g, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED) for g in distinct if g not in permitted]

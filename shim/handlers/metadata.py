@@ -32,7 +32,15 @@ from kafka_shim.shim.handlers import handles
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.javacompat.scala_set import ScalaSet, kafka_uuid_hash, scala_set
 from kafka_shim.shim.partitions.topic_admin import BatchTooLarge, TopicAdmin, auto_created_topic
-from kafka_shim.shim.requests.authz import allowed, allowed_names, authorized_operations, bitfield, check, shortcut_allowed
+from kafka_shim.shim.requests.authz import (
+    allowed,
+    allowed_names,
+    authorized_operations,
+    bitfield,
+    check,
+    filter_by_authorized,
+    shortcut_allowed,
+)
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.requests.work import Each, Pure, Steps, run_inline, run_sliced
 
@@ -268,8 +276,7 @@ def _answer(ctx: RequestContext, request: messages.MetadataRequest) -> Steps[Met
         missing = authorized.where(lambda n: n not in state.topics)
         if missing and not shortcut_allowed(ctx, _CREATE):
             # KIP-277: before 2.0 only CREATE on the cluster let Metadata create topics.
-            creatable = set() if services.release_rules.create_topics_needs_cluster else {
-                n for n in missing if allowed(ctx, _CREATE, n)}
+            creatable = set() if services.release_rules.create_topics_needs_cluster else filter_by_authorized(ctx, _CREATE, missing)
             if len(creatable) < len(missing):
                 create_denied = missing.where(lambda n: n not in creatable)
                 authorized = authorized.where(lambda n: n not in create_denied)

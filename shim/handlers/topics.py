@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from kafka_shim.authorizer.api_checks import distinct_names
 from kafka_shim.authorizer.api_checks.releases import CREATE_TOPICS_CLUSTER_CREATE
 from kafka_shim.authorizer.model import CLUSTER_NAME
 from kafka_shim.protocol import messages
@@ -44,7 +43,7 @@ from kafka_shim.shim.partitions.topic_admin import (
     TopicRef,
 )
 from kafka_shim.shim.quotas.metering import MutationQuota
-from kafka_shim.shim.requests.authz import allowed, check, hidden_topics, shortcut_allowed
+from kafka_shim.shim.requests.authz import allowed, check, filter_by_authorized, hidden_topics, shortcut_allowed
 from kafka_shim.shim.requests.context import RequestContext
 
 log = get_logger("kafka_shim.topics")
@@ -69,7 +68,7 @@ def _admin(ctx: RequestContext) -> TopicAdmin:
 def _filter(ctx: RequestContext, c):
     """Kafka's filterByAuthorized for one declared check (each distinct name once, its occurrences as ref count)."""
     def names_allowed(names: Collection[str]) -> set[str]:
-        return {name for name, count in distinct_names(names) if allowed(ctx, c, name, count)}
+        return filter_by_authorized(ctx, c, names)
     return names_allowed
 
 

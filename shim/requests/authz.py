@@ -22,6 +22,8 @@ from kafka_shim.authorizer.api_checks import Bitfield, Check, Mode, declaration,
 from kafka_shim.authorizer.api_checks.releases import TOPIC_DESCRIBE_BEFORE_1_0
 from kafka_shim.authorizer.engine import MATCHING_ACL_UNRESOLVED
 from kafka_shim.protocol.framing import api_name
+from kafka_shim.shim.javacompat.hash_orders import scala_immutable_map_order, scala_mutable_map_order
+from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.requests.context import RequestContext
 
 
@@ -48,10 +50,38 @@ def shortcut_allowed(ctx: RequestContext, c: Check) -> bool:
 
 
 def allowed_names(ctx: RequestContext, c: Check, names: Iterable[str]) -> set[str]:
-    """The distinct names the check allows, each asked once with its number of occurrences as ref count."""
-    if shortcut_allowed(ctx, c):
+    """The names the check allows: all when its shortcut (e.g. CREATE on CLUSTER) does, else ``filter_by_authorized``."""
+    if ctx.services.authorizer is None or shortcut_allowed(ctx, c):
         return set(names)
-    return {name for name, count in distinct_names(names) if allowed(ctx, c, name, count)}
+    return filter_by_authorized(ctx, c, names)
+
+
+def filter_by_authorized(ctx: RequestContext, c: Check, names: Iterable[str]) -> set[str]:
+    """Kafka's AuthHelper.filterByAuthorized: the distinct names the check allows, each asked once with its number of
+    occurrences as ref count, in the order Kafka asks them (``kafka_ask_order``)."""
+    if ctx.services.authorizer is None:
+        return set(names)
+    return {name for name, count in kafka_ask_order(names) if allowed(ctx, c, name, count)}
+
+
+def allowed_each(ctx: RequestContext, c: Check, names: Iterable[str]) -> set[str]:
+    """The names the check allows, asked one by one in the order given (for APIs where Kafka loops over a listing
+    itself, such as ListGroups, rather than calling filterByAuthorized)."""
+    if ctx.services.authorizer is None or shortcut_allowed(ctx, c):
+        return set(names)
+    return {name for name in dict.fromkeys(names) if allowed(ctx, c, name)}
+
+
+def kafka_ask_order(names: Iterable[str]) -> list[tuple[str, int]]:
+    """(name, occurrences) in the order filterByAuthorized asks: it counts the names into a Scala mutable.HashMap
+    (groupMapReduce) and converts that into an immutable Map before asking, so the order depends on the names' hashes
+    and not on the request's order; the authorizer log and a captured trace list the decisions in it."""
+    counted = distinct_names(names)
+    if len(counted) < 2:
+        return counted
+    counts = dict(counted)
+    order = scala_immutable_map_order(scala_mutable_map_order(counts, java_string_hash), java_string_hash)
+    return [(name, counts[name]) for name in order]
 
 
 def hidden_topics(ctx: RequestContext, names: Iterable[str], exists: Callable[[str], bool] | None = None) -> set[str]:
