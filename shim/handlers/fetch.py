@@ -111,7 +111,8 @@ async def fetch(ctx: RequestContext, request: messages.FetchRequest) -> FetchRes
     refused, interesting = _classify(ctx, partitions, context.partitions(), from_follower)
     answers: list[tuple[TopicPartitionId, PartitionAnswer]] = []
     if interesting:
-        max_bytes = min(request.max_bytes if version >= 3 else _INT32_MAX, services.config.fetch_max_bytes)
+        max_bytes = min(request.max_bytes if version >= 3 else _INT32_MAX, services.config.fetch_max_bytes,
+                        _max_quota_window_bytes(ctx, from_follower))
         stalled = services.faults.partition_faults.stalled if services.faults is not None else None
         params = ReadParams(max_bytes, version <= 2, version >= 4 and request.isolation_level == 1, from_follower,
                             stalled or None, ctx.node_id)
@@ -132,6 +133,14 @@ async def fetch(ctx: RequestContext, request: messages.FetchRequest) -> FetchRes
     if sum(answer.records_size for _, answer in kept) > LARGE_ANSWER_BYTES:
         return EncodeOffLoop(response)
     return response
+
+
+def _max_quota_window_bytes(ctx: RequestContext, from_follower: bool) -> int:
+    """KafkaApis caps a consumer's fetch at what its byte-rate quota allows over the sampled window: a larger answer
+    would always be throttled, and so, answered empty, never reach the consumer."""
+    meters = ctx.services.quota_meters
+    most = None if meters is None or from_follower else meters.max_value_in_window(FETCH_QUOTA, ctx.principal, ctx.header.client_id)
+    return _INT32_MAX if most is None else min(int(most), _INT32_MAX)
 
 
 def _quota_throttle(ctx: RequestContext, context, answers: list, from_follower: bool) -> int:

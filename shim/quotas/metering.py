@@ -98,6 +98,12 @@ class QuotaMeters:
         if found is not None:
             found[0].record(-size, self.clock())
 
+    def max_value_in_window(self, key: str, principal: str, client_id: str | None) -> float | None:
+        """ClientQuotaManager.getMaxValueInQuotaWindow: what the client could take in the sampled windows but the current
+        one without being throttled (quota x (samples - 1) x window), or None when no quota applies."""
+        found = self._rate_for(key, principal, client_id) if self.quotas.has_any else None
+        return None if found is None else found[1] * (SAMPLES - 1) * WINDOW_S
+
     def record_request_time(self, principal: str, client_id: str | None, nanos: int) -> int:
         """A request's handler time against ``request_percentage`` (nanosToPercentage: 100% is one second per second)."""
         return self.record(REQUEST, principal, client_id, nanos / 1e7)

@@ -175,3 +175,28 @@ def test_a_throttled_fetch_is_empty_and_its_records_come_later() -> None:
                 offset = offsets[-1] + 1 if offsets else 0
         assert throttled is not None, "never throttled"
         assert offsets == list(range(30))  # every record once, none lost to a throttled answer
+
+
+def test_a_fetch_is_capped_at_what_the_quota_window_allows_so_the_consumer_is_never_stalled() -> None:
+    from kafka_shim.protocol.messages import FetchRequest as F
+    from kafka_shim.protocol.records import decode_batches_with_tail
+
+    with KafkaShim() as shim:
+        shim.create_topic("large-records")
+        producer = Producer(shim.confluent_config() | {"linger.ms": 0, "compression.type": "none"})
+        for i in range(3):
+            producer.produce("large-records", b"%05d" % i + b"w" * 40_000)
+            producer.flush(_BOUND_S)  # one batch each
+        # 10 kB/s: 100 kB over the sampled windows but the current one. The three batches (120 kB) in one answer would
+        # be throttled every time, answered empty, and never reach the consumer; Kafka caps the fetch at 100 kB.
+        _set_quota(shim, {"client-id": "capped"}, "consumer_byte_rate", 10_000)
+        host, port = shim.bootstrap_servers.split(":")
+        with Wire((host, int(port)), timeout=_BOUND_S) as wire:
+            answer = wire.request(ApiKey.FETCH, 12, F(replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20,
+                                                      isolation_level=0, session_id=0, session_epoch=-1, topics=[
+                F.FetchTopic(topic="large-records", partitions=[F.FetchPartition(partition=0, fetch_offset=0,
+                                                                                  partition_max_bytes=1 << 20)])]),
+                                  client_id="capped").body
+        assert answer.throttle_time_ms == 0
+        batches = decode_batches_with_tail(answer.responses[0].partitions[0].records or b"")[0]
+        assert [b.base_offset for b in batches] == [0, 1]
