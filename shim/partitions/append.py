@@ -107,6 +107,14 @@ def _isr(partitions: Partitions, state: PartitionState) -> list[int]:
     return topic.partitions[state.index].isr
 
 
+def effective_min_isr(partitions: Partitions, topic: str, index: int, min_insync_replicas: int) -> int:
+    """Partition.effectiveMinIsr (Kafka 3.7+): a ``min.insync.replicas`` above the replication factor, which Kafka
+    accepts as a config, counts as the replication factor."""
+    known = partitions.cluster.topics.get(topic)
+    replicas = len(known.partitions[index].replicas) if known is not None and index < len(known.partitions) else 1
+    return min(min_insync_replicas, replicas)
+
+
 def commit(partitions: Partitions, state: PartitionState, checked: Validated | Refusal, acks: int,
            settings: AppendSettings, *, now_ms: int | None = None) -> AppendResult:
     """Write what :func:`validate` accepted to the partition's log (Partition.appendRecordsToLeader on)."""
@@ -117,12 +125,13 @@ def commit(partitions: Partitions, state: PartitionState, checked: Validated | R
     # min.insync.replicas.
     if acks == -1 and settings.min_insync_replicas > 1:
         isr = _isr(partitions, state)
-        if len(isr) < settings.min_insync_replicas:
+        min_isr = effective_min_isr(partitions, state.topic, state.index, settings.min_insync_replicas)
+        if len(isr) < min_isr:
             # Scala's small immutable Sets (up to 4 elements) print in insertion order.
             shown = ", ".join(map(str, isr)) if len(isr) <= 4 else ", ".join(map(str, sorted(isr)))
             return _refused(state, ErrorCode.NOT_ENOUGH_REPLICAS,
                             f"The size of the current ISR Set({shown}) is insufficient to satisfy the min.isr requirement of "
-                            f"{settings.min_insync_replicas} for partition {name}")
+                            f"{min_isr} for partition {name}")
     if isinstance(checked, Refusal):
         return replace(_refused(state, checked.error, checked.detail, message=checked.message),
                        record_errors=checked.record_errors)

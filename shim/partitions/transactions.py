@@ -62,7 +62,8 @@ def write_marker(partitions: Partitions, topic: str, partition: int, producer_id
     if replica.leader_id != node:
         return ErrorCode.NOT_LEADER_OR_FOLLOWER
     settings = settings_of(partitions, topic)
-    if len(replica.isr) < settings.min_insync_replicas:
+    min_isr = min(settings.min_insync_replicas, len(replica.replicas))  # Partition.effectiveMinIsr, as for records
+    if len(replica.isr) < min_isr:
         log.info("txn_marker_refused", partition=name, producer_id=producer_id, error="NOT_ENOUGH_REPLICAS",
                  isr=list(replica.isr), min_insync_replicas=settings.min_insync_replicas)
         return ErrorCode.NOT_ENOUGH_REPLICAS

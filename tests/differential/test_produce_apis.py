@@ -196,6 +196,14 @@ def test_bad_crc(open_pair: Pair) -> None:
     assert kafka.body.responses[0].partition_responses[0].error_code == 2
 
 
+@pytest.mark.parametrize("min_isr", ["1", "2", "3"])
+def test_acks_all_with_min_insync_replicas_above_the_replication_factor(open_pair: Pair, min_isr: str) -> None:
+    # Partition.effectiveMinIsr (3.7+): on a topic of one replica, min.insync.replicas counts as at most 1.
+    topic = open_pair.topic(_name(f"min-isr-{min_isr}"), configs={"min.insync.replicas": min_isr})
+    kafka, _ = open_pair.same(PRODUCE, 9, _produce({topic: {0: _batch([b"v"])}}, acks=-1), what=f"acks=-1, min.insync.replicas={min_isr}")
+    assert kafka.body.responses[0].partition_responses[0].error_code == 0
+
+
 def test_too_large_for_max_message_bytes_and_segment_bytes(open_pair: Pair) -> None:
     small = open_pair.topic(_name("small"), configs={"max.message.bytes": "200"})
     kafka, _ = open_pair.same(PRODUCE, 9, _produce({small: {0: _batch([b"x" * 300])}}), what="a batch above max.message.bytes")

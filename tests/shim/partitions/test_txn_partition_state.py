@@ -158,9 +158,11 @@ def test_marker_refusals_and_listeners(partitions) -> None:
     assert heard == [("t", 0, 1, True)] and woken == [("t", 0)]
 
 
-def test_marker_needs_min_insync_replicas() -> None:
+def test_marker_needs_min_insync_replicas_up_to_the_replication_factor() -> None:
     p = _partitions()
-    p.create_topic("t", 1, {"min.insync.replicas": "2"})
+    p.create_topic("t", 1, {"min.insync.replicas": "2"})  # one replica: effectively 1 (Partition.effectiveMinIsr)
+    assert write_marker(p, "t", 0, 1, 0, 0, True) == ErrorCode.NONE
+    p.cluster.topics["t"].partitions[0].isr.clear()  # no replica in sync (as after its broker stopped)
     assert write_marker(p, "t", 0, 1, 0, 0, True) == ErrorCode.NOT_ENOUGH_REPLICAS
 
 
