@@ -384,7 +384,12 @@ class GroupCoordinator:
         """The error code of Kafka's member checks for an OffsetCommit to a classic group, 0 when it may be stored.
 
         Kafka checks generation and member whatever the version (v0-1 carry -1 / "" when the client has none, which
-        is the "simple" consumer's case), so ``api_version`` changes nothing; it is taken for the interface's sake."""
+        is the "simple" consumer's case). With the consumer protocol on, Kafka 3.9 runs its new group coordinator,
+        whose OffsetMetadataManager answers a commit with a generation to a group that does not exist with
+        GROUP_ID_NOT_FOUND from v9 on (ILLEGAL_GENERATION before, as the old coordinator does at every version)."""
+        if (api_version >= 9 and generation_id >= 0 and self.settings.consumer_protocol_enabled
+                and group_id not in self.groups):
+            return ErrorCode.GROUP_ID_NOT_FOUND
         return self.classic.validate_offset_commit(group_id, generation_id, member_id, group_instance_id)
 
     def validate_classic_txn_offset_commit(self, group_id: str, generation_id: int, member_id: str,

@@ -29,6 +29,7 @@ from kafka_shim.protocol.messages import (
     HeartbeatRequest,
     JoinGroupRequest,
     LeaveGroupRequest,
+    OffsetCommitRequest,
     SyncGroupRequest,
 )
 from kafka_shim.shim.config.broker_config import BrokerConfig
@@ -504,3 +505,17 @@ def test_classic_members_inside_a_consumer_group(peers: Peers) -> None:
         LeaveGroupRequest.MemberIdentity(member_id=script.member_ids[side]["b"], group_instance_id="i-b")]))
     script._compare(kafka, shim, "the classic member leaves")
     script.describe(["cg-mixed"], operations=False, what="after the classic member left")
+
+
+@pytest.mark.parametrize("version", [8, 9])
+def test_a_commit_with_a_generation_to_a_group_that_does_not_exist(peers: Peers, version: int) -> None:
+    """The new coordinator's OffsetMetadataManager: GROUP_ID_NOT_FOUND from v9, ILLEGAL_GENERATION before."""
+    group = f"cg-rand-gone-{uuid.uuid4().hex[:8]}"  # READ on cg-rand-* groups is granted by the fixture
+    peers.grant("cg-a", READ)
+    body = OffsetCommitRequest(group_id=group, generation_id_or_member_epoch=5, member_id="ghost", group_instance_id=None,
+                               retention_time_ms=-1, topics=[OffsetCommitRequest.OffsetCommitRequestTopic(name="cg-a", partitions=[
+                                   OffsetCommitRequest.OffsetCommitRequestPartition(partition_index=0, committed_offset=1,
+                                                                                    committed_leader_epoch=-1, committed_metadata="")])])
+    kafka, _ = peers.same(8, version, lambda side: body, f"OffsetCommit v{version} with generation 5 to an unknown group")
+    expected = ErrorCode.GROUP_ID_NOT_FOUND if version >= 9 else ErrorCode.ILLEGAL_GENERATION
+    assert kafka.body.topics[0].partitions[0].error_code == expected
