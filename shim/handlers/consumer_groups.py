@@ -23,6 +23,7 @@ from kafka_shim.authorizer import ResourceType
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatResponse
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.groups.consumer import ConsumerGroup, GroupError, Heartbeat, TopicShape
 from kafka_shim.shim.handlers import handles
 from kafka_shim.shim.javacompat.hash_orders import java_hash_map_order, topic_partition_hash
@@ -30,6 +31,8 @@ from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.requests.authz import allowed, authorized_operations, bitfield, check
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.requests.coordination import coordinates
+
+log = get_logger("kafka_shim.groups")
 
 _HEARTBEAT_GROUP = check(ApiKey.CONSUMER_GROUP_HEARTBEAT, "group")
 _DESCRIBE_GROUPS = check(ApiKey.CONSUMER_GROUP_DESCRIBE, "groups")
@@ -168,4 +171,16 @@ def consumer_group_describe(ctx: RequestContext, request: messages.ConsumerGroup
         for entry in results:
             if entry.error_code == 0:
                 entry.authorized_operations = authorized_operations(ctx, _GROUP_BITS, entry.group_id)
-    return ConsumerGroupDescribeResponse(groups=denied + results)
+    return _serializable(request, ConsumerGroupDescribeResponse(groups=denied + results))
+
+
+def _serializable(request: messages.ConsumerGroupDescribeRequest, response: ConsumerGroupDescribeResponse) -> ConsumerGroupDescribeResponse:
+    """Kafka's coordinator answers an empty group id with INVALID_GROUP_ID and a null id, which v0 cannot carry:
+    serializing the answer throws, and KafkaApis' handleError sends the request's error answer instead,
+    UNKNOWN_SERVER_ERROR for every group asked."""
+    if all(group.group_id is not None for group in response.groups):
+        return response
+    log.warning("consumer_group_describe_unserializable", reason="an empty group id was described (INVALID_GROUP_ID "
+                "with a null group id, which ConsumerGroupDescribe v0 cannot encode)", answered="UNKNOWN_SERVER_ERROR",
+                hint="leave empty group ids out of ConsumerGroupDescribe")
+    return describe_error_response(request, ErrorCode.UNKNOWN_SERVER_ERROR, None)

@@ -519,3 +519,19 @@ def test_a_commit_with_a_generation_to_a_group_that_does_not_exist(peers: Peers,
     kafka, _ = peers.same(8, version, lambda side: body, f"OffsetCommit v{version} with generation 5 to an unknown group")
     expected = ErrorCode.GROUP_ID_NOT_FOUND if version >= 9 else ErrorCode.ILLEGAL_GENERATION
     assert kafka.body.topics[0].partitions[0].error_code == expected
+
+
+def test_describing_an_authorized_empty_group_id_fails_the_whole_answer(peers: Peers) -> None:
+    """Kafka's coordinator answers an empty group id with INVALID_GROUP_ID and a null id, which v0 cannot carry;
+    serializing throws and KafkaApis sends the request's error answer: UNKNOWN_SERVER_ERROR for every group asked."""
+    peers.grant("*", DESCRIBE_OP, resource_type=GROUP_RT)
+    try:
+        for groups in ([""], ["cg-rand-described", ""]):
+            request = ConsumerGroupDescribeRequest(group_ids=groups, include_authorized_operations=True)
+            kafka, shim = peers.both(DESCRIBE, 0, lambda side, request=request: request)
+            kafka.correlation_id = shim.correlation_id
+            assert_same(kafka, shim, what=f"ConsumerGroupDescribe of {groups}")
+            assert [g.error_code for g in kafka.body.groups] == [ErrorCode.UNKNOWN_SERVER_ERROR] * len(groups)
+    finally:
+        peers.reset_acls()
+        _grant_prefixed(peers, "cg-rand-", READ)
