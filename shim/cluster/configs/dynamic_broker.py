@@ -102,9 +102,39 @@ THREAD_POOL_KEYS = ("num.io.threads", "num.replica.fetchers", "num.recovery.thre
                     "num.network.threads")
 
 
+_HOUR_MS = 60 * 60 * 1000
+_MIB = 1024 * 1024
+
+
+def validate_config_values(properties: Mapping[str, str]) -> None:
+    """KafkaConfig.validateValues' checks that dynamic keys can fail, in its order. Kafka builds a KafkaConfig from the
+    new effective properties before asking any reconfigurable, and its exceptions reach the client unwrapped:
+    ``requirement failed: ...``, or ``/ by zero`` for zero cleaner threads (an integer division)."""
+    roll_ms = _number(properties, "log.roll.ms")
+    if (roll_ms if roll_ms is not None else _HOUR_MS * _int_value(properties, "log.roll.hours")) < 1:
+        raise BrokerConfigError("requirement failed: log.roll.ms must be greater than or equal to 1")
+    jitter_ms = _number(properties, "log.roll.jitter.ms")
+    if (jitter_ms if jitter_ms is not None else _HOUR_MS * _int_value(properties, "log.roll.jitter.hours")) < 0:
+        raise BrokerConfigError("requirement failed: log.roll.jitter.ms must be greater than or equal to 0")
+    if _number(properties, "log.retention.ms") == 0:  # negative values mean unlimited (-1)
+        raise BrokerConfigError("requirement failed: log.retention.ms must be unlimited (-1) or, greater than or equal to 1")
+    threads = _int_value(properties, "log.cleaner.threads")
+    if threads == 0:
+        raise BrokerConfigError("/ by zero")
+    dedupe = _int_value(properties, "log.cleaner.dedupe.buffer.size")
+    per_thread = abs(dedupe) // abs(threads) * (1 if (dedupe < 0) == (threads < 0) else -1)  # Java's division: toward 0
+    if per_thread <= _MIB:
+        raise BrokerConfigError("requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread.")
+    if _int_value(properties, "max.connections.per.ip") == 0 and not str(properties.get("max.connections.per.ip.overrides", "")).strip():
+        raise BrokerConfigError("requirement failed: max.connections.per.ip can be set to zero only if "
+                                "max.connections.per.ip.overrides property is set.")
+
+
 def validate_reconfiguration(current: Mapping[str, str], proposed: Mapping[str, str]) -> None:
-    """The reconfigurable components' checks of the broker's new effective configs against its current ones
-    (DynamicBrokerConfig.processReconfiguration wraps their ConfigException as Kafka prints it)."""
+    """The new effective configs' own checks (``validate_config_values``), then the reconfigurable components' checks
+    against the current ones (DynamicBrokerConfig.processReconfiguration wraps their ConfigException as Kafka
+    prints it): the thread pools, then the log cleaner (registered last, when the broker's metadata is published)."""
+    validate_config_values(proposed)
     for name in THREAD_POOL_KEYS:
         old, new = _int_value(current, name), _int_value(proposed, name)
         if new == old:
@@ -118,8 +148,30 @@ def validate_reconfiguration(current: Mapping[str, str], proposed: Mapping[str, 
             reason = f"{failed}, value should not be greater than double the current value {old}"
         else:
             continue
-        raise BrokerConfigError(f"Invalid value org.apache.kafka.common.config.ConfigException: {reason} "
-                                "for configuration Invalid dynamic configuration")
+        raise _invalid_dynamic(reason)
+    old_threads, new_threads = _int_value(current, "log.cleaner.threads"), _int_value(proposed, "log.cleaner.threads")
+    if new_threads != old_threads:  # LogCleaner.validateReconfiguration
+        if new_threads < 1:
+            raise _invalid_dynamic("Log cleaner threads should be at least 1")
+        if new_threads < old_threads // 2:
+            raise _invalid_dynamic(f"Log cleaner threads cannot be reduced to less than half the current value {old_threads}")
+        if new_threads > old_threads * 2:
+            raise _invalid_dynamic(f"Log cleaner threads cannot be increased to more than double the current value {old_threads}")
+
+
+def _invalid_dynamic(reason: str) -> BrokerConfigError:
+    return BrokerConfigError(f"Invalid value org.apache.kafka.common.config.ConfigException: {reason} "
+                             "for configuration Invalid dynamic configuration")
+
+
+def _number(properties: Mapping[str, str], name: str) -> int | None:
+    raw = properties.get(name)
+    if raw is None or not str(raw).strip():
+        return None
+    try:
+        return int(str(raw).strip())
+    except ValueError:
+        return None
 
 
 def _int_value(properties: Mapping[str, str], name: str) -> int:
