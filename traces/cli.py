@@ -24,7 +24,7 @@ def main(command: str, argv: list[str]) -> int:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        print(f"kafka-shim {command}: {exc}; install it with: pip install 'kafka-shim[{EXTRAS[command]}]'",
+        print(f"kafka-shim {command}: {exc}; install kafka-shim's '{EXTRAS[command]}' extra (in a checkout: scripts/bootstrap-env {EXTRAS[command]})",
               file=sys.stderr)
         return 2
     return module.main(argv)

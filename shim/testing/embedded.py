@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Mapping
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -26,10 +27,12 @@ class EmbeddedBroker:
     when the broker stops.
     """
 
-    def __init__(self, config: BrokerConfig | None = None, *, capture_dir: str | Path | None = None,
+    def __init__(self, config: BrokerConfig | Mapping[str, str] | None = None, *, capture_dir: str | Path | None = None,
                  tap: RequestTap | None = None, preload_acls: list[AclBinding] | None = None, **overrides: str) -> None:
         props = {"listeners": "PLAINTEXT://127.0.0.1:0"}
         props.update({k.replace("_", "."): v for k, v in overrides.items()})
+        if isinstance(config, Mapping):  # server.properties keys as a dict: the listeners default to a free port
+            config = BrokerConfig.from_properties({**props, **config})
         self.config = config or BrokerConfig.from_properties(props)
         if capture_dir is not None:
             self.config = BrokerConfig.from_properties(self.config.raw, {"kafka.shim.capture.dir": str(capture_dir)})

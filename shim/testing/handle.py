@@ -144,14 +144,17 @@ class KafkaShim:
         return self.embedded.received
 
     # -- state --------------------------------------------------------------------------------------------------------
-    def create_topic(self, name: str, partitions: int = 1, config: Mapping[str, str] | None = None) -> None:
-        """Create a topic as CreateTopics would (Kafka's name and config checks); TopicCreationError if refused."""
-        self.create_topics({name: partitions}, config)
+    def create_topic(self, name: str, partitions: int = 1, config: Mapping[str, str] | None = None,
+                     replication_factor: int = -1) -> None:
+        """Create a topic as CreateTopics would (Kafka's name and config checks); TopicCreationError if refused.
+        ``replication_factor`` -1 is the broker's ``default.replication.factor``; above 1 needs ``brokers``."""
+        self.create_topics({name: partitions}, config, replication_factor)
 
-    def create_topics(self, topics: Mapping[str, int] | Iterable[str], config: Mapping[str, str] | None = None) -> None:
+    def create_topics(self, topics: Mapping[str, int] | Iterable[str], config: Mapping[str, str] | None = None,
+                      replication_factor: int = -1) -> None:
         """Several topics at once: ``{"orders": 3, "audit": 1}`` or names (one partition each)."""
         counts = dict(topics) if isinstance(topics, Mapping) else dict.fromkeys(topics, 1)
-        self.embedded.call(_create_topics, self.embedded.broker, counts, dict(config or {}))
+        self.embedded.call(_create_topics, self.embedded.broker, counts, dict(config or {}), replication_factor)
 
     def topics(self) -> list[str]:
         """The topics that exist now (internal ones included), sorted."""
@@ -179,14 +182,15 @@ def _preloaded_acls(options: ShimOptions) -> list[AclBinding]:
     return acl_entries([thaw(entry) for entry in options.acls], "the kafka_shim marker's acls")
 
 
-def _create_topics(broker: Any, counts: dict[str, int], config: dict[str, str]) -> None:
+def _create_topics(broker: Any, counts: dict[str, int], config: dict[str, str], replication_factor: int = -1) -> None:
     from kafka_shim.shim.partitions.topic_admin import NewTopic, TopicAdmin
 
     services = broker.services
     admin = TopicAdmin(services.partitions, num_partitions=services.config.num_partitions,
                        default_replication_factor=services.config.default_replication_factor,
                        broker_configs=services.broker_configs)
-    results = admin.create_topics([NewTopic(name, count, configs=tuple(config.items())) for name, count in counts.items()],
+    results = admin.create_topics([NewTopic(name, count, replication_factor, configs=tuple(config.items()))
+                                   for name, count in counts.items()],
                                   validate_only=False)
     for result in results:
         if result.error:

@@ -121,7 +121,8 @@ async def capture_proxy(args: argparse.Namespace) -> int:
         from kafka_shim.traces.format import PROXY
         from kafka_shim.traces.proxy import CaptureProxy, ProxiedRequest
     except ImportError as exc:
-        raise ConfigError(f"capture-proxy needs pyarrow ({exc}): pip install 'kafka-shim[traces]'") from None
+        raise ConfigError(f"capture-proxy needs pyarrow ({exc}): install kafka-shim's 'traces' extra "
+                          "(in a checkout: scripts/bootstrap-env traces)") from None
     try:
         sink = CaptureSink(CaptureSettings.from_properties({}, args.capture), source=PROXY, fields=ProxiedRequest._fields)
     except CaptureConfigError as exc:
@@ -173,7 +174,8 @@ def capture_tap(config: BrokerConfig):  # -> traces.capture.CaptureSink | None
     try:
         from kafka_shim.traces.capture import CaptureConfigError, CaptureSettings, CaptureSink
     except ImportError as exc:
-        raise ConfigError(f"kafka.shim.capture.dir needs pyarrow ({exc}): pip install 'kafka-shim[traces]'") from None
+        raise ConfigError(f"kafka.shim.capture.dir needs pyarrow ({exc}): install kafka-shim's 'traces' extra "
+                          "(in a checkout: scripts/bootstrap-env traces)") from None
     try:
         return CaptureSink(CaptureSettings.from_properties(config.raw))
     except CaptureConfigError as exc:

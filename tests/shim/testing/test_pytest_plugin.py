@@ -186,6 +186,24 @@ def test_plugin_indirect_parameters_run_a_test_on_several_listeners(pytester: py
     result.assert_outcomes(passed=3)
 
 
+def test_plugin_creates_replicated_topics_on_a_cluster(pytester: pytest.Pytester) -> None:
+    result = _run(pytester, '''
+        import pytest
+        from confluent_kafka.admin import AdminClient
+        from kafka_shim.shim.testing.handle import TopicCreationError
+
+        @pytest.mark.kafka_shim(brokers=3)
+        def test_replicas(kafka_shim):
+            kafka_shim.create_topic("replicated", partitions=2, replication_factor=3)
+            topic = AdminClient(kafka_shim.confluent_config()).list_topics(timeout=30).topics["replicated"]
+            assert [len(p.replicas) for p in topic.partitions.values()] == [3, 3]
+            with pytest.raises(TopicCreationError) as refused:
+                kafka_shim.create_topic("too-many", replication_factor=4)
+            assert refused.value.error_code == 38  # INVALID_REPLICATION_FACTOR, with Kafka's message
+    ''')
+    result.assert_outcomes(passed=1)
+
+
 def test_plugin_session_fixture_keeps_state_between_tests(pytester: pytest.Pytester) -> None:
     result = _run(pytester, '''
         def test_first(kafka_shim_session):
