@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from kafka_shim.protocol.codes import ErrorCode
-from kafka_shim.protocol.records import build_batch, encode_batch
+from kafka_shim.protocol.records import NO_SEQUENCE, build_batch, encode_batch
 from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.groups import consumer_records
 from kafka_shim.shim.groups.offsets import OffsetAndMetadata, SinkError, TopicPartition
@@ -197,7 +197,8 @@ class OffsetsLog:
         self.now_ms = now_ms
 
     def append_offsets(self, group_id: str, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> None:
-        self._append(group_id, [(offset_commit_key(group_id, tp), offset_commit_value(o)) for tp, o in offsets.items()])
+        self._append(group_id, [(offset_commit_key(group_id, tp), offset_commit_value(o)) for tp, o in offsets.items()],
+                     base_sequence=0)
 
     def append_tombstones(self, group_id: str, partitions: Iterable[TopicPartition], *, group: bool = False) -> None:
         records: list[tuple[bytes, bytes | None]] = [(offset_commit_key(group_id, tp), None) for tp in partitions]
@@ -211,7 +212,7 @@ class OffsetsLog:
         """TxnOffsetCommit's records: a transactional batch of the producer (GroupMetadataManager.storeOffsets with a
         producer id), applied by the transaction's marker."""
         self._append(group_id, [(offset_commit_key(group_id, tp), offset_commit_value(o)) for tp, o in offsets.items()],
-                     producer=(producer_id, producer_epoch))
+                     producer=(producer_id, producer_epoch), base_sequence=0)
 
     def append_group(self, group_id: str, group: GroupRecord) -> None:
         self._append(group_id, [(group_metadata_key(group_id), group_metadata_value(group))])
@@ -221,14 +222,17 @@ class OffsetsLog:
         self._append(group_id, records)
 
     def _append(self, group_id: str, records: list[tuple[bytes, bytes | None]],
-                producer: tuple[int, int] | None = None) -> None:
+                producer: tuple[int, int] | None = None, base_sequence: int = NO_SEQUENCE) -> None:
+        """One batch of ``records``. Offset commits (transactional or not) carry base sequence 0, as
+        GroupMetadataManager.storeOffsets builds them; group metadata and tombstones carry none (-1)."""
         count = self.topic.partition_count()
         if count is None:
             raise SinkError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{OFFSETS_TOPIC} does not exist")
         now = self.now_ms()
         transactional = {} if producer is None else {"transactional": True, "producer_id": producer[0],
                                                      "producer_epoch": producer[1]}
-        data = encode_batch(build_batch([(key, value, [], now) for key, value in records], **transactional))
+        data = encode_batch(build_batch([(key, value, [], now) for key, value in records], base_sequence=base_sequence,
+                                        **transactional))
         partition = partition_for(group_id, count)
         try:
             self.topic.log(partition).append(data)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import struct
 
 from kafka_shim.protocol.errors import DecodeError
-from kafka_shim.protocol.records import decode_batch
+from kafka_shim.protocol.records import NO_SEQUENCE, decode_batch
 from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.log.batches import BatchHeader
 from kafka_shim.shim.log.errors import LogError
@@ -94,7 +94,9 @@ def _replay(partition_log: PartitionLog, producers: PartitionProducers, start: i
                 _replay_marker(segment, header, producers, producer_id, epoch)
             else:
                 count = header.last_offset - header.base_offset
-                producers.record_append(producer_id, epoch, base_sequence, increment_sequence(base_sequence, count),
+                # DefaultRecordBatch.lastSequence: a batch without a base sequence has none at its end either
+                last_sequence = NO_SEQUENCE if base_sequence == NO_SEQUENCE else increment_sequence(base_sequence, count)
+                producers.record_append(producer_id, epoch, base_sequence, last_sequence,
                                         header.base_offset, header.last_offset, header.max_timestamp,
                                         transactional=bool(header.attributes & _TRANSACTIONAL_BIT))
             replayed += 1

@@ -317,7 +317,9 @@ class PartitionProducers:
         if producer_id < 0:
             return
         offset_delta = last_offset - base_offset
-        if decrement_sequence(last_seq, offset_delta) != first_seq:
+        # A batch without sequences (NO_SEQUENCE, e.g. written by an older kafka-shim's coordinator) is replayed as
+        # Kafka replays it: the entry keeps its epoch and offsets, and the sequence stays unknown.
+        if first_seq != NO_SEQUENCE and decrement_sequence(last_seq, offset_delta) != first_seq:
             raise ValueError(
                 f"batch of producer {producer_id}: sequences {first_seq}..{last_seq} do not span offsets {base_offset}..{last_offset}"
             )

@@ -295,3 +295,38 @@ def test_transactions_survive_kill_9_with_a_data_directory(tmp_path: Path) -> No
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
+
+
+def test_offsets_committed_in_a_transaction_survive_kill_9(tmp_path: Path) -> None:
+    """Kafka Streams' exactly-once commit: a transaction that commits a group's offsets for two partitions. After kill
+    -9 the broker rebuilds producer state from ``__consumer_offsets`` (whose batch of offsets carries base sequence 0,
+    as Kafka writes it) and starts, with the offsets committed."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    topic, transactional_id, group = "input", _name("eos"), _name("eos-group")
+    proc, bootstrap = _serve(tmp_path)
+    try:
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(timeout=TIMEOUT)
+        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+        producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": transactional_id})
+        producer.init_transactions(TIMEOUT)
+        producer.begin_transaction()
+        producer.produce(topic, value=b"out", partition=0)
+        producer.send_offsets_to_transaction([TopicPartition(topic, 0, 5), TopicPartition(topic, 1, 7)],
+                                             consumer.consumer_group_metadata(), TIMEOUT)
+        producer.commit_transaction(TIMEOUT)
+        consumer.close()
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    proc, bootstrap = _serve(tmp_path)
+    try:
+        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+        committed = consumer.committed([TopicPartition(topic, 0), TopicPartition(topic, 1)], timeout=TIMEOUT)
+        consumer.close()
+        assert [(tp.partition, tp.offset) for tp in committed] == [(0, 5), (1, 7)]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)

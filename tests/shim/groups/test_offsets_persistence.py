@@ -219,3 +219,32 @@ async def test_zookeeper_offsets_of_an_older_release_survive_a_restart(tmp_path:
             answer = await client.request(ApiKey.OFFSET_FETCH, 0, fetch)
     assert {p.partition_index: (p.error_code, p.committed_offset, p.metadata) for t in answer.topics for p in t.partitions} == {
         0: (ErrorCode.NONE, 5, ""), 1: (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, "")}
+
+
+def test_offset_commit_batches_carry_base_sequence_0_as_kafka_writes_them() -> None:
+    from kafka_shim.protocol.records import decode_batches
+    from kafka_shim.shim.groups.offsets_log import OffsetsLog
+    from kafka_shim.shim.log.log_config import LogConfig
+    from kafka_shim.shim.log.partition_log import PartitionLog, wall_clock_ms
+    from kafka_shim.shim.log.storage import MemoryDirectory
+
+    log = PartitionLog.open(MemoryDirectory("__consumer_offsets-0", wall_clock_ms), LogConfig())
+
+    class Topic:
+        def partition_count(self):
+            return 1
+
+        def log(self, partition):
+            return log
+
+        def appended(self, partition):
+            pass
+
+    offsets_log = OffsetsLog(Topic())
+    offsets_log.append_offsets("g", {("t", 0): OffsetAndMetadata(3), ("t", 1): OffsetAndMetadata(4)})
+    offsets_log.append_transactional_offsets("g", 1000, 0, {("t", 0): OffsetAndMetadata(5), ("t", 1): OffsetAndMetadata(6)})
+    offsets_log.append_group("g", GroupRecord("consumer", 1, "range", "m", 0, []))
+    batches = decode_batches(log.read(0, 1 << 20).records)
+    # GroupMetadataManager.storeOffsets builds offset commits with base sequence 0 (kafka-dump-log: baseSequence: 0
+    # lastSequence: 1); group metadata has none.
+    assert [(b.producer_id, b.base_sequence, b.is_transactional) for b in batches] == [(-1, 0, False), (1000, 0, True), (-1, -1, False)]
