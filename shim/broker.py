@@ -30,6 +30,7 @@ from kafka_shim.shim.groups.settings import GroupSettings
 from kafka_shim.shim.groups.timers import LoopScheduler
 from kafka_shim.shim.groups.zookeeper_offsets import ZooKeeperOffsets
 from kafka_shim.shim.handlers import deferred_handlers
+from kafka_shim.shim.log.dir_lock import DataDirLock
 from kafka_shim.shim.log.errors import LogError
 from kafka_shim.shim.log.log_manager import LogManager
 from kafka_shim.shim.log.partition_log import PartitionLog, wall_clock_ms
@@ -641,10 +642,16 @@ def _load_offsets(groups: GroupCoordinator) -> None:
 def _open_partitions(config: BrokerConfig, cluster: ClusterState, broker_properties: dict[str, str]) -> Partitions:
     """The topics' partitions: in memory, or in the first of log.dirs in Kafka's layout (loaded from an earlier run)."""
     data_dir = config.log_dirs[0] if config.log_dirs else None
+    lock = DataDirLock(data_dir) if data_dir else None
     try:
-        partitions = Partitions(cluster, LogManager(FileStorage(data_dir) if data_dir else None), broker_properties, data_dir)
+        if lock is not None:
+            lock.acquire()
+        partitions = Partitions(cluster, LogManager(FileStorage(data_dir) if data_dir else None), broker_properties, data_dir,
+                                dir_lock=lock)
         partitions.load()
     except (OSError, ValueError, LogError) as exc:
+        if lock is not None:
+            lock.release()
         raise ConfigError(f"cannot open the partition logs in {data_dir}: {exc}") from None
     return partitions
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.cluster.topics import Topic
 from kafka_shim.shim.config.logging import get_logger
+from kafka_shim.shim.log.dir_lock import DataDirLock
 from kafka_shim.shim.log.log_manager import LogManager
 from kafka_shim.shim.log.partition_log import PartitionLog
 from kafka_shim.shim.partitions.log_configs import effective_topic_values, log_config_of
@@ -64,8 +65,9 @@ class Partitions:
     """The topics' partitions. Changed only on the event loop; nothing here awaits."""
 
     def __init__(self, cluster: ClusterState, logs: LogManager, broker_properties: Mapping[str, str],
-                 data_dir: Path | None = None) -> None:
+                 data_dir: Path | None = None, *, dir_lock: DataDirLock | None = None) -> None:
         self.cluster = cluster
+        self._dir_lock = dir_lock  # the data directory's .lock, released by close()
         self.logs = logs
         self.broker_properties = dict(broker_properties)
         self._topics_file = data_dir / TOPICS_FILE if data_dir is not None else None
@@ -195,6 +197,8 @@ class Partitions:
             save_snapshot(state.log, state.producers)  # the next start need not replay the whole log
         self._states.clear()
         self.logs.close()
+        if self._dir_lock is not None:
+            self._dir_lock.release()
 
     # -- inside -------------------------------------------------------------------------------------------------------
 
