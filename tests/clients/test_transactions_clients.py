@@ -5,12 +5,14 @@ transactional id's ACLs decide who may start one."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -268,8 +270,7 @@ def test_transactions_survive_kill_9_with_a_data_directory(tmp_path: Path) -> No
     from confluent_kafka.admin import AdminClient, NewTopic
 
     topic, transactional_id = "orders", _name("tx")
-    proc, bootstrap = _serve(tmp_path)
-    try:
+    with _served(tmp_path, signal.SIGKILL) as bootstrap:
         admin = AdminClient({"bootstrap.servers": bootstrap})
         admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(timeout=TIMEOUT)
         producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": transactional_id})
@@ -281,20 +282,13 @@ def test_transactions_survive_kill_9_with_a_data_directory(tmp_path: Path) -> No
         producer.begin_transaction()
         producer.produce(topic, value=b"open")
         producer.flush(TIMEOUT)
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    proc, bootstrap = _serve(tmp_path)
-    try:
+    with _served(tmp_path, signal.SIGTERM) as bootstrap:
         successor = Producer({"bootstrap.servers": bootstrap, "transactional.id": transactional_id})
         successor.init_transactions(TIMEOUT)  # finds the open transaction in __transaction_state and aborts it
         successor.begin_transaction()
         successor.produce(topic, value=b"c1")
         successor.commit_transaction(TIMEOUT)
         assert _consume_with({"bootstrap.servers": bootstrap}, topic, "read_committed", 3) == [b"a1", b"a2", b"c1"]
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
 
 
 def test_offsets_committed_in_a_transaction_survive_kill_9(tmp_path: Path) -> None:
@@ -305,8 +299,7 @@ def test_offsets_committed_in_a_transaction_survive_kill_9(tmp_path: Path) -> No
     from confluent_kafka.admin import AdminClient, NewTopic
 
     topic, transactional_id, group = "input", _name("eos"), _name("eos-group")
-    proc, bootstrap = _serve(tmp_path)
-    try:
+    with _served(tmp_path, signal.SIGKILL) as bootstrap:
         admin = AdminClient({"bootstrap.servers": bootstrap})
         admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(timeout=TIMEOUT)
         consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
@@ -318,15 +311,19 @@ def test_offsets_committed_in_a_transaction_survive_kill_9(tmp_path: Path) -> No
                                              consumer.consumer_group_metadata(), TIMEOUT)
         producer.commit_transaction(TIMEOUT)
         consumer.close()
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    proc, bootstrap = _serve(tmp_path)
-    try:
+    with _served(tmp_path, signal.SIGTERM) as bootstrap:
         consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
         committed = consumer.committed([TopicPartition(topic, 0), TopicPartition(topic, 1)], timeout=TIMEOUT)
         consumer.close()
         assert [(tp.partition, tp.offset) for tp in committed] == [(0, 5), (1, 7)]
+
+
+@contextlib.contextmanager
+def _served(data_dir: Path, stop: signal.Signals) -> Iterator[str]:
+    """``kafka-shim serve`` on ``data_dir`` for the block (its bootstrap address), then ``stop`` sent to it."""
+    proc, bootstrap = _serve(data_dir)
+    try:
+        yield bootstrap
     finally:
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(stop)
         proc.wait(timeout=30)

@@ -138,9 +138,9 @@ async def test_the_retention_chore_expires_offsets_at_its_interval(tmp_path: Pat
         assert not broker.services.groups.offsets.has_offsets("app")
 
 
-def test_an_unreadable_record_is_skipped_at_load() -> None:
-    from kafka_shim.protocol.records import build_batch, encode_batch
-    from kafka_shim.shim.groups.offsets_log import OffsetsLog, offset_commit_key
+def _offsets_log_in_memory():
+    """An OffsetsLog over one in-memory ``__consumer_offsets`` partition, and that partition's log."""
+    from kafka_shim.shim.groups.offsets_log import OffsetsLog
     from kafka_shim.shim.log.log_config import LogConfig
     from kafka_shim.shim.log.partition_log import PartitionLog, wall_clock_ms
     from kafka_shim.shim.log.storage import MemoryDirectory
@@ -157,7 +157,14 @@ def test_an_unreadable_record_is_skipped_at_load() -> None:
         def appended(self, partition):
             pass
 
-    good = OffsetsLog(Topic())
+    return OffsetsLog(Topic()), log
+
+
+def test_an_unreadable_record_is_skipped_at_load() -> None:
+    from kafka_shim.protocol.records import build_batch, encode_batch
+    from kafka_shim.shim.groups.offsets_log import offset_commit_key
+
+    good, log = _offsets_log_in_memory()
     good.append_offsets("g", {("t", 0): OffsetAndMetadata(3)})
     log.append(encode_batch(build_batch([(offset_commit_key("g", ("t", 1)), b"\x00\x07garbage", [], 0)])))
     loaded = good.load().offsets  # the garbage value is skipped, the good record before it is kept
@@ -223,24 +230,8 @@ async def test_zookeeper_offsets_of_an_older_release_survive_a_restart(tmp_path:
 
 def test_offset_commit_batches_carry_base_sequence_0_as_kafka_writes_them() -> None:
     from kafka_shim.protocol.records import decode_batches
-    from kafka_shim.shim.groups.offsets_log import OffsetsLog
-    from kafka_shim.shim.log.log_config import LogConfig
-    from kafka_shim.shim.log.partition_log import PartitionLog, wall_clock_ms
-    from kafka_shim.shim.log.storage import MemoryDirectory
 
-    log = PartitionLog.open(MemoryDirectory("__consumer_offsets-0", wall_clock_ms), LogConfig())
-
-    class Topic:
-        def partition_count(self):
-            return 1
-
-        def log(self, partition):
-            return log
-
-        def appended(self, partition):
-            pass
-
-    offsets_log = OffsetsLog(Topic())
+    offsets_log, log = _offsets_log_in_memory()
     offsets_log.append_offsets("g", {("t", 0): OffsetAndMetadata(3), ("t", 1): OffsetAndMetadata(4)})
     offsets_log.append_transactional_offsets("g", 1000, 0, {("t", 0): OffsetAndMetadata(5), ("t", 1): OffsetAndMetadata(6)})
     offsets_log.append_group("g", GroupRecord("consumer", 1, "range", "m", 0, []))
