@@ -29,7 +29,7 @@ from kafka_shim.protocol.records import build_batch, encode_batch
 from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.log.errors import LogError, StorageFailure
 from kafka_shim.shim.log.txn_index import AbortedTxn
-from kafka_shim.shim.partitions.append import settings_of
+from kafka_shim.shim.partitions.append import effective_min_isr, settings_of
 from kafka_shim.shim.partitions.manager import Partitions
 from kafka_shim.shim.producers.state import Outcome
 
@@ -62,7 +62,7 @@ def write_marker(partitions: Partitions, topic: str, partition: int, producer_id
     if replica.leader_id != node:
         return ErrorCode.NOT_LEADER_OR_FOLLOWER
     settings = settings_of(partitions, topic)
-    min_isr = min(settings.min_insync_replicas, len(replica.replicas))  # Partition.effectiveMinIsr, as for records
+    min_isr = effective_min_isr(partitions, topic, partition, settings.min_insync_replicas)  # as for records
     if len(replica.isr) < min_isr:
         log.info("txn_marker_refused", partition=name, producer_id=producer_id, error="NOT_ENOUGH_REPLICAS",
                  isr=list(replica.isr), min_insync_replicas=settings.min_insync_replicas)
