@@ -263,6 +263,8 @@ class KafkaConnection(asyncio.Protocol):
     def _carry_out(self, outcome: Outcome) -> None:
         kind = type(outcome)
         if kind is Respond:
+            if outcome.failure is not None:
+                outcome.failure.log_to(self.log)
             self._respond_now(outcome.data)
         elif kind is Pending:
             slot = _Slot()
@@ -298,6 +300,8 @@ class KafkaConnection(asyncio.Protocol):
             outcome.log_to(self.log)
             self.close()
             return
+        if outcome.failure is not None:
+            outcome.failure.log_to(self.log)
         slot.data = outcome.data
         while self.pending and self.pending[0].data is not None:
             self.out.append(self.pending.popleft().data)

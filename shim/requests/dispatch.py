@@ -89,6 +89,8 @@ PRODUCE_OFF_LOOP_BYTES = 1024 * 1024 + 64 * 1024
 @dataclass(frozen=True, slots=True)
 class Respond:
     data: bytes
+    # A request whose handling failed and was answered with its error form: the connection logs this.
+    failure: Close | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,7 +286,7 @@ class RequestSession:
         except UnparseableAclPrincipal as exc:
             return self._unexpected(ctx, body, exc)
         except Exception as exc:
-            return _failed(ctx, exc)
+            return _failed(ctx, exc, body)
         if quota:
             ctx.handler_ns += _perf_counter_ns() - ctx.step_started_ns
             ctx.step_started_ns = 0
@@ -294,7 +296,7 @@ class RequestSession:
             return Pending(self._finish(ctx, body, result, quota))
         if quota:
             request_quota.charge(ctx, result, ctx.handler_ns)
-        outcome = _encode(ctx, result)
+        outcome = _encode(ctx, result, body)
         if ctx.throttle_ms:
             self._throttle_connection(ctx.throttle_ms)
         return outcome
@@ -321,7 +323,7 @@ class RequestSession:
         if rule.action == "error":
             answer = self.services.api_table.error_response(ctx.api_key, body, rule.error_code, None, ctx.api_version)
             if answer is not None:
-                return _encode(ctx, answer)
+                return _encode(ctx, answer, body)
         return Close("fault_injected_close", {"api": api_name(ctx.api_key), "api_version": ctx.api_version,
                                               "correlation_id": ctx.correlation_id, "fault": rule.rule_id}, level="info")
 
@@ -349,14 +351,14 @@ class RequestSession:
         except UnparseableAclPrincipal as exc:
             return self._unexpected(ctx, request, exc)
         except Exception as exc:
-            return _failed(ctx, exc)
+            return _failed(ctx, exc, request)
         if quota:
             request_quota.charge(ctx, body, ctx.handler_ns)
         if ctx.throttle_ms:
             self._throttle_connection(ctx.throttle_ms)
         if type(body) is EncodeOffLoop:
-            return await _encode_off_loop(ctx, [body.body])
-        return _encode(ctx, body)
+            return await _encode_off_loop(ctx, [body.body], request)
+        return _encode(ctx, body, request)
 
     async def _large(self, frame: RequestFrame, handler: ApiHandler, decisions: list[object] | None = None) -> Respond | Close:
         """A request above the off-loop size: decoded and encoded in the worker thread, handled on the loop."""
@@ -376,25 +378,26 @@ class RequestSession:
         request = [body]
         del body
         try:
-            result = handler.handle(ctx, request[0])
-            if handler.is_async or inspect.isawaitable(result):
-                result = await result
-        except CloseConnection as exc:
-            return _refused(ctx, exc)
-        except UnparseableAclPrincipal as exc:
-            return self._unexpected(ctx, request[0], exc)
-        except Exception as exc:
-            return _failed(ctx, exc)
+            try:
+                result = handler.handle(ctx, request[0])
+                if handler.is_async or inspect.isawaitable(result):
+                    result = await result
+            except CloseConnection as exc:
+                return _refused(ctx, exc)
+            except UnparseableAclPrincipal as exc:
+                return self._unexpected(ctx, request[0], exc)
+            except Exception as exc:
+                return _failed(ctx, exc, request[0])
+            if ctx.throttle_ms:
+                self._throttle_connection(ctx.throttle_ms)
+            answer = [result.body if type(result) is EncodeOffLoop else result]
+            del result
+            try:
+                return Respond(await off_loop(_encode_and_drop, ctx.api_key, ctx.api_version, ctx.correlation_id, answer))
+            except Exception as exc:  # a body the handler filled wrongly
+                return _failed(ctx, exc, request[0])
         finally:
             off_loop(request.clear)
-        if ctx.throttle_ms:
-            self._throttle_connection(ctx.throttle_ms)
-        answer = [result.body if type(result) is EncodeOffLoop else result]
-        del result
-        try:
-            return Respond(await off_loop(_encode_and_drop, ctx.api_key, ctx.api_version, ctx.correlation_id, answer))
-        except Exception as exc:  # a body the handler filled wrongly
-            return _failed(ctx, exc)
 
     def _unexpected(self, ctx: RequestContext, request: Any, exc: UnparseableAclPrincipal) -> Respond | Close:
         """What Kafka's handleError does with an exception from the authorizer: the API's whole-request error answer
@@ -406,7 +409,7 @@ class RequestSession:
         answer = self.services.api_table.error_response(ctx.api_key, request, ErrorCode.UNKNOWN_SERVER_ERROR, None, ctx.api_version)
         if answer is None:
             return rejected(str(exc), api=api_name(ctx.api_key), api_version=ctx.api_version, correlation_id=ctx.correlation_id)
-        return _encode(ctx, answer)
+        return _encode(ctx, answer, request)
 
     def _context(self, frame: RequestFrame, decisions: list[object] | None = None) -> RequestContext:
         if self.log is not None and self.log.is_enabled_for(10):  # logging.DEBUG
@@ -583,7 +586,7 @@ class RequestSession:
 
 
 # -- outcomes of one request -------------------------------------------------------------------------
-def _encode(ctx: RequestContext, body: Any) -> Respond | Close:
+def _encode(ctx: RequestContext, body: Any, request: Any) -> Respond | Close:
     if body is NO_RESPONSE:
         return Respond(b"")
     metrics = ctx.services.metrics
@@ -592,14 +595,14 @@ def _encode(ctx: RequestContext, body: Any) -> Respond | Close:
     try:
         return Respond(encode_response(ctx.api_key, ctx.api_version, ctx.correlation_id, body))
     except Exception as exc:  # a body the handler filled wrongly
-        return _failed(ctx, exc)
+        return _failed(ctx, exc, request)
 
 
-async def _encode_off_loop(ctx: RequestContext, holder: list[Any]) -> Respond | Close:
+async def _encode_off_loop(ctx: RequestContext, holder: list[Any], request: Any) -> Respond | Close:
     try:
         return Respond(await off_loop(_encode_and_drop, ctx.api_key, ctx.api_version, ctx.correlation_id, holder))
     except Exception as exc:  # a body the handler filled wrongly
-        return _failed(ctx, exc)
+        return _failed(ctx, exc, request)
 
 
 def _encode_and_drop(api_key: int, version: int, correlation_id: int, holder: list[Any]) -> bytes:
@@ -620,11 +623,23 @@ def _refused(ctx: RequestContext, exc: CloseConnection) -> Close:
     return rejected(str(exc), api=api_name(ctx.api_key), api_version=ctx.api_version, correlation_id=ctx.correlation_id)
 
 
-def _failed(ctx: RequestContext, exc: BaseException) -> Close:
-    # A bug in a handler must not take the broker down; the client is disconnected
-    # (as Kafka does when it cannot build a response) and the traceback logged.
-    return Close("handler_failed", {"api": api_name(ctx.api_key), "api_version": ctx.api_version,
-                                    "correlation_id": ctx.correlation_id}, level="error", error=exc)
+def _failed(ctx: RequestContext, exc: BaseException, request: Any) -> Respond | Close:
+    """Kafka's handleError: an unexpected exception while handling a request or serializing its answer (a bug in
+    kafka-shim, or an answer Kafka cannot serialize either) gets the API's whole-request error answer with
+    UNKNOWN_SERVER_ERROR; where the API has none (Produce with acks=0) the connection is closed. The traceback is
+    logged either way, and the broker goes on."""
+    fields = {"api": api_name(ctx.api_key), "api_version": ctx.api_version, "correlation_id": ctx.correlation_id}
+    try:
+        answer = ctx.services.api_table.error_response(ctx.api_key, request, ErrorCode.UNKNOWN_SERVER_ERROR, None,
+                                                       ctx.api_version)
+        data = None if answer is None else encode_response(ctx.api_key, ctx.api_version, ctx.correlation_id, answer)
+    except Exception:  # the request itself is what the error form cannot take
+        data = None
+    if data is None:
+        return Close("handler_failed", {**fields, "answered": "connection closed"}, level="error", error=exc)
+    if ctx.services.metrics is not None:
+        ctx.services.metrics.answered(ctx.api_key, ErrorCode.UNKNOWN_SERVER_ERROR)
+    return Respond(data, Close("handler_failed", {**fields, "answered": "UNKNOWN_SERVER_ERROR"}, level="error", error=exc))
 
 
 class _Throttling:

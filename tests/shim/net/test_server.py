@@ -8,6 +8,7 @@ import time
 import uuid
 
 import pytest
+import structlog.testing
 
 from kafka_shim.protocol.framing import decode_response, encode_request
 from kafka_shim.protocol.messages import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest
@@ -260,3 +261,24 @@ def test_unsupported_version_body_is_v0_shape() -> None:
     unsupported_version_response = ApiTable(load_all()).unsupported_api_versions
     assert unsupported_version_response().encode(0) == bytes.fromhex("0023" "00000001" "0012" "0000" "0004")
     assert ApiVersionsResponse.decode(unsupported_version_response().encode(0), 0).error_code == 35
+
+
+async def test_a_failing_handler_answers_unknown_server_error_and_keeps_the_connection(broker: Broker) -> None:
+    table = broker.services.api_table
+    metadata = table.handler(3, 12)
+
+    def crash(ctx, request):
+        raise RuntimeError("a bug")
+
+    handlers = {a.api_key: table.handler(a.api_key, a.max_version) for a in table.served}
+    broker.services.api_table = ApiTable({**handlers, 3: metadata._replace(handle=crash)})
+    with structlog.testing.capture_logs() as logs:
+        async with await _client(broker) as client:
+            request = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name="t")])
+            await client.send_raw(encode_request(3, 12, 1, request) + encode_request(18, 0, 2, ApiVersionsRequest()))
+            correlation_id, answer = decode_response(3, 12, await client.read_frame())
+            assert (correlation_id, [(t.name, t.error_code) for t in answer.topics]) == (1, [("t", -1)])
+            assert decode_response(18, 0, await client.read_frame())[1].error_code == 0
+    failed = [e for e in logs if e["event"] == "handler_failed"]
+    assert [(e["api"], e["answered"], e["log_level"]) for e in failed] == [("Metadata", "UNKNOWN_SERVER_ERROR", "error")]
+    assert isinstance(failed[0]["exc_info"], RuntimeError)

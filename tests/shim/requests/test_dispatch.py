@@ -8,7 +8,13 @@ import struct
 import pytest
 
 from kafka_shim.protocol.framing import decode_response, encode_request
-from kafka_shim.protocol.messages import ApiVersionsRequest, DescribeClusterRequest, MetadataRequest
+from kafka_shim.protocol.messages import (
+    ApiVersionsRequest,
+    DescribeClusterRequest,
+    DescribeClusterResponse,
+    MetadataRequest,
+    ProduceRequest,
+)
 from kafka_shim.shim.cluster.endpoints import Endpoints
 from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.config.broker_config import BrokerConfig
@@ -96,23 +102,64 @@ def test_a_header_cut_short_closes() -> None:
 
 
 def _with(api_key: int, handle: object, is_async: bool = False) -> ApiTable:
+    """The served table with ``api_key``'s handler replaced (its error answer kept)."""
     handlers = dict(load_all())
-    handlers[api_key] = ApiHandler(api_key, 0, 12, handle, is_async)
+    served = handlers[api_key]
+    handlers[api_key] = ApiHandler(api_key, served.min_version, served.max_version, handle, is_async, served.error_response)
     return ApiTable(handlers)
 
 
-def test_handler_refusal_and_failure_close() -> None:
+def test_a_handler_refusal_closes() -> None:
     def refuse(ctx, request):
         raise CloseConnection("not this one")
 
-    def crash(ctx, request):
-        raise KeyError("bug")
-
     refused = _session(_with(3, refuse)).receive(_payload(3, 12, MetadataRequest(topics=[])))
     assert type(refused) is Close and (refused.event, refused.fields["reason"]) == ("request_rejected", "not this one")
-    failed = _session(_with(3, crash)).receive(_payload(3, 12, MetadataRequest(topics=[])))
-    assert type(failed) is Close and (failed.event, failed.level) == ("handler_failed", "error")
-    assert isinstance(failed.error, KeyError)
+
+
+def _crash(ctx, request):
+    raise KeyError("bug")
+
+
+def test_a_handler_failure_gets_the_apis_error_answer_with_unknown_server_error() -> None:
+    """KafkaApis' handleError: the request's getErrorResponse with UNKNOWN_SERVER_ERROR, the traceback logged."""
+    request = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name="a"), MetadataRequest.MetadataRequestTopic(name="b")])
+    outcome = _session(_with(3, _crash)).receive(_payload(3, 12, request, 7))
+    correlation_id, response = _answer(outcome, 3, 12)
+    assert (correlation_id, [(t.name, t.error_code) for t in response.topics]) == (7, [("a", -1), ("b", -1)])
+    assert (outcome.failure.event, outcome.failure.level, outcome.failure.fields["answered"]) == (
+        "handler_failed", "error", "UNKNOWN_SERVER_ERROR")
+    assert isinstance(outcome.failure.error, KeyError)
+
+
+async def test_an_async_handler_failure_gets_the_error_answer_too() -> None:
+    async def crash_later(ctx, request):
+        await asyncio.sleep(0)
+        raise KeyError("bug")
+
+    pending = _session(_with(3, crash_later, is_async=True)).receive(_payload(3, 12, MetadataRequest(topics=None), 3))
+    assert type(pending) is Pending
+    outcome = await pending.outcome
+    _, response = _answer(outcome, 3, 12)
+    assert response.topics == [] and isinstance(outcome.failure.error, KeyError)
+
+
+def test_an_answer_that_cannot_be_encoded_gets_the_error_answer() -> None:
+    """Kafka builds the answer's bytes inside handle(), so a serialization failure reaches handleError as well."""
+    def unencodable(ctx, request):
+        return DescribeClusterResponse(cluster_id=None)  # not nullable
+
+    outcome = _session(_with(60, unencodable)).receive(_payload(60, 0, DescribeClusterRequest(), 4))
+    _, response = _answer(outcome, 60, 0)
+    assert response.error_code == -1 and outcome.failure.fields["answered"] == "UNKNOWN_SERVER_ERROR"
+
+
+def test_a_failure_where_the_api_has_no_error_answer_closes() -> None:
+    """Produce with acks=0: getErrorResponse is null, so Kafka closes the connection."""
+    request = ProduceRequest(acks=0, timeout_ms=1000, topic_data=[])
+    closed = _session(_with(0, _crash)).receive(_payload(0, 9, request))
+    assert type(closed) is Close and (closed.event, closed.fields["answered"]) == ("handler_failed", "connection closed")
+    assert isinstance(closed.error, KeyError)
 
 
 async def test_requests_on_one_connection_are_handled_one_at_a_time() -> None:
