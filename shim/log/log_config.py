@@ -35,6 +35,10 @@ class LogConfig:
         return "delete" in self.cleanup_policy
 
     @property
+    def compacts(self) -> bool:
+        return "compact" in self.cleanup_policy
+
+    @property
     def max_index_entries(self) -> int:
         # Kafka sizes an index to segment.index.bytes rounded down to whole 8-byte entries.
         return max(self.segment_index_bytes // 8, 1)

@@ -129,9 +129,11 @@ class LogManager:
             partition_log.flush()
         return len(due)
 
-    def apply_retention(self) -> int:
-        """One retention pass over every log (Kafka's ``cleanupLogs``); returns the segments deleted."""
-        deleted = sum(partition_log.apply_retention() for _, partition_log in self)
+    def apply_retention(self, compacted: bool = False) -> int:
+        """One retention pass over the logs that are not compacted (Kafka's ``cleanupLogs``), or over the compacted
+        ones (what Kafka's log cleaner deletes between cleanings, ``deletableLogs``); returns the segments deleted."""
+        deleted = sum(partition_log.apply_retention() for _, partition_log in self
+                      if partition_log.config.compacts == compacted)
         if deleted:
             self.checkpoint()
         return deleted

@@ -1,8 +1,14 @@
-"""The log chores Kafka's LogManager schedules, on the event loop: retention, timed flushes, start-offset checkpoints.
+"""The log chores Kafka's LogManager and log cleaner schedule, on the event loop: retention, timed flushes, start-offset
+checkpoints.
 
 Each runs at the interval of its Kafka key (``log.retention.check.interval.ms``, default 5 minutes;
 ``log.flush.scheduler.interval.ms``, default never; ``log.flush.start.offset.checkpoint.interval.ms``, default one
-minute). A chore that fails is logged and tried again at its next turn; it never stops the broker.
+minute), the first time ``log.initial.task.delay.ms`` (30 s) after start, as LogManager schedules them. Compacted
+logs are not LogManager's: Kafka's log cleaner deletes their old segments (by the log start offset, and by
+``retention.ms`` / ``retention.bytes`` with ``compact,delete``) each time it looks for work, which with nothing to
+compact is every ``log.cleaner.backoff.ms`` (15 s) from start, and never with ``log.cleaner.enable=false``.
+kafka-shim does not compact, so that is all its cleaner does. A chore that fails is logged and tried again at its
+next turn; it never stops the broker.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ from kafka_shim.shim.partitions.manager import Partitions
 log = get_logger(__name__)
 
 _NEVER = 2**63 - 1
+INITIAL_DELAY_KEY = "log.initial.task.delay.ms"
+_INITIAL_DELAY_DEFAULT_MS = 30_000
 
 
 @dataclass(frozen=True)
@@ -25,23 +33,47 @@ class Chore:
     key: str  # the Kafka key that sets its interval
     default_ms: int
     run: Callable[[Partitions], int | None]
+    delayed: bool = True  # first run after log.initial.task.delay.ms (LogManager's); else at once (the cleaner's)
+    enabled_by: str | None = None  # a boolean key that turns it off when false
 
 
 CHORES = (
     Chore("retention", "log.retention.check.interval.ms", 300_000, lambda p: p.logs.apply_retention()),
     Chore("flush", "log.flush.scheduler.interval.ms", _NEVER, lambda p: p.logs.flush_due()),
     Chore("log_start_checkpoint", "log.flush.start.offset.checkpoint.interval.ms", 60_000, lambda p: p.logs.checkpoint()),
+    Chore("compacted_retention", "log.cleaner.backoff.ms", 15_000, lambda p: p.logs.apply_retention(compacted=True),
+          delayed=False, enabled_by="log.cleaner.enable"),
 )
 
 
 def interval_ms(chore: Chore, properties: Mapping[str, str]) -> int:
     """The chore's interval from the broker's properties; an unreadable or non-positive value keeps Kafka's default."""
+    return _positive_ms(properties, chore.key, chore.default_ms)
+
+
+def initial_delay_ms(chore: Chore, properties: Mapping[str, str]) -> int:
+    if not chore.delayed:
+        return 0
     try:
-        value = int(properties.get(chore.key, chore.default_ms))
+        value = int(properties.get(INITIAL_DELAY_KEY, _INITIAL_DELAY_DEFAULT_MS))
     except ValueError:
-        log.warning("chore_interval_unreadable", key=chore.key, value=properties.get(chore.key), default=chore.default_ms)
-        return chore.default_ms
-    return value if value > 0 else chore.default_ms
+        log.warning("chore_interval_unreadable", key=INITIAL_DELAY_KEY, value=properties.get(INITIAL_DELAY_KEY),
+                    default=_INITIAL_DELAY_DEFAULT_MS)
+        return _INITIAL_DELAY_DEFAULT_MS
+    return max(value, 0)
+
+
+def _positive_ms(properties: Mapping[str, str], key: str, default: int) -> int:
+    try:
+        value = int(properties.get(key, default))
+    except ValueError:
+        log.warning("chore_interval_unreadable", key=key, value=properties.get(key), default=default)
+        return default
+    return value if value > 0 else default
+
+
+def enabled(chore: Chore, properties: Mapping[str, str]) -> bool:
+    return chore.enabled_by is None or properties.get(chore.enabled_by, "true").strip().lower() != "false"
 
 
 async def run_chores(partitions: Partitions) -> None:
@@ -50,15 +82,17 @@ async def run_chores(partitions: Partitions) -> None:
 
 
 async def _every(chore: Chore, partitions: Partitions) -> None:
-    interval = interval_ms(chore, partitions.broker_properties)
-    if interval >= _NEVER:
+    properties = partitions.broker_properties
+    interval = interval_ms(chore, properties)
+    if interval >= _NEVER or not enabled(chore, properties):
         return
+    await asyncio.sleep(initial_delay_ms(chore, properties) / 1000)
     while True:
-        await asyncio.sleep(interval / 1000)
         try:
             done = chore.run(partitions)
         except Exception as exc:  # one failed pass (a full disk, a vanished file) must not end the chore
             log.warning("log_chore_failed", chore=chore.name, error=str(exc))
-            continue
+            done = None
         if done:
             log.debug("log_chore_done", chore=chore.name, count=done)
+        await asyncio.sleep(interval / 1000)

@@ -6,7 +6,7 @@ import asyncio
 
 from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.log.log_manager import LogManager
-from kafka_shim.shim.partitions.chores import CHORES, interval_ms, run_chores
+from kafka_shim.shim.partitions.chores import CHORES, enabled, initial_delay_ms, interval_ms, run_chores
 from kafka_shim.shim.partitions.manager import Partitions
 from tests.support.log_batches import batch_bytes
 
@@ -16,10 +16,16 @@ def test_intervals_come_from_kafka_keys_with_kafka_defaults() -> None:
     assert interval_ms(retention, {}) == 300_000
     assert interval_ms(retention, {"log.retention.check.interval.ms": "50"}) == 50
     assert interval_ms(retention, {"log.retention.check.interval.ms": "soon"}) == 300_000
+    assert initial_delay_ms(retention, {}) == 30_000  # LogManager's first run waits log.initial.task.delay.ms
+    assert initial_delay_ms(retention, {"log.initial.task.delay.ms": "0"}) == 0
+    cleaner = next(c for c in CHORES if c.name == "compacted_retention")
+    assert (interval_ms(cleaner, {}), initial_delay_ms(cleaner, {})) == (15_000, 0)  # the cleaner starts at once
+    assert enabled(cleaner, {}) and not enabled(cleaner, {"log.cleaner.enable": "false"})
 
 
 async def test_retention_runs_on_its_interval_and_keeps_going_after_a_failure() -> None:
-    partitions = Partitions(ClusterState("c", 1), LogManager(), {"log.retention.check.interval.ms": "20"})
+    partitions = Partitions(ClusterState("c", 1), LogManager(), {"log.retention.check.interval.ms": "20",
+                                                                 "log.initial.task.delay.ms": "0"})
     # segment.bytes that holds one batch, so every append rolls a segment; retention.ms=1 makes rolled segments deletable.
     partitions.create_topic("old", 1, {"segment.bytes": "100", "retention.ms": "1"})
     partition = partitions.get("old", 0)
@@ -44,3 +50,52 @@ async def test_retention_runs_on_its_interval_and_keeps_going_after_a_failure() 
     finally:
         task.cancel()
     assert failures == 1 and partition.log.log_start_offset > 0
+
+
+def _rolled_topics(properties: dict[str, str]) -> Partitions:
+    """Two topics whose every batch rolls a segment, old at once (retention.ms=1): one compact,delete, one delete."""
+    partitions = Partitions(ClusterState("c", 1), LogManager(), properties)
+    for name, policy in (("windowed", "compact,delete"), ("plain", "delete")):
+        partitions.create_topic(name, 1, {"segment.bytes": "100", "retention.ms": "1", "cleanup.policy": policy})
+        for i in range(3):
+            partitions.get(name, 0).log.append(batch_bytes([b"v%d" % i]))
+    return partitions
+
+
+async def test_compacted_logs_lose_old_segments_on_the_cleaners_backoff_not_the_retention_check() -> None:
+    """Kafka's LogManager leaves compacted logs to the log cleaner, which deletes their old segments every
+    log.cleaner.backoff.ms when it has nothing to compact (Streams' windowed changelogs are compact,delete)."""
+    partitions = _rolled_topics({"log.cleaner.backoff.ms": "20", "log.retention.check.interval.ms": "20",
+                                 "log.initial.task.delay.ms": "3600000"})
+    windowed, plain = partitions.get("windowed", 0).log, partitions.get("plain", 0).log
+    task = asyncio.create_task(run_chores(partitions))
+    try:
+        async with asyncio.timeout(30):
+            while windowed.log_start_offset == 0:
+                await asyncio.sleep(0.01)
+    finally:
+        task.cancel()
+    assert windowed.log_start_offset > 0 and plain.log_start_offset == 0  # LogManager's first pass is an hour away
+
+
+def test_the_retention_pass_and_the_cleaners_pass_split_the_logs_by_compaction() -> None:
+    partitions = _rolled_topics({})
+    windowed, plain = partitions.get("windowed", 0).log, partitions.get("plain", 0).log
+    assert partitions.logs.apply_retention() > 0 and (windowed.log_start_offset, plain.log_start_offset > 0) == (0, True)
+    assert partitions.logs.apply_retention(compacted=True) > 0 and windowed.log_start_offset > 0
+
+
+async def test_no_cleaner_means_compacted_logs_keep_their_segments() -> None:
+    partitions = _rolled_topics({"log.cleaner.enable": "false", "log.cleaner.backoff.ms": "1",
+                                 "log.retention.check.interval.ms": "1", "log.initial.task.delay.ms": "0"})
+    windowed, plain = partitions.get("windowed", 0).log, partitions.get("plain", 0).log
+    task = asyncio.create_task(run_chores(partitions))
+    try:
+        async with asyncio.timeout(30):
+            while plain.log_start_offset == 0:
+                await asyncio.sleep(0.01)
+            for _ in range(20):  # many passes of the retention chore, none of which may touch the compacted log
+                await asyncio.sleep(0.005)
+    finally:
+        task.cancel()
+    assert windowed.log_start_offset == 0
