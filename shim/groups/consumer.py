@@ -51,7 +51,8 @@ from kafka_shim.shim.groups import assignors
 from kafka_shim.shim.groups.assignors import AssignorError, MemberSpec
 from kafka_shim.shim.groups.classic import JoinResult, SyncResult
 from kafka_shim.shim.groups.consumer_protocol import MalformedProtocol, decode_subscription, encode_assignment, version_of
-from kafka_shim.shim.javacompat.java_hash import hash_set_order
+from kafka_shim.shim.javacompat.java_hash import hash_set_order, java_string_hash
+from kafka_shim.shim.javacompat.timeline_table import TimelineTableOrder
 
 log = get_logger(__name__)
 
@@ -156,6 +157,8 @@ class ConsumerGroup:
         self.group_epoch = 0
         self.assignment_epoch = 0
         self.members: dict[str, ConsumerMember] = {}
+        # Kafka's members TimelineHashMap, whose order ConsumerGroupDescribe lists them in.
+        self._member_table: TimelineTableOrder[str] = TimelineTableOrder(java_string_hash)
         self.target: dict[str, Partitions] = {}
         self.static_members: dict[str, str] = {}  # instance id -> member id
         self.subscription_metadata: dict[str, TopicShape] = {}
@@ -217,6 +220,9 @@ class ConsumerGroup:
         old = self.members.get(member.member_id)
         if old is not None:
             self._release(old)
+        else:  # a new member is written as two records (its metadata, its assignment), each a put in Kafka's table
+            self._member_table.put(member.member_id)
+        self._member_table.put(member.member_id)
         self.members[member.member_id] = member
         for topic_id, partitions in (*member.assigned.items(), *member.pending_revocation.items()):
             for partition in partitions:
@@ -228,12 +234,19 @@ class ConsumerGroup:
         member = self.members.pop(member_id, None)
         if member is None:
             return
+        # Kafka replays the assignment's tombstone as one more put of the member, then the metadata's as the removal.
+        self._member_table.put(member_id)
+        self._member_table.remove(member_id)
         self._release(member)
         self.target.pop(member_id, None)
         if member.instance_id is not None and self.static_members.get(member.instance_id) == member_id:
             del self.static_members[member.instance_id]
         for deadlines in (self.session_deadlines, self.rebalance_deadlines, self.sync_deadlines, self.join_deadlines):
             deadlines.pop(member_id, None)
+
+    def members_in_kafka_order(self) -> list[ConsumerMember]:
+        """The members as Kafka's coordinator iterates them (ConsumerGroupDescribe)."""
+        return [self.members[member_id] for member_id in self._member_table.order()]
 
     def classic_members(self) -> list[ConsumerMember]:
         return [m for m in self.members.values() if m.classic is not None]

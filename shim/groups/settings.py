@@ -12,9 +12,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kafka_shim.shim.config.broker_config import ConfigError
+from kafka_shim.shim.config.logging import get_logger
+
+log = get_logger(__name__)
 
 # GroupType's names, which group.coordinator.rebalance.protocols may list (ConfigDef's ValidList).
 PROTOCOL_NAMES = ("consumer", "classic", "share", "unknown")
+# ConsumerGroupMigrationPolicy's names as Kafka's CaseInsensitiveValidString lists them (a HashSet, upper case).
+MIGRATION_POLICIES = ("DISABLED", "DOWNGRADE", "UPGRADE", "BIDIRECTIONAL")
 
 DEFAULTS: dict[str, str] = {
     "group.min.session.timeout.ms": "6000",
@@ -85,6 +90,15 @@ class GroupSettings:
         if "classic" not in protocols:  # KafkaConfig.groupCoordinatorRebalanceProtocols refuses it at start
             raise ConfigError("Disabling the 'CLASSIC' protocol is not supported: group.coordinator.rebalance.protocols "
                               "must list classic (e.g. classic or classic,consumer)")
+        migration_policy = get("group.consumer.migration.policy")
+        if migration_policy.upper() not in MIGRATION_POLICIES:
+            raise ConfigError(f"Invalid value {raw.get('group.consumer.migration.policy')} for configuration "
+                              "group.consumer.migration.policy: String must be one of (case insensitive): "
+                              + ", ".join(MIGRATION_POLICIES))
+        if migration_policy.lower() != "disabled":
+            log.warning("consumer_group_migration_not_built", policy=migration_policy.lower(),
+                        reason="kafka-shim does not convert non-empty groups between the classic and consumer protocols",
+                        hint="groups behave as with group.consumer.migration.policy=disabled (Kafka 3.9's default)")
         return cls(
             min_session_timeout_ms=number("group.min.session.timeout.ms"),
             max_session_timeout_ms=number("group.max.session.timeout.ms"),
@@ -103,5 +117,5 @@ class GroupSettings:
             consumer_max_heartbeat_interval_ms=number("group.consumer.max.heartbeat.interval.ms"),
             consumer_max_size=number("group.consumer.max.size"),
             consumer_assignors=tuple(items("group.consumer.assignors")),
-            consumer_migration_policy=get("group.consumer.migration.policy").lower(),
+            consumer_migration_policy=migration_policy.lower(),
         )

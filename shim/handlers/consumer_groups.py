@@ -26,8 +26,9 @@ from kafka_shim.protocol.messages import ConsumerGroupDescribeResponse, Consumer
 from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.groups.consumer import ConsumerGroup, GroupError, Heartbeat, TopicShape
 from kafka_shim.shim.handlers import handles
-from kafka_shim.shim.javacompat.hash_orders import java_hash_map_order, topic_partition_hash
+from kafka_shim.shim.javacompat.hash_orders import int_hash_set_order, java_hash_map_order, topic_partition_hash
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
+from kafka_shim.shim.javacompat.scala_set import kafka_uuid_hash
 from kafka_shim.shim.requests.authz import allowed, authorized_operations, bitfield, check
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.requests.coordination import coordinates
@@ -117,11 +118,14 @@ def _describe(ctx: RequestContext, group_id: str, group: ConsumerGroup | None) -
     default = manager.assignor_names[0] if manager.assignor_names else "uniform"
 
     def topic_partitions(assignment: dict) -> list[_DTopic]:
+        # Kafka's member holds a HashMap by topic id (Collectors.toMap over the record's topics) of
+        # new HashSet<>(the record's partitions), and lists both as they iterate.
         result = []
-        for topic_id, partitions in assignment.items():
+        for topic_id in java_hash_map_order(assignment, kafka_uuid_hash):
             topic = cluster.topic_by_id(topic_id)
             if topic is not None:
-                result.append(_DTopic(topic_id=topic_id, topic_name=topic.name, partitions=sorted(partitions)))
+                result.append(_DTopic(topic_id=topic_id, topic_name=topic.name,
+                                      partitions=int_hash_set_order(sorted(assignment[topic_id]))))
         return result
 
     members = [
@@ -130,7 +134,7 @@ def _describe(ctx: RequestContext, group_id: str, group: ConsumerGroup | None) -
                 subscribed_topic_regex="",
                 assignment=_DAssignment(topic_partitions=topic_partitions(dict(m.assigned))),
                 target_assignment=_DAssignment(topic_partitions=topic_partitions(group.target.get(m.member_id, {}))))
-        for m in group.members.values()
+        for m in group.members_in_kafka_order()
     ]
     return _Described(group_id=group_id, group_state=group.state, group_epoch=group.group_epoch,
                       assignment_epoch=group.assignment_epoch, assignor_name=group.preferred_assignor(default), members=members)

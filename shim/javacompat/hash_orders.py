@@ -75,3 +75,15 @@ def scala_mutable_map_order(keys: Iterable[T], hash_code: Callable[[T], int]) ->
 def scala_immutable_map_order(keys: Iterable[T], hash_code: Callable[[T], int]) -> list[T]:
     """The distinct keys as a Scala 2.13 immutable ``Map`` built by adding them in this order iterates them."""
     return scala_set_order(keys, hash_code)
+
+
+def int_hash_set_order(values: Iterable[int]) -> list[int]:
+    """The distinct ``values`` in the order ``new HashSet<>(collection)`` of Integers iterates them: its table is
+    sized for the whole collection at once (``max(n / .75f + 1, 16)`` rounded up to a power of two), and
+    ``Integer.hashCode`` is the value itself."""
+    given = list(values)
+    distinct = list(dict.fromkeys(given))
+    wanted = max(int(len(given) / 0.75) + 1, _INITIAL_CAPACITY)  # sized by the collection, duplicates included
+    length = 1 << (wanted - 1).bit_length()
+    position = {value: index for index, value in enumerate(distinct)}
+    return sorted(distinct, key=lambda v: (_spread(v & _MASK) & (length - 1), position[v]))

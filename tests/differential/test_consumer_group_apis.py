@@ -33,6 +33,9 @@ from kafka_shim.protocol.messages import (
     SyncGroupRequest,
 )
 from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.javacompat.java_hash import java_string_hash
+from kafka_shim.shim.javacompat.scala_set import kafka_uuid_hash
+from kafka_shim.shim.javacompat.timeline_table import TimelineTableOrder
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from tests.support.appending import create_topic
 from tests.support.compare import assert_same
@@ -300,7 +303,42 @@ def test_uniform_assignor_balances_like_kafka(peers: Peers) -> None:
         group = answer.body.groups[0]
         assert (group.error_code, group.group_state, group.group_epoch, group.assignment_epoch) == (0, "Reconciling", 2, 2), group
         sizes[side] = sorted(sum(len(t.partitions) for t in m.target_assignment.topic_partitions) for m in group.members)
+        for member in group.members:  # topics as Kafka's HashMap by topic id holds them (when in distinct buckets)
+            listed = [t.topic_id for t in member.target_assignment.topic_partitions]
+            buckets = [(kafka_uuid_hash(t) ^ (kafka_uuid_hash(t) >> 16)) & 15 for t in listed]
+            if len(set(buckets)) == len(buckets):
+                assert buckets == sorted(buckets), (("Kafka", "kafka-shim")[side], listed)
     assert sizes[0] == sizes[1] == [2, 3]
+
+
+def test_members_are_described_in_the_order_of_kafkas_member_table(peers: Peers) -> None:
+    """Kafka lists a consumer group's members as its TimelineHashMap holds them: slots by Fibonacci hashing of the
+    member id, a table that grows and never shrinks. The ids differ between the brokers, so each side's order is
+    checked against the model fed that side's ids: a join is two puts (the member's metadata and assignment
+    records), a leave a put then a removal (the assignment's tombstone, then the metadata's)."""
+    script = Script(peers, "cg-order")
+    peers.grant("cg-order", READ, resource_type=GROUP_RT)
+    steps = [("join", f"o{i}") for i in range(11)] + [("leave", "o3"), ("leave", "o7"), ("leave", "o0")]
+    steps += [("join", "o11"), ("join", "o12")]
+    tables = [TimelineTableOrder(java_string_hash), TimelineTableOrder(java_string_hash)]
+    for step, label in steps:
+        epoch = 0 if step == "join" else -1
+        topics = ["cg-a"] if step == "join" else None
+        script.heartbeat(label, epoch, topics=topics, owned={} if step == "join" else None,
+                         rebalance_timeout_ms=30000 if step == "join" else -1, what=f"{label} {step}s",
+                         ignore=("assignment", "heartbeat_interval_ms", "member_epoch"))
+        for side, table in enumerate(tables):
+            member_id = script.member_ids[side][label]
+            table.put(member_id)
+            if step == "join":
+                table.put(member_id)
+            else:
+                table.remove(member_id)
+    answers = peers.both(DESCRIBE, 0, lambda side: ConsumerGroupDescribeRequest(group_ids=["cg-order"]))
+    for side, answer in enumerate(answers):
+        described = [m.member_id for m in answer.body.groups[0].members]
+        assert described == tables[side].order(), ("Kafka", "kafka-shim")[side]
+        assert len(described) == 10
 
 
 def test_a_silent_member_expires_on_both(peers: Peers) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import structlog.testing
 
 from kafka_shim.shim.cluster.configs.broker_configs import BROKER_CONFIGS
 from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError
@@ -41,3 +42,18 @@ def test_group_keys_are_not_reported_unknown() -> None:
 def test_protocol_lists_kafka_refuses_at_start(value: str, says: str) -> None:
     with pytest.raises(ConfigError, match=says):
         GroupSettings.from_properties({"group.coordinator.rebalance.protocols": value})
+
+
+def test_a_migration_policy_kafka_does_not_know_refuses_to_start() -> None:
+    """Kafka's CaseInsensitiveValidString over ConsumerGroupMigrationPolicy: the broker does not start."""
+    with pytest.raises(ConfigError) as refused:
+        GroupSettings.from_properties({"group.consumer.migration.policy": "bogus"})
+    assert str(refused.value) == ("Invalid value bogus for configuration group.consumer.migration.policy: String must be "
+                                  "one of (case insensitive): DISABLED, DOWNGRADE, UPGRADE, BIDIRECTIONAL")
+
+
+def test_a_migration_policy_kafka_knows_is_accepted_and_its_absence_logged() -> None:
+    with structlog.testing.capture_logs() as logs:
+        assert GroupSettings.from_properties({"group.consumer.migration.policy": "Disabled"}).consumer_migration_policy == "disabled"
+        assert GroupSettings.from_properties({"group.consumer.migration.policy": "UPGRADE"}).consumer_migration_policy == "upgrade"
+    assert [(e["event"], e["policy"]) for e in logs] == [("consumer_group_migration_not_built", "upgrade")]
