@@ -129,11 +129,20 @@ def _optional_module(name: str) -> ModuleType | None:
         return None
 
 
+_GZIP_OS_OFFSET = 9  # RFC 1952: ID1 ID2 CM FLG MTIME(4) XFL, then OS
+_GZIP_OS_UNKNOWN = 255
+
+
 class _Gzip:
     # Level 6 (zlib's default, as Java's) and wbits 31 (gzip framing, mtime 0): the same input always gives the same bytes.
+    # The header's OS byte is 255 ("unknown"), as java.util.zip.GZIPOutputStream writes it from JDK 16 on (JDK-8244706),
+    # so that a batch kafka-shim compresses is the batch a Kafka 3.9 broker on Java 17 or 21 writes; zlib writes 3 (Unix).
     def compress(self, data: bytes) -> bytes:
         compressor = zlib.compressobj(6, zlib.DEFLATED, 31)
-        return compressor.compress(data) + compressor.flush()
+        framed = bytearray(compressor.compress(data))
+        framed += compressor.flush()
+        framed[_GZIP_OS_OFFSET] = _GZIP_OS_UNKNOWN
+        return bytes(framed)
 
     def decompress(self, data: bytes, limit: int) -> bytes:
         out = bytearray()

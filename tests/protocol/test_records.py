@@ -27,6 +27,7 @@ from kafka_shim.protocol.records import (
     encode_batch,
     supported_compressions,
 )
+from kafka_shim.protocol.records.compression import compress
 
 # Written by hand from the v2 layout, field by field. 89 bytes in all.
 VECTOR = bytes.fromhex(
@@ -402,6 +403,22 @@ def test_concatenated_gzip_members() -> None:
     section = VECTOR[HEADER_SIZE:]
     payload = gzip.compress(section[:10]) + gzip.compress(section[10:])
     assert decode_batch(raw_batch(payload, 2, attributes=Compression.GZIP)).records == VECTOR_BATCH.records
+
+
+# What Kafka 3.9's GZIP compression (java.util.zip.GZIPOutputStream, Java 17) wrote for GZIP_INPUT: its header's OS
+# byte is 255, where Python's zlib writes 3.
+GZIP_INPUT = bytes((ord("kafka-shim gzip "[i % 16]) + i // 700) & 0xFF for i in range(3000))
+KAFKA_GZIP = bytes.fromhex(
+    "1f8b08000000000000ffedc7c90d83301000c05630f025242599cbdecbe60a4890a4f6d4b1d2ce6fc84fe49b2d8214e182b9"
+    "20bb5dc96f5c1c7781bbc70e985cb4dbb59c72091f5a4be9a3f4ed1bed762d1f9e07f15ce197b72a0d90ec762dcf23e6f175"
+    "b22c35fd64afb5fe0f233d2f8cb80b0000"
+)
+
+
+def test_gzip_compresses_to_the_bytes_kafka_writes() -> None:
+    assert KAFKA_GZIP[:10] == bytes.fromhex("1f8b08000000000000ff")
+    assert compress(Compression.GZIP, GZIP_INPUT) == KAFKA_GZIP
+    assert gzip.decompress(KAFKA_GZIP) == GZIP_INPUT
 
 
 @pytest.mark.parametrize("codec_bits", [5, 6, 7])
