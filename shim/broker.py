@@ -476,6 +476,17 @@ def _release_rules(config: BrokerConfig) -> ReleaseRules:
         raise ConfigError(str(exc)) from None
 
 
+def _release_at_least(config: BrokerConfig, line: tuple[int, int]) -> bool:
+    """Whether the release ``kafka.version`` names is ``line`` or later (checked by ``_release_profile``)."""
+    from kafka_shim.shim.releases.profiles import UnknownRelease, release_line
+
+    try:
+        major, minor = (int(part) for part in release_line(config.kafka_version).split("."))
+    except UnknownRelease as exc:
+        raise ConfigError(str(exc)) from None
+    return (major, minor) >= line
+
+
 def _recreate_internal_topics(services: Services, names: list[str]) -> None:
     """The internal topics a reset broker had, empty. A fresh start has none, but the first FindCoordinator then
     answers COORDINATOR_NOT_AVAILABLE while it creates one, and clients back off for about a second before asking
@@ -647,7 +658,7 @@ def _open_partitions(config: BrokerConfig, cluster: ClusterState, broker_propert
         if lock is not None:
             lock.acquire()
         partitions = Partitions(cluster, LogManager(FileStorage(data_dir) if data_dir else None), broker_properties, data_dir,
-                                dir_lock=lock)
+                                dir_lock=lock, min_isr_capped=_release_at_least(config, (3, 7)))
         partitions.load()
     except (OSError, ValueError, LogError) as exc:
         if lock is not None:

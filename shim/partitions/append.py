@@ -109,7 +109,9 @@ def _isr(partitions: Partitions, state: PartitionState) -> list[int]:
 
 def effective_min_isr(partitions: Partitions, topic: str, index: int, min_insync_replicas: int) -> int:
     """Partition.effectiveMinIsr (Kafka 3.7+): a ``min.insync.replicas`` above the replication factor, which Kafka
-    accepts as a config, counts as the replication factor."""
+    accepts as a config, counts as the replication factor (older releases used the configured value as it is)."""
+    if not partitions.min_isr_capped:
+        return min_insync_replicas
     known = partitions.cluster.topics.get(topic)
     replicas = len(known.partitions[index].replicas) if known is not None and index < len(known.partitions) else 1
     return min(min_insync_replicas, replicas)

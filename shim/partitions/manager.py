@@ -65,8 +65,11 @@ class Partitions:
     """The topics' partitions. Changed only on the event loop; nothing here awaits."""
 
     def __init__(self, cluster: ClusterState, logs: LogManager, broker_properties: Mapping[str, str],
-                 data_dir: Path | None = None, *, dir_lock: DataDirLock | None = None) -> None:
+                 data_dir: Path | None = None, *, dir_lock: DataDirLock | None = None, min_isr_capped: bool = True) -> None:
         self.cluster = cluster
+        # Partition.effectiveMinIsr (Kafka 3.7+) counts a min.insync.replicas above the replicas as the replicas;
+        # an emulated older release (kafka.version) holds acks=all writes to the configured value.
+        self.min_isr_capped = min_isr_capped
         self._dir_lock = dir_lock  # the data directory's .lock, released by close()
         self.logs = logs
         self.broker_properties = dict(broker_properties)

@@ -207,6 +207,16 @@ def test_min_insync_replicas_above_the_replication_factor_counts_as_the_factor(p
     assert append_records(parts, "isr", 0, _batch([b"a"]), acks=1, now_ms=NOW).error == ErrorCode.NONE
 
 
+def test_before_kafka_3_7_min_insync_replicas_above_the_replicas_refuses_acks_all() -> None:
+    """An emulated release before 3.7 had no effectiveMinIsr: the configured value stands, and one in-sync replica
+    is too few for acks=all (acks=1 still writes)."""
+    parts = Partitions(ClusterState("c", 1), LogManager(), {}, min_isr_capped=False)
+    parts.create_topic("isr", 1, {"min.insync.replicas": "2"})
+    refused = append_records(parts, "isr", 0, _batch([b"a"]), acks=-1, now_ms=NOW)
+    assert (refused.error, refused.error_message) == (ErrorCode.NOT_ENOUGH_REPLICAS, None)  # Kafka's text only in its log
+    assert append_records(parts, "isr", 0, _batch([b"a"]), acks=1, now_ms=NOW).error == ErrorCode.NONE
+
+
 def test_a_failing_disk_is_a_storage_error_and_the_log_stays_whole(parts: Partitions, monkeypatch: pytest.MonkeyPatch) -> None:
     append_records(parts, "t", 0, _batch([b"a"], pid=1, epoch=0, seq=0), now_ms=NOW)
     directory = parts.get("t", 0).log.directory

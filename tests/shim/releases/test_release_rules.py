@@ -494,3 +494,17 @@ def test_offset_commit_answer_order_changed_in_3_5(release: str) -> None:
                 for name, partitions in (("zk-b", [0, 1]), ("zk-a", [0, 1, 2, 3, 4, 5, 9]), ("zk-ghost", [0]))])
             answer = wire.request(ApiKey.OFFSET_COMMIT, 5, body).body
     assert [(t.name, [(p.partition_index, p.error_code) for p in t.partitions]) for t in answer.topics] == _COMMIT_ORDERS[release]
+
+
+@pytest.mark.parametrize("release, code", [("3.6", ErrorCode.NOT_ENOUGH_REPLICAS), ("3.7", ErrorCode.NONE)])
+def test_acks_all_with_min_insync_replicas_above_the_replicas(release: str, code: int) -> None:
+    """Partition.effectiveMinIsr came with 3.7: before it, min.insync.replicas=2 on a one-replica topic refused every
+    acks=all write (19), where 3.7+ counts it as 1."""
+    with KafkaShim(ShimOptions.from_marker({"kafka_version": release})) as shim:
+        shim.create_topic("isr", config={"min.insync.replicas": "2"})
+        host, port = shim.bootstrap_servers.rsplit(":", 1)
+        with Wire((host, int(port))) as wire:
+            batch = encode_batch(build_batch([(None, b"v", [], 0)]))
+            answer = wire.request(ApiKey.PRODUCE, 7, ProduceRequest(acks=-1, timeout_ms=10000, topic_data=[
+                ProduceRequest.TopicProduceData(name="isr", partition_data=[ProduceRequest.PartitionProduceData(index=0, records=batch)])])).body
+        assert [p.error_code for t in answer.responses for p in t.partition_responses] == [code]
