@@ -102,7 +102,7 @@ def test_fetch_old_versions_down_converted(peers, version) -> None:
     # Both convert byte for byte: uncompressed batches, and a gzip batch recompressed into a gzip wrapper (the same
     # deflate stream, and the header Java 17's GZIPOutputStream writes).
     _, shim = peers.same(FETCH, version, lambda side: _fetch(peers, side, version, [("fo-data", 0, 3)]),
-                             what=f"Fetch v{version} of a gzip batch")
+                        what=f"Fetch v{version} of a gzip batch")
     assert len(_legacy_messages(shim.body.responses[0].partitions[0].records)) == 5  # four from the gzip wrapper, one after it
     peers.same(FETCH, version, lambda side: _fetch(peers, side, version, [("fo-data", 0, 7)]), what=f"Fetch v{version} of an uncompressed batch")
 
