@@ -28,7 +28,7 @@ from kafka_shim.protocol.primitives import (
     ZERO_UUID,
     ZERO_UUID_BYTES,
     Malformed,
-    read_uvarint,
+    read_java_uvarint,
     write_uvarint,
 )
 from kafka_shim.protocol.schema import FIXED_TYPES, FieldSpec, FieldType, MessageSpec, StructSpec, message_spec
@@ -89,7 +89,7 @@ class _Emitter:
         self.lines: list[str] = []
         self.counter = 0
         self.ns: dict[str, Any] = {
-            "_ruv": read_uvarint,
+            "_ruv": read_java_uvarint,
             "_wuv": write_uvarint,
             "_UV": SMALL_UVARINTS,
             "_Mal": Malformed,
@@ -188,6 +188,8 @@ class _Emitter:
         if flex:
             self.read_uvarint(ind, n)
             self.emit(ind, f"{n} -= 1")
+            # Java's int wraps: a varint of 2^31 is -2^31, less one a huge count, not null
+            self.emit(ind, f"if {n} == -2147483649: {n} = 2147483647")
         else:
             self.emit(ind, f"{n}, = {'_I32' if wide else '_I16'}.unpack_from(buf, pos)")
             self.emit(ind, f"pos += {4 if wide else 2}")
@@ -351,8 +353,8 @@ class _Emitter:
         body = ind + 1
         self.read_uvarint(body, tag)
         self.read_uvarint(body, size)
-        self.emit(body, f"{end} = pos + {size}")
-        self.emit(body, f"if {end} > blen: raise _Mal('tagged field runs past the end of the data')")
+        # Kafka's readers read a known tag's value where it starts and never look at its size; only an unknown
+        # tag's bytes are taken by the size.
         keyword = "if"
         for f in tagged:
             fpath = f"{path}.{f.name}" if path else f.name
@@ -360,13 +362,15 @@ class _Emitter:
             self.mark(body + 1, fpath)
             val = self.read_value(f.type, f.nullable_in(v), True, body + 1, fpath)
             self.emit(body + 1, f"{obj}.{f.attr} = {val}")
-            self.emit(body + 1, f"if pos != {end}: raise _Mal('tagged field {f.tag} size does not match its contents')")
             keyword = "elif"
         if tagged:
             self.emit(body, "else:")
             body += 1
+        self.emit(body, f"{end} = pos + {size}")
+        self.emit(body, f"if {size} < 0 or {end} > blen: raise _Mal('tagged field of ' + str({size}) + ' bytes runs past the end of the data')")
         self.emit(body, f"if {unknown} is None: {unknown} = []")
-        self.emit(body, f"{unknown}.append(({tag}, buf[pos:{end}]))")
+        # a tag of 2^31 or more reads as a negative int in Java; kept as its unsigned value, which writes back the same
+        self.emit(body, f"{unknown}.append(({tag} & 0xFFFFFFFF, buf[pos:{end}]))")
         self.emit(body, f"pos = {end}")
         self.emit(ind, f"{obj}.unknown_tagged_fields = {unknown}")
         return obj
@@ -492,13 +496,19 @@ class _Emitter:
         self.emit(ind, f"_write_tags({ap}, {tags})")
 
 
+_INT_MIN = -(1 << 31)
+
+
 def read_compact_bytes(buf: bytes, pos: int, nullable: bool, is_string: bool) -> tuple[Any, int]:
-    """The general case of a compact string or bytes: null, or a multi-byte length."""
-    n, pos = read_uvarint(buf, pos)
-    if n == 0:
+    """The general case of a compact string or bytes: null (any negative length, as Kafka reads it), or a multi-byte
+    length."""
+    n, pos = read_java_uvarint(buf, pos)
+    if n <= 0 and n != _INT_MIN:  # less one, Java's int wraps -2^31 round to a huge length
         if not nullable:
             raise Malformed("null value for a non-nullable field")
         return None, pos
+    if n == _INT_MIN:
+        n = 1 << 31
     if is_string and n - 1 > 0x7FFF:
         raise Malformed(f"string of invalid length {n - 1} (more than 32767)")
     end = pos + n - 1
@@ -510,12 +520,12 @@ def read_compact_bytes(buf: bytes, pos: int, nullable: bool, is_string: bool) ->
 
 def read_compact_fixed_array(buf: bytes, pos: int, nullable: bool, code: str, width: int) -> tuple[Any, int]:
     """The general case of a compact array of fixed-width elements."""
-    n, pos = read_uvarint(buf, pos)
-    if n == 0:
+    n, pos = read_java_uvarint(buf, pos)
+    if n <= 0 and n != _INT_MIN:
         if not nullable:
             raise Malformed("null value for a non-nullable field")
         return None, pos
-    n -= 1
+    n = (1 << 31) - 1 if n == _INT_MIN else n - 1
     end = pos + n * width
     if end > len(buf):
         raise Malformed(f"array of {n} elements runs past the end of the data")

@@ -52,6 +52,28 @@ def read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
             raise Malformed("unsigned varint longer than 5 bytes")
 
 
+def read_java_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
+    """An unsigned varint as Kafka's message readers take it (ByteUtils.readUnsignedVarint into a Java int): the low
+    32 bits, signed, so that 2^31 and above read as negative numbers (a length that is then null, a count of no
+    tagged fields) and bits past the 32nd are dropped; only a sixth byte is refused."""
+    b = buf[pos]
+    if b < 0x80:
+        return b, pos + 1
+    result = b & 0x7F
+    shift = 7
+    pos += 1
+    while True:
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            result &= 0xFFFFFFFF
+            return (result - (1 << 32) if result & 0x80000000 else result), pos
+        shift += 7
+        if shift > 28:
+            raise Malformed("unsigned varint longer than 5 bytes")
+
+
 def read_uvarlong(buf: bytes, pos: int) -> tuple[int, int]:
     """Unsigned 64-bit varint (at most 10 bytes)."""
     result = 0

@@ -90,6 +90,7 @@ KNOWN_IGNORED = {
     "group.consumer.max.size",
     "group.consumer.assignors",
     "group.consumer.migration.policy",
+    "group.coordinator.new.enable",
     # kafka-shim's own: trace capture (read by traces.capture, plugged in by the command line and EmbeddedBroker)
     "kafka.shim.capture.dir",
     "kafka.shim.capture.roll.bytes",

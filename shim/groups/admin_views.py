@@ -8,11 +8,15 @@ answers in come from its hash maps, reproduced by :func:`members_in_kafka_order`
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
-from kafka_shim.shim.javacompat.hash_orders import scala_mutable_map_order
+from kafka_shim.shim.javacompat.hash_orders import scala_mutable_map_order, topic_partition_hash
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
+from kafka_shim.shim.javacompat.timeline_table import TimelineTableOrder
+
+OFFSETS_TOPIC = "__consumer_offsets"
 
 # GroupCoordinator.NoState / NoProtocolType / NoProtocol: what an errored or unknown group shows.
 NO_STATE = ""
@@ -76,11 +80,12 @@ class GroupCacheOrder:
     lists; with group ids they practically never occur.)
     """
 
-    def __init__(self) -> None:
-        self._bins: list[list[tuple[int, str]]] = [[] for _ in range(16)]
-        self._members: set[str] = set()
+    def __init__(self, hash_code: Callable[[Any], int] = java_string_hash) -> None:
+        self._hash_code = hash_code
+        self._bins: list[list[tuple[int, Any]]] = [[] for _ in range(16)]
+        self._members: set[Any] = set()
 
-    def sync(self, group_ids: Iterable[str]) -> list[str]:
+    def sync(self, group_ids: Iterable[Any]) -> list[Any]:
         """Bring the cache up to these ids (new ones added in the given order, missing ones removed); the ids in
         Kafka's iteration order."""
         current = list(dict.fromkeys(group_ids))
@@ -92,15 +97,15 @@ class GroupCacheOrder:
                 self._add(new)
         return [key for bin_ in self._bins for _, key in bin_]
 
-    def _add(self, key: str) -> None:
-        h = java_string_hash(key)
+    def _add(self, key: Any) -> None:
+        h = self._hash_code(key)
         spread = (h ^ (h >> 16)) & 0x7FFFFFFF
         self._bins[spread & (len(self._bins) - 1)].append((spread, key))
         self._members.add(key)
         if len(self._members) >= len(self._bins) * 3 // 4:
             self._resize()
 
-    def _remove(self, key: str) -> None:
+    def _remove(self, key: Any) -> None:
         self._members.discard(key)
         for bin_ in self._bins:
             for i, (_, k) in enumerate(bin_):
@@ -110,20 +115,51 @@ class GroupCacheOrder:
 
     def _resize(self) -> None:
         n = len(self._bins)
-        table: list[list[tuple[int, str]]] = [[] for _ in range(2 * n)]
+        table: list[list[tuple[int, Any]]] = [[] for _ in range(2 * n)]
         for index, nodes in enumerate(self._bins):
             if not nodes:
                 continue
             run_start = len(nodes) - 1
             while run_start > 0 and (nodes[run_start - 1][0] & n) == (nodes[-1][0] & n):
                 run_start -= 1
-            low: list[tuple[int, str]] = []
-            high: list[tuple[int, str]] = []
+            low: list[tuple[int, Any]] = []
+            high: list[tuple[int, Any]] = []
             (high if nodes[-1][0] & n else low).extend(nodes[run_start:])
             for node in nodes[:run_start]:
                 (high if node[0] & n else low).insert(0, node)
             table[index], table[index + n] = low, high
         self._bins = table
+
+
+class ShardedGroupOrder:
+    """The order the new group coordinator (Kafka 3.9 with the consumer protocol on) lists groups in: each
+    ``__consumer_offsets`` partition's shard keeps its groups in a TimelineHashMap (:mod:`..javacompat.timeline_table`),
+    and ListGroups walks the shards in the order of the runtime's ConcurrentHashMap of partitions (all of them led
+    here, added in ascending order). ``sync`` replays additions and removals as :class:`GroupCacheOrder` does."""
+
+    def __init__(self, partitions: int) -> None:
+        self._partitions = partitions
+        self._shards = GroupCacheOrder(topic_partition_hash).sync([(OFFSETS_TOPIC, p) for p in range(partitions)])
+        self._tables: dict[int, TimelineTableOrder[str]] = {}
+        self._members: set[str] = set()
+
+    def sync(self, group_ids: Iterable[str]) -> list[str]:
+        current = list(dict.fromkeys(group_ids))
+        present = set(current)
+        for gone in self._members - present:
+            self._table(gone).remove(gone)
+        for new in current:
+            if new not in self._members:
+                self._table(new).put(new)
+        self._members = present
+        return [group_id for _, p in self._shards if p in self._tables for group_id in self._tables[p].order()]
+
+    def _table(self, group_id: str) -> TimelineTableOrder[str]:
+        partition = offsets_partition(group_id, self._partitions)
+        table = self._tables.get(partition)
+        if table is None:
+            table = self._tables[partition] = TimelineTableOrder(java_string_hash)
+        return table
 
 
 def groups_in_kafka_order(group_ids: Iterable[str]) -> list[str]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.shim.groups.timers import Timer
 from kafka_shim.shim.javacompat.hash_orders import scala_mutable_map_order
-from kafka_shim.shim.javacompat.java_hash import java_string_hash
+from kafka_shim.shim.javacompat.java_hash import java_order, java_string_hash
 from kafka_shim.shim.javacompat.scala_set import scala_set
 
 EMPTY, PREPARING_REBALANCE, COMPLETING_REBALANCE, STABLE, DEAD = (
@@ -123,8 +123,11 @@ class ClassicMember:
 class ClassicGroup:
     """One classic group (GroupMetadata); the coordinator keeps it in ``GroupCoordinator.groups``."""
 
-    def __init__(self, group_id: str, now_ms: int = 0) -> None:
+    def __init__(self, group_id: str, now_ms: int = 0, *, new_coordinator: bool = False) -> None:
         self.group_id = group_id
+        # Kafka 3.9's new coordinator (GroupSettings.new_coordinator) keeps members and protocol votes in
+        # java.util.HashMaps, the old one in Scala maps: their orders decide leaders, tie votes and answer orders.
+        self.new_coordinator = new_coordinator
         self.state = EMPTY
         self.state_timestamp_ms = now_ms
         self.protocol_type: str | None = None
@@ -200,7 +203,10 @@ class ClassicGroup:
         return [m for m in self.members.values() if not m.is_awaiting_join]
 
     def kafka_order(self) -> list[ClassicMember]:
-        """The members as Kafka's Scala mutable.HashMap iterates them."""
+        """The members as Kafka's map of them iterates them (the old coordinator's Scala mutable.HashMap, the new
+        one's java.util.HashMap)."""
+        if self.new_coordinator:
+            return [self.members[m] for m in java_order(list(self.members))]
         return [self.members[m] for m in scala_mutable_map_order(self.members, java_string_hash)]
 
     def rebalance_timeout_ms(self) -> int:
@@ -297,10 +303,12 @@ class ClassicGroup:
         for member in self.members.values():
             choice = member.vote(candidates)
             votes[choice] = votes.get(choice, 0) + 1
-        # Kafka groups the votes into an immutable HashMap (List.groupBy) and takes maxBy: a tie goes to the protocol
-        # that map iterates first.
+        # The old coordinator groups the votes into an immutable HashMap (List.groupBy) and takes maxBy; the new one
+        # counts them in a java.util.HashMap and takes Stream.max: either way a tie goes to the protocol that map
+        # iterates first.
         best = max(votes.values())
-        return next(name for name in scala_set(votes, java_string_hash, hashed=True) if votes[name] == best)
+        order = java_order(list(votes)) if self.new_coordinator else scala_set(votes, java_string_hash, hashed=True)
+        return next(name for name in order if votes[name] == best)
 
     def init_next_generation(self, now_ms: int) -> None:
         self.generation_id += 1

@@ -90,7 +90,7 @@ class ClassicCoordinator:
     def _get_or_create(self, group_id: str, create: bool) -> ClassicGroup | None:
         group = self.group(group_id)
         if group is None and create and group_id not in self.groups:
-            group = ClassicGroup(group_id, self.scheduler.now_ms())
+            group = ClassicGroup(group_id, self.scheduler.now_ms(), new_coordinator=self.settings.new_coordinator)
             self.groups[group_id] = group
         return group
 
@@ -552,7 +552,7 @@ class ClassicCoordinator:
             if group_id in self.groups:
                 return ErrorCode.ILLEGAL_GENERATION  # held by a consumer-protocol group; its own checks apply
             if generation_id < 0 or is_transactional:
-                self.groups[group_id] = ClassicGroup(group_id, self.scheduler.now_ms())
+                self.groups[group_id] = ClassicGroup(group_id, self.scheduler.now_ms(), new_coordinator=self.settings.new_coordinator)
                 log.info("simple_group_created", group_id=group_id)
                 return ErrorCode.NONE
             return ErrorCode.ILLEGAL_GENERATION

@@ -28,6 +28,7 @@ from kafka_shim.shim.groups.admin_views import (
     GroupOverview,
     GroupSummary,
     MemberSummary,
+    ShardedGroupOrder,
     members_in_kafka_order,
 )
 from kafka_shim.shim.groups.classic import ClassicGroup, ClassicMember
@@ -41,6 +42,7 @@ from kafka_shim.shim.groups.offsets import (
     FetchedOffset,
     OffsetAndMetadata,
     OffsetStore,
+    OffsetTables,
     SinkError,
     TopicPartition,
     commit_order,
@@ -51,11 +53,12 @@ from kafka_shim.shim.groups.offsets_log import partition_for as offsets_partitio
 from kafka_shim.shim.groups.settings import GroupSettings
 from kafka_shim.shim.groups.timers import LoopScheduler, Scheduler
 from kafka_shim.shim.javacompat.hash_orders import scala_mutable_map_order
-from kafka_shim.shim.javacompat.java_hash import java_string_hash
+from kafka_shim.shim.javacompat.java_hash import java_order, java_string_hash
 
 _log = get_logger("kafka_shim.groups")
 
 log = get_logger(__name__)
+_JAVA_TRIMMED = "".join(map(chr, range(0x21)))  # what java.lang.String.trim removes from both ends
 
 
 class GroupCoordinator:
@@ -68,8 +71,11 @@ class GroupCoordinator:
         # Kafka's group cache as ListGroups iterates it. Its table grows with the groups held and never shrinks, so
         # the groups are shown to it before any leaves (``_note_groups_held``), not only when ListGroups asks.
         self._group_cache = GroupCacheOrder()
+        # The new coordinator's (Kafka 3.9 with the consumer protocol on): per-shard tables, walked shard by shard.
+        self._shard_order = ShardedGroupOrder(settings.offsets_topic_num_partitions)
         # Committed offsets (offsets.py), kept in __consumer_offsets when the Broker attaches it with log.dirs set.
-        self.offsets = OffsetStore(settings.offset_metadata_max_bytes, settings.offsets_retention_minutes * 60_000)
+        self.offsets = OffsetStore(settings.offset_metadata_max_bytes, settings.offsets_retention_minutes * 60_000,
+                                   tables=OffsetTables() if settings.new_coordinator else None)
         self.offsets_log: OffsetsLog | None = None
         self.consumer_recorder: ConsumerGroupRecorder | None = None
         self._offsets_topic: OffsetsTopic | None = None
@@ -128,15 +134,23 @@ class GroupCoordinator:
     def commit_offsets(self, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int,
                        offsets: Sequence[tuple[TopicPartition, OffsetAndMetadata]], api_version: int,
                        local: bool = True) -> list[tuple[TopicPartition, int]]:
-        """GroupCoordinator.handleCommitOffsets: each partition's error, in Kafka's answer order."""
-        order = commit_order(tp for tp, _ in offsets)
-        error = self.offsets_status(group_id, ApiKey.OFFSET_COMMIT, local)
-        if error == ErrorCode.NONE:
-            error = self._validate_offset_commit(group_id, generation_id, member_id, group_instance_id, api_version)
+        """GroupCoordinator.handleCommitOffsets: each partition's error, in Kafka's answer order (the new coordinator's:
+        the request's, a partition named twice answered twice)."""
+        order = [tp for tp, _ in offsets] if self.settings.new_coordinator else commit_order(tp for tp, _ in offsets)
+        error = self.commit_error(group_id, member_id, group_instance_id, generation_id, api_version, local)
         if error != ErrorCode.NONE:
             return [(tp, error) for tp in order]
         stored = self.offsets.commit(group_id, offsets)
         return [(tp, stored[tp]) for tp in order]
+
+    def commit_error(self, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int,
+                     api_version: int, local: bool = True) -> int:
+        """The group's error for an OffsetCommit (its status, then the member checks), 0 when offsets may be stored.
+        The new coordinator throws it, and KafkaApis then answers it on every partition of the request."""
+        error = self.offsets_status(group_id, ApiKey.OFFSET_COMMIT, local)
+        if error == ErrorCode.NONE:
+            error = self._validate_offset_commit(group_id, generation_id, member_id, group_instance_id, api_version)
+        return error
 
     def commit_transactional_offsets(self, group_id: str, member_id: str, group_instance_id: str | None,
                                      generation_id: int, producer_id: int, producer_epoch: int,
@@ -203,8 +217,10 @@ class GroupCoordinator:
         if eligible:
             self._note_groups_held()
             self.offsets.delete(group_id, eligible)
-            self._drop_group_if_done(group_id)
+            self._drop_group_if_done_now(group_id)
         errors = {tp: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC for tp in consumed} | {tp: ErrorCode.NONE for tp in eligible}
+        if self.settings.new_coordinator:  # OffsetMetadataManager.deleteOffsets: as asked, a repeated one again
+            return ErrorCode.NONE, [(tp, errors[tp]) for tp in partitions]
         return ErrorCode.NONE, [(tp, errors[tp]) for tp in delete_order([*consumed, *eligible])]
 
     def topic_deleted(self, topic: str) -> None:
@@ -212,7 +228,7 @@ class GroupCoordinator:
         offsets go with them."""
         self._note_groups_held()
         for group_id in self.offsets.topic_deleted(topic):
-            self._drop_group_if_done(group_id)
+            self._drop_group_if_done_now(group_id)
 
     def expire_offsets(self) -> int:
         """One pass of ``offsets.retention.minutes`` (GroupMetadataManager.cleanupGroupMetadata): the number of offsets
@@ -318,6 +334,13 @@ class GroupCoordinator:
             return None
         return self.offsets.now_ms() - (scheduler.now_ms() - loop_ms)
 
+    def _drop_group_if_done_now(self, group_id: str) -> None:
+        """After offsets were removed: the old coordinator drops a group left Empty without offsets at once; the new
+        one (GroupCoordinatorShard) only writes the offsets' tombstones, and the group stays until the next
+        cleanupGroupMetadata pass (``offsets.retention.check.interval.ms``) finds it empty."""
+        if not self.settings.new_coordinator:
+            self._drop_group_if_done(group_id)
+
     def _drop_group_if_done(self, group_id: str) -> None:
         """cleanupGroupMetadata: an Empty group without offsets becomes Dead and is forgotten; one that had a
         generation gets its group metadata tombstone."""
@@ -351,7 +374,7 @@ class GroupCoordinator:
 
     def _new_simple_group(self, group_id: str) -> ClassicGroup:
         """A group loaded with offsets and no metadata: Empty, no protocol, generation 0, its state starting now."""
-        return ClassicGroup(group_id, self.scheduler.now_ms())
+        return ClassicGroup(group_id, self.scheduler.now_ms(), new_coordinator=self.settings.new_coordinator)
 
     def _restore_group(self, group_id: str, record: GroupRecord) -> ClassicGroup:
         """A group read back from its GroupMetadataValue, as GroupMetadata.loadGroup rebuilds it: its generation,
@@ -462,7 +485,7 @@ class GroupCoordinator:
             return GroupSummary(group_id, state=DEAD)
         protocol_type = group.protocol_type or NO_PROTOCOL_TYPE
         members = group.members
-        order = members_in_kafka_order(members)
+        order = java_order(list(members)) if self.settings.new_coordinator else members_in_kafka_order(members)
         if group.state == STABLE:
             protocol = group.protocol_name or NO_PROTOCOL
             return GroupSummary(group_id, state=group.state, protocol_type=protocol_type, protocol=protocol,
@@ -473,7 +496,8 @@ class GroupCoordinator:
     def list_groups(self, states: Iterable[str] = (), types: Iterable[str] = ()) -> list[GroupOverview]:
         """GroupCoordinator.handleListGroups: every group held, filtered by state (case-insensitive) and type; the
         old coordinator holds only classic groups, so a type filter without ``classic`` lists nothing."""
-        wanted_states = {s.lower() for s in states}
+        # The new coordinator also trims each state name (String.trim: code points up to U+0020).
+        wanted_states = {s.lower().strip(_JAVA_TRIMMED) if self.settings.new_coordinator else s.lower() for s in states}
         wanted_types = {t.lower() for t in types}
         listed = []
         if self.settings.consumer_protocol_enabled:
@@ -523,8 +547,12 @@ class GroupCoordinator:
         return group
 
     def _note_groups_held(self) -> list[str]:
-        """The groups held now, added to (or removed from) the cache model; their ids in its iteration order."""
-        return self._group_cache.sync(self._admin_group_ids())
+        """The groups held now, added to (or removed from) the cache model; their ids in its iteration order (the
+        new coordinator's when it is on)."""
+        held = self._admin_group_ids()
+        order = self._group_cache.sync(held)
+        sharded = self._shard_order.sync(held)
+        return sharded if self.settings.new_coordinator else order
 
     def _admin_group_ids(self) -> list[str]:
         return [*self.groups, *(g for g in self.offsets.group_ids() if g not in self.groups)]

@@ -32,6 +32,8 @@ from kafka_shim.shim.javacompat.hash_orders import (
     scala_mutable_map_order,
     topic_partition_hash,
 )
+from kafka_shim.shim.javacompat.java_hash import java_string_hash
+from kafka_shim.shim.javacompat.timeline_table import TimelineTableOrder
 from kafka_shim.shim.log.partition_log import wall_clock_ms
 
 log = get_logger(__name__)
@@ -115,11 +117,61 @@ def java_length(text: str) -> int:
     return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
 
 
+class OffsetTables:
+    """The new group coordinator's offsets (OffsetMetadataManager.Offsets): per group a TimelineHashMap of topics, each
+    a TimelineHashMap of partitions, a put for every offset written and the emptied maps removed; an all-partitions
+    OffsetFetch walks them (:mod:`..javacompat.timeline_table`)."""
+
+    def __init__(self) -> None:
+        self._groups: dict[str, tuple[TimelineTableOrder[str], dict[str, TimelineTableOrder[int]]]] = {}
+
+    def put(self, group_id: str, partitions: Iterable[TopicPartition]) -> None:
+        entry = self._groups.get(group_id)
+        if entry is None:
+            entry = self._groups[group_id] = (TimelineTableOrder(java_string_hash), {})
+        topics, by_topic = entry
+        for topic, partition in partitions:
+            table = by_topic.get(topic)
+            if table is None:
+                topics.put(topic)
+                table = by_topic[topic] = TimelineTableOrder(_integer_hash)
+            table.put(partition)
+
+    def remove(self, group_id: str, partitions: Iterable[TopicPartition]) -> None:
+        entry = self._groups.get(group_id)
+        if entry is None:
+            return
+        topics, by_topic = entry
+        for topic, partition in partitions:
+            table = by_topic.get(topic)
+            if table is None:
+                continue
+            table.remove(partition)
+            if not len(table):
+                del by_topic[topic]
+                topics.remove(topic)
+        if not by_topic:
+            del self._groups[group_id]
+
+    def order(self, group_id: str) -> list[TopicPartition]:
+        entry = self._groups.get(group_id)
+        if entry is None:
+            return []
+        topics, by_topic = entry
+        return [(topic, partition) for topic in topics.order() for partition in by_topic[topic].order()]
+
+
+def _integer_hash(value: int) -> int:
+    return value  # java.lang.Integer.hashCode
+
+
 class OffsetStore:
     """The committed offsets of every group: group id -> {(topic, partition): OffsetAndMetadata}."""
 
     def __init__(self, metadata_max_bytes: int = 4096, retention_ms: int = 7 * 24 * 3600 * 1000,
-                 now_ms: Callable[[], int] = wall_clock_ms) -> None:
+                 now_ms: Callable[[], int] = wall_clock_ms, *, tables: OffsetTables | None = None) -> None:
+        # ``tables``: the new coordinator's maps, whose order an all-partitions fetch then follows.
+        self.tables = tables
         self.metadata_max_bytes = metadata_max_bytes
         self.retention_ms = retention_ms
         self.now_ms = now_ms
@@ -149,7 +201,10 @@ class OffsetStore:
         of the group's when ``partitions`` is None; with ``require_stable`` (KIP-447), a partition with an offset
         waiting for its transaction answers UNSTABLE_OFFSET_COMMIT."""
         offsets = self._groups.get(group_id, {})
-        keys = fetch_order(partitions) if partitions is not None else all_offsets_order(list(offsets))
+        if partitions is not None:
+            keys = fetch_order(partitions)
+        else:
+            keys = self.tables.order(group_id) if self.tables is not None else all_offsets_order(list(offsets))
         return [(tp, _UNSTABLE if require_stable and self.has_pending(group_id, tp) else _fetched(offsets.get(tp)))
                 for tp in keys]
 
@@ -166,6 +221,8 @@ class OffsetStore:
             self._groups.setdefault(group_id, {}).update(accepted)
             for tp in accepted:
                 self._written[(group_id, tp)] = self._next()
+            if self.tables is not None:
+                self.tables.put(group_id, accepted)
 
         return self._store(group_id, offsets, write, "offset_commit_not_stored")
 
@@ -217,6 +274,8 @@ class OffsetStore:
                 if written > self._written.get((group_id, tp), -1):
                     offsets[tp] = o
                     self._written[(group_id, tp)] = written
+                    if self.tables is not None:
+                        self.tables.put(group_id, [tp])
             self._forget_if_empty(group_id)
         if not by_group:
             del self._pending[producer_id]
@@ -243,11 +302,15 @@ class OffsetStore:
         """Offsets read back from the sink at start (nothing is written)."""
         if offsets:
             self._groups.setdefault(group_id, {}).update(offsets)
+            if self.tables is not None:
+                self.tables.put(group_id, offsets)
 
     def delete(self, group_id: str, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, OffsetAndMetadata]:
         """GroupMetadata.removeOffsets: the removed ones (tombstoned in the sink)."""
         offsets = self._groups.get(group_id, {})
         removed = {tp: offsets.pop(tp) for tp in dict.fromkeys(partitions) if tp in offsets}
+        if self.tables is not None:
+            self.tables.remove(group_id, removed)
         self._forget_if_empty(group_id)
         self._tombstone(group_id, removed)
         return removed
@@ -256,6 +319,8 @@ class OffsetStore:
         """Every offset of a deleted group (DeleteGroups); a group that had a generation also gets its group
         metadata tombstone, as cleanupGroupMetadata writes it. The number of offsets removed."""
         removed = self._groups.pop(group_id, {})
+        if self.tables is not None:
+            self.tables.remove(group_id, removed)
         self._tombstone(group_id, removed, group=generation > 0)
         return len(removed)
 
@@ -288,6 +353,8 @@ class OffsetStore:
                 expired[tp] = o
         for tp in expired:
             del offsets[tp]
+        if self.tables is not None:
+            self.tables.remove(group_id, expired)
         self._forget_if_empty(group_id)
         self._tombstone(group_id, expired)
         return expired

@@ -41,6 +41,7 @@ DEFAULTS: dict[str, str] = {
     "group.consumer.assignors": "org.apache.kafka.coordinator.group.assignor.UniformAssignor,"
                                 "org.apache.kafka.coordinator.group.assignor.RangeAssignor",
     "group.consumer.migration.policy": "disabled",
+    "group.coordinator.new.enable": "false",
 }
 
 
@@ -67,9 +68,18 @@ class GroupSettings:
                                            "org.apache.kafka.coordinator.group.assignor.RangeAssignor")
     consumer_migration_policy: str = "disabled"
 
+    # group.coordinator.new.enable (internal in 3.9): the new coordinator without the consumer protocol.
+    new_coordinator_enabled: bool = False
+
     @property
     def consumer_protocol_enabled(self) -> bool:
         return "consumer" in self.rebalance_protocols
+
+    @property
+    def new_coordinator(self) -> bool:
+        """KafkaConfig.isNewGroupCoordinatorEnabled: Kafka 3.9 runs the new group coordinator (group-coordinator/,
+        Java) for every group, classic ones too, when the consumer protocol is on; its answers keep other orders."""
+        return self.new_coordinator_enabled or self.consumer_protocol_enabled
 
     @classmethod
     def from_properties(cls, raw: Mapping[str, str]) -> GroupSettings:
@@ -118,4 +128,5 @@ class GroupSettings:
             consumer_max_size=number("group.consumer.max.size"),
             consumer_assignors=tuple(items("group.consumer.assignors")),
             consumer_migration_policy=migration_policy.lower(),
+            new_coordinator_enabled=get("group.coordinator.new.enable").lower() == "true",
         )

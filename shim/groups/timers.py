@@ -16,6 +16,10 @@ import itertools
 from collections.abc import Callable
 from typing import Protocol
 
+from kafka_shim.shim.config.logging import get_logger
+
+log = get_logger(__name__)
+
 
 class Timer(Protocol):
     def cancel(self) -> None: ...
@@ -31,10 +35,20 @@ class LoopScheduler:
     """Timers on the running asyncio loop (the broker's); ``call_later`` must be called from inside that loop."""
 
     def call_later(self, delay_ms: int, callback: Callable[[], None]) -> Timer:
-        return asyncio.get_running_loop().call_later(max(delay_ms, 0) / 1000.0, callback)
+        return asyncio.get_running_loop().call_later(max(delay_ms, 0) / 1000.0, _logged, callback)
 
     def now_ms(self) -> int:
         return int(asyncio.get_running_loop().time() * 1000)
+
+
+def _logged(callback: Callable[[], None]) -> None:
+    """A deadline's work; should it raise (as Kafka's delayed join does on a member that lists a protocol twice, whose
+    vote then finds no candidate: the join is never answered there either), the error goes to the broker's log
+    rather than to the event loop's bare exception handler."""
+    try:
+        callback()
+    except Exception:
+        log.exception("group_timer_failed", callback=getattr(callback, "__qualname__", repr(callback)))
 
 
 class _ManualTimer:

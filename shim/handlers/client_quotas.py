@@ -22,6 +22,7 @@ from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import AlterClientQuotasResponse, DescribeClientQuotasResponse
 from kafka_shim.shim.handlers import handles
+from kafka_shim.shim.handlers.configs import UNKNOWN_SERVER_ERROR_DEFAULT
 from kafka_shim.shim.quotas.client_quotas import Alteration, ClientQuotas, QuotaRequestError, entity_of
 from kafka_shim.shim.requests.authz import refused_whole
 from kafka_shim.shim.requests.context import RequestContext
@@ -39,6 +40,8 @@ def alter_client_quotas_error_response(request: messages.AlterClientQuotasReques
                                        message: str | None) -> AlterClientQuotasResponse:
     """AlterClientQuotasRequest.getErrorResponse: every entry, as sent, with the error and its default message."""
     text = _CLUSTER_AUTHORIZATION_FAILED_TEXT if code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED else message
+    if text is None:  # Errors.message(): the code's own text (an unexpected failure's included)
+        text = (UNKNOWN_SERVER_ERROR_DEFAULT if code == ErrorCode.UNKNOWN_SERVER_ERROR else None)
     return AlterClientQuotasResponse(throttle_time_ms=0, entries=[
         AlterClientQuotasResponse.EntryData(error_code=code, error_message=text, entity=[
             AlterClientQuotasResponse.EntityData(entity_type=e.entity_type, entity_name=e.entity_name) for e in entry.entity])

@@ -110,6 +110,13 @@ async def fetch(ctx: RequestContext, request: messages.FetchRequest) -> FetchRes
 
     refused, interesting = _classify(ctx, partitions, context.partitions(), from_follower)
     answers: list[tuple[TopicPartitionId, PartitionAnswer]] = []
+    if interesting and version >= 4 and request.isolation_level not in (0, 1):
+        # FetchParams reads IsolationLevel.forId, which throws on other codes: KafkaApis' handleError answers the
+        # whole request with UNKNOWN_SERVER_ERROR (only once some partition may be read, as there).
+        log.warning("fetch_isolation_level_unknown", isolation_level=request.isolation_level,
+                    client=f"{ctx.client_host}:{ctx.client_port}", answered="UNKNOWN_SERVER_ERROR",
+                    hint="isolation_level is 0 (READ_UNCOMMITTED) or 1 (READ_COMMITTED)")
+        return fetch_error_response(request, ErrorCode.UNKNOWN_SERVER_ERROR, None)
     if interesting:
         max_bytes = min(request.max_bytes if version >= 3 else _INT32_MAX, services.config.fetch_max_bytes,
                         _max_quota_window_bytes(ctx, from_follower))

@@ -36,6 +36,7 @@ from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import DeleteGroupsResponse, DescribeGroupsResponse, ListGroupsResponse
 from kafka_shim.shim.groups.admin_views import GroupSummary, offsets_partition
 from kafka_shim.shim.handlers import handles
+from kafka_shim.shim.javacompat.hash_orders import java_hash_map_order, topic_partition_hash
 from kafka_shim.shim.requests.authz import allowed, allowed_each, authorized_operations, bitfield, check, filter_by_authorized
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.requests.coordination import coordinates
@@ -85,6 +86,21 @@ def _is_local(ctx: RequestContext) -> Callable[[str], bool]:
                              and coordinates(ctx, group_id))  # and not another node's of the cluster
 
 
+def _by_shard(ctx: RequestContext, group_ids: list[str]) -> list[int]:
+    """The new group coordinator's answer order (GroupCoordinatorService.describeGroups / deleteGroups): empty ids
+    first (answered at once), then the others grouped by their ``__consumer_offsets`` partition in the order of a
+    java.util.HashMap filled with computeIfAbsent, each group in request order. Positions into ``group_ids``."""
+    count = ctx.services.groups.settings.offsets_topic_num_partitions
+    shards: dict[tuple[str, int], list[int]] = {}
+    empty = []
+    for index, group_id in enumerate(group_ids):
+        if group_id:
+            shards.setdefault((OFFSETS_TOPIC, offsets_partition(group_id, count)), []).append(index)
+        else:
+            empty.append(index)
+    return empty + [index for shard in java_hash_map_order(shards, topic_partition_hash, by_compute=True) for index in shards[shard]]
+
+
 def _described(summary: GroupSummary) -> _Described:
     return _Described(
         error_code=summary.error, group_id=summary.group_id, group_state=summary.state,
@@ -118,6 +134,8 @@ def describe_groups(ctx: RequestContext, request: messages.DescribeGroupsRequest
         for group in denied + described:
             slots.setdefault(group.group_id, []).append(group)
         return DescribeGroupsResponse(groups=[slots[group_id].pop(0) for group_id in request.groups])
+    if coordinator.settings.new_coordinator:
+        described = [described[i] for i in _by_shard(ctx, authorized)]
     return DescribeGroupsResponse(groups=denied + described)
 
 
@@ -146,7 +164,10 @@ def list_groups(ctx: RequestContext, request: messages.ListGroupsRequest) -> Lis
 def delete_groups(ctx: RequestContext, request: messages.DeleteGroupsRequest) -> DeleteGroupsResponse:
     distinct = list(dict.fromkeys(request.groups_names))
     permitted = filter_by_authorized(ctx, _DELETE, distinct)
-    errors = ctx.services.groups.delete_groups([g for g in distinct if g in permitted], _is_local(ctx))
+    asked = [g for g in distinct if g in permitted]
+    errors = ctx.services.groups.delete_groups(asked, _is_local(ctx))
+    if ctx.services.groups.settings.new_coordinator:
+        errors = {asked[i]: errors[asked[i]] for i in _by_shard(ctx, asked)}
     results = [_Deleted(group_id=g, error_code=code) for g, code in errors.items()]
     results += [_Deleted(group_id=g, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED) for g in distinct if g not in permitted]
     return DeleteGroupsResponse(results=results)

@@ -93,6 +93,8 @@ def _v0(ctx: RequestContext, request: messages.ListOffsetsRequest, topic: str, p
     error, state = _partition_error(ctx, topic, p.partition_index, None)
     if error != ErrorCode.NONE:
         return _error(0, p.partition_index, error)
+    if p.max_num_offsets < 0:  # legacyFetchOffsetsBefore sizes its array min(max_num_offsets, n): Java throws
+        return _error(0, p.partition_index, ErrorCode.UNKNOWN_SERVER_ERROR)
     log = state.log  # type: ignore[attr-defined]
     found = offsets.legacy_offsets_before(log, p.timestamp, p.max_num_offsets)
     if request.replica_id == CONSUMER_REPLICA_ID:

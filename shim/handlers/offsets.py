@@ -36,6 +36,9 @@ epoch; v7 ``require_stable``; v8 several groups; v9 member id and epoch (ignored
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from kafka_shim.authorizer.api_checks import Check
 from kafka_shim.authorizer.api_checks.releases import OFFSET_FETCH_GROUP_READ
 from kafka_shim.protocol import messages
@@ -139,14 +142,21 @@ def offset_commit(ctx: RequestContext, request: messages.OffsetCommitRequest) ->
         groups = ctx.services.groups
         now = groups.offsets.now_ms()
         retention = request.retention_time_ms if 2 <= ctx.api_version <= 4 else DEFAULT_RETENTION_TIME
-        expire = None if retention == DEFAULT_RETENTION_TIME else now + retention
+        expire = None if retention == DEFAULT_RETENTION_TIME else _java_long(now + retention)
         offsets = [((name, p.partition_index),
                     OffsetAndMetadata(p.committed_offset, p.committed_leader_epoch, p.committed_metadata or "",
                                       now if p.commit_timestamp == DEFAULT_TIMESTAMP else p.commit_timestamp, expire))
                    for name, partitions in valid for p in partitions]
+        local = coordinates(ctx, request.group_id)
+        if groups.settings.new_coordinator:
+            error = groups.commit_error(request.group_id, request.member_id, request.group_instance_id,
+                                        request.generation_id_or_member_epoch, ctx.api_version, local)
+            if error != ErrorCode.NONE:  # thrown by the new coordinator: KafkaApis answers getErrorResponse
+                return offset_commit_error_response(request, error, None)
         results = groups.commit_offsets(request.group_id, request.member_id, request.group_instance_id,
-                                        request.generation_id_or_member_epoch, offsets, ctx.api_version,
-                                        coordinates(ctx, request.group_id))
+                                        request.generation_id_or_member_epoch, offsets, ctx.api_version, local)
+        if groups.settings.new_coordinator:
+            return _commit_answer(_per_request_topic(valid, results, lambda p: p.partition_index), errors)
         if ctx.services.release_rules.offset_commit_topics_in_hash_order:
             codes = dict(results)
             status = {tp: codes[tp] for tp, _ in offsets}
@@ -158,6 +168,36 @@ def offset_commit(ctx: RequestContext, request: messages.OffsetCommitRequest) ->
         OffsetCommitResponse.OffsetCommitResponseTopic(name=name, partitions=[
             OffsetCommitResponse.OffsetCommitResponsePartition(partition_index=p, error_code=e) for p, e in entries])
         for name, entries in errors.topics.items()])
+
+
+def _java_long(value: int) -> int:
+    """A sum as a Java long holds it: ``now + retention`` wraps past 2^63-1, as in Kafka (an expiry in the past)."""
+    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
+
+
+def _per_request_topic(valid: list[tuple[str, list]], results: list[tuple[TopicPartition, int]],
+                       index_of: Callable[[Any], int]) -> list[tuple[str, list[tuple[int, int]]]]:
+    """The new coordinator's answer: one topic per topic of the request (a topic named twice answered twice), each
+    partition as asked; ``results`` holds the codes in the same order."""
+    codes = iter(code for _, code in results)
+    return [(name, [(index_of(p), next(codes)) for p in partitions]) for name, partitions in valid]
+
+
+def _merged(errors: _PartitionErrors, answered: list[tuple[str, list[tuple[int, int]]]]) -> list[tuple[str, list[tuple[int, int]]]]:
+    """OffsetCommitResponse.Builder / OffsetDeleteResponse.Builder.merge of the coordinator's answer into KafkaApis'
+    own errors: taken as it is when there are none, else merged into them topic by topic."""
+    if not errors.topics:
+        return answered
+    for name, entries in answered:
+        errors.topics.setdefault(name, []).extend(entries)
+    return list(errors.topics.items())
+
+
+def _commit_answer(answered: list[tuple[str, list[tuple[int, int]]]], errors: _PartitionErrors) -> OffsetCommitResponse:
+    return OffsetCommitResponse(throttle_time_ms=0, topics=[
+        OffsetCommitResponse.OffsetCommitResponseTopic(name=name, partitions=[
+            OffsetCommitResponse.OffsetCommitResponsePartition(partition_index=p, error_code=e) for p, e in entries])
+        for name, entries in _merged(errors, answered)])
 
 
 def _commit_to_zookeeper(ctx: RequestContext, group_id: str, valid: list[tuple[str, list]],
@@ -315,7 +355,11 @@ def _fetch_group(ctx: RequestContext, group_id: str, topics: list | None, group_
     error, offsets = coordinator.fetch_offsets(group_id, asked, require_stable, member=member, local=coordinates(ctx, group_id))
     if error != ErrorCode.NONE:
         return group_id, error, []
-    answer = list(by_topic(offsets).items())
+    if coordinator.settings.new_coordinator:  # each topic and partition as asked, a repeated one again
+        found = dict(offsets)
+        answer = [(t.name, [(p, found[(t.name, p)]) for p in t.partition_indexes]) for t in topics if t.name in describable]
+    else:
+        answer = list(by_topic(offsets).items())
     # KAFKA-5547: 0.11 answered a topic it would not describe as an unknown partition (3), 1.0+ as unauthorized (29)
     refusal = _UNKNOWN_PARTITION if ctx.services.release_rules.topics_hidden_as_unknown else _UNAUTHORIZED
     answer += [(t.name, [(p, refusal) for p in t.partition_indexes]) for t in topics if t.name not in describable]
@@ -336,12 +380,17 @@ def offset_delete(ctx: RequestContext, request: messages.OffsetDeleteRequest) ->
         return offset_delete_error_response(request, ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
     errors = _PartitionErrors()
     valid = _split_topics(ctx, request.topics, _DELETE_TOPICS, errors)
-    group_error, results = ctx.services.groups.delete_offsets(request.group_id, [(name, p.partition_index) for name, ps in valid for p in ps],
-                                                              coordinates(ctx, request.group_id))
+    groups = ctx.services.groups
+    group_error, results = groups.delete_offsets(request.group_id, [(name, p.partition_index) for name, ps in valid for p in ps],
+                                                 coordinates(ctx, request.group_id))
     if group_error != ErrorCode.NONE:
         return offset_delete_error_response(request, group_error, None)
-    errors.merge(results)
+    if groups.settings.new_coordinator:
+        topics = _merged(errors, _per_request_topic(valid, results, lambda p: p.partition_index))
+    else:
+        errors.merge(results)
+        topics = list(errors.topics.items())
     return OffsetDeleteResponse(error_code=ErrorCode.NONE, throttle_time_ms=0, topics=[
         OffsetDeleteResponse.OffsetDeleteResponseTopic(name=name, partitions=[
             OffsetDeleteResponse.OffsetDeleteResponsePartition(partition_index=p, error_code=e) for p, e in entries])
-        for name, entries in errors.topics.items()])
+        for name, entries in topics])

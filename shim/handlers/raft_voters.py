@@ -19,6 +19,7 @@ from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import AddRaftVoterResponse, RemoveRaftVoterResponse
 from kafka_shim.protocol.primitives import ZERO_UUID
 from kafka_shim.shim.handlers import handles
+from kafka_shim.shim.handlers.configs import UNKNOWN_SERVER_ERROR_DEFAULT
 from kafka_shim.shim.javacompat.java_hash import JavaHashMap
 from kafka_shim.shim.requests.authz import refused_whole
 from kafka_shim.shim.requests.context import RequestContext
@@ -26,16 +27,23 @@ from kafka_shim.shim.requests.context import RequestContext
 _AUTHORIZATION_FAILED = "Cluster authorization failed."
 
 
+def _default_text(code: int, message: str | None) -> str | None:
+    """Errors.message(): the code's own text where the caller gives none (an unexpected failure's included)."""
+    if code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED:
+        return _AUTHORIZATION_FAILED
+    return message if message is not None else (UNKNOWN_SERVER_ERROR_DEFAULT if code == ErrorCode.UNKNOWN_SERVER_ERROR else None)
+
+
 def add_raft_voter_error_response(request: messages.AddRaftVoterRequest, code: int, message: str | None) -> AddRaftVoterResponse:
     """AddRaftVoterRequest.getErrorResponse: the code and its default text."""
     return AddRaftVoterResponse(throttle_time_ms=0, error_code=code,
-                                error_message=_AUTHORIZATION_FAILED if code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED else message)
+                                error_message=_default_text(code, message))
 
 
 def remove_raft_voter_error_response(request: messages.RemoveRaftVoterRequest, code: int, message: str | None) -> RemoveRaftVoterResponse:
     """RemoveRaftVoterRequest.getErrorResponse: the code and its default text."""
     return RemoveRaftVoterResponse(throttle_time_ms=0, error_code=code,
-                                   error_message=_AUTHORIZATION_FAILED if code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED else message)
+                                   error_message=_default_text(code, message))
 
 
 @handles(ApiKey.ADD_RAFT_VOTER, 0, 0, error_response=add_raft_voter_error_response)

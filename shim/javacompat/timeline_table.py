@@ -57,6 +57,9 @@ class TimelineTableOrder(Generic[T]):
             slot.remove(key)
             self._size -= 1
 
+    def __len__(self) -> int:
+        return self._size
+
     def order(self) -> list[T]:
         return [key for slot in self._slots for key in reversed(slot)]
 

@@ -18,6 +18,13 @@ from tests.support.peers import REPORTED, RealKafka, _address, start_real_kafka,
 
 
 @pytest.fixture(scope="session")
+def group_protocols() -> str:
+    """Both brokers' group.coordinator.rebalance.protocols in the group modules: Kafka's default here;
+    new_group_coordinator/ runs them again with ``classic,consumer`` (Kafka's new group coordinator for every group)."""
+    return "classic"
+
+
+@pytest.fixture(scope="session")
 def oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealKafka]:
     kafka = start_real_kafka(tmp_path_factory.mktemp("kafka-authorizer"))
     yield kafka

@@ -50,8 +50,9 @@ def subscription(*topics: str) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def shim_secured() -> Iterator[EmbeddedBroker]:
+def shim_secured(group_protocols: str) -> Iterator[EmbeddedBroker]:
     config = BrokerConfig.from_properties({
+        "group.coordinator.rebalance.protocols": group_protocols,
         "listeners": "PLAINTEXT://127.0.0.1:0", "node.id": "1", "auto.create.topics.enable": "false",
         "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer", "super.users": "User:admin",
         "allow.everyone.if.no.acl.found": "false", "offsets.topic.replication.factor": "1",

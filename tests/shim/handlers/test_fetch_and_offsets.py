@@ -131,5 +131,28 @@ async def test_list_offsets_v0_old_offsets_array() -> None:
             earliest = await client.request(LIST_OFFSETS, 0, request(-2, 10))
             assert latest.topics[0].partitions[0].old_style_offsets == [4, 0]
             assert earliest.topics[0].partitions[0].old_style_offsets == [0]
+            none = await client.request(LIST_OFFSETS, 0, request(-1, 0))
+            assert (none.topics[0].partitions[0].error_code, none.topics[0].partitions[0].old_style_offsets) == (0, [])
+            # Kafka sizes its answer array by max_num_offsets: a negative one throws, answered as -1 for the partition
+            negative = await client.request(LIST_OFFSETS, 0, request(-1, -1))
+            assert (negative.topics[0].partitions[0].error_code, negative.topics[0].partitions[0].old_style_offsets) == (-1, [])
+        finally:
+            await client.close()
+
+
+async def test_an_unknown_isolation_level_fails_a_fetch_that_would_read() -> None:
+    """FetchParams reads IsolationLevel.forId only for a fetch with a partition to read; it throws on codes other than
+    0 and 1, and KafkaApis answers the whole request with UNKNOWN_SERVER_ERROR."""
+    async with running(config(authorizer=False)) as broker:
+        broker.services.partitions.create_topic("iso", 1)
+        client = await connect(broker)
+        try:
+            for version, level, codes in ((12, 99, (-1, [-1])), (11, -1, (-1, [-1])), (4, 1, (0, [0])),
+                                          (12, 99, (0, [3]))):
+                request = fetch_request("iso" if codes != (0, [3]) else "missing")
+                request.isolation_level = level
+                answer = await client.request(FETCH, version, request)
+                partitions = [p.error_code for t in answer.responses for p in t.partitions]
+                assert (answer.error_code, partitions) == codes, (version, level)
         finally:
             await client.close()
