@@ -141,6 +141,8 @@ def test_commit_checks_generation_metadata_and_old_versions(peers) -> None:
                what="OffsetCommit naming a member of a group without members")
     peers.same(OFFSET_COMMIT, 1, lambda side: commit(1, group, {"co-a": [1]}, timestamp=1234), what="OffsetCommit v1 with a timestamp")
     peers.same(OFFSET_COMMIT, 3, lambda side: commit(3, group, {"co-a": [2]}, retention=60000), what="OffsetCommit v3 with retention")
+    peers.same(OFFSET_COMMIT, 4, lambda side: commit(4, group, {"co-b": [1]}, retention=2**63 - 1),
+               what="OffsetCommit v4 whose expiry overflows a long (Kafka's sum wraps)")
     peers.same(OFFSET_FETCH, 5, lambda side: fetch(5, group, {"co-a": [0, 1, 2]}), what="after the old-version commits")
     peers.same(OFFSET_COMMIT, 0, lambda side: commit(0, group, {"co-a": [0], "co-missing": [1]}), what="OffsetCommit v0 (ZooKeeper only)")
     peers.same(OFFSET_COMMIT, 0, lambda side: commit(0, group, {"co-missing": [1]}), what="OffsetCommit v0, nothing valid")
