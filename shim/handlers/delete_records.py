@@ -53,16 +53,18 @@ def delete_records(ctx: RequestContext, request: messages.DeleteRecordsRequest) 
     done: dict[str, list[_Partition]] = {}
     denied: dict[str, list[_Partition]] = {}
     unknown: dict[str, list[_Partition]] = {}
-    for t in request.topics:
-        for p in t.partitions:
-            if t.name in hidden:
-                unknown.setdefault(t.name, []).append(_failed(p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
-            elif t.name not in deletable:
-                denied.setdefault(t.name, []).append(_failed(p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
-            elif t.name not in topics or not 0 <= p.partition_index < len(topics[t.name].partitions):
-                unknown.setdefault(t.name, []).append(_failed(p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
-            else:
-                done.setdefault(t.name, []).append(_delete(ctx, t.name, p.partition_index, p.offset))
+    # KafkaApis keeps the partitions in maps: a partition named twice (in one topic entry or two) is one result,
+    # deleted to the offset named last.
+    offsets = {(t.name, p.partition_index): p.offset for t in request.topics for p in t.partitions}
+    for (name, index), offset in offsets.items():
+        if name in hidden:
+            unknown.setdefault(name, []).append(_failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+        elif name not in deletable:
+            denied.setdefault(name, []).append(_failed(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+        elif name not in topics or not 0 <= index < len(topics[name].partitions):
+            unknown.setdefault(name, []).append(_failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+        else:
+            done.setdefault(name, []).append(_delete(ctx, name, index, offset))
     merged: dict[str, list[_Partition]] = {}
     for part in (done, denied, unknown):
         for name, entries in part.items():

@@ -216,7 +216,8 @@ def test_delete_records(peers, version) -> None:
             DeleteRecordsRequest.DeleteRecordsTopic(name="fo-secret", partitions=[DeleteRecordsRequest.DeleteRecordsPartition(partition_index=0, offset=1)]),
             DeleteRecordsRequest.DeleteRecordsTopic(name="fo-missing", partitions=[DeleteRecordsRequest.DeleteRecordsPartition(partition_index=0, offset=1)]),
         ])
-    for offsets in ([(0, 2), (1, 0), (7, 1)], [(0, 1)], [(0, 99)], [(0, -1)], [(0, -2)]):
+    # ... (1, 1), (1, 0): a partition named twice is one result, deleted to the offset named last
+    for offsets in ([(0, 2), (1, 0), (7, 1)], [(0, 1)], [(0, 99)], [(0, -1)], [(0, -2)], [(1, 1), (0, 2), (1, 0)]):
         kafka, shim = peers.both(DELETE_RECORDS, version, make(offsets))
         _sorted(kafka)
         _sorted(shim)
