@@ -36,20 +36,10 @@ def read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
     b = buf[pos]
     if b < 0x80:
         return b, pos + 1
-    result = b & 0x7F
-    shift = 7
-    pos += 1
-    while True:
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            if result > 0xFFFFFFFF:
-                raise Malformed("unsigned varint holds more than 32 bits")
-            return result, pos
-        shift += 7
-        if shift > 28:
-            raise Malformed("unsigned varint longer than 5 bytes")
+    result, pos = _uvarint_bits(buf, pos)
+    if result > 0xFFFFFFFF:
+        raise Malformed("unsigned varint holds more than 32 bits")
+    return result, pos
 
 
 def read_java_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
@@ -59,7 +49,14 @@ def read_java_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
     b = buf[pos]
     if b < 0x80:
         return b, pos + 1
-    result = b & 0x7F
+    result, pos = _uvarint_bits(buf, pos)
+    result &= 0xFFFFFFFF
+    return (result - (1 << 32) if result & 0x80000000 else result), pos
+
+
+def _uvarint_bits(buf: bytes, pos: int) -> tuple[int, int]:
+    """Every bit of an unsigned varint of two to five bytes (up to 35)."""
+    result = buf[pos] & 0x7F
     shift = 7
     pos += 1
     while True:
@@ -67,8 +64,7 @@ def read_java_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
         pos += 1
         result |= (b & 0x7F) << shift
         if b < 0x80:
-            result &= 0xFFFFFFFF
-            return (result - (1 << 32) if result & 0x80000000 else result), pos
+            return result, pos
         shift += 7
         if shift > 28:
             raise Malformed("unsigned varint longer than 5 bytes")
