@@ -70,9 +70,9 @@ class GroupCoordinator:
         self.groups: dict[str, Any] = {}
         # Kafka's group cache as ListGroups iterates it. Its table grows with the groups held and never shrinks, so
         # the groups are shown to it before any leaves (``_note_groups_held``), not only when ListGroups asks.
-        self._group_cache = GroupCacheOrder()
-        # The new coordinator's (Kafka 3.9 with the consumer protocol on): per-shard tables, walked shard by shard.
-        self._shard_order = ShardedGroupOrder(settings.offsets_topic_num_partitions)
+        # The new coordinator (Kafka 3.9 with the consumer protocol on) keeps per-shard tables, walked shard by shard.
+        self._group_cache: GroupCacheOrder | ShardedGroupOrder = (
+            ShardedGroupOrder(settings.offsets_topic_num_partitions) if settings.new_coordinator else GroupCacheOrder())
         # Committed offsets (offsets.py), kept in __consumer_offsets when the Broker attaches it with log.dirs set.
         self.offsets = OffsetStore(settings.offset_metadata_max_bytes, settings.offsets_retention_minutes * 60_000,
                                    tables=OffsetTables() if settings.new_coordinator else None)
@@ -549,10 +549,7 @@ class GroupCoordinator:
     def _note_groups_held(self) -> list[str]:
         """The groups held now, added to (or removed from) the cache model; their ids in its iteration order (the
         new coordinator's when it is on)."""
-        held = self._admin_group_ids()
-        order = self._group_cache.sync(held)
-        sharded = self._shard_order.sync(held)
-        return sharded if self.settings.new_coordinator else order
+        return self._group_cache.sync(self._admin_group_ids())
 
     def _admin_group_ids(self) -> list[str]:
         return [*self.groups, *(g for g in self.offsets.group_ids() if g not in self.groups)]

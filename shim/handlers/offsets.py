@@ -36,9 +36,6 @@ epoch; v7 ``require_stable``; v8 several groups; v9 member id and epoch (ignored
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from kafka_shim.authorizer.api_checks import Check
 from kafka_shim.authorizer.api_checks.releases import OFFSET_FETCH_GROUP_READ
 from kafka_shim.protocol import messages
@@ -156,7 +153,7 @@ def offset_commit(ctx: RequestContext, request: messages.OffsetCommitRequest) ->
         results = groups.commit_offsets(request.group_id, request.member_id, request.group_instance_id,
                                         request.generation_id_or_member_epoch, offsets, ctx.api_version, local)
         if groups.settings.new_coordinator:
-            return _commit_answer(_per_request_topic(valid, results, lambda p: p.partition_index), errors)
+            return _commit_answer(_per_request_topic(valid, results), errors)
         if ctx.services.release_rules.offset_commit_topics_in_hash_order:
             codes = dict(results)
             status = {tp: codes[tp] for tp, _ in offsets}
@@ -175,12 +172,11 @@ def _java_long(value: int) -> int:
     return (value + (1 << 63)) % (1 << 64) - (1 << 63)
 
 
-def _per_request_topic(valid: list[tuple[str, list]], results: list[tuple[TopicPartition, int]],
-                       index_of: Callable[[Any], int]) -> list[tuple[str, list[tuple[int, int]]]]:
+def _per_request_topic(valid: list[tuple[str, list]], results: list[tuple[TopicPartition, int]]) -> list[tuple[str, list[tuple[int, int]]]]:
     """The new coordinator's answer: one topic per topic of the request (a topic named twice answered twice), each
     partition as asked; ``results`` holds the codes in the same order."""
     codes = iter(code for _, code in results)
-    return [(name, [(index_of(p), next(codes)) for p in partitions]) for name, partitions in valid]
+    return [(name, [(p.partition_index, next(codes)) for p in partitions]) for name, partitions in valid]
 
 
 def _merged(errors: _PartitionErrors, answered: list[tuple[str, list[tuple[int, int]]]]) -> list[tuple[str, list[tuple[int, int]]]]:
@@ -386,7 +382,7 @@ def offset_delete(ctx: RequestContext, request: messages.OffsetDeleteRequest) ->
     if group_error != ErrorCode.NONE:
         return offset_delete_error_response(request, group_error, None)
     if groups.settings.new_coordinator:
-        topics = _merged(errors, _per_request_topic(valid, results, lambda p: p.partition_index))
+        topics = _merged(errors, _per_request_topic(valid, results))
     else:
         errors.merge(results)
         topics = list(errors.topics.items())
