@@ -4,9 +4,10 @@ request its broker forwards (ControllerApis.handleUnregisterBroker, ReplicationC
 
 Behaviour. ALTER on the CLUSTER, else 31 with no message (Kafka's getErrorResponse sets only the code). An id that
 is not one of this process' nodes: BROKER_ID_NOT_REGISTERED (102), also without a message (the controller's text is
-dropped on the way). A node of kafka-shim answers 0 and stays: a live Kafka broker whose registration is removed
-registers again at its next heartbeat, and kafka-shim's nodes are always registered (stopped ones included,
-as Kafka keeps a fenced broker's registration until it is unregistered).
+dropped on the way). A node of kafka-shim answers 0 and stays registered and serving, on purpose: a live Kafka 3.9
+broker whose registration is removed does not register again (its heartbeats fail with StaleBrokerEpochException) and
+its clients see no nodes until it restarts, which a fake broker should not inflict on a test. kafka-shim's nodes are
+always registered (stopped ones included, as Kafka keeps a fenced broker's registration until it is unregistered).
 
 Version notes. Kafka 3.9 has v0 (flexible).
 """

@@ -62,6 +62,8 @@ DEFAULT_EXPIRATION_MS = 604_800_000  # transactional.id.expiration.ms
 DEFAULT_EXPIRY_INTERVAL_MS = 3_600_000  # transaction.remove.expired.transaction.cleanup.interval.ms
 RETRY_BACKOFF_MS = 100  # how soon a marker that found no leader is tried again
 # Marker errors after which Kafka's marker channel keeps trying (TransactionMarkerRequestCompletionHandler).
+# TransactionMarkerRequestCompletionHandler's abortSending errors: the producer or coordinator epoch moved on.
+_ABANDONING_MARKER_ERRORS = frozenset({ErrorCode.INVALID_PRODUCER_EPOCH, ErrorCode.TRANSACTION_COORDINATOR_FENCED})
 _RETRIABLE_MARKER_ERRORS = frozenset({
     ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.NOT_ENOUGH_REPLICAS,
     ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, ErrorCode.REQUEST_TIMED_OUT, ErrorCode.KAFKA_STORAGE_ERROR,
@@ -318,17 +320,31 @@ class TransactionCoordinator:
             if txn is None or txn.state not in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
                 self._unsent.pop(transactional_id, None)
                 continue
+            abandoned = False
             for topic, partition in sorted(txn.partitions):
                 error = self.write_marker(topic, partition, txn.producer_id, txn.producer_epoch, coordinator_epoch, committed)
                 if error in _RETRIABLE_MARKER_ERRORS:
                     log.debug("transaction_marker_retry", transactional_id=transactional_id, partition=f"{topic}-{partition}",
                               error=ErrorCode(error).name)
                     continue
+                if error in _ABANDONING_MARKER_ERRORS:
+                    # TransactionMarkerRequestCompletionHandler: "this txn can now be ignored": the markers are
+                    # dropped and the transaction is never completed, so it stays prepared (and its id answers
+                    # CONCURRENT_TRANSACTIONS) as on Kafka.
+                    log.warning("transaction_markers_abandoned", transactional_id=transactional_id,
+                                partition=f"{topic}-{partition}", error=ErrorCode(error).name, state=txn.state.name,
+                                hint="the partition's producer epoch is newer than this transaction's (e.g. after "
+                                     "kafka-transactions.sh abort with a higher epoch): Kafka leaves it prepared too")
+                    abandoned = True
+                    break
                 if error not in (ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
                     log.warning("transaction_marker_not_written", transactional_id=transactional_id,
                                 partition=f"{topic}-{partition}", error=ErrorCode(error).name,
-                                hint="the partition's producer state is newer than this transaction; the marker is dropped")
+                                hint="the marker is dropped and the transaction completes without it")
                 txn.partitions.discard((topic, partition))
+            if abandoned:
+                del self._unsent[transactional_id]
+                continue
             if txn.partitions:
                 continue
             del self._unsent[transactional_id]

@@ -38,10 +38,13 @@ class _Markers:
     def __init__(self) -> None:
         self.written: list[tuple[str, int, int, int, bool]] = []
         self.refuse: set[tuple[str, int]] = set()
+        self.fenced: set[tuple[str, int]] = set()  # partitions whose producer epoch is newer: INVALID_PRODUCER_EPOCH
 
     def __call__(self, topic: str, partition: int, producer_id: int, epoch: int, coordinator_epoch: int, committed: bool) -> int:
         if (topic, partition) in self.refuse:
             return ErrorCode.NOT_LEADER_OR_FOLLOWER
+        if (topic, partition) in self.fenced:
+            return ErrorCode.INVALID_PRODUCER_EPOCH
         self.written.append((topic, partition, producer_id, epoch, committed))
         return ErrorCode.NONE
 
@@ -165,6 +168,20 @@ def test_markers_wait_for_a_leader_and_the_transaction_stays_prepared(parts) -> 
     scheduler.advance(200)
     assert coordinator.get("t").state == TxnState.COMPLETE_COMMIT
     assert [m[:2] for m in markers.written] == [("a", 0), ("a", 1)]
+
+
+def test_a_marker_refused_for_a_newer_producer_epoch_leaves_the_transaction_prepared(parts) -> None:
+    """Kafka abandons the markers of a transaction when a partition answers INVALID_PRODUCER_EPOCH (its producer
+    epoch was raised, e.g. by kafka-transactions.sh abort with a higher epoch) and never completes it: the id then
+    answers CONCURRENT_TRANSACTIONS, as on Kafka 3.9 (found with the Java Admin's abortTransaction, fenceProducers)."""
+    coordinator, markers, _, _, scheduler = parts
+    p = coordinator.init_producer_id("t", 30_000, None)
+    coordinator.add_partitions("t", p.producer_id, p.producer_epoch, [("a", 0), ("a", 1)])
+    markers.fenced.add(("a", 0))
+    assert coordinator.end_transaction("t", p.producer_id, p.producer_epoch, False) == ErrorCode.NONE
+    scheduler.advance(10_000)
+    assert coordinator.get("t").state == TxnState.PREPARE_ABORT and markers.written == []
+    assert coordinator.init_producer_id("t", 30_000, None).error == ErrorCode.CONCURRENT_TRANSACTIONS
 
 
 def test_the_log_brings_every_state_back_and_finishes_prepared_ones(parts) -> None:
