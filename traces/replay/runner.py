@@ -7,7 +7,10 @@ as recorded, ``plan.py``). Across connections, a request also waits for every re
 recorded answer came strictly before it was sent: the causal order the trace shows (a consumer's Fetch after the
 producer's acknowledged Produce, a Produce after the InitProducerId answered on another connection) holds in the
 replay at any pace. ``--pace recorded`` additionally sends each request no earlier than its recorded offset from the
-trace's start (connections open at their first request's offset); ``--pace fast`` sends as soon as that order allows.
+trace's start (connections open at their first request's offset) and no sooner after the last answer it waited for
+than it was recorded after it (a client's think time after a CreateTopics answer stays, so a broker that answered it
+late, as Kafka does under load, gets the same time to spread the new topic to its metadata); ``--pace fast`` sends as
+soon as that order allows.
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ class Replayer:
         self._settled: dict[int, asyncio.Event] = {}
         self._answer_order: list[tuple[int, int]] = []  # (recorded answer time, id(step))
         self._done = 0
+        self._arrived: list[float] = []  # when each answer of _answer_order settled in this replay (monotonic)
         self._progress: asyncio.Condition | None = None
         self._position: dict[int, int] = {}
 
@@ -95,6 +99,7 @@ class Replayer:
         assert self._progress is not None
         for _end, key in self._answer_order:
             await self._settled[key].wait()
+            self._arrived.append(time.monotonic())
             async with self._progress:
                 self._done += 1
                 self._progress.notify_all()
@@ -105,6 +110,11 @@ class Replayer:
         needed = bisect.bisect_left(self._ends, step.offset_us)  # answers strictly before
         async with self._progress:
             await self._progress.wait_for(lambda: self._done >= needed)
+        if self.pace == "recorded" and needed:
+            think = (step.offset_us - self._ends[needed - 1]) / 1e6
+            delay = self._arrived[needed - 1] + think - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
 
     def _record(self, step: Step, status: str, reason: str = "", differences: list[Difference] | None = None) -> None:
         row = step.row

@@ -63,3 +63,34 @@ def test_the_replay_pipelines_where_the_client_did_and_waits_where_it_waited(tmp
         assert fetch["response_time_us"] >= WAIT_MS * 1000 * 0.9
         assert pipelined["time"] < _answered(fetch), trace  # sent while the Fetch was still waiting
         assert after["time"] >= _answered(rows[2]), trace  # sent once the answers had come
+
+
+THINK_S = 0.6  # the client's pause between the CreateTopics answer and its next request (another connection)
+SLOW_CREATE_MS = 1500  # how much later the replay's broker answers the CreateTopics
+
+
+def _thinking_workload(address: tuple[str, int]) -> None:
+    import time
+
+    with Wire(address) as admin, Wire(address) as client:
+        topic = CreateTopicsRequest.CreatableTopic(name="later", num_partitions=1, replication_factor=1)
+        assert admin.request(ApiKey.CREATE_TOPICS, 7, CreateTopicsRequest(topics=[topic], timeout_ms=10000)).body.topics[0].error_code == 0
+        time.sleep(THINK_S)  # the recorded client's think time, the behaviour under test
+        client.request(ApiKey.METADATA, 12, MetadataRequest(topics=None))
+
+
+def test_recorded_pace_keeps_the_think_time_after_an_answer_that_came_late(tmp_path) -> None:
+    """A request waits for the answers recorded before it; at the recorded pace it also keeps the gap the client left
+    after the last of them, measured from when that answer came in the replay (Kafka spreads a new topic to its
+    metadata after answering CreateTopics: a Metadata sent at once may not see it yet)."""
+    recorded, replayed = tmp_path / "recorded", tmp_path / "replayed"
+    with EmbeddedBroker(_config(), capture_dir=recorded) as broker:
+        _thinking_workload(_address(broker))
+    with EmbeddedBroker(_config(), capture_dir=replayed) as target:
+        target.faults.delay("CreateTopics", SLOW_CREATE_MS)
+        host, port = _address(target)
+        assert main([str(recorded), "--bootstrap-server", f"{host}:{port}", "--pace", "recorded"]) in (0, 1)
+    rows = {r.row["api_key"]: r.row for r in iter_requests(replayed) if r.row["api_key"] in (ApiKey.CREATE_TOPICS, ApiKey.METADATA)}
+    create, metadata = rows[ApiKey.CREATE_TOPICS], rows[ApiKey.METADATA]
+    assert create["response_time_us"] >= SLOW_CREATE_MS * 1000 * 0.9
+    assert metadata["time"] - _answered(create) >= datetime.timedelta(seconds=THINK_S * 0.8)
