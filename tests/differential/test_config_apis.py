@@ -65,10 +65,20 @@ def brokers(oracle, shim_like_oracle: EmbeddedBroker) -> dict[str, Any]:
 
 
 def ask(brokers, side: str, user: str | None, api_key: int, version: int, body: Any) -> Answer:
-    with Wire(brokers[side]["PLAINTEXT" if user is None else "SASL_PLAINTEXT"]) as wire:
-        if user is not None:
-            wire.sasl_plain(user, USERS[user])
-        return wire.request(api_key, version, body)
+    # Kafka applies a dynamic num.network.threads after answering it, by stopping and starting network processors: a
+    # connection the acceptor has just handed to a processor being stopped is closed. Only a connection closed before
+    # any answer is asked again on a new one (a few times); a closed answer to the request itself is returned.
+    for attempt in range(5):
+        with Wire(brokers[side]["PLAINTEXT" if user is None else "SASL_PLAINTEXT"]) as wire:
+            if user is not None:
+                try:
+                    wire.sasl_plain(user, USERS[user])
+                except ConnectionError:
+                    if side != "kafka" or attempt == 4:
+                        raise
+                    continue
+            return wire.request(api_key, version, body)
+    raise AssertionError("unreachable")
 
 
 def on_both(brokers, user: str | None, api_key: int, version: int, body: Any) -> tuple[Answer, Answer]:
