@@ -61,9 +61,9 @@ DEFAULT_ABORT_INTERVAL_MS = 10_000  # transaction.abort.timed.out.transaction.cl
 DEFAULT_EXPIRATION_MS = 604_800_000  # transactional.id.expiration.ms
 DEFAULT_EXPIRY_INTERVAL_MS = 3_600_000  # transaction.remove.expired.transaction.cleanup.interval.ms
 RETRY_BACKOFF_MS = 100  # how soon a marker that found no leader is tried again
-# Marker errors after which Kafka's marker channel keeps trying (TransactionMarkerRequestCompletionHandler).
 # TransactionMarkerRequestCompletionHandler's abortSending errors: the producer or coordinator epoch moved on.
 _ABANDONING_MARKER_ERRORS = frozenset({ErrorCode.INVALID_PRODUCER_EPOCH, ErrorCode.TRANSACTION_COORDINATOR_FENCED})
+# Marker errors after which Kafka's marker channel keeps trying (TransactionMarkerRequestCompletionHandler).
 _RETRIABLE_MARKER_ERRORS = frozenset({
     ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.NOT_ENOUGH_REPLICAS,
     ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, ErrorCode.REQUEST_TIMED_OUT, ErrorCode.KAFKA_STORAGE_ERROR,
