@@ -39,6 +39,7 @@ from kafka_shim.shim.partitions.down_convert import UnsupportedForDownConversion
 from kafka_shim.shim.partitions.fetch_sessions import (
     FINAL_EPOCH,
     ZERO_UUID,
+    FetchSessionFailure,
     PartitionAnswer,
     PartitionRequest,
     TopicPartitionId,
@@ -102,7 +103,10 @@ async def fetch(ctx: RequestContext, request: messages.FetchRequest) -> FetchRes
                for t in request.topics for p in t.partitions]
     forgotten = [_partition_id(t, p, version, name_of) for t in request.forgotten_topics_data for p in t.partitions] if version >= 7 else []
     session_id, epoch = (request.session_id, request.session_epoch) if version >= 7 else (0, FINAL_EPOCH)
-    context = sessions.new_context(version, session_id, epoch, from_follower, fetches, forgotten, name_of)
+    try:
+        context = sessions.new_context(version, session_id, epoch, from_follower, fetches, forgotten, name_of)
+    except FetchSessionFailure as exc:
+        return _session_failure(ctx, request, exc)
     if context.error != ErrorCode.NONE:
         # As Kafka (at debug): an evicted or unknown session, or a repeated epoch; the client starts a new session.
         log.debug("fetch_session_refused", session_id=session_id, session_epoch=epoch, error_code=int(context.error),
@@ -133,13 +137,25 @@ async def fetch(ctx: RequestContext, request: messages.FetchRequest) -> FetchRes
         # bytes taken back from the byte-rate meter, and the connection muted that long.
         error, response_session = context.throttled()
         return FetchResponse(throttle_time_ms=throttled, error_code=error, session_id=response_session, responses=[])
-    error, response_session, kept = context.respond(answers + refused)
+    try:
+        error, response_session, kept = context.respond(answers + refused)
+    except FetchSessionFailure as exc:
+        return _session_failure(ctx, request, exc)
     response = FetchResponse(throttle_time_ms=ctx.throttle_ms, error_code=error, session_id=response_session,
                              responses=_topics(ctx, partitions, kept, context.partitions(), version),
                              node_endpoints=_node_endpoints(ctx, kept, version))
     if sum(answer.records_size for _, answer in kept) > LARGE_ANSWER_BYTES:
         return EncodeOffLoop(response)
     return response
+
+
+def _session_failure(ctx: RequestContext, request: messages.FetchRequest, exc: FetchSessionFailure) -> FetchResponse:
+    """Where Kafka's FetchManager throws on the request's session id or partitions, KafkaApis' handleError answers
+    the whole fetch with UNKNOWN_SERVER_ERROR."""
+    log.warning("fetch_session_failed", session_id=request.session_id, session_epoch=request.session_epoch,
+                error=str(exc), client=f"{ctx.client_host}:{ctx.client_port}", answered="UNKNOWN_SERVER_ERROR",
+                hint="session ids come from the broker's answers; topic ids from Metadata (never the zero id)")
+    return fetch_error_response(request, ErrorCode.UNKNOWN_SERVER_ERROR, None)
 
 
 def _max_quota_window_bytes(ctx: RequestContext, from_follower: bool) -> int:

@@ -40,6 +40,12 @@ EVICTION_MS = 120_000
 _INT32_MAX = 2**31 - 1
 
 
+class FetchSessionFailure(Exception):
+    """A fetch that makes Kafka's FetchManager throw, which KafkaApis answers with UNKNOWN_SERVER_ERROR: a session id
+    outside every shard's range (IndexOutOfBoundsException), or a partition with the zero topic id in a session that
+    uses topic ids (CachedPartition hashes its null topic name: NullPointerException)."""
+
+
 def next_epoch(epoch: int) -> int:
     """FetchMetadata.nextEpoch: 0 → 1, wrapping to 1 after Integer.MAX_VALUE; -1 stays -1."""
     if epoch < 0:
@@ -133,13 +139,16 @@ class FetchSession:
     cached_size: int = -1
 
     def update(self, fetches: Iterable[tuple[TopicPartitionId, PartitionRequest]], forgotten: Iterable[TopicPartitionId]) -> None:
+        # Kafka throws part way, keeping what it changed before the unnamed partition.
         for tp, request in fetches:
+            _hashable(tp)
             cached = self.partitions.get(tp.key)
             if cached is None:
                 self.partitions[tp.key] = CachedPartition(tp, request)
             else:
                 cached.request = request
         for tp in forgotten:
+            _hashable(tp)
             self.partitions.pop(tp.key, None)
 
     def resolve_names(self, names: Callable[[uuid.UUID], str | None]) -> None:
@@ -293,16 +302,19 @@ class FetchSessionCache:
         return sum(len(shard.sessions) for shard in self.shards)
 
     def get(self, session_id: int) -> FetchSession | None:
-        shard = self._shard_of(session_id)
-        return shard.sessions.get(session_id) if shard is not None else None
+        return self._shard_of(session_id).sessions.get(session_id)
 
     def remove(self, session_id: int) -> FetchSession | None:
-        shard = self._shard_of(session_id)
-        return shard.sessions.pop(session_id, None) if shard is not None else None
+        return self._shard_of(session_id).sessions.pop(session_id, None)
 
-    def _shard_of(self, session_id: int) -> _Shard | None:
-        index = session_id // self.shards[0].id_range
-        return self.shards[index] if 0 <= index < len(self.shards) else None
+    def _shard_of(self, session_id: int) -> _Shard:
+        # FetchSessionCache.getCacheShard: Java's division truncates toward zero, and an index past the shards throws.
+        id_range = self.shards[0].id_range
+        index = session_id // id_range if session_id >= 0 else -(-session_id // id_range)
+        if not 0 <= index < len(self.shards):
+            raise FetchSessionFailure(f"session id {session_id} is in no fetch session cache shard "
+                                      f"(IndexOutOfBoundsException: index {index}, size {len(self.shards)})")
+        return self.shards[index]
 
     def new_context(self, version: int, session_id: int, epoch: int, is_follower: bool,
                     fetches: list[tuple[TopicPartitionId, PartitionRequest]], forgotten: list[TopicPartitionId],
@@ -326,9 +338,7 @@ class FetchSessionCache:
             return FetchContext(ContextKind.SESSIONLESS, self, _unique(fetches))
         if session.uses_topic_ids:
             session.resolve_names(names)
-        shard = self._shard_of(session.id)
-        assert shard is not None
-        shard.touch(session, self._clock())
+        self._shard_of(session.id).touch(session, self._clock())
         session.epoch = next_epoch(session.epoch)
         return FetchContext(ContextKind.INCREMENTAL, self, session=session, request_epoch=epoch)
 
@@ -341,6 +351,9 @@ class FetchSessionCache:
         session = shard.create(now, privileged, len(answers), uses_topic_ids)
         if session is None:
             return INVALID_SESSION_ID
+        if uses_topic_ids and any(tp.topic_id == ZERO_UUID and tp.topic is None for tp, _ in answers):
+            del shard.sessions[session.id]  # Kafka evicted (if it had to) before building the partitions, then threw
+            _hashable(next(tp for tp, _ in answers if tp.topic_id == ZERO_UUID and tp.topic is None))
         requests = {tp.key: request for tp, request in fetches}
         for tp, answer in answers:
             request = requests.get(tp.key)
@@ -353,6 +366,12 @@ class FetchSessionCache:
     def sessions(self) -> Iterator[FetchSession]:
         for shard in self.shards:
             yield from shard.sessions.values()
+
+
+def _hashable(tp: TopicPartitionId) -> None:
+    if tp.topic_id == ZERO_UUID and tp.topic is None:
+        raise FetchSessionFailure(f"partition {tp.partition} of the zero topic id has no topic name to hash "
+                                  "(NullPointerException in CachedPartition.hashCode)")
 
 
 def _unique(fetches: list[tuple[TopicPartitionId, PartitionRequest]]) -> list[tuple[TopicPartitionId, PartitionRequest]]:

@@ -370,3 +370,73 @@ def test_incremental_session_updates_and_forgets(peers, version) -> None:
     last = step([], forget=[("fo-data", 0)], what="a partition forgotten")
     # Only the denied partition is answered again (errors always are); the others have nothing new.
     assert [(t.topic or t.topic_id, [p.partition_index for p in t.partitions]) for t in last.body.responses] == [("fo-secret", [0])]
+
+
+_ZERO_ID = __import__("uuid").UUID(int=0)
+_ID_RANGE = (2**31 - 1) // 8  # Kafka's session ids per fetch session cache shard
+
+
+@pytest.mark.parametrize("session_id", [-2**31, -_ID_RANGE, -_ID_RANGE + 1, -1, 8 * _ID_RANGE - 1, 8 * _ID_RANGE, 2**31 - 1])
+@pytest.mark.parametrize("epoch", [-1, 0, 1])
+def test_fetch_session_ids_outside_the_cache_shards(peers, session_id, epoch) -> None:
+    """Kafka picks a session's cache shard by dividing its id (Java's division, toward zero): an id past the eight
+    shards throws there, and the whole fetch gets UNKNOWN_SERVER_ERROR (v12: in every partition too)."""
+    def build(side):
+        request = _fetch(peers, side, 12, [("fo-data", 0, 0)])
+        request.session_id, request.session_epoch = session_id, epoch
+        return request
+    kafka, shim = peers.both(FETCH, 12, build)
+    kafka.body.session_id = shim.body.session_id = 0  # a new session's id is random
+    kafka.correlation_id = shim.correlation_id
+    assert_same(kafka, shim, what=f"Fetch v12 session {session_id} epoch {epoch}")
+
+
+def _by_zero_id(peers: Peers, side: int, version: int, epoch: int, session_id: int = 0, forget: bool = False) -> FetchRequest:
+    request = _fetch(peers, side, version, [("fo-data", 0, 0)])
+    zero = [FetchRequest.FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=1 << 20, log_start_offset=-1,
+                                        current_leader_epoch=-1, last_fetched_epoch=-1)]
+    if forget:
+        request.topics = []
+        request.forgotten_topics_data = [FetchRequest.ForgottenTopic(topic="", topic_id=_ZERO_ID, partitions=[0])]
+    else:
+        request.topics.append(FetchRequest.FetchTopic(topic="", topic_id=_ZERO_ID, partitions=zero))
+    request.session_id, request.session_epoch = session_id, epoch
+    return request
+
+
+@pytest.mark.parametrize("version", [13, 17])
+def test_fetch_naming_the_zero_topic_id(peers, version) -> None:
+    """The zero topic id has no name: a fetch without a session answers UNKNOWN_TOPIC_ID for it, but Kafka cannot
+    keep it in a session (CachedPartition hashes the missing name): a full fetch that opens a session, or an
+    incremental one adding or forgetting it, gets UNKNOWN_SERVER_ERROR, and the session stays at its epoch."""
+    def same(build, what):
+        kafka, shim = peers.both(FETCH, version, build)
+        kafka.body.session_id = shim.body.session_id = 0
+        kafka.correlation_id = shim.correlation_id
+        for answer, side in ((kafka, 0), (shim, 1)):
+            name_topic_ids(answer, {ids[side]: name for name, ids in peers.topic_ids.items()})
+        assert_same(kafka, shim, what=f"v{version}: {what}")
+        return kafka, shim
+
+    same(lambda side: _by_zero_id(peers, side, version, -1), "sessionless fetch naming the zero id")
+    kafka, _ = same(lambda side: _by_zero_id(peers, side, version, 0), "full fetch naming the zero id")
+    assert kafka.body.error_code == -1
+    opened = [0, 0]
+
+    def full(side):
+        request = _fetch(peers, side, version, [("fo-data", 0, 0)])
+        request.session_epoch = 0
+        return request
+    kafka, shim = peers.both(FETCH, version, full)
+    opened[:] = [kafka.body.session_id, shim.body.session_id]
+    assert all(opened), opened
+    same(lambda side: _by_zero_id(peers, side, version, 1, opened[side]), "incremental fetch adding the zero id")
+    same(lambda side: _by_zero_id(peers, side, version, 1, opened[side], forget=True), "incremental fetch forgetting the zero id")
+    kafka, shim = same(lambda side: _fetch_in_session(peers, side, version, opened[side], 1), "the session, still at epoch 1")
+    assert kafka.body.error_code == 0
+
+
+def _fetch_in_session(peers: Peers, side: int, version: int, session_id: int, epoch: int) -> FetchRequest:
+    request = _fetch(peers, side, version, [])
+    request.session_id, request.session_epoch = session_id, epoch
+    return request

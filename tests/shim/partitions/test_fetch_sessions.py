@@ -5,11 +5,14 @@ from __future__ import annotations
 import random
 import uuid
 
+import pytest
+
 from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.shim.partitions.fetch_sessions import (
     EVICTION_MS,
     ContextKind,
     FetchSessionCache,
+    FetchSessionFailure,
     PartitionAnswer,
     PartitionRequest,
     TopicPartitionId,
@@ -191,3 +194,34 @@ def test_session_ids_fall_in_their_shard_range() -> None:
 
 def test_epochs_wrap_to_one() -> None:
     assert next_epoch(0) == 1 and next_epoch(2**31 - 1) == 1 and next_epoch(-1) == -1
+
+
+@pytest.mark.parametrize("session_id,fails", [(-(2**31), True), (-268435455, True), (-268435454, False), (-1, False),
+                                              (2147483639, False), (2147483640, True), (2**31 - 1, True)])
+def test_a_session_id_past_the_shards_fails_as_kafka_throws(session_id: int, fails: bool) -> None:
+    cache = FetchSessionCache()
+    for epoch in (-1, 0, 3):
+        if fails:
+            with pytest.raises(FetchSessionFailure, match="no fetch session cache shard"):
+                cache.new_context(12, session_id, epoch, False, [(tp(0), req())], [], lambda _: None)
+        else:
+            context = cache.new_context(12, session_id, epoch, False, [(tp(0), req())], [], lambda _: None)
+            assert context.error == (ErrorCode.FETCH_SESSION_ID_NOT_FOUND if epoch > 0 else ErrorCode.NONE)
+
+
+def test_the_zero_topic_id_cannot_join_a_session() -> None:
+    unnamed = TopicPartitionId(ZERO, None, 0)
+    named = TopicPartitionId(T_ID, "t", 0)
+    cache = FetchSessionCache()
+    sessionless = cache.new_context(13, 0, -1, False, [(unnamed, req())], [], lambda _: None)
+    assert sessionless.respond([(unnamed, answer(error=ErrorCode.UNKNOWN_TOPIC_ID))])[1] == 0
+    full = cache.new_context(13, 0, 0, False, [(named, req()), (unnamed, req())], [], lambda _: None)
+    with pytest.raises(FetchSessionFailure, match="NullPointerException"):
+        full.respond([(named, answer()), (unnamed, answer(error=ErrorCode.UNKNOWN_TOPIC_ID))])
+    assert len(cache) == 0
+    full = cache.new_context(13, 0, 0, False, [(named, req())], [], lambda _: None)
+    _, session_id, _ = full.respond([(named, answer())])
+    for fetches, forgotten in (([(unnamed, req())], []), ([], [unnamed])):
+        with pytest.raises(FetchSessionFailure):
+            cache.new_context(13, session_id, 1, False, fetches, forgotten, lambda _: None)
+    assert cache.new_context(13, session_id, 1, False, [], [], lambda _: None).kind is ContextKind.INCREMENTAL
