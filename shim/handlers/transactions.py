@@ -55,10 +55,9 @@ _TxnResult = AddPartitionsToTxnResponse.AddPartitionsToTxnResult
 
 # -- AddPartitionsToTxn ----------------------------------------------------------------------------------------------
 
-def _topic_results(errors: dict[tuple[str, int], int], order: str = "request") -> list[_TopicResult]:
-    """Partitions grouped by topic. ``request``: the request's order (errorResponseForTransaction); ``scala_mutable``
-    / ``scala_immutable``: Kafka built a Scala map of the partitions and grouped it into a java.util.HashMap by topic
-    (AddPartitionsToTxnResponse.topicCollectionForErrors)."""
+def _topic_results(errors: dict[tuple[str, int], int], order: str) -> list[_TopicResult]:
+    """Per-partition errors grouped by topic as AddPartitionsToTxnResponse.topicCollectionForErrors does: Kafka built
+    a Scala map of the partitions (``scala_mutable`` / ``scala_immutable``) and grouped it into a java.util.HashMap."""
     entries = list(errors)
     if order == "scala_mutable":
         entries = scala_mutable_map_order(entries, topic_partition_hash)
@@ -67,8 +66,7 @@ def _topic_results(errors: dict[tuple[str, int], int], order: str = "request") -
     by_topic: dict[str, list[_PartitionResult]] = {}
     for topic, partition in entries:
         by_topic.setdefault(topic, []).append(_PartitionResult(partition_index=partition, partition_error_code=errors[(topic, partition)]))
-    topics = list(by_topic) if order == "request" else java_hash_map_order(by_topic, java_string_hash)
-    return [_TopicResult(name=topic, results_by_partition=by_topic[topic]) for topic in topics]
+    return [_TopicResult(name=topic, results_by_partition=by_topic[topic]) for topic in java_hash_map_order(by_topic, java_string_hash)]
 
 
 def add_partitions_error_response(request: messages.AddPartitionsToTxnRequest, code: int, message: str | None,
@@ -79,8 +77,13 @@ def add_partitions_error_response(request: messages.AddPartitionsToTxnRequest, c
         version = 4 if request.transactions else 3
     if version >= 4:
         return AddPartitionsToTxnResponse(throttle_time_ms=0, error_code=code, results_by_transaction=[])
-    errors = {(t.name, p): code for t in request.v3_and_below_topics for p in t.partitions}
-    return AddPartitionsToTxnResponse(throttle_time_ms=0, results_by_topic_v3_and_below=_topic_results(errors))
+    return AddPartitionsToTxnResponse(throttle_time_ms=0, results_by_topic_v3_and_below=_as_requested(request.v3_and_below_topics, code))
+
+
+def _as_requested(topics: list[messages.AddPartitionsToTxnRequest.AddPartitionsToTxnTopic], code: int) -> list[_TopicResult]:
+    """errorResponseForTopics: one code on the request's own topics and partitions, repeats and empty lists kept."""
+    return [_TopicResult(name=t.name, results_by_partition=[_PartitionResult(partition_index=p, partition_error_code=code)
+                                                            for p in t.partitions]) for t in topics]
 
 
 @handles(ApiKey.ADD_PARTITIONS_TO_TXN, 0, 5, error_response=add_partitions_error_response)
@@ -90,21 +93,37 @@ def add_partitions_to_txn(ctx: RequestContext, request: messages.AddPartitionsTo
         if not allowed(ctx, _ADD_CLUSTER, CLUSTER_NAME):
             return AddPartitionsToTxnResponse(throttle_time_ms=0, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
                                               results_by_transaction=[])
+        # partitionsByTransaction is a HashMap by id (a repeated id's last entry wins); errorResponseForTransaction
+        # finds the first entry with the id.
+        last = {txn.transactional_id: txn for txn in request.transactions}
+        first: dict[str, messages.AddPartitionsToTxnRequest.AddPartitionsToTxnTransaction] = {}
+        for txn in request.transactions:
+            first.setdefault(txn.transactional_id, txn)
         results = []
         for txn in request.transactions:
-            wanted = _partitions(txn.topics)
-            errors, order = _add(ctx, version, txn.transactional_id, txn.producer_id, txn.producer_epoch, wanted, txn.verify_only)
-            results.append(_TxnResult(transactional_id=txn.transactional_id, topic_results=_topic_results(errors, order)))
+            wanted = _partitions(last[txn.transactional_id].topics)
+            outcome = _add(ctx, version, txn.transactional_id, txn.producer_id, txn.producer_epoch, wanted, txn.verify_only)
+            results.append(_TxnResult(transactional_id=txn.transactional_id,
+                                      topic_results=_results(outcome, first[txn.transactional_id].topics)))
         return AddPartitionsToTxnResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, results_by_transaction=results)
     transactional_id = request.v3_and_below_transactional_id
     wanted = _partitions(request.v3_and_below_topics)
     if not allowed(ctx, _ADD_TXN, transactional_id):
-        errors, order = dict.fromkeys(wanted, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED), "request"
+        outcome: int | tuple[dict[tuple[str, int], int], str] = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     else:
-        errors, order = _add(ctx, version, transactional_id, request.v3_and_below_producer_id,
-                             request.v3_and_below_producer_epoch, wanted, False,
-                             asked=[(t.name, p) for t in request.v3_and_below_topics for p in t.partitions])
-    return AddPartitionsToTxnResponse(throttle_time_ms=0, results_by_topic_v3_and_below=_topic_results(errors, order))
+        outcome = _add(ctx, version, transactional_id, request.v3_and_below_producer_id,
+                       request.v3_and_below_producer_epoch, wanted, False,
+                       asked=[(t.name, p) for t in request.v3_and_below_topics for p in t.partitions])
+    return AddPartitionsToTxnResponse(throttle_time_ms=0, results_by_topic_v3_and_below=_results(outcome, request.v3_and_below_topics))
+
+
+def _results(outcome: int | tuple[dict[tuple[str, int], int], str],
+             topics: list[messages.AddPartitionsToTxnRequest.AddPartitionsToTxnTopic]) -> list[_TopicResult]:
+    """One code for the whole transaction answers in the request's shape; per-partition errors in Kafka's map order."""
+    if isinstance(outcome, int):
+        return _as_requested(topics, outcome)
+    errors, order = outcome
+    return _topic_results(errors, order)
 
 
 def _partitions(topics: list[messages.AddPartitionsToTxnRequest.AddPartitionsToTxnTopic]) -> list[tuple[str, int]]:
@@ -114,8 +133,9 @@ def _partitions(topics: list[messages.AddPartitionsToTxnRequest.AddPartitionsToT
 
 def _add(ctx: RequestContext, version: int, transactional_id: str, producer_id: int, producer_epoch: int,
          wanted: list[tuple[str, int]], verify_only: bool,
-         asked: list[tuple[str, int]] | None = None) -> tuple[dict[tuple[str, int], int], str]:
-    """Each partition's error and the order Kafka's answer lists them in. ``asked``: the partitions as requested,
+         asked: list[tuple[str, int]] | None = None) -> int | tuple[dict[tuple[str, int], int], str]:
+    """Each partition's error and the order Kafka's answer lists them in, or the one code Kafka's
+    errorResponseForTransaction puts on every partition as requested. ``asked``: the partitions as requested,
     repeats kept (Kafka's WRITE check counts each one in its ref count)."""
     topics = ctx.services.cluster.topics
 
@@ -140,11 +160,10 @@ def _add(ctx: RequestContext, version: int, transactional_id: str, producer_id: 
         return {**unauthorized, **unknown, **rest}, "scala_mutable"
     coordinator = coordinator_for(ctx, transactional_id)
     if isinstance(coordinator, int):
-        return dict.fromkeys(wanted, coordinator), "request"
+        return coordinator
     if verify_only:
         return coordinator.verify_partitions(transactional_id, producer_id, producer_epoch, wanted), "scala_immutable"
-    error = coordinator.add_partitions(transactional_id, producer_id, producer_epoch, wanted)
-    return dict.fromkeys(wanted, fenced_for(error, version, 2)), "request"
+    return fenced_for(coordinator.add_partitions(transactional_id, producer_id, producer_epoch, wanted), version, 2)
 
 
 # -- AddOffsetsToTxn -------------------------------------------------------------------------------------------------

@@ -155,6 +155,9 @@ def _script(run: Script, names: dict[str, str]) -> None:
     add("add with another producer id", 3, [(topic, [0])], p=pid + 1000)
     add("add", 3, [(topic, [0, 1])])
     add("add again", 3, [(topic, [1])])
+    # The coordinator's answer is errorResponseForTransaction: the request's own topics, repeats and empty lists kept.
+    add("add repeating a topic and a partition, with an empty topic", 3, [(topic, [1, 1]), (other, []), (topic, [0])])
+    add("add repeating a partition v0", 0, [(topic, [0, 0])])
     run("add offsets", ADD_OFFSETS, 3, AddOffsetsToTxnRequest(transactional_id=txn, producer_id=pid, producer_epoch=epoch,
                                                               group_id=group))
     run("produce", PRODUCE, 9, _produce(topic, 0, _batch(pid, epoch, 0, [b"a", b"b"]), txn))
@@ -267,8 +270,11 @@ def test_denied_transaction_requests_answer_as_kafka(peers: Peers) -> None:
     topics = [("diff-topic", [0, 1]), ("__consumer_offsets", [0]), ("other", [2])]
     peers.same(INIT_PID, 4, InitProducerIdRequest(transactional_id=txn, transaction_timeout_ms=1000, producer_id=-1,
                                                   producer_epoch=-1), "InitProducerId without WRITE on the id")
+    repeated = [("diff-topic", [0, 0, 1]), ("other", []), ("diff-topic", [1])]
     for version in (0, 3):
         peers.same(ADD_PARTITIONS, version, _add_v3(txn, topics), f"AddPartitionsToTxn v{version} without WRITE on the id")
+        peers.same(ADD_PARTITIONS, version, _add_v3(txn, repeated),
+                   f"AddPartitionsToTxn v{version} without WRITE on the id, topics and partitions repeated, one empty")
     peers.same(ADD_PARTITIONS, 4, AddPartitionsToTxnRequest(transactions=[AddPartitionsToTxnRequest.AddPartitionsToTxnTransaction(
         transactional_id=txn, producer_id=1, producer_epoch=0, verify_only=True, topics=[_TopicTxn(name="t", partitions=[0])])]),
         "AddPartitionsToTxn v4 without CLUSTER_ACTION")
