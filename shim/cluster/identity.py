@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import base64
-import uuid
 from pathlib import Path
 
 from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError
 from kafka_shim.shim.config.properties import parse_properties
+from kafka_shim.shim.javacompat.kafka_uuid import kafka_uuid_string, random_uuid
 
 
 def new_cluster_id() -> str:
-    """Kafka's form: a random UUID as 22 characters of URL-safe base64."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """Kafka's form (``kafka-storage random-uuid``): a random UUID as 22 characters of URL-safe base64."""
+    return kafka_uuid_string(random_uuid())
 
 
 def load_cluster_identity(config: BrokerConfig) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from kafka_shim.shim.cluster.features import Features
 from kafka_shim.shim.cluster.topics import Partition, Topic
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
+from kafka_shim.shim.javacompat.kafka_uuid import random_uuid
 
 
 @dataclass
@@ -77,6 +78,6 @@ class ClusterState:
 
     def add_topic(self, name: str, partitions: int = 1) -> Topic:
         placed = self.placement(partitions)
-        topic = Topic(name, uuid.uuid4(), [self.new_partition(i, placed[i]) for i in range(partitions)])
+        topic = Topic(name, random_uuid(), [self.new_partition(i, placed[i]) for i in range(partitions)])
         self.topics[name] = topic
         return topic

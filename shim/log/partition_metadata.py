@@ -11,15 +11,13 @@ from __future__ import annotations
 import base64
 import uuid
 
+from kafka_shim.shim.javacompat.kafka_uuid import kafka_uuid_string
 from kafka_shim.shim.log.storage import Directory
+
+__all__ = ["FILE", "VERSION", "kafka_uuid_string", "parse_kafka_uuid", "read", "write"]
 
 FILE = "partition.metadata"
 VERSION = 0
-
-
-def kafka_uuid_string(topic_id: uuid.UUID) -> str:
-    """Kafka's ``Uuid.toString()``: ``AAAAAAAAAAAAAAAAAAAAAQ`` for 0...01."""
-    return base64.urlsafe_b64encode(topic_id.bytes).decode("ascii").rstrip("=")
 
 
 def parse_kafka_uuid(text: str) -> uuid.UUID:

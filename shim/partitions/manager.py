@@ -20,6 +20,7 @@ from pathlib import Path
 from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.cluster.topics import Topic
 from kafka_shim.shim.config.logging import get_logger
+from kafka_shim.shim.javacompat.kafka_uuid import random_uuid
 from kafka_shim.shim.log.dir_lock import DataDirLock
 from kafka_shim.shim.log.log_manager import LogManager
 from kafka_shim.shim.log.partition_log import PartitionLog
@@ -106,7 +107,7 @@ class Partitions:
         """Record a topic and open its partitions' logs. The caller has validated name, count, configs and the
         replicas of each partition (placed by ClusterState.placement when None)."""
         placed = replicas or self.cluster.placement(num_partitions)
-        topic = Topic(name, topic_id or uuid.uuid4(), [self.cluster.new_partition(i, placed[i]) for i in range(num_partitions)],
+        topic = Topic(name, topic_id or random_uuid(), [self.cluster.new_partition(i, placed[i]) for i in range(num_partitions)],
                       dict(configs or {}))
         self.cluster.topics[name] = topic
         for index in range(num_partitions):

@@ -31,6 +31,7 @@ from kafka_shim.shim.cluster.configs.topic_configs import (
 )
 from kafka_shim.shim.cluster.topics import invalid_topic_name
 from kafka_shim.shim.javacompat.java_hash import JavaHashMap
+from kafka_shim.shim.javacompat.kafka_uuid import random_uuid
 from kafka_shim.shim.partitions.manager import Partitions
 
 CLUSTER_METADATA_TOPIC = "__cluster_metadata"
@@ -317,7 +318,7 @@ class TopicAdmin:
             records += 1 + len(overrides) + partitions
             if records > MAX_RECORDS_PER_USER_OP:
                 raise BatchTooLarge(TOO_LARGE_MESSAGE)
-            result = CreateResult(topic.name, topic_id=uuid.uuid4())
+            result = CreateResult(topic.name, topic_id=random_uuid())
             manual = [list(brokers) for _, brokers in sorted(topic.assignments)] if topic.assignments else None
             factor = len(manual[0]) if manual else (
                 self.default_replication_factor if topic.replication_factor == -1 else topic.replication_factor)

@@ -24,7 +24,6 @@ import base64
 import hashlib
 import hmac
 import json
-import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Protocol
 
 from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.shim.config.logging import get_logger
+from kafka_shim.shim.javacompat.kafka_uuid import kafka_uuid_string, random_uuid
 from kafka_shim.shim.security.sasl.credentials import atomic_write
 from kafka_shim.shim.security.sasl.scram_math import MECHANISMS, ScramCredential
 
@@ -141,7 +141,7 @@ class DelegationTokens:
         if max_lifetime_ms > 0:
             lifetime = min(lifetime, max_lifetime_ms)
         max_ms = now + lifetime
-        token_id = str(uuid.uuid4())
+        token_id = kafka_uuid_string(random_uuid())  # DelegationTokenControlManager: Uuid.randomUuid().toString()
         token = Token(token_id, owner, requester, renewers, now, max_ms, min(max_ms, now + self.settings.expiry_time_ms),
                       self._hmac(token_id))
         self._put(token)

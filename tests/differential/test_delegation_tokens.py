@@ -13,8 +13,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import re
 import time
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -131,6 +131,8 @@ class Conversation:
         if diff:
             self.problems.append(f"{what}:\n    " + "\n    ".join(diff))
         if api_key == CREATE and kafka.body.error_code == 0:
+            # The ids differ, their form does not: Uuid.randomUuid().toString() (22 URL-safe base64 characters).
+            assert [_id_form(a.body.token_id) for a in (kafka, shim)] == [True, True], (kafka.body.token_id, shim.body.token_id)
             self.kafka_published(lambda ids: kafka.body.token_id in ids)
         return kafka, shim
 
@@ -285,4 +287,8 @@ def test_a_token_survives_a_restart_with_a_data_directory(tmp_path) -> None:
             described = bob.request(DESCRIBE, 3, _describe(None)).body
         assert [(t.token_id, t.principal_name, [r.principal_name for r in t.renewers]) for t in described.tokens] == [
             (token.token_id, "alice", ["bob"])]
-    assert uuid.UUID(token.token_id)
+    assert _id_form(token.token_id)
+
+
+def _id_form(token_id: str) -> bool:
+    return re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_-]{20}[AQgw]", token_id) is not None
