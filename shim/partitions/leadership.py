@@ -7,7 +7,7 @@ LeaderEpochFileCache.assign), so that consumers validating their position (Offse
 from __future__ import annotations
 
 from kafka_shim.protocol.codes import ErrorCode
-from kafka_shim.shim.partitions.manager import Partitions
+from kafka_shim.shim.partitions.manager import Partitions, assign_epoch
 from kafka_shim.shim.partitions.topic_admin import manual_assignment_problem
 
 
@@ -22,7 +22,9 @@ def change_leader(partitions: Partitions, topic: str, index: int, leader: int) -
     partition.leader_id = leader
     partition.leader_epoch += 1
     if state is not None and leader >= 0:
-        state.epoch_cache.append((partition.leader_epoch, state.log.log_end_offset))
+        state.epoch_cache = assign_epoch(state.epoch_cache, partition.leader_epoch, state.log.log_end_offset)
+    if state is not None:
+        partitions.save_epochs(state)
     return True
 
 

@@ -21,6 +21,7 @@ from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.cluster.topics import Topic
 from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.javacompat.kafka_uuid import random_uuid
+from kafka_shim.shim.log import leader_epoch_checkpoint
 from kafka_shim.shim.log.dir_lock import DataDirLock
 from kafka_shim.shim.log.log_manager import LogManager
 from kafka_shim.shim.log.partition_log import PartitionLog
@@ -31,10 +32,18 @@ from kafka_shim.shim.producers.state import DEFAULT_PRODUCER_ID_EXPIRATION_MS, P
 log = get_logger(__name__)
 
 TOPICS_FILE = "kafka-shim-topics.json"
+# Leader epoch bumps of one restart (KRaft's controller: leaderless at shutdown or fencing, re-elected at registration).
+RESTART_EPOCH_BUMP = 2
 _TOPICS_FILE_VERSION = 1
 
 AppendListener = Callable[[str, int], None]
 MarkerListener = Callable[[str, int, int, bool], None]
+
+
+def assign_epoch(entries: list[tuple[int, int]], epoch: int, start: int) -> list[tuple[int, int]]:
+    """LeaderEpochFileCache.assign: a new (epoch, start offset) entry drops the entries that are not below it in
+    both (an epoch that saw no record leaves no entry)."""
+    return [(e, s) for e, s in entries if e < epoch and s < start] + [(epoch, start)]
 
 
 @dataclass(eq=False)
@@ -46,7 +55,7 @@ class PartitionState:
     log: PartitionLog
     producers: PartitionProducers
     # Kafka's leader-epoch cache, (epoch, start offset) ascending, once the partition has had more than one leader
-    # epoch (a leaderless fault); empty before: one epoch, from the log start.
+    # epoch (a leaderless fault, a restart); empty before: one epoch, from the log start.
     epoch_cache: list[tuple[int, int]] = field(default_factory=list)
 
     @property
@@ -190,11 +199,28 @@ class Partitions:
                           [self.cluster.new_partition(i, placed[i]) for i in range(entry["partitions"])], dict(entry["configs"]))
             self.cluster.topics[topic.name] = topic
             for index in range(len(topic.partitions)):
-                self._open(topic, index)
+                self._restarted(topic, self._open(topic, index))
         stray = [tp for tp in self.logs.stored_partitions() if self.get(*tp) is None]
         if stray:
             log.warning("unknown_partition_directories", partitions=[f"{t}-{p}" for t, p in stray],
                         hint=f"{TOPICS_FILE} does not list these topics; they are not served")
+
+    def _restarted(self, topic: Topic, state: PartitionState) -> None:
+        """A restart moves every partition's leader epoch on by two, as a single-node KRaft cluster does: the
+        controller takes the leadership away when the broker shuts down or is fenced (one bump) and gives it back
+        when the broker registers again (another); the new epoch starts at the log end in the epoch cache
+        (Partition.makeLeader, LeaderEpochFileCache.assign dropping entries that are not below it)."""
+        entries = leader_epoch_checkpoint.read(state.log.directory) or [(0, state.log.log_start_offset)]
+        epoch, log_end = entries[-1][0] + RESTART_EPOCH_BUMP, state.log.log_end_offset
+        state.epoch_cache = assign_epoch(entries, epoch, log_end)
+        topic.partitions[state.index].leader_epoch = epoch
+        self.save_epochs(state)
+
+    def save_epochs(self, state: PartitionState) -> None:
+        """Keep the partition's leader-epoch cache in its directory (with a data directory), as Kafka's
+        leader-epoch-checkpoint, so that the next start knows the epochs."""
+        if self._topics_file is not None and state.epoch_cache:
+            leader_epoch_checkpoint.write(state.log.directory, state.epoch_cache)
 
     def close(self) -> None:
         for state in self._states.values():

@@ -53,6 +53,14 @@ def start_real_kafka(directory: Path, *overrides: str, version: str | None = Non
     return RealKafka(directory, _address(urls["PLAINTEXT"]), _address(urls["SASL_PLAINTEXT"]), info)
 
 
+def restart_real_kafka(kafka: RealKafka, *, kill: bool = False) -> None:
+    """Stop the broker (a controlled shutdown, or SIGKILL) and start it again on the same data and ports."""
+    args = [sys.executable, str(REAL_KAFKA), "restart", "--dir", str(kafka.dir), *(["--kill"] if kill else [])]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        pytest.fail(f"real Kafka did not restart ({' '.join(args)}):\n{proc.stderr[-6000:]}", pytrace=False)
+
+
 def stop_real_kafka(kafka: RealKafka) -> None:
     subprocess.run([sys.executable, str(REAL_KAFKA), "stop", "--dir", str(kafka.dir)], capture_output=True, timeout=120)
 
