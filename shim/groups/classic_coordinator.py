@@ -575,6 +575,28 @@ class ClassicCoordinator:
             return ErrorCode.REBALANCE_IN_PROGRESS
         return ErrorCode.NONE
 
+    def simple_group(self, group_id: str) -> ClassicGroup | None:
+        """The classic group of that id, created Empty when there is none (None: a consumer group holds the id)."""
+        return self._get_or_create(group_id, True)
+
+    def validate_txn_offset_commit(self, group: ClassicGroup, generation_id: int, member_id: str,
+                                   group_instance_id: str | None) -> int:
+        """A transactional commit's member checks (GroupCoordinator.validateOffsetCommit with isTransactional, or
+        the new coordinator's ClassicGroup.validateOffsetCommit): no member needed, the group's state not enforced
+        (a commit during CompletingRebalance is stored), no session restarted; an Empty group takes any commit
+        without a generation."""
+        if group.is_state(DEAD):
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if generation_id < 0 and group.is_state(EMPTY):
+            return ErrorCode.NONE
+        if generation_id >= 0 or member_id != UNKNOWN_MEMBER_ID or group_instance_id is not None:
+            error = self._validate_current_member(group, member_id, group_instance_id)
+            if error:
+                return error
+            if generation_id != group.generation_id:
+                return ErrorCode.ILLEGAL_GENERATION
+        return ErrorCode.NONE
+
     def close(self) -> None:
         """Cancel every timer; waiting requests are left to their closing connections."""
         for group in self.groups.values():

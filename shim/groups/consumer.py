@@ -51,7 +51,7 @@ from kafka_shim.shim.groups import assignors
 from kafka_shim.shim.groups.assignors import AssignorError, MemberSpec
 from kafka_shim.shim.groups.classic import JoinResult, SyncResult
 from kafka_shim.shim.groups.consumer_protocol import MalformedProtocol, decode_subscription, encode_assignment, version_of
-from kafka_shim.shim.javacompat.java_hash import hash_set_order, java_string_hash
+from kafka_shim.shim.javacompat.java_hash import hash_set_order, java_order, java_string_hash
 from kafka_shim.shim.javacompat.timeline_table import TimelineTableOrder
 
 log = get_logger(__name__)
@@ -199,14 +199,18 @@ class ConsumerGroup:
         return {name for m in self.members.values() for name in m.subscribed_topic_names}
 
     def preferred_assignor(self, default: str) -> str:
-        """The server assignor most members asked for (ties: any of them, as Kafka's max over a HashMap), else the default."""
+        """The server assignor most members asked for, else the default. Ties go to the first in the HashMap's
+        iteration order (ConsumerGroup.computePreferredServerAssignor: Stream.max keeps the first of equals), so
+        ``uniform`` wins over ``range``."""
         counts: dict[str, int] = {}
         for member in self.members.values():
             if member.server_assignor is not None:
                 counts[member.server_assignor] = counts.get(member.server_assignor, 0) + 1
         if not counts:
             return default
-        return max(sorted(counts), key=lambda name: counts[name])
+        ordered = java_order(list(counts))
+        most = max(counts.values())
+        return next(name for name in ordered if counts[name] == most)
 
     def partition_owner_epoch(self, topic_id: uuid.UUID, partition: int) -> int:
         """ConsumerGroup.currentPartitionEpoch: the holder's epoch, -1 when the partition is free."""

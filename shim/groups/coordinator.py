@@ -65,6 +65,7 @@ class GroupCoordinator:
     def __init__(self, settings: GroupSettings, clock: Callable[[], float] = time.monotonic,
                  scheduler: Scheduler | None = None) -> None:
         self.settings = settings
+        self._deleted_with_pending: set[str] = set()  # new coordinator: groups cleaned up while a transaction was open
         self.clock = clock
         # group id -> its group (classic or consumer protocol).
         self.groups: dict[str, Any] = {}
@@ -157,14 +158,18 @@ class GroupCoordinator:
                                      offsets: Sequence[tuple[TopicPartition, OffsetAndMetadata]], *,
                                      verified: int = ErrorCode.NONE, local: bool = True) -> list[tuple[TopicPartition, int]]:
         """GroupCoordinator.handleTxnCommitOffsets: the group's status, the transaction verification's error
-        (``verified``, already converted by the caller), the member checks of a transactional commit (a missing group
-        is created), then the offsets wait in the store for the transaction's marker."""
-        order = commit_order(tp for tp, _ in offsets)
+        (``verified``, already converted by the caller), the member checks of a transactional commit, then the
+        offsets wait in the store for the transaction's marker. The old coordinator creates a missing group before
+        the verification (it stays, Empty, when that fails); the new one only for a commit without a generation.
+        The new coordinator answers in request order, a repeated partition again (commitTransactionalOffset)."""
+        order = [tp for tp, _ in offsets] if self.settings.new_coordinator else commit_order(tp for tp, _ in offsets)
         error = self.offsets_status(group_id, ApiKey.TXN_OFFSET_COMMIT, local)
+        if error == ErrorCode.NONE and not self.settings.new_coordinator:
+            self.classic.simple_group(group_id)
         if error == ErrorCode.NONE:
             error = verified
         if error == ErrorCode.NONE:
-            error = self.validate_classic_txn_offset_commit(group_id, generation_id, member_id, group_instance_id)
+            error = self.validate_txn_offset_commit(group_id, generation_id, member_id, group_instance_id)
         if error != ErrorCode.NONE:
             return [(tp, error) for tp in order]
         stored = self.offsets.commit_transactional(group_id, producer_id, producer_epoch, offsets)
@@ -179,6 +184,11 @@ class GroupCoordinator:
             count = self._offsets_topic.partition_count()
             if count:
                 groups = [g for g in groups if offsets_partition_for(g, count) == offsets_partition]
+        orphaned = [g for g in groups if g in self._deleted_with_pending and g not in self.groups]
+        if orphaned:
+            self.offsets.complete_transaction(producer_id, False, orphaned)
+            self._deleted_with_pending.difference_update(orphaned)
+            groups = [g for g in groups if g not in orphaned]
         done = self.offsets.complete_transaction(producer_id, committed, groups)
         if done:
             log.debug("transactional_offsets_completed", producer_id=producer_id, committed=committed, groups=done)
@@ -347,6 +357,12 @@ class GroupCoordinator:
         group = self.groups.get(group_id)
         if group is None or getattr(group, "state", None) != "Empty" or self.offsets.has_offsets(group_id):
             return
+        if self.offsets.has_pending_offsets(group_id):
+            if not self.settings.new_coordinator:
+                return  # GroupMetadata.hasOffsets counts a transaction's offsets still waiting
+            # The new coordinator deletes the group all the same; offsets its transaction commits later are kept
+            # under no group, which OffsetFetch and ListGroups never show.
+            self._deleted_with_pending.add(group_id)
         del self.groups[group_id]
         if isinstance(group, ConsumerGroup):  # the new coordinator's cleanup writes the group's tombstones
             group.transition_to(DEAD)
@@ -415,11 +431,23 @@ class GroupCoordinator:
             return ErrorCode.GROUP_ID_NOT_FOUND
         return self.classic.validate_offset_commit(group_id, generation_id, member_id, group_instance_id)
 
-    def validate_classic_txn_offset_commit(self, group_id: str, generation_id: int, member_id: str,
-                                           group_instance_id: str | None) -> int:
-        """TxnOffsetCommit's variant: a missing group is created whatever the generation; no member needed when empty."""
-        return self.classic.validate_offset_commit(group_id, generation_id, member_id, group_instance_id,
-                                                   is_transactional=True)
+    def validate_txn_offset_commit(self, group_id: str, generation_id: int, member_id: str,
+                                   group_instance_id: str | None) -> int:
+        """TxnOffsetCommit's member checks. The new coordinator (OffsetMetadataManager.validateTransactionalOffsetCommit):
+        a missing group is a simple classic group without a generation, else ILLEGAL_GENERATION; a consumer group
+        checks the member and its epoch (ConsumerGroup.validateOffsetCommit), a stale epoch answered as
+        ILLEGAL_GENERATION."""
+        if self.settings.new_coordinator:
+            consumer_group = self.consumer_group(group_id)
+            if consumer_group is not None:
+                error = self.consumer.validate_offset_commit(consumer_group, member_id, generation_id, transactional=True)
+                return ErrorCode.ILLEGAL_GENERATION if error == ErrorCode.STALE_MEMBER_EPOCH else error
+            if self.classic.group(group_id) is None:
+                if generation_id >= 0:
+                    return ErrorCode.ILLEGAL_GENERATION
+        group = self.classic.simple_group(group_id)
+        assert group is not None
+        return self.classic.validate_txn_offset_commit(group, generation_id, member_id, group_instance_id)
 
     # -- consumer groups (KIP-848; shim/groups/consumer.py) -----------------------------------------------
 

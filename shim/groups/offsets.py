@@ -182,6 +182,9 @@ class OffsetStore:
         # offsets of the two records in __consumer_offsets: CommitRecordMetadataAndOffset.olderThan).
         self._pending: dict[int, dict[str, dict[TopicPartition, tuple[int, OffsetAndMetadata]]]] = {}
         self._written: dict[tuple[str, TopicPartition], int] = {}
+        # The new coordinator's pending offsets per producer (OffsetMetadataManager.pendingTransactionalOffsets): a
+        # commit marker applies them in these maps' order, which an all-partitions fetch then shows.
+        self._pending_tables: dict[int, OffsetTables] = {}
         self._sequence = 0
 
     # -- reads ----------------------------------------------------------------------------------------------------
@@ -239,6 +242,9 @@ class OffsetStore:
             pending = self._pending.setdefault(producer_id, {}).setdefault(group_id, {})
             for tp, o in accepted.items():
                 pending[tp] = (self._next(), o)
+            if self.tables is not None:
+                self._pending_tables.setdefault(producer_id, OffsetTables()).put(
+                    group_id, [tp for tp, _ in offsets if tp in accepted])
 
         return self._store(group_id, offsets, write, "txn_offset_commit_not_stored")
 
@@ -265,12 +271,17 @@ class OffsetStore:
         if not by_group:
             return []
         done = [g for g in by_group if groups is None or g in set(groups)]
+        tables = self._pending_tables.get(producer_id)
         for group_id in done:
             pending = by_group.pop(group_id)
+            order = list(pending) if tables is None else [tp for tp in tables.order(group_id) if tp in pending]
+            if tables is not None:
+                tables.remove(group_id, list(pending))
             if not committed:
                 continue
             offsets = self._groups.setdefault(group_id, {})
-            for tp, (written, o) in pending.items():
+            for tp in order:
+                written, o = pending[tp]
                 if written > self._written.get((group_id, tp), -1):
                     offsets[tp] = o
                     self._written[(group_id, tp)] = written
@@ -279,10 +290,15 @@ class OffsetStore:
             self._forget_if_empty(group_id)
         if not by_group:
             del self._pending[producer_id]
+            self._pending_tables.pop(producer_id, None)
         return done
 
     def pending_groups(self, producer_id: int) -> list[str]:
         return list(self._pending.get(producer_id, {}))
+
+    def has_pending_offsets(self, group_id: str) -> bool:
+        """A transaction of the group not ended yet (GroupMetadata.pendingTransactionalOffsetCommits.nonEmpty)."""
+        return any(group_id in groups for groups in self._pending.values())
 
     def has_pending(self, group_id: str, tp: TopicPartition) -> bool:
         """GroupMetadata.hasPendingOffsetCommitsForTopicPartition (transactional ones: plain commits never wait)."""
@@ -293,6 +309,26 @@ class OffsetStore:
         pending = self._pending.setdefault(producer_id, {}).setdefault(group_id, {})
         for tp, o in offsets.items():
             pending[tp] = (self._next(), o)
+        if self.tables is not None:
+            self._pending_tables.setdefault(producer_id, OffsetTables()).put(group_id, list(offsets))
+
+    def _drop_pending(self, group_id: str, partitions: list[TopicPartition] | None, *, keep_entry: bool) -> None:
+        """``keep_entry``: the producer's (now perhaps empty) entry stays until its transaction ends, as the old
+        coordinator's pendingTransactionalOffsetCommits keeps it (and so counts the group as holding offsets)."""
+        for producer_id, by_group in list(self._pending.items()):
+            pending = by_group.get(group_id)
+            if pending is None:
+                continue
+            dropped = [tp for tp in (list(pending) if partitions is None else partitions) if tp in pending]
+            for tp in dropped:
+                del pending[tp]
+            if producer_id in self._pending_tables:
+                self._pending_tables[producer_id].remove(group_id, dropped)
+            if not pending and not keep_entry:
+                del by_group[group_id]
+            if not by_group:
+                del self._pending[producer_id]
+                self._pending_tables.pop(producer_id, None)
 
     def _next(self) -> int:
         self._sequence += 1
@@ -306,9 +342,12 @@ class OffsetStore:
                 self.tables.put(group_id, offsets)
 
     def delete(self, group_id: str, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, OffsetAndMetadata]:
-        """GroupMetadata.removeOffsets: the removed ones (tombstoned in the sink)."""
+        """GroupMetadata.removeOffsets: the removed ones (tombstoned in the sink). A transaction's offsets waiting for
+        those partitions go too: its commit marker no longer brings them back."""
         offsets = self._groups.get(group_id, {})
-        removed = {tp: offsets.pop(tp) for tp in dict.fromkeys(partitions) if tp in offsets}
+        partitions = list(dict.fromkeys(partitions))
+        self._drop_pending(group_id, partitions, keep_entry=True)
+        removed = {tp: offsets.pop(tp) for tp in partitions if tp in offsets}
         if self.tables is not None:
             self.tables.remove(group_id, removed)
         self._forget_if_empty(group_id)
@@ -317,7 +356,9 @@ class OffsetStore:
 
     def delete_group(self, group_id: str, *, generation: int = 0) -> int:
         """Every offset of a deleted group (DeleteGroups); a group that had a generation also gets its group
-        metadata tombstone, as cleanupGroupMetadata writes it. The number of offsets removed."""
+        metadata tombstone, as cleanupGroupMetadata writes it. The number of offsets removed. The group's
+        transactional offsets still waiting are dropped (the group is gone when their marker arrives)."""
+        self._drop_pending(group_id, None, keep_entry=False)
         removed = self._groups.pop(group_id, {})
         if self.tables is not None:
             self.tables.remove(group_id, removed)

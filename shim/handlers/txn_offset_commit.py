@@ -7,13 +7,14 @@ READ on each topic, else 29 on its partitions; unknown topics and partitions 3 (
 order). The other partitions go to the group coordinator: an empty group id INVALID_GROUP_ID (24), a node that does
 not coordinate the group NOT_COORDINATOR (16); then the transaction coordinator verifies that the group's partition
 was added to the transaction (AddOffsetsToTxn): another producer id INVALID_PRODUCER_ID_MAPPING (49), another epoch
-INVALID_PRODUCER_EPOCH (47), not added INVALID_TXN_STATE (48); then the member checks of a classic group (a missing
+INVALID_PRODUCER_EPOCH (47), not added INVALID_TXN_STATE (48), or TRANSACTION_ABORTABLE (120) from v4 on; then the member checks of a classic group (a missing
 group is created; a generation and member id, v3+, must match when given); then the offsets are stored, and become the
 group's committed offsets when the transaction commits (its marker reaches the group's partition) or are dropped when
 it aborts. Until then an OffsetFetch with ``require_stable`` answers UNSTABLE_OFFSET_COMMIT for them.
 
 Version notes. v2 committed leader epoch; v3 generation id, member id, group instance id (KIP-447), flexible; v4
-adds nothing for the broker (TRANSACTION_ABORTABLE is v5, unstable in 3.9).
+(KIP-890): a partition not added to the transaction answers TRANSACTION_ABORTABLE, as the coordinator verifies with
+``genericError`` from v4 on.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ def txn_offset_commit(ctx: RequestContext, request: messages.TxnOffsetCommitRequ
         answer.setdefault(topic, []).append(_Partition(partition_index=partition, error_code=code))
 
     wanted: list[tuple[tuple[str, int], OffsetAndMetadata]] = []
+    entries: list[tuple[str, int]] = []  # the topics passed on to the coordinator: (name, partitions), as requested
     now = ctx.services.groups.offsets.now_ms() if ctx.services.groups is not None else 0
     for t in request.topics:
         if t.name in hidden:
@@ -68,6 +70,7 @@ def txn_offset_commit(ctx: RequestContext, request: messages.TxnOffsetCommitRequ
             for p in t.partitions:
                 add(t.name, p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         else:
+            before = len(wanted)
             for p in t.partitions:
                 if 0 <= p.partition_index < len(known[t.name].partitions):
                     epoch = p.committed_leader_epoch if ctx.api_version >= 2 else -1
@@ -75,6 +78,8 @@ def txn_offset_commit(ctx: RequestContext, request: messages.TxnOffsetCommitRequ
                                    OffsetAndMetadata(p.committed_offset, epoch, p.committed_metadata or "", now)))
                 else:
                     add(t.name, p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            if len(wanted) > before:
+                entries.append((t.name, len(wanted) - before))
     if wanted:
         coordinator = ctx.services.groups
         assert coordinator is not None
@@ -85,9 +90,34 @@ def txn_offset_commit(ctx: RequestContext, request: messages.TxnOffsetCommitRequ
         results = coordinator.commit_transactional_offsets(
             request.group_id, member_id, instance, generation, request.producer_id, request.producer_epoch, wanted,
             verified=_verify(ctx, request), local=coordinates(ctx, request.group_id))
+        if coordinator.settings.new_coordinator:
+            return _merged(answer, entries, results)
         for (topic, partition), code in results:
             add(topic, partition, code)
     return TxnOffsetCommitResponse(throttle_time_ms=0, topics=[_Topic(name=name, partitions=parts) for name, parts in answer.items()])
+
+
+def _merged(errors: dict[str, list[_Partition]], entries: list[tuple[str, int]],
+            results: list[tuple[tuple[str, int], int]]) -> TxnOffsetCommitResponse:
+    """TxnOffsetCommitResponse.Builder.merge of the new coordinator's answer, which has the request's shape (a topic
+    entry per requested one, partitions in order, repeats kept): taken whole when nothing was refused before it,
+    else each of its topics appended to the refused entry of that name or added after them."""
+    answered, at = [], 0
+    for name, count in entries:
+        answered.append(_Topic(name=name, partitions=[_Partition(partition_index=partition, error_code=code)
+                                                      for (_, partition), code in results[at : at + count]]))
+        at += count
+    if not errors:
+        return TxnOffsetCommitResponse(throttle_time_ms=0, topics=answered)
+    topics = [_Topic(name=name, partitions=parts) for name, parts in errors.items()]
+    by_name = {topic.name: topic for topic in topics}
+    for topic in answered:
+        if topic.name in by_name:
+            by_name[topic.name].partitions.extend(topic.partitions)
+        else:
+            topics.append(topic)
+            by_name[topic.name] = topic
+    return TxnOffsetCommitResponse(throttle_time_ms=0, topics=topics)
 
 
 def _verify(ctx: RequestContext, request: messages.TxnOffsetCommitRequest) -> int:
@@ -98,19 +128,20 @@ def _verify(ctx: RequestContext, request: messages.TxnOffsetCommitRequest) -> in
         return ErrorCode.NONE  # the group coordinator answers INVALID_GROUP_ID first
     coordinator = verifying_coordinator(ctx, request.transactional_id)
     if isinstance(coordinator, int):
-        return _as_commit_error(coordinator)
+        return _as_commit_error(coordinator, ctx.api_version)
     offsets_topic = ctx.services.cluster.topics.get(OFFSETS_TOPIC)
     if offsets_topic is None:
         return ErrorCode.NONE  # the group coordinator answers NOT_COORDINATOR
     partition = (OFFSETS_TOPIC, partition_for(request.group_id, len(offsets_topic.partitions)))
     errors = coordinator.verify_partitions(request.transactional_id, request.producer_id, request.producer_epoch, [partition])
-    return _as_commit_error(errors[partition])
+    return _as_commit_error(errors[partition], ctx.api_version)
 
 
-def _as_commit_error(code: int) -> int:
+def _as_commit_error(code: int, version: int) -> int:
     if code == ErrorCode.PRODUCER_FENCED:
         return ErrorCode.INVALID_PRODUCER_EPOCH
-    if code == ErrorCode.TRANSACTION_ABORTABLE:
+    if code == ErrorCode.TRANSACTION_ABORTABLE and version < 4:
+        # AddPartitionsToTxnManager keeps TRANSACTION_ABORTABLE only for a v4+ request (genericError).
         return ErrorCode.INVALID_TXN_STATE
     # GroupMetadataManager.maybeConvertOffsetCommitError for the retriable ones.
     if code in (ErrorCode.NOT_ENOUGH_REPLICAS, ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):

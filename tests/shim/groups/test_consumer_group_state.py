@@ -250,6 +250,13 @@ def test_range_assignor_on_request(coordinator: GroupCoordinator) -> None:
     assert group.preferred_assignor("uniform") == "range"
 
 
+def test_a_tie_between_assignors_goes_to_uniform_as_kafkas_hash_map_iterates(coordinator: GroupCoordinator) -> None:
+    # Kafka 3.9 (a franz-go probe): members asking for range and uniform, one each, are assigned by uniform.
+    beat(coordinator, topics=["a"], instance="x", assignor="range")
+    beat(coordinator, topics=["a"], instance="y", assignor="uniform")
+    assert coordinator.consumer_group("g").preferred_assignor("range") == "uniform"
+
+
 def test_offset_commit_and_fetch_checks(coordinator: GroupCoordinator) -> None:
     m1 = beat(coordinator, topics=["a"])
     assert coordinator.validate_consumer_offset_commit("g", m1.member_id, 1) == 0
