@@ -543,7 +543,7 @@ class ClassicCoordinator:
     # --- OffsetCommit's member checks (for the offsets part of the coordinator) ---
 
     def validate_offset_commit(self, group_id: str, generation_id: int, member_id: str,
-                               group_instance_id: str | None, *, is_transactional: bool = False) -> int:
+                               group_instance_id: str | None) -> int:
         """GroupCoordinator.handleCommitOffsets / validateOffsetCommit / doCommitOffsets: 0 when the commit may be
         stored. An unknown group with a negative generation becomes an Empty "simple" group (manual commits);
         a member's valid commit restarts its session timeout, as a heartbeat does."""
@@ -551,23 +551,14 @@ class ClassicCoordinator:
         if group is None:
             if group_id in self.groups:
                 return ErrorCode.ILLEGAL_GENERATION  # held by a consumer-protocol group; its own checks apply
-            if generation_id < 0 or is_transactional:
+            if generation_id < 0:
                 self.groups[group_id] = ClassicGroup(group_id, self.scheduler.now_ms(), new_coordinator=self.settings.new_coordinator)
                 log.info("simple_group_created", group_id=group_id)
                 return ErrorCode.NONE
             return ErrorCode.ILLEGAL_GENERATION
-        if group.is_state(DEAD):
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        if generation_id < 0 and group.is_state(EMPTY):
-            return ErrorCode.NONE
-        if generation_id >= 0 or member_id != UNKNOWN_MEMBER_ID or group_instance_id is not None:
-            error = self._validate_current_member(group, member_id, group_instance_id)
-            if error:
-                return error
-            if generation_id != group.generation_id:
-                return ErrorCode.ILLEGAL_GENERATION
-        elif not is_transactional and not group.is_state(EMPTY):
-            return ErrorCode.UNKNOWN_MEMBER_ID
+        error = self._member_checks(group, generation_id, member_id, group_instance_id, transactional=False)
+        if error or (generation_id < 0 and group.is_state(EMPTY)):
+            return error
         if group.state in (STABLE, PREPARING_REBALANCE) and member_id in group.members:
             member = group.members[member_id]
             self._schedule_heartbeat_expiration(group, member, member.session_timeout_ms)
@@ -581,10 +572,15 @@ class ClassicCoordinator:
 
     def validate_txn_offset_commit(self, group: ClassicGroup, generation_id: int, member_id: str,
                                    group_instance_id: str | None) -> int:
-        """A transactional commit's member checks (GroupCoordinator.validateOffsetCommit with isTransactional, or
-        the new coordinator's ClassicGroup.validateOffsetCommit): no member needed, the group's state not enforced
-        (a commit during CompletingRebalance is stored), no session restarted; an Empty group takes any commit
-        without a generation."""
+        """A transactional commit's member checks: no member needed, the group's state not enforced (a commit
+        during CompletingRebalance is stored), no session restarted."""
+        return self._member_checks(group, generation_id, member_id, group_instance_id, transactional=True)
+
+    def _member_checks(self, group: ClassicGroup, generation_id: int, member_id: str, group_instance_id: str | None, *,
+                       transactional: bool) -> int:
+        """GroupCoordinator.validateOffsetCommit (and the new coordinator's ClassicGroup.validateOffsetCommit): an
+        Empty group takes any commit without a generation; a member id, instance id or generation must match; a
+        plain commit without them only to an Empty group."""
         if group.is_state(DEAD):
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
         if generation_id < 0 and group.is_state(EMPTY):
@@ -595,6 +591,8 @@ class ClassicCoordinator:
                 return error
             if generation_id != group.generation_id:
                 return ErrorCode.ILLEGAL_GENERATION
+        elif not transactional and not group.is_state(EMPTY):
+            return ErrorCode.UNKNOWN_MEMBER_ID
         return ErrorCode.NONE
 
     def close(self) -> None:
