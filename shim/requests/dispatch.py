@@ -204,26 +204,29 @@ class RequestSession:
 
     # -- metrics ---------------------------------------------------------------------------------------
     def _measured(self, payload: bytes, metrics: BrokerMetrics) -> Outcome | None:
-        """``receive`` counted for the Prometheus endpoint (shim.metrics): key, version, time, bytes, closes."""
+        """``receive`` counted for the Prometheus endpoint (shim.metrics): key, version, time, bytes, closes. The
+        SASL exchange is not counted, its last SaslAuthenticate included (asked before the frame completes it)."""
         started = _perf_counter_ns()
+        gate = self.gate
+        authenticating = gate is not None and gate.phase is not Phase.COMPLETE
         outcome = self._receive(payload, None) if self.tap is None else self._tapped(payload)
         if type(outcome) is Pending:
-            return Pending(self._measured_when_done(payload, metrics, started, outcome.outcome))
-        self._count(payload, metrics, started, outcome)
+            return Pending(self._measured_when_done(payload, metrics, started, outcome.outcome, authenticating))
+        self._count(payload, metrics, started, outcome, authenticating)
         return outcome
 
     async def _measured_when_done(self, payload: bytes, metrics: BrokerMetrics, started: int,
-                                  awaitable: Awaitable[Respond | Close]) -> Respond | Close:
+                                  awaitable: Awaitable[Respond | Close], authenticating: bool) -> Respond | Close:
         outcome = await awaitable
-        self._count(payload, metrics, started, outcome)
+        self._count(payload, metrics, started, outcome, authenticating)
         return outcome
 
-    def _count(self, payload: bytes, metrics: BrokerMetrics, started: int, outcome: Outcome | None) -> None:
+    def _count(self, payload: bytes, metrics: BrokerMetrics, started: int, outcome: Outcome | None,
+               authenticating: bool) -> None:
         if type(outcome) is Close:
             metrics.closed_instead_of_answering(outcome.event)  # type: ignore[union-attr]
             return
-        gate = self.gate
-        if len(payload) < 8 or (gate is not None and gate.phase is not Phase.COMPLETE):
+        if len(payload) < 8 or authenticating:
             return  # the SASL exchange (raw tokens are not requests)
         data = outcome.data if type(outcome) is Respond else b""  # type: ignore[union-attr]
         metrics.request(payload, (_perf_counter_ns() - started) / 1e6, self.listener.name, len(data))
@@ -328,6 +331,14 @@ class RequestSession:
                                               "correlation_id": ctx.correlation_id, "fault": rule.rule_id}, level="info")
 
     async def _delayed(self, ctx: RequestContext, body: Any, handler: ApiHandler, seconds: float) -> Respond | Close:
+        # Kafka handles a request it has read even when the client leaves while it waits (only the answer is
+        # dropped): a produce retried on a new connection meanwhile is written twice, as a slow broker writes it.
+        work = asyncio.ensure_future(self._after_delay(ctx, body, handler, seconds))
+        _DELAYED.add(work)
+        work.add_done_callback(_delayed_done)
+        return await asyncio.shield(work)
+
+    async def _after_delay(self, ctx: RequestContext, body: Any, handler: ApiHandler, seconds: float) -> Respond | Close:
         await asyncio.sleep(seconds)
         outcome = self._handle(ctx, body, handler)
         if type(outcome) is Pending:
@@ -596,6 +607,15 @@ def _encode(ctx: RequestContext, body: Any, request: Any) -> Respond | Close:
         return Respond(encode_response(ctx.api_key, ctx.api_version, ctx.correlation_id, body))
     except Exception as exc:  # a body the handler filled wrongly
         return _failed(ctx, exc, request)
+
+
+_DELAYED: set[asyncio.Future[Any]] = set()  # delayed requests still being handled, whatever their connection
+
+
+def _delayed_done(work: asyncio.Future[Any]) -> None:
+    _DELAYED.discard(work)
+    if not work.cancelled():
+        work.exception()  # retrieved: an answer nobody awaits any more is simply dropped
 
 
 async def _encode_off_loop(ctx: RequestContext, holder: list[Any], request: Any) -> Respond | Close:

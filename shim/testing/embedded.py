@@ -68,6 +68,9 @@ class EmbeddedBroker:
         await broker.stop()
 
     def start(self) -> EmbeddedBroker:
+        if self._thread.ident is not None:
+            raise RuntimeError("this EmbeddedBroker has been started before; a stopped broker is not started again: "
+                               "create a new EmbeddedBroker (with log.dirs to keep its data), or reset() a running one")
         self._thread.start()
         self._started.result(timeout=30)
         return self
@@ -76,6 +79,10 @@ class EmbeddedBroker:
         if self._thread.is_alive() and self._stop_event is not None:
             self.loop.call_soon_threadsafe(self._stop_event.set)
             self._thread.join(timeout=30)
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive() and self.broker is not None
 
     def reset(self) -> None:
         """The broker back to a fresh start's state, listeners kept (``Broker.reset``; in-memory brokers only)."""

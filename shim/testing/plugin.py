@@ -37,6 +37,8 @@ class BrokerPool:
         from kafka_shim.shim.testing.handle import KafkaShim
 
         shim = self._running.get(options)
+        if shim is not None and not shim.embedded.running:
+            shim = None  # a test stopped it: the next one gets a new broker of the same configuration
         if shim is None:
             shim = self._running[options] = KafkaShim(options).start()
         else:

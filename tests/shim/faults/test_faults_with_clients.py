@@ -9,10 +9,11 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
-from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from kafka_shim.shim.testing.handle import KafkaShim
@@ -55,6 +56,25 @@ def test_a_fatal_produce_error_reaches_the_application() -> None:
         error = _deliver(shim.confluent_config(), "orders", b"refused")
         assert error is not None and error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
         assert _deliver(shim.confluent_config(), "orders", b"accepted") is None  # the rule took one request only
+
+
+def test_a_delayed_produce_is_written_even_after_the_client_gave_up_on_it() -> None:
+    """As a slow Kafka does: the first copy, read before the client timed out and resent on a new connection, is
+    still handled after its delay, so a producer without idempotence writes the record twice."""
+    with KafkaShim() as shim:
+        shim.create_topic("slow")
+        shim.faults.delay("Produce", 4000, count=1)
+        config = shim.confluent_config(**{"socket.timeout.ms": 1500, "enable.idempotence": False, "acks": 1})
+        assert _deliver(config, "slow", b"twice") is None
+        watcher = Consumer(shim.confluent_config(**{"group.id": "watch"}))
+        try:
+            deadline = time.monotonic() + 60
+            while watcher.get_watermark_offsets(TopicPartition("slow", 0), timeout=10)[1] < 2:
+                assert time.monotonic() < deadline, "the delayed first copy was never written"
+                time.sleep(0.1)
+        finally:
+            watcher.close()
+        assert consume_values(shim.confluent_config(), "slow", 2, "g") == [b"twice", b"twice"]
 
 
 def test_a_dropped_connection_is_reconnected() -> None:

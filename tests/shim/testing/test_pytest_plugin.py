@@ -244,3 +244,19 @@ def test_plugin_readme_example_runs_as_written(pytester: pytest.Pytester) -> Non
     assert len(example.splitlines()) == 10  # what the README promises
     pytester.makepyfile(test_readme=example)
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_a_test_that_stops_the_broker_leaves_the_next_test_a_working_one(pytester: pytest.Pytester) -> None:
+    result = _run(pytester, '''
+        import pytest
+
+        def test_stops_it(kafka_shim):
+            kafka_shim.stop()
+            with pytest.raises(RuntimeError, match="not started again"):
+                kafka_shim.start()
+
+        def test_next_one(kafka_shim):
+            kafka_shim.create_topic("after-a-stop")
+            assert "after-a-stop" in kafka_shim.embedded.call(lambda: set(kafka_shim.embedded.broker.services.cluster.topics))
+    ''')
+    result.assert_outcomes(passed=2)
