@@ -7,8 +7,9 @@ READ on each topic, else 29 on its partitions; unknown topics and partitions 3 (
 order). The other partitions go to the group coordinator: an empty group id INVALID_GROUP_ID (24), a node that does
 not coordinate the group NOT_COORDINATOR (16); then the transaction coordinator verifies that the group's partition
 was added to the transaction (AddOffsetsToTxn): another producer id INVALID_PRODUCER_ID_MAPPING (49), another epoch
-INVALID_PRODUCER_EPOCH (47), not added INVALID_TXN_STATE (48), or TRANSACTION_ABORTABLE (120) from v4 on; then the member checks of a classic group (a missing
-group is created; a generation and member id, v3+, must match when given); then the offsets are stored, and become the
+INVALID_PRODUCER_EPOCH (47), not added INVALID_TXN_STATE (48; TRANSACTION_ABORTABLE (120) from v4 on); then the
+member checks of a transactional commit (GroupCoordinator.commit_transactional_offsets: a generation and member id,
+v3+, must match when given; a KIP-848 member's epoch on the new coordinator); then the offsets are stored, and become the
 group's committed offsets when the transaction commits (its marker reaches the group's partition) or are dropped when
 it aborts. Until then an OffsetFetch with ``require_stable`` answers UNSTABLE_OFFSET_COMMIT for them.
 
@@ -122,8 +123,8 @@ def _merged(errors: dict[str, list[_Partition]], entries: list[tuple[str, int]],
 
 def _verify(ctx: RequestContext, request: messages.TxnOffsetCommitRequest) -> int:
     """ReplicaManager.maybeStartTransactionVerificationForPartition on the group's ``__consumer_offsets`` partition,
-    with the errors turned into what an OffsetCommit answers (AddPartitionsToTxnManager, v4 and below: not added is
-    INVALID_TXN_STATE, a fenced epoch INVALID_PRODUCER_EPOCH)."""
+    with the errors turned into what an OffsetCommit answers (AddPartitionsToTxnManager: not added is
+    INVALID_TXN_STATE below v4, a fenced epoch INVALID_PRODUCER_EPOCH)."""
     if not request.group_id:
         return ErrorCode.NONE  # the group coordinator answers INVALID_GROUP_ID first
     coordinator = verifying_coordinator(ctx, request.transactional_id)

@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Callable, Iterator
 
 from kafka_shim.shim.config.logging import get_logger
+from kafka_shim.shim.javacompat.kafka_uuid import kafka_uuid_string
 from kafka_shim.shim.log import partition_metadata
 from kafka_shim.shim.log.errors import InconsistentTopicId
 from kafka_shim.shim.log.log_config import LogConfig
@@ -83,8 +84,8 @@ class LogManager:
             recorded = partition_metadata.read(directory)
             if recorded is not None and recorded != topic_id:
                 raise InconsistentTopicId(
-                    f"partition {directory.name} holds topic id {partition_metadata.kafka_uuid_string(recorded)}, "
-                    f"not {partition_metadata.kafka_uuid_string(topic_id)}"
+                    f"partition {directory.name} holds topic id {kafka_uuid_string(recorded)}, "
+                    f"not {kafka_uuid_string(topic_id)}"
                 )
             if recorded is None:
                 partition_metadata.write(directory, topic_id)

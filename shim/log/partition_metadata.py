@@ -14,8 +14,6 @@ import uuid
 from kafka_shim.shim.javacompat.kafka_uuid import kafka_uuid_string
 from kafka_shim.shim.log.storage import Directory
 
-__all__ = ["FILE", "VERSION", "kafka_uuid_string", "parse_kafka_uuid", "read", "write"]
-
 FILE = "partition.metadata"
 VERSION = 0
 

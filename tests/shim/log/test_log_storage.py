@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from kafka_shim.protocol.codes import ErrorCode
+from kafka_shim.shim.javacompat.kafka_uuid import kafka_uuid_string
 from kafka_shim.shim.log import partition_metadata
 from kafka_shim.shim.log.errors import InconsistentTopicId
 from kafka_shim.shim.log.log_config import LogConfig
@@ -38,8 +39,8 @@ def test_directory_operations_match(storage: Storage) -> None:
 
 
 def test_kafka_uuid_strings() -> None:
-    assert partition_metadata.kafka_uuid_string(uuid.UUID(int=1)) == "AAAAAAAAAAAAAAAAAAAAAQ"
-    assert partition_metadata.parse_kafka_uuid(partition_metadata.kafka_uuid_string(TOPIC_ID)) == TOPIC_ID
+    assert kafka_uuid_string(uuid.UUID(int=1)) == "AAAAAAAAAAAAAAAAAAAAAQ"
+    assert partition_metadata.parse_kafka_uuid(kafka_uuid_string(TOPIC_ID)) == TOPIC_ID
 
 
 def test_files_are_in_kafkas_layout(tmp_path: Path, clock: FakeClock) -> None:
@@ -52,7 +53,7 @@ def test_files_are_in_kafkas_layout(tmp_path: Path, clock: FakeClock) -> None:
     folder = tmp_path / "orders-2"
     assert sorted(p.name for p in folder.iterdir()) == [
         "00000000000000000000.index", "00000000000000000000.log", "00000000000000000000.timeindex", "partition.metadata"]
-    assert (folder / "partition.metadata").read_text() == f"version: 0\ntopic_id: {partition_metadata.kafka_uuid_string(TOPIC_ID)}"
+    assert (folder / "partition.metadata").read_text() == f"version: 0\ntopic_id: {kafka_uuid_string(TOPIC_ID)}"
     one = len(batch_bytes([b"v" * 10]))
     # Offset index: (relative offset, position) int32 pairs, big-endian; the time index: (timestamp int64, offset int32).
     index = (folder / "00000000000000000000.index").read_bytes()
