@@ -29,6 +29,11 @@ class LogConfig:
     # on a count or a timer; the operating system writes the pages back and replication is what keeps data safe.
     flush_messages: int = LONG_MAX
     flush_ms: int = LONG_MAX
+    # What the log cleaner obeys on a compacted log (log.cleaner.* keys are the broker-wide defaults).
+    min_cleanable_dirty_ratio: float = 0.5  # min.cleanable.dirty.ratio
+    min_compaction_lag_ms: int = 0  # min.compaction.lag.ms
+    max_compaction_lag_ms: int = LONG_MAX  # max.compaction.lag.ms
+    delete_retention_ms: int = 24 * 60 * 60 * 1000  # delete.retention.ms: how long tombstones and markers stay
 
     @property
     def deletes(self) -> bool:

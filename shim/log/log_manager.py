@@ -28,7 +28,7 @@ from kafka_shim.shim.log import partition_metadata
 from kafka_shim.shim.log.errors import InconsistentTopicId
 from kafka_shim.shim.log.log_config import LogConfig
 from kafka_shim.shim.log.partition_log import PartitionLog, wall_clock_ms
-from kafka_shim.shim.log.storage import MemoryStorage, Storage
+from kafka_shim.shim.log.storage import Directory, MemoryStorage, Storage
 
 log = get_logger(__name__)
 
@@ -51,6 +51,33 @@ def parse_directory_name(name: str) -> TopicPartition | None:
     return topic, int(number)
 
 
+def read_offset_checkpoint(root: Directory, name: str) -> dict[TopicPartition, int]:
+    """A checkpoint file in Kafka's format (``0``, the count, then ``topic partition offset`` lines); empty when
+    there is none or it cannot be read (logged: Kafka stops the log directory here, kafka-shim goes on)."""
+    if not root.exists(name):
+        return {}
+    lines = root.read(name, 0, root.size(name)).decode("utf-8", "replace").split("\n")
+    try:
+        if int(lines[0]) != _CHECKPOINT_VERSION:
+            raise ValueError(f"version {lines[0]}")
+        count = int(lines[1])
+        entries = {}
+        for line in lines[2 : 2 + count]:
+            topic, partition, offset = line.split(" ")
+            entries[(topic, int(partition))] = int(offset)
+        return entries
+    except (ValueError, IndexError) as exc:
+        log.warning("offset_checkpoint_unreadable", file=name, reason=str(exc))
+        return {}
+
+
+def write_offset_checkpoint(root: Directory, name: str, entries: dict[TopicPartition, int]) -> None:
+    """Replace a checkpoint file with ``entries``, atomically."""
+    lines = [str(_CHECKPOINT_VERSION), str(len(entries))]
+    lines += [f"{topic} {partition} {offset}" for (topic, partition), offset in sorted(entries.items())]
+    root.replace(name, ("\n".join(lines) + "\n").encode())
+
+
 class LogManager:
     """Every partition log of the broker. In memory unless given a :class:`FileStorage`."""
 
@@ -59,6 +86,11 @@ class LogManager:
         self._clock = clock
         self._logs: dict[TopicPartition, PartitionLog] = {}
         self._checkpointed = self._read_checkpoint()
+
+    @property
+    def clock(self) -> Callable[[], int]:
+        """The wall clock the logs use (epoch milliseconds)."""
+        return self._clock
 
     # -- the partitions -------------------------------------------------------------------------------------------
 
@@ -146,29 +178,11 @@ class LogManager:
             for key, partition_log in self
             if partition_log.log_start_offset > partition_log.segments[0].base_offset
         }
-        lines = [str(_CHECKPOINT_VERSION), str(len(moved))]
-        lines += [f"{topic} {partition} {offset}" for (topic, partition), offset in sorted(moved.items())]
-        self.storage.root().replace(LOG_START_CHECKPOINT, ("\n".join(lines) + "\n").encode())
+        write_offset_checkpoint(self.storage.root(), LOG_START_CHECKPOINT, moved)
         self._checkpointed = moved
 
     def _read_checkpoint(self) -> dict[TopicPartition, int]:
-        root = self.storage.root()
-        if not root.exists(LOG_START_CHECKPOINT):
-            return {}
-        lines = root.read(LOG_START_CHECKPOINT, 0, root.size(LOG_START_CHECKPOINT)).decode("utf-8", "replace").split("\n")
-        try:
-            if int(lines[0]) != _CHECKPOINT_VERSION:
-                raise ValueError(f"version {lines[0]}")
-            count = int(lines[1])
-            entries = {}
-            for line in lines[2 : 2 + count]:
-                topic, partition, offset = line.split(" ")
-                entries[(topic, int(partition))] = int(offset)
-            return entries
-        except (ValueError, IndexError) as exc:
-            # Kafka stops the log directory here; losing a moved start offset only shows records again, so go on.
-            log.warning("log_start_checkpoint_unreadable", file=LOG_START_CHECKPOINT, reason=str(exc))
-            return {}
+        return read_offset_checkpoint(self.storage.root(), LOG_START_CHECKPOINT)
 
     def close(self) -> None:
         """A clean shutdown: every log flushed and closed, the log start offsets checkpointed."""

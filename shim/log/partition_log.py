@@ -47,6 +47,8 @@ _INT32_MAX = 2**31 - 1
 _BASE_OFFSET, _INT32 = struct.Struct(">q"), struct.Struct(">i")
 _LEADER_EPOCH_AT = 12
 HIGH_WATERMARK = -1  # DeleteRecords' "up to the high watermark"
+# A segment the log cleaner is writing, then one ready to replace the segments it was cleaned from (Kafka's names).
+CLEANED_SUFFIX, SWAP_SUFFIX = ".cleaned", ".swap"
 
 
 def wall_clock_ms() -> int:
@@ -139,9 +141,10 @@ class PartitionLog:
         offset raises it when retention deleted more.
         """
         config = config or LogConfig()
+        swapped = _finish_interrupted_cleaning(directory, config.index_interval_bytes)
         bases = sorted(b for file in directory.list() if (b := base_offset_of(file)) is not None)
         segments = [
-            Segment.open(directory, base, config.index_interval_bytes, recover=(index == len(bases) - 1))
+            Segment.open(directory, base, config.index_interval_bytes, recover=(index == len(bases) - 1 or base in swapped))
             for index, base in enumerate(bases)
         ]
         if not segments:
@@ -426,6 +429,22 @@ class PartitionLog:
             "log_segments_deleted", directory=self.directory.name, count=len(chosen), log_start_offset=self._log_start_offset
         )
 
+    def replace_segments(self, cleaned: Segment, old: list[Segment]) -> None:
+        """UnifiedLog.replaceSegments for the log cleaner: ``cleaned`` (written under ``.cleaned`` names) takes the
+        place of the consecutive segments ``old``; renamed ``.swap`` before they are deleted, so that a crash at any
+        point leaves either the old segments or the new one at open."""
+        at = next((i for i, segment in enumerate(self.segments) if segment is old[0]), None)
+        if at is None or self.segments[at : at + len(old)] != old or old[-1] is self.active:
+            raise CleaningAborted(f"the segments of {self.directory.name} cleaned from offset {old[0].base_offset} changed")
+        cleaned.rename_temporary(SWAP_SUFFIX)
+        _sync_directory(self.directory)
+        for segment in old:
+            segment.delete()
+            self._dirty.discard(segment.base_offset)
+        cleaned.rename_temporary("")
+        _sync_directory(self.directory)
+        self.segments[at : at + len(old)] = [cleaned]
+
     def _truncate_fully_and_start_at(self, offset: int) -> None:
         for segment in self.segments:
             segment.delete()
@@ -450,6 +469,40 @@ class PartitionLog:
         self._dirty.add(self.active.base_offset)
         self.flush()
         self.directory.close()
+
+
+class CleaningAborted(Exception):
+    """The log changed under a cleaning (its segments were deleted or replaced): the cleaned copy is dropped."""
+
+
+def _sync_directory(directory: Directory) -> None:
+    sync = getattr(directory, "sync_directory", None)
+    if sync is not None:
+        sync()
+
+
+def _finish_interrupted_cleaning(directory: Directory, index_interval_bytes: int) -> set[int]:
+    """LogLoader's part for a cleaning a crash interrupted: ``.cleaned`` files are dropped (the old segments are
+    whole); a ``.swap`` segment replaces the segments it covers and takes its final names. Returns the base offsets
+    of the segments swapped in (their indexes are rebuilt)."""
+    files = directory.list()
+    for file in files:
+        if file.endswith(CLEANED_SUFFIX):
+            directory.delete(file)
+    swapped: set[int] = set()
+    for file in files:
+        base = base_offset_of(file.removesuffix(SWAP_SUFFIX)) if file.endswith(SWAP_SUFFIX) else None
+        if base is None:
+            continue
+        swap = Segment.open(directory, base, index_interval_bytes, recover=True, temporary_suffix=SWAP_SUFFIX)
+        for other in directory.list():
+            old_base = base_offset_of(other)
+            if old_base is not None and base <= old_base < max(swap.next_offset, base + 1):
+                Segment(directory, old_base, index_interval_bytes, 0).delete()
+        swap.rename_temporary("")
+        swapped.add(base)
+        log.warning("log_cleaning_swap_completed", directory=directory.name, base_offset=base)
+    return swapped
 
 
 def decoded_batches(partition_log: PartitionLog, chunk_bytes: int = 1 << 20) -> Iterator[RecordBatch]:

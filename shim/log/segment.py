@@ -53,15 +53,18 @@ def base_offset_of(file: str) -> int | None:
 class Segment:
     """Batches from ``base_offset`` on, in one ``.log`` file of a partition directory."""
 
-    def __init__(self, directory: Directory, base_offset: int, index_interval_bytes: int, created_ms: int) -> None:
+    def __init__(self, directory: Directory, base_offset: int, index_interval_bytes: int, created_ms: int,
+                 temporary_suffix: str = "") -> None:
         self.directory = directory
         self.base_offset = base_offset
         self.index_interval_bytes = index_interval_bytes
         self.created_ms = created_ms
-        self.log_file = file_name(base_offset, LOG_SUFFIX)
-        self.offset_index = OffsetIndex(directory, file_name(base_offset, INDEX_SUFFIX), base_offset)
-        self.time_index = TimeIndex(directory, file_name(base_offset, TIME_INDEX_SUFFIX), base_offset)
-        self.txn_index = TransactionIndex(directory, file_name(base_offset, TXN_INDEX_SUFFIX))
+        # A segment being written by the log cleaner has its files under temporary names (Kafka's .cleaned, .swap).
+        self.temporary_suffix = temporary_suffix
+        self.log_file = file_name(base_offset, LOG_SUFFIX) + temporary_suffix
+        self.offset_index = OffsetIndex(directory, file_name(base_offset, INDEX_SUFFIX) + temporary_suffix, base_offset)
+        self.time_index = TimeIndex(directory, file_name(base_offset, TIME_INDEX_SUFFIX) + temporary_suffix, base_offset)
+        self.txn_index = TransactionIndex(directory, file_name(base_offset, TXN_INDEX_SUFFIX) + temporary_suffix)
         self.size = 0
         self.next_offset = base_offset
         self.max_timestamp = NO_TIMESTAMP
@@ -73,18 +76,21 @@ class Segment:
     # -- creation and loading -------------------------------------------------------------------------------------
 
     @classmethod
-    def create(cls, directory: Directory, base_offset: int, index_interval_bytes: int, now_ms: int) -> Segment:
-        segment = cls(directory, base_offset, index_interval_bytes, now_ms)
+    def create(cls, directory: Directory, base_offset: int, index_interval_bytes: int, now_ms: int,
+               temporary_suffix: str = "") -> Segment:
+        segment = cls(directory, base_offset, index_interval_bytes, now_ms, temporary_suffix)
         for file in (segment.log_file, segment.offset_index.file, segment.time_index.file):
             directory.truncate(file, 0)
         segment.txn_index.delete()  # a stale one of an earlier segment at this offset
         return segment
 
     @classmethod
-    def open(cls, directory: Directory, base_offset: int, index_interval_bytes: int, *, recover: bool) -> Segment:
+    def open(cls, directory: Directory, base_offset: int, index_interval_bytes: int, *, recover: bool,
+             temporary_suffix: str = "") -> Segment:
         """A segment already stored. ``recover`` (the last segment) scans and cuts it; other segments trust their
         indexes unless those fail the sanity check, as Kafka does after a clean shutdown."""
-        segment = cls(directory, base_offset, index_interval_bytes, directory.modified_ms(file_name(base_offset, LOG_SUFFIX)))
+        created = directory.modified_ms(file_name(base_offset, LOG_SUFFIX) + temporary_suffix)
+        segment = cls(directory, base_offset, index_interval_bytes, created, temporary_suffix)
         segment.size = directory.size(segment.log_file)
         segment.txn_index.load()
         if recover or not (segment.offset_index.load() and segment.time_index.load()):
@@ -202,6 +208,26 @@ class Segment:
         self.size += size
         self.next_offset = headers[-1].next_offset
 
+    def append_chunk(self, data: bytes, largest_offset: int, largest_timestamp: int, offset_of_max_timestamp: int,
+                     next_offset: int) -> None:
+        """LogSegment.append as the log cleaner calls it: a chunk of batches with one index entry at most (the
+        chunk's largest offset at its position), ``next_offset`` the offset after the chunk's last batch."""
+        if not data:
+            return
+        position = self.size
+        if position == 0:
+            self.first_timestamp = largest_timestamp
+        self.directory.append(self.log_file, data)
+        if largest_timestamp > self.max_timestamp:
+            self.max_timestamp, self.offset_of_max_timestamp = largest_timestamp, offset_of_max_timestamp
+        if self._bytes_since_index_entry > self.index_interval_bytes:
+            self.offset_index.append(largest_offset, position)
+            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+            self._bytes_since_index_entry = 0
+        self._bytes_since_index_entry += len(data)
+        self.size += len(data)
+        self.next_offset = next_offset
+
     def _restore(self, before: tuple[int, int, int, int, int | None, int, int, int]) -> None:
         size, next_offset, max_ts, max_ts_offset, first_ts, since_index, offset_entries, time_entries = before
         self.size, self.next_offset, self.max_timestamp, self.offset_of_max_timestamp = size, next_offset, max_ts, max_ts_offset
@@ -231,6 +257,23 @@ class Segment:
         for file in (self.log_file, self.offset_index.file, self.time_index.file):
             self.directory.delete(file)
         self.txn_index.delete()
+
+    def rename_temporary(self, temporary_suffix: str) -> None:
+        """Move the segment's files to another temporary suffix, or to their final names with ``""``."""
+        def renamed(file: str) -> str:
+            return file.removesuffix(self.temporary_suffix) + temporary_suffix
+
+        # The .log file last: at open, a segment is its .log file, and its indexes are rebuilt if they are missing.
+        if self.directory.exists(self.txn_index.file):
+            self.directory.rename(self.txn_index.file, renamed(self.txn_index.file))
+        else:
+            self.directory.delete(renamed(self.txn_index.file))  # a stale index of the segment being replaced
+        self.txn_index.file = renamed(self.txn_index.file)
+        for holder, attribute in ((self.offset_index, "file"), (self.time_index, "file"), (self, "log_file")):
+            old = getattr(holder, attribute)
+            self.directory.rename(old, renamed(old))
+            setattr(holder, attribute, renamed(old))
+        self.temporary_suffix = temporary_suffix
 
     # -- reading --------------------------------------------------------------------------------------------------
 

@@ -71,8 +71,16 @@ class Directory(Protocol):
         """Remove the file; a missing file is not an error."""
         ...
 
+    def rename(self, file: str, new_name: str) -> None:
+        """Give the file another name, atomically, replacing any file of that name (a cleaned segment swapped in)."""
+        ...
+
     def modified_ms(self, file: str) -> int:
         """When the file was last written, in epoch milliseconds (Kafka's ``lastModified``)."""
+        ...
+
+    def set_modified_ms(self, file: str, modified_ms: int) -> None:
+        """Set the file's modification time (a cleaned segment keeps the time of the segments it replaced)."""
         ...
 
     def sync(self, file: str) -> None:
@@ -279,8 +287,19 @@ class MemoryDirectory:
         self._files.pop(file, None)
         self._modified.pop(file, None)
 
+    def rename(self, file: str, new_name: str) -> None:
+        moved = self._files.pop(file, None)
+        if moved is None:
+            raise StorageFailure(f"cannot rename {self.name}/{file}: no such file")
+        self._files[new_name] = moved
+        self._modified[new_name] = self._modified.pop(file, self._clock())
+
     def modified_ms(self, file: str) -> int:
         return self._modified.get(file, 0)
+
+    def set_modified_ms(self, file: str, modified_ms: int) -> None:
+        if file in self._files:
+            self._modified[file] = modified_ms
 
     def sync(self, file: str) -> None:
         pass
@@ -413,6 +432,38 @@ class FileDirectory:
             return os.stat(self.path / file).st_mtime_ns // 1_000_000
         except FileNotFoundError:
             return 0
+
+    def rename(self, file: str, new_name: str) -> None:
+        # The descriptor stays valid across the rename; it is filed under the new name.
+        fd = self._fds.pop(file, None)
+        self._forget(new_name)
+        try:
+            os.replace(self.path / file, self.path / new_name)
+        except OSError as exc:
+            if fd is not None:
+                os.close(fd)
+            raise StorageFailure(f"cannot rename {self.path / file} to {new_name}: {exc.strerror}") from exc
+        if fd is not None:
+            self._fds[new_name] = fd
+
+    def set_modified_ms(self, file: str, modified_ms: int) -> None:
+        try:
+            os.utime(self.path / file, ns=(modified_ms * 1_000_000, modified_ms * 1_000_000))
+        except OSError as exc:
+            raise StorageFailure(f"cannot set the modification time of {self.path / file}: {exc.strerror}") from exc
+
+    def sync_directory(self) -> None:
+        """fsync the directory itself, so renames in it survive a crash."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            return
+        try:
+            os.fsync(fd)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
 
     def sync(self, file: str) -> None:
         if not self.exists(file):

@@ -1,14 +1,14 @@
 """The log chores Kafka's LogManager and log cleaner schedule, on the event loop: retention, timed flushes, start-offset
-checkpoints.
+checkpoints, and the log cleaner.
 
-Each runs at the interval of its Kafka key (``log.retention.check.interval.ms``, default 5 minutes;
+Each LogManager chore runs at the interval of its Kafka key (``log.retention.check.interval.ms``, default 5 minutes;
 ``log.flush.scheduler.interval.ms``, default never; ``log.flush.start.offset.checkpoint.interval.ms``, default one
 minute), the first time ``log.initial.task.delay.ms`` (30 s) after start, as LogManager schedules them. Compacted
-logs are not LogManager's: Kafka's log cleaner deletes their old segments (by the log start offset, and by
-``retention.ms`` / ``retention.bytes`` with ``compact,delete``) each time it looks for work, which with nothing to
-compact is every ``log.cleaner.backoff.ms`` (15 s) from start, and never with ``log.cleaner.enable=false``.
-kafka-shim does not compact, so that is all its cleaner does. A chore that fails is logged and tried again at its
-next turn; it never stops the broker.
+logs are not LogManager's: the log cleaner (:mod:`.log_cleaner`) compacts them and deletes their old segments (by
+the log start offset, and by ``retention.ms`` / ``retention.bytes`` with ``compact,delete``) each time it looks for
+work, from start on, resting ``log.cleaner.backoff.ms`` (15 s) when there was nothing to compact, and never with
+``log.cleaner.enable=false``. A chore that fails is logged and tried again at its next turn; it never stops the
+broker.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from kafka_shim.shim.config.logging import get_logger
+from kafka_shim.shim.partitions.log_cleaner import run_log_cleaner
 from kafka_shim.shim.partitions.manager import Partitions
 
 log = get_logger(__name__)
@@ -41,8 +42,6 @@ CHORES = (
     Chore("retention", "log.retention.check.interval.ms", 300_000, lambda p: p.logs.apply_retention()),
     Chore("flush", "log.flush.scheduler.interval.ms", _NEVER, lambda p: p.logs.flush_due()),
     Chore("log_start_checkpoint", "log.flush.start.offset.checkpoint.interval.ms", 60_000, lambda p: p.logs.checkpoint()),
-    Chore("compacted_retention", "log.cleaner.backoff.ms", 15_000, lambda p: p.logs.apply_retention(compacted=True),
-          delayed=False, enabled_by="log.cleaner.enable"),
 )
 
 
@@ -77,8 +76,8 @@ def enabled(chore: Chore, properties: Mapping[str, str]) -> bool:
 
 
 async def run_chores(partitions: Partitions) -> None:
-    """Run every chore at its interval until cancelled."""
-    await asyncio.gather(*(_every(chore, partitions) for chore in CHORES))
+    """Run every chore at its interval, and the log cleaner, until cancelled."""
+    await asyncio.gather(*(_every(chore, partitions) for chore in CHORES), run_log_cleaner(partitions))
 
 
 async def _every(chore: Chore, partitions: Partitions) -> None:

@@ -29,4 +29,8 @@ def log_config_of(values: Mapping[str, object]) -> LogConfig:
         ),
         flush_messages=int(values["flush.messages"]),
         flush_ms=int(values["flush.ms"]),
+        min_cleanable_dirty_ratio=float(values["min.cleanable.dirty.ratio"]),
+        min_compaction_lag_ms=int(values["min.compaction.lag.ms"]),
+        max_compaction_lag_ms=int(values["max.compaction.lag.ms"]),
+        delete_retention_ms=int(values["delete.retention.ms"]),
     )

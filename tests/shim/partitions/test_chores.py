@@ -19,9 +19,8 @@ def test_intervals_come_from_kafka_keys_with_kafka_defaults() -> None:
     assert interval_ms(retention, {"log.retention.check.interval.ms": "soon"}) == 300_000
     assert initial_delay_ms(retention, {}) == 30_000  # LogManager's first run waits log.initial.task.delay.ms
     assert initial_delay_ms(retention, {"log.initial.task.delay.ms": "0"}) == 0
-    cleaner = next(c for c in CHORES if c.name == "compacted_retention")
-    assert (interval_ms(cleaner, {}), initial_delay_ms(cleaner, {})) == (15_000, 0)  # the cleaner starts at once
-    assert enabled(cleaner, {}) and not enabled(cleaner, {"log.cleaner.enable": "false"})
+    flush = next(c for c in CHORES if c.name == "flush")
+    assert enabled(flush, {}) and interval_ms(flush, {"log.flush.scheduler.interval.ms": "-5"}) == 2**63 - 1
 
 
 async def test_retention_runs_on_its_interval_and_keeps_going_after_a_failure() -> None:
