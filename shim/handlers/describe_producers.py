@@ -5,8 +5,8 @@ describe-producers` reads it.
 Behaviour. Per topic, in request order: an illegal name INVALID_TOPIC_EXCEPTION (17) with Kafka's message; READ on
 the topic, else TOPIC_AUTHORIZATION_FAILED (29) on each of its partitions; an unknown topic 3. Per partition: an
 unknown partition 3; one this node holds no replica of (a cluster in one process) NOT_LEADER_OR_FOLLOWER; else
-every producer id the partition's producer state holds (idempotent producers, until
-``producer.id.expiration.ms``): epoch, last sequence, last timestamp, coordinator epoch, the first offset of its
+every producer id the partition's producer state holds (idempotent producers, until the
+``producer.id.expiration.check.interval.ms`` check after ``producer.id.expiration.ms`` of idleness): epoch, last sequence, last timestamp, coordinator epoch, the first offset of its
 open transaction (-1: none). A follower answers too, as in Kafka (the log is there).
 
 Version notes. Kafka 3.9 has v0 (flexible).
@@ -19,6 +19,7 @@ from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import DescribeProducersResponse
 from kafka_shim.shim.cluster.topics import invalid_topic_name
 from kafka_shim.shim.handlers import handles
+from kafka_shim.shim.partitions.append import expire_idle_producers
 from kafka_shim.shim.requests.authz import allowed, check
 from kafka_shim.shim.requests.context import RequestContext
 
@@ -63,6 +64,7 @@ def _active(ctx: RequestContext, topic: str, index: int) -> DescribeProducersRes
         return _Partition(partition_index=index, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     if ctx.node_id not in known.partitions[index].replicas:
         return _Partition(partition_index=index, error_code=ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    expire_idle_producers(partitions, state, partitions.logs.clock())  # as Kafka's scheduler would have by now
     return _Partition(partition_index=index, error_code=ErrorCode.NONE, active_producers=[
         _Producer(producer_id=e.producer_id, producer_epoch=e.epoch, last_sequence=e.last_seq, last_timestamp=e.last_timestamp,
                   coordinator_epoch=e.coordinator_epoch,

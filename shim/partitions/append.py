@@ -121,7 +121,7 @@ def commit(partitions: Partitions, state: PartitionState, checked: Validated | R
            settings: AppendSettings, *, now_ms: int | None = None) -> AppendResult:
     """Write what :func:`validate` accepted to the partition's log (Partition.appendRecordsToLeader on)."""
     partition_log = state.log
-    _expire_idle_producers(state, time.time_ns() // 1_000_000 if now_ms is None else now_ms)
+    expire_idle_producers(partitions, state, time.time_ns() // 1_000_000 if now_ms is None else now_ms)
     name = f"{state.topic}-{state.index}"
     # Partition.appendRecordsToLeader: the in-sync replicas (fewer once a node of the cluster stopped) against
     # min.insync.replicas.
@@ -186,11 +186,16 @@ EXPIRATION_CHECK_INTERVAL_MS = 600_000
 _last_expiry_check: WeakKeyDictionary[PartitionState, int] = WeakKeyDictionary()
 
 
-def _expire_idle_producers(state: PartitionState, now: int) -> None:
-    """ProducerStateManager.removeExpiredProducers, run as Kafka's scheduler runs it but lazily: at an append to the
-    partition once the check interval has passed (an idle partition keeps its entries until its next append)."""
+def expire_idle_producers(partitions: Partitions, state: PartitionState, now: int) -> None:
+    """ProducerStateManager.removeExpiredProducers, run as Kafka's scheduler runs it every
+    ``producer.id.expiration.check.interval.ms`` but lazily: when the partition is appended to or cleaned once the
+    check interval has passed (an idle partition keeps its entries until then)."""
+    try:
+        interval = int(partitions.broker_properties.get("producer.id.expiration.check.interval.ms", EXPIRATION_CHECK_INTERVAL_MS))
+    except ValueError:
+        interval = EXPIRATION_CHECK_INTERVAL_MS
     last = _last_expiry_check.setdefault(state, now)
-    if now - last >= EXPIRATION_CHECK_INTERVAL_MS:
+    if now - last >= interval:
         _last_expiry_check[state] = now
         expired = state.producers.remove_expired(now)
         if expired:

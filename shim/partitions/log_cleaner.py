@@ -34,6 +34,7 @@ from kafka_shim.shim.log.cleaner import (
 )
 from kafka_shim.shim.log.log_manager import TopicPartition, read_offset_checkpoint, write_offset_checkpoint
 from kafka_shim.shim.log.partition_log import PartitionLog
+from kafka_shim.shim.partitions.append import expire_idle_producers
 from kafka_shim.shim.partitions.manager import Partitions, PartitionState
 
 log = get_logger(__name__)
@@ -118,7 +119,9 @@ class LogCleaner:
         log was deleted meanwhile."""
         partition_log, key = state.log, (state.topic, state.index)
         settings = cleaner_settings(self.partitions.broker_properties)
-        cleaning = Cleaning(partition_log, to_clean, settings, now_ms=self._clock(),
+        now = self._clock()
+        expire_idle_producers(self.partitions, state, now)  # Kafka's scheduler would have run meanwhile
+        cleaning = Cleaning(partition_log, to_clean, settings, now_ms=now,
                             active_producers=lambda: _last_records(state))
         log.info("log_cleaning_started", topic=state.topic, partition=state.index, first_dirty=to_clean.first_dirty,
                  first_uncleanable=to_clean.first_uncleanable, cleanable_ratio=round(to_clean.cleanable_ratio, 4))
