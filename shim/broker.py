@@ -555,6 +555,9 @@ class _OffsetsTopic:
     def appended(self, partition: int) -> None:
         self.partitions.appended(OFFSETS_TOPIC, partition)
 
+    def leader_epoch(self, partition: int) -> int:
+        return _leader_epoch_of(self.partitions, OFFSETS_TOPIC, partition)
+
 
 class _InternalTopic(_OffsetsTopic):
     """An internal topic's partitions for a coordinator (txn/ may not import the partitions manager either)."""
@@ -575,6 +578,14 @@ class _InternalTopic(_OffsetsTopic):
 
     def appended(self, partition: int) -> None:
         self.partitions.appended(self.name, partition)
+
+    def leader_epoch(self, partition: int) -> int:
+        return _leader_epoch_of(self.partitions, self.name, partition)
+
+
+def _leader_epoch_of(partitions: Partitions, topic: str, partition: int) -> int:
+    known = partitions.cluster.topics.get(topic)
+    return known.partitions[partition].leader_epoch if known is not None and partition < len(known.partitions) else 0
 
 
 def _transaction_coordinator(config: BrokerConfig, partitions: Partitions, producer_ids: ProducerIdAllocator,

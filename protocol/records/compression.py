@@ -253,7 +253,10 @@ class _Zstd:
         self._zstd = zstandard
 
     def compress(self, data: bytes) -> bytes:
-        return self._zstd.ZstdCompressor(level=3).compress(data)
+        # As Kafka's writer (zstd-jni's ZstdOutputStream behind a BufferedOutputStream, level 3) frames it: streamed,
+        # so no content size in the header; closing flushes the open block, then ends the frame with an empty one.
+        stream = self._zstd.ZstdCompressor(level=3, write_content_size=False).compressobj()
+        return stream.compress(data) + stream.flush(self._zstd.COMPRESSOBJ_FLUSH_BLOCK) + stream.flush()
 
     def decompress(self, data: bytes, limit: int) -> bytes:
         zstd = self._zstd

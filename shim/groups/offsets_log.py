@@ -47,6 +47,9 @@ class OffsetsTopic(Protocol):
     def log(self, partition: int) -> PartitionLog:
         """A partition's log (the topic exists)."""
 
+    def leader_epoch(self, partition: int) -> int:
+        """The partition's leader epoch, stamped on the batches the coordinator writes (as on a producer's)."""
+
     def appended(self, partition: int) -> None:
         """Tell the broker a partition grew (fetches waiting on it wake up)."""
 
@@ -235,7 +238,7 @@ class OffsetsLog:
                                         **transactional))
         partition = partition_for(group_id, count)
         try:
-            self.topic.log(partition).append(data)
+            self.topic.log(partition).append(data, leader_epoch=self.topic.leader_epoch(partition))
         except Exception as exc:  # OSError from the disk, LogError from the log: Kafka's append fails with 56
             raise SinkError(getattr(exc, "error_code", ErrorCode.KAFKA_STORAGE_ERROR), str(exc)) from exc
         self.topic.appended(partition)

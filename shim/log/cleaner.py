@@ -257,7 +257,8 @@ class Cleaning:
         capacity = self.settings.map_capacity
         for segment, next_start in zip(dirty, next_starts, strict=True):
             for chunk in self._chunks(segment, segment.offset_index.lookup(start)):
-                for _, batch in chunk:
+                for raw in chunk:
+                    batch = _decoded(segment, raw)
                     if batch.is_control:
                         transactions.on_control_batch(batch)
                     elif not transactions.on_batch(batch):
@@ -272,7 +273,7 @@ class Cleaning:
                             self._latest = offset
                     if batch.last_offset >= start:
                         self._latest = batch.last_offset
-                yield
+                    yield
             self._latest = next_start - 1
 
     # -- cleaning a group of segments into one --------------------------------------------------------------------
@@ -286,8 +287,7 @@ class Cleaning:
                 upper = group[at + 1].base_offset if at + 1 < len(group) else segment.next_offset
                 transactions.add_aborted(self.log.collect_aborted_transactions(segment.base_offset, upper))
                 for chunk in self._chunks(segment, 0):
-                    self._clean_chunk(chunk, cleaned, transactions, producers)
-                    yield
+                    yield from self._clean_chunk(segment, chunk, cleaned, transactions, producers)
             cleaned.seal()
             cleaned.sync()
             cleaned.directory.set_modified_ms(cleaned.log_file, group[-1].directory.modified_ms(group[-1].log_file))
@@ -297,12 +297,15 @@ class Cleaning:
             cleaned.delete()
             raise
 
-    def _clean_chunk(self, chunk: list[tuple[memoryview, RecordBatch]], cleaned: Segment,
-                     transactions: CleanedTransactions, producers: dict[int, LastRecord]) -> None:
+    def _clean_chunk(self, segment: Segment, chunk: list[memoryview], cleaned: Segment,
+                     transactions: CleanedTransactions, producers: dict[int, LastRecord]) -> Iterator[None]:
+        """Filter one read chunk, a step per batch, and append what is kept to ``cleaned`` as one chunk."""
         out = bytearray()
         max_timestamp, offset_of_max, max_offset, next_offset = -1, -1, -1, cleaned.next_offset
         now = self.now_ms
-        for raw, batch in chunk:
+        for raw in chunk:
+            yield
+            batch = _decoded(segment, raw)
             can_discard = (transactions.on_control_batch(batch) if batch.is_control else transactions.on_batch(batch))
             if batch.is_control:
                 discard_records = can_discard and batch.has_delete_horizon and batch.base_timestamp <= now
@@ -354,7 +357,7 @@ class Cleaning:
 
     # -- reading ----------------------------------------------------------------------------------------------------
 
-    def _chunks(self, segment: Segment, position: int) -> Iterator[list[tuple[memoryview, RecordBatch]]]:
+    def _chunks(self, segment: Segment, position: int) -> Iterator[list[memoryview]]:
         """The segment's batches from ``position`` in the chunks Kafka's cleaner reads (its I/O buffer: whole
         batches that fit; the buffer doubles for a batch larger than it, for the rest of the segment)."""
         buffer = self._buffer
@@ -370,15 +373,16 @@ class Cleaning:
                 while buffer < needed:
                     buffer *= 2
                 continue
-            chunk = []
-            for header in headers:
-                raw = data[header.position : header.position + header.size]
-                try:
-                    chunk.append((raw, decode_batch(raw)))
-                except DecodeError as exc:
-                    raise CorruptBatch(f"{segment.log_file}: batch at {position + header.position}: {exc}") from exc
-            yield chunk
+            yield [data[header.position : header.position + header.size] for header in headers]
             position += headers[-1].position + headers[-1].size
+
+
+def _decoded(segment: Segment, raw: memoryview) -> RecordBatch:
+    try:
+        return decode_batch(raw)
+    except DecodeError as exc:
+        base = int.from_bytes(raw[:8], "big", signed=True)
+        raise CorruptBatch(f"{segment.log_file}: the batch at offset {base} cannot be read: {exc}") from exc
 
 
 def _last_of_producer(batch: RecordBatch, producers: dict[int, LastRecord]) -> bool:

@@ -41,7 +41,7 @@ log = get_logger(__name__)
 
 CLEANER_CHECKPOINT = "cleaner-offset-checkpoint"
 _BACKOFF_DEFAULT_MS = 15_000
-_STEP_BUDGET_S = 0.01  # cleaning work between two chances for requests to run
+_STEP_BUDGET_S = 0.002  # cleaning work between two chances for other work (a request takes a few of them)
 _RECHECK_S = 0.5  # how often a resting cleaner looks for changed log.cleaner.* keys
 
 

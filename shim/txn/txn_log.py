@@ -36,6 +36,9 @@ class TransactionTopic(Protocol):
     def log(self, partition: int) -> PartitionLog:
         """A partition's log (the topic exists)."""
 
+    def leader_epoch(self, partition: int) -> int:
+        """The partition's leader epoch, stamped on the batches the coordinator writes (as on a producer's)."""
+
     def appended(self, partition: int) -> None:
         """Tell the broker a partition grew."""
 
@@ -165,7 +168,7 @@ class TransactionLog:
         data = encode_batch(build_batch([(key_bytes(transactional_id), value, [], now_ms)]))
         partition = partition_for(transactional_id, count)
         try:
-            self.topic.log(partition).append(data)
+            self.topic.log(partition).append(data, leader_epoch=self.topic.leader_epoch(partition))
         except Exception as exc:  # a full disk or a failing log: Kafka's append fails and the request with it
             # TransactionStateManager.appendTransactionToLog maps storage errors to NOT_COORDINATOR / UNKNOWN
             raise TxnLogError(ErrorCode.NOT_COORDINATOR, str(exc)) from exc

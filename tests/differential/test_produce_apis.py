@@ -8,6 +8,7 @@ a producer it does not know at any sequence, and so does kafka-shim.
 
 from __future__ import annotations
 
+import random
 import struct
 import time
 import uuid
@@ -32,19 +33,20 @@ from kafka_shim.protocol.messages import (
     CreateAclsRequest,
     CreateTopicsRequest,
     DeleteAclsRequest,
+    FetchRequest,
     FindCoordinatorRequest,
     InitProducerIdRequest,
     ListOffsetsRequest,
     ProduceRequest,
 )
-from kafka_shim.protocol.records import Compression, build_batch, encode_batch
+from kafka_shim.protocol.records import Compression, build_batch, decode_batches, encode_batch
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from tests.support.compare import assert_same
 from tests.support.peers import _address
 from tests.support.wire import Answer, Wire, exchange_both
 
-PRODUCE, LIST_OFFSETS, CREATE_TOPICS, INIT_PRODUCER_ID, CREATE_ACLS, DELETE_ACLS = 0, 2, 19, 22, 30, 31
+PRODUCE, FETCH, LIST_OFFSETS, CREATE_TOPICS, INIT_PRODUCER_ID, CREATE_ACLS, DELETE_ACLS = 0, 1, 2, 19, 22, 30, 31
 NOW = int(time.time() * 1000)
 APPEND_TIME = ("responses.*.partition_responses.*.log_append_time_ms",)
 
@@ -286,6 +288,29 @@ def test_topic_compression_differs(open_pair: Pair) -> None:
     topic = open_pair.topic(_name("gzip"), configs={"compression.type": "gzip"})
     for codec in (Compression.NONE, Compression.LZ4, Compression.GZIP):
         open_pair.same(PRODUCE, 9, _produce({topic: {0: _batch([b"a", b"b"], compression=codec)}}), what=f"{codec.name} to a gzip topic")
+
+
+@pytest.mark.parametrize("codec", ["zstd", "gzip", "lz4", "snappy"])
+def test_a_topic_codec_compresses_to_kafkas_bytes(open_pair: Pair, codec: str) -> None:
+    """An uncompressed batch to a topic with compression.type=<codec> is stored as Kafka's own compressor writes it:
+    the same bytes, CRC included (zstd: libzstd 1.5.6's choices, as zstd-jni's in Kafka 3.9, and its framing)."""
+    topic = open_pair.topic(_name(codec), configs={"compression.type": codec, "max.message.bytes": "4000000"})
+    noise = random.Random(codec)
+    shapes = [
+        [b"value-%d" % i for i in range(5)],
+        [(b"lorem ipsum %d dolor " % i) * 30 for i in range(100)],
+        [(b"abc%d" % (i % 7)) * 500 + noise.randbytes(200) for i in range(200)],
+        [noise.randbytes(3000) for _ in range(100)],
+    ]
+    for values in shapes:
+        open_pair.same(PRODUCE, 9, _produce({topic: {0: _batch(values)}}), what=f"{len(values)} records to a {codec} topic")
+    fetch = FetchRequest(replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=1 << 24, isolation_level=0, session_id=0,
+                         session_epoch=-1, topics=[FetchRequest.FetchTopic(topic=topic, partitions=[FetchRequest.FetchPartition(
+                             partition=0, fetch_offset=0, log_start_offset=-1, partition_max_bytes=1 << 24,
+                             current_leader_epoch=-1)])], forgotten_topics_data=[], rack_id="")
+    kafka, shim = open_pair.both(FETCH, 12, fetch)
+    stored = [bytes(answer.body.responses[0].partitions[0].records) for answer in (kafka, shim)]
+    assert len(decode_batches(stored[0])) == len(shapes) and stored[1] == stored[0]
 
 
 def test_invalid_acks_and_acks_0(open_pair: Pair) -> None:

@@ -30,6 +30,7 @@ from kafka_shim.shim.groups.offsets_log import (
     read_key,
     read_offset_value,
 )
+from kafka_shim.shim.log.partition_log import decoded_batches
 from tests.support.acl_helpers import connect
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -154,6 +155,9 @@ def _offsets_log_in_memory():
         def log(self, partition):
             return log
 
+        def leader_epoch(self, partition: int) -> int:
+            return 0
+
         def appended(self, partition):
             pass
 
@@ -239,3 +243,19 @@ def test_offset_commit_batches_carry_base_sequence_0_as_kafka_writes_them() -> N
     # GroupMetadataManager.storeOffsets builds offset commits with base sequence 0 (kafka-dump-log: baseSequence: 0
     # lastSequence: 1); group metadata has none.
     assert [(b.producer_id, b.base_sequence, b.is_transactional) for b in batches] == [(-1, 0, False), (1000, 0, True), (-1, -1, False)]
+
+
+async def test_commits_after_a_restart_carry_the_partitions_new_leader_epoch(tmp_path: Path) -> None:
+    """As any leader's append, the coordinator's batches are stamped with the partition's current leader epoch (two
+    up after a restart); kafka-shim wrote 0 (found by the compaction probe, in kafka-dump-log's output)."""
+    for _ in range(2):
+        async with Broker(_config(tmp_path)) as broker:
+            if "orders" not in broker.services.cluster.topics:
+                broker.services.partitions.create_topic("orders", 1)
+                broker.services.partitions.create_topic("__consumer_offsets", 50, {"cleanup.policy": "compact"})
+            async with await connect(broker) as client:
+                await client.request(ApiKey.OFFSET_COMMIT, 8, _commit("app", {("orders", 0): 5}))
+            state = broker.services.partitions.get("__consumer_offsets", partition_for("app", 50))
+            epoch = broker.services.cluster.topics["__consumer_offsets"].partitions[state.index].leader_epoch
+            last = list(decoded_batches(state.log))[-1]
+    assert epoch == 2 and last.partition_leader_epoch == 2

@@ -28,6 +28,9 @@ class _Topic:
     def log(self, partition: int) -> PartitionLog:
         return self.logs[partition]
 
+    def leader_epoch(self, partition: int) -> int:
+        return 0
+
     def appended(self, partition: int) -> None:
         pass
 
