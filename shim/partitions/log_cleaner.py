@@ -183,7 +183,11 @@ async def run_log_cleaner(partitions: Partitions) -> None:
             continue
         if cleaner is None:
             cleaner = LogCleaner(partitions)
-        cleaned = await _clean_filthiest(cleaner)
+        try:
+            cleaned = await _clean_filthiest(cleaner)
+        except Exception as exc:  # choosing a log failed (a vanished file): the cleaner rests and tries again
+            log.warning("log_cleaner_pass_failed", error=str(exc))
+            cleaned = False
         try:
             deleted = cleaner.delete_old_segments()
             if deleted:

@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from kafka_shim.protocol.records import encode_batch
 from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.log.log_manager import LogManager
+from kafka_shim.shim.log.partition_log import decoded_batches
 from kafka_shim.shim.partitions.chores import CHORES, enabled, initial_delay_ms, interval_ms, run_chores
+from kafka_shim.shim.partitions.log_cleaner import LogCleaner
 from kafka_shim.shim.partitions.manager import Partitions
 from tests.support.log_batches import batch_bytes
 
@@ -104,3 +107,72 @@ async def test_no_cleaner_means_compacted_logs_keep_their_segments() -> None:
     partitions.logs.apply_retention = counted
     await _run_chores_until(partitions, lambda: len(passes) >= 20)
     assert set(passes) == {False} and windowed.log_start_offset == 0  # only LogManager's passes, none the cleaner's
+
+
+def _dirty_compacted(properties: dict[str, str]) -> Partitions:
+    """A compacted topic whose every batch rolls a segment: ten writes of one key, nine of them superseded."""
+    partitions = Partitions(ClusterState("c", 1), LogManager(), properties)
+    partitions.create_topic("state", 1, {"segment.bytes": "100", "cleanup.policy": "compact",
+                                         "min.cleanable.dirty.ratio": "0.01"})
+    for i in range(10):
+        partitions.get("state", 0).log.append(batch_bytes([b"v%d" % i]))
+    return partitions
+
+
+def _records(partitions: Partitions) -> int:
+    return sum(len(batch.records) for batch in decoded_batches(partitions.get("state", 0).log))
+
+
+async def test_the_cleaner_compacts_and_keeps_going_after_a_failed_pass(monkeypatch) -> None:
+    partitions = _dirty_compacted({"log.cleaner.backoff.ms": "10"})
+    failures = []
+    real = LogCleaner.filthiest
+
+    def flaky(self, now_ms):
+        if not failures:
+            failures.append(now_ms)
+            raise OSError("a segment vanished")
+        return real(self, now_ms)
+
+    monkeypatch.setattr(LogCleaner, "filthiest", flaky)
+    await _run_chores_until(partitions, lambda: _records(partitions) < 10)
+    assert failures and _records(partitions) == 2  # the last record below the active segment, and the active one
+
+
+async def test_a_dynamic_cleaner_key_wakes_a_resting_cleaner(monkeypatch) -> None:
+    partitions = Partitions(ClusterState("c", 1), LogManager(), {"log.cleaner.backoff.ms": "3600000"})
+    looked: list[int] = []
+    real = LogCleaner.filthiest
+    monkeypatch.setattr(LogCleaner, "filthiest", lambda self, now_ms: looked.append(now_ms) or real(self, now_ms))
+    task = asyncio.create_task(run_chores(partitions))
+    try:
+        async with asyncio.timeout(30):
+            while not looked:  # the cleaner's first pass finds nothing: it rests for an hour
+                await asyncio.sleep(0.01)
+        dirty = _dirty_compacted({})
+        partitions.create_topic("state", 1, {"segment.bytes": "100", "cleanup.policy": "compact",
+                                             "min.cleanable.dirty.ratio": "0.01"})
+        for batch in decoded_batches(dirty.get("state", 0).log):
+            partitions.get("state", 0).log.append(encode_batch(batch))
+        partitions.set_broker_properties({"log.cleaner.backoff.ms": "3600001"})  # as IncrementalAlterConfigs does
+        async with asyncio.timeout(30):
+            while _records(partitions) == 10:
+                await asyncio.sleep(0.01)
+    finally:
+        task.cancel()
+    assert _records(partitions) == 2
+
+
+async def test_no_cleaner_means_no_compaction() -> None:
+    partitions = _dirty_compacted({"log.cleaner.enable": "false", "log.retention.check.interval.ms": "1",
+                                   "log.initial.task.delay.ms": "0"})
+    passes: list[bool] = []
+    real = partitions.logs.apply_retention
+
+    def counted(compacted: bool = False) -> int:
+        passes.append(compacted)
+        return real(compacted)
+
+    partitions.logs.apply_retention = counted
+    await _run_chores_until(partitions, lambda: len(passes) >= 20)
+    assert _records(partitions) == 10
