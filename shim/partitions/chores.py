@@ -34,8 +34,6 @@ class Chore:
     key: str  # the Kafka key that sets its interval
     default_ms: int
     run: Callable[[Partitions], int | None]
-    delayed: bool = True  # first run after log.initial.task.delay.ms (LogManager's); else at once (the cleaner's)
-    enabled_by: str | None = None  # a boolean key that turns it off when false
 
 
 CHORES = (
@@ -50,9 +48,8 @@ def interval_ms(chore: Chore, properties: Mapping[str, str]) -> int:
     return _positive_ms(properties, chore.key, chore.default_ms)
 
 
-def initial_delay_ms(chore: Chore, properties: Mapping[str, str]) -> int:
-    if not chore.delayed:
-        return 0
+def initial_delay_ms(properties: Mapping[str, str]) -> int:
+    """LogManager's first run of its chores: ``log.initial.task.delay.ms`` after start."""
     try:
         value = int(properties.get(INITIAL_DELAY_KEY, _INITIAL_DELAY_DEFAULT_MS))
     except ValueError:
@@ -71,10 +68,6 @@ def _positive_ms(properties: Mapping[str, str], key: str, default: int) -> int:
     return value if value > 0 else default
 
 
-def enabled(chore: Chore, properties: Mapping[str, str]) -> bool:
-    return chore.enabled_by is None or properties.get(chore.enabled_by, "true").strip().lower() != "false"
-
-
 async def run_chores(partitions: Partitions) -> None:
     """Run every chore at its interval, and the log cleaner, until cancelled."""
     await asyncio.gather(*(_every(chore, partitions) for chore in CHORES), run_log_cleaner(partitions))
@@ -83,9 +76,9 @@ async def run_chores(partitions: Partitions) -> None:
 async def _every(chore: Chore, partitions: Partitions) -> None:
     properties = partitions.broker_properties
     interval = interval_ms(chore, properties)
-    if interval >= _NEVER or not enabled(chore, properties):
+    if interval >= _NEVER:
         return
-    await asyncio.sleep(initial_delay_ms(chore, properties) / 1000)
+    await asyncio.sleep(initial_delay_ms(properties) / 1000)
     while True:
         try:
             done = chore.run(partitions)

@@ -9,7 +9,7 @@ from kafka_shim.protocol.records import encode_batch
 from kafka_shim.shim.cluster.state import ClusterState
 from kafka_shim.shim.log.log_manager import LogManager
 from kafka_shim.shim.log.partition_log import decoded_batches
-from kafka_shim.shim.partitions.chores import CHORES, enabled, initial_delay_ms, interval_ms, run_chores
+from kafka_shim.shim.partitions.chores import CHORES, initial_delay_ms, interval_ms, run_chores
 from kafka_shim.shim.partitions.log_cleaner import LogCleaner
 from kafka_shim.shim.partitions.manager import Partitions
 from tests.support.log_batches import batch_bytes
@@ -20,10 +20,10 @@ def test_intervals_come_from_kafka_keys_with_kafka_defaults() -> None:
     assert interval_ms(retention, {}) == 300_000
     assert interval_ms(retention, {"log.retention.check.interval.ms": "50"}) == 50
     assert interval_ms(retention, {"log.retention.check.interval.ms": "soon"}) == 300_000
-    assert initial_delay_ms(retention, {}) == 30_000  # LogManager's first run waits log.initial.task.delay.ms
-    assert initial_delay_ms(retention, {"log.initial.task.delay.ms": "0"}) == 0
+    assert initial_delay_ms({}) == 30_000  # LogManager's first run waits log.initial.task.delay.ms
+    assert initial_delay_ms({"log.initial.task.delay.ms": "0"}) == 0
     flush = next(c for c in CHORES if c.name == "flush")
-    assert enabled(flush, {}) and interval_ms(flush, {"log.flush.scheduler.interval.ms": "-5"}) == 2**63 - 1
+    assert interval_ms(flush, {"log.flush.scheduler.interval.ms": "-5"}) == 2**63 - 1
 
 
 async def test_retention_runs_on_its_interval_and_keeps_going_after_a_failure() -> None:
