@@ -14,6 +14,7 @@ import heapq
 import struct
 
 from kafka_shim.protocol.records import RecordBatch
+from kafka_shim.shim.log.batch_scan import StoredBatch
 from kafka_shim.shim.log.txn_index import AbortedTxn
 
 _CONTROL_KEY = struct.Struct(">hh")  # version, type
@@ -64,7 +65,7 @@ class CleanedTransactions:
             return True
         return False
 
-    def on_batch(self, batch: RecordBatch) -> bool:
+    def on_batch(self, batch: RecordBatch | StoredBatch) -> bool:
         """A data batch read; True when it belongs to an aborted transaction (it may be discarded)."""
         self._consume_aborted_up_to(batch.last_offset)
         if not batch.is_transactional:

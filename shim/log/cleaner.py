@@ -34,9 +34,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from kafka_shim.protocol.errors import DecodeError
-from kafka_shim.protocol.records import Record, RecordBatch, decode_batch
+from kafka_shim.protocol.records import RecordBatch, decode_batch
 from kafka_shim.shim.config.logging import get_logger
-from kafka_shim.shim.log.batch_filter import BatchRetention, filter_batch
+from kafka_shim.shim.log.batch_filter import BatchRetention, FilteredBatch, filter_batch
+from kafka_shim.shim.log.batch_scan import ScannedRecord, StoredBatch, scan_records
 from kafka_shim.shim.log.batches import HEADER_SIZE, BatchHeader, parse_header, walk
 from kafka_shim.shim.log.cleaned_txns import CleanedTransactions
 from kafka_shim.shim.log.errors import CorruptBatch
@@ -258,21 +259,21 @@ class Cleaning:
         for segment, next_start in zip(dirty, next_starts, strict=True):
             for chunk in self._chunks(segment, segment.offset_index.lookup(start)):
                 for raw in chunk:
-                    batch = _decoded(segment, raw)
-                    if batch.is_control:
-                        transactions.on_control_batch(batch)
-                    elif not transactions.on_batch(batch):
-                        for record in batch.records:
-                            offset = batch.base_offset + record.offset_delta
-                            if record.key is None or offset < start:
+                    header = StoredBatch(raw)
+                    if header.is_control:
+                        transactions.on_control_batch(_decoded(segment, raw))
+                    elif not transactions.on_batch(header):
+                        for offset_delta, key, _ in _records_of(segment, raw, header):
+                            offset = header.base_offset + offset_delta
+                            if key is None or offset < start:
                                 continue
                             if len(self._map) >= capacity:
                                 log.debug("cleaner_offset_map_full", directory=self.log.directory.name, keys=len(self._map))
                                 return
-                            self._map[record.key] = offset
+                            self._map[key] = offset
                             self._latest = offset
-                    if batch.last_offset >= start:
-                        self._latest = batch.last_offset
+                    if header.last_offset >= start:
+                        self._latest = header.last_offset
                     yield
             self._latest = next_start - 1
 
@@ -305,24 +306,24 @@ class Cleaning:
         now = self.now_ms
         for raw in chunk:
             yield
-            batch = _decoded(segment, raw)
-            can_discard = (transactions.on_control_batch(batch) if batch.is_control else transactions.on_batch(batch))
-            if batch.is_control:
-                discard_records = can_discard and batch.has_delete_horizon and batch.base_timestamp <= now
+            header = StoredBatch(raw)
+            control = _decoded(segment, raw) if header.is_control else None
+            can_discard = transactions.on_control_batch(control) if control is not None else transactions.on_batch(header)
+            if control is not None:
+                discard_records = can_discard and header.has_delete_horizon and header.base_timestamp <= now
             else:
                 discard_records = can_discard
             for txn in transactions.retained_aborts:
                 cleaned.txn_index.append(txn)
             transactions.retained_aborts.clear()
-            if batch.producer_id >= 0 and _last_of_producer(batch, producers):
+            if header.producer_id >= 0 and _last_of_producer(header, producers):
                 retention = BatchRetention.RETAIN_EMPTY
             else:
                 retention = BatchRetention.DELETE if discard_records else BatchRetention.DELETE_EMPTY
-            filtered = filter_batch(raw, batch, retention, self._keep_predicate(batch, discard_records),
-                                    marker_for_empty_txn=can_discard and batch.is_control, now_ms=now,
-                                    delete_retention_ms=self.log.config.delete_retention_ms)
+            filtered, records_read = self._filtered(segment, raw, header, control, retention, discard_records,
+                                                    can_discard and control is not None)
             self.stats.batches_read += 1
-            self.stats.records_read += len(batch.records)
+            self.stats.records_read += records_read
             self.stats.bytes_read += len(raw)
             if filtered is None:
                 continue
@@ -332,26 +333,48 @@ class Cleaning:
             if filtered.max_timestamp > max_timestamp:
                 max_timestamp, offset_of_max = filtered.max_timestamp, filtered.offset_of_max_timestamp
             max_offset = max(max_offset, filtered.max_offset)
-            next_offset = batch.last_offset + 1
+            next_offset = header.last_offset + 1
         if out:
             cleaned.append_chunk(bytes(out), max_offset, max_timestamp, offset_of_max, next_offset)
 
-    def _keep_predicate(self, batch: RecordBatch, discard_records: bool) -> Callable[[Record], bool]:
+    def _filtered(self, segment: Segment, raw: memoryview, header: StoredBatch, control: RecordBatch | None,
+                  retention: BatchRetention, discard_records: bool, marker_for_empty_txn: bool) -> tuple[FilteredBatch | None, int]:
+        """What the cleaned segment gets of one batch, and how many records it held. A data batch is scanned first:
+        copied whole or dropped whole without being decoded when that is the outcome (MemoryRecords.filterTo's
+        writeOriginalBatch / DELETE_EMPTY), else decoded and filtered record by record."""
+        if retention is BatchRetention.DELETE:
+            return None, header.count  # not looked into, as Kafka's filter does not
+        keep = self._keep_predicate(header, discard_records)
+        if control is None:
+            scanned = _records_of(segment, raw, header)
+            kept = [record for record in scanned if keep(record)]
+            if kept and len(kept) == len(scanned) and (header.has_delete_horizon or not any(t for _, _, t in kept)):
+                return FilteredBatch(raw, header.max_timestamp, header.last_offset, header.last_offset, len(kept)), len(scanned)
+            if not kept and retention is BatchRetention.DELETE_EMPTY:
+                return None, len(scanned)
+        batch = control if control is not None else _decoded(segment, raw)
+        filtered = filter_batch(raw, batch, retention, lambda r: keep((r.offset_delta, r.key, r.value is None)),
+                                marker_for_empty_txn=marker_for_empty_txn, now_ms=self.now_ms,
+                                delete_retention_ms=self.log.config.delete_retention_ms)
+        return filtered, len(batch.records)
+
+    def _keep_predicate(self, header: StoredBatch, discard_records: bool) -> Callable[[ScannedRecord], bool]:
         if discard_records:
             return lambda _record: False
-        if batch.is_control:
+        if header.is_control:
             return lambda _record: True
         latest, offsets, now = self._latest, self._map, self.now_ms
-        keeps_deletes = not batch.has_delete_horizon or now < batch.base_timestamp
-        base = batch.base_offset
+        keeps_deletes = not header.has_delete_horizon or now < header.base_timestamp
+        base = header.base_offset
 
-        def keep(record: Record) -> bool:
-            offset = base + record.offset_delta
+        def keep(record: ScannedRecord) -> bool:
+            offset_delta, key, tombstone = record
+            offset = base + offset_delta
             if offset > latest:
                 return True
-            if record.key is None:
+            if key is None:
                 return False
-            return offset >= offsets.get(record.key, -1) and (record.value is not None or keeps_deletes)
+            return offset >= offsets.get(key, -1) and (not tombstone or keeps_deletes)
 
         return keep
 
@@ -385,7 +408,14 @@ def _decoded(segment: Segment, raw: memoryview) -> RecordBatch:
         raise CorruptBatch(f"{segment.log_file}: the batch at offset {base} cannot be read: {exc}") from exc
 
 
-def _last_of_producer(batch: RecordBatch, producers: dict[int, LastRecord]) -> bool:
+def _records_of(segment: Segment, raw: memoryview, header: StoredBatch) -> list[ScannedRecord]:
+    scanned = scan_records(raw, header)
+    if scanned is not None:
+        return scanned
+    return [(r.offset_delta, r.key, r.value is None) for r in _decoded(segment, raw).records]
+
+
+def _last_of_producer(batch: StoredBatch, producers: dict[int, LastRecord]) -> bool:
     last = producers.get(batch.producer_id)
     if last is None:
         return False
