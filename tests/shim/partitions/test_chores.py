@@ -97,6 +97,13 @@ async def test_no_cleaner_means_compacted_logs_keep_their_segments() -> None:
     partitions = _rolled_topics({"log.cleaner.enable": "false", "log.cleaner.backoff.ms": "1",
                                  "log.retention.check.interval.ms": "1", "log.initial.task.delay.ms": "0"})
     windowed = partitions.get("windowed", 0).log
+    passes = _counted_retention_passes(partitions)
+    await _run_chores_until(partitions, lambda: len(passes) >= 20)
+    assert set(passes) == {False} and windowed.log_start_offset == 0  # only LogManager's passes, none the cleaner's
+
+
+def _counted_retention_passes(partitions: Partitions) -> list[bool]:
+    """Each retention pass from now on, as whether it was the cleaner's (compacted logs) or LogManager's."""
     passes: list[bool] = []
     real = partitions.logs.apply_retention
 
@@ -105,8 +112,7 @@ async def test_no_cleaner_means_compacted_logs_keep_their_segments() -> None:
         return real(compacted)
 
     partitions.logs.apply_retention = counted
-    await _run_chores_until(partitions, lambda: len(passes) >= 20)
-    assert set(passes) == {False} and windowed.log_start_offset == 0  # only LogManager's passes, none the cleaner's
+    return passes
 
 
 def _dirty_compacted(properties: dict[str, str]) -> Partitions:
@@ -166,13 +172,6 @@ async def test_a_dynamic_cleaner_key_wakes_a_resting_cleaner(monkeypatch) -> Non
 async def test_no_cleaner_means_no_compaction() -> None:
     partitions = _dirty_compacted({"log.cleaner.enable": "false", "log.retention.check.interval.ms": "1",
                                    "log.initial.task.delay.ms": "0"})
-    passes: list[bool] = []
-    real = partitions.logs.apply_retention
-
-    def counted(compacted: bool = False) -> int:
-        passes.append(compacted)
-        return real(compacted)
-
-    partitions.logs.apply_retention = counted
+    passes = _counted_retention_passes(partitions)
     await _run_chores_until(partitions, lambda: len(passes) >= 20)
     assert _records(partitions) == 10
