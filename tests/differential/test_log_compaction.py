@@ -42,7 +42,7 @@ PRODUCE, FETCH, LIST_OFFSETS, INIT_PID, CREATE_TOPICS, ADD_PARTITIONS, END_TXN, 
 DESCRIBE_PRODUCERS = 61
 TOPIC = "compaction-diff"
 # A cleaner that comes by often; producers that expire a few seconds after their last write, checked often.
-BROKER = {"log.cleaner.backoff.ms": "100", "producer.id.expiration.ms": "10000",
+BROKER = {"log.cleaner.backoff.ms": "100", "producer.id.expiration.ms": "20000",
           "producer.id.expiration.check.interval.ms": "500"}
 SMALL_SEGMENTS = {"cleanup.policy": "delete", "segment.bytes": "1024"}
 COMPACTED = {"cleanup.policy": "compact", "segment.bytes": "1048576", "min.cleanable.dirty.ratio": "0.01",
@@ -112,7 +112,7 @@ def _transaction(run: Script, name: str, records: list[tuple[bytes, bytes]], t0:
     run.wait_until_complete(name)
 
 
-def _stage_one(run: Script, t0: int, side_start: int) -> None:
+def _stage_one(run: Script, t0: int, side: dict[str, int]) -> None:
     run("create", CREATE_TOPICS, 7, CreateTopicsRequest(timeout_ms=30_000, validate_only=False, topics=[
         CreateTopicsRequest.CreatableTopic(name=TOPIC, num_partitions=1, replication_factor=1, assignments=[], configs=[
             CreateTopicsRequest.CreatableTopicConfig(name=k, value=v) for k, v in SMALL_SEGMENTS.items()])]))
@@ -123,10 +123,11 @@ def _stage_one(run: Script, t0: int, side_start: int) -> None:
     _produce(run, _batch([(b"b", None)], t0 + 30))  # a tombstone
     init = run("init idempotent", INIT_PID, 4, InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=60_000,
                                                                       producer_id=-1, producer_epoch=-1)).body
-    # The idempotent producer's records carry this side's time (not an hour ahead): a producer expires
-    # producer.id.expiration.ms after its last batch's timestamp, here well after this stage.
-    _produce(run, _batch([(b"f", b"f1"), (b"g", b"g1")], side_start, producer=(init.producer_id, init.producer_epoch, 0)))
-    _produce(run, _batch([(b"f", b"f2")], side_start + 10, producer=(init.producer_id, init.producer_epoch, 2)))
+    # The idempotent producer's records carry this side's time, taken now (not an hour ahead): a producer expires
+    # producer.id.expiration.ms after its last batch's timestamp, here well after this stage's cleaning.
+    side["start"] = int(time.time() * 1000)
+    _produce(run, _batch([(b"f", b"f1"), (b"g", b"g1")], side["start"], producer=(init.producer_id, init.producer_epoch, 0)))
+    _produce(run, _batch([(b"f", b"f2")], side["start"] + 10, producer=(init.producer_id, init.producer_epoch, 2)))
     _produce(run, _batch([(b"f", b"f3")], t0 + 60, headers=[("h", b"v"), ("n", None)]))  # supersedes the producer's last
     _transaction(run, "compaction-aborted", [(b"a", b"aborted-1"), (b"x", b"aborted-2")], t0 + 70, commit=False)
     _transaction(run, "compaction-committed", [(b"y", b"committed-1"), (b"y", b"committed-2")], t0 + 80, commit=True)
@@ -134,8 +135,8 @@ def _stage_one(run: Script, t0: int, side_start: int) -> None:
         _produce(run, _batch([(b"k%d" % (i % 7), b"filler-%d-" % i + b"." * 40)], t0 + 100 + i))
 
 
-def _filler(count: int, stage: int) -> Callable[[Script, int, int], None]:
-    def write(run: Script, t0: int, _side_start: int) -> None:
+def _filler(count: int, stage: int) -> Callable[[Script, int, dict[str, int]], None]:
+    def write(run: Script, t0: int, _side: dict[str, int]) -> None:
         for i in range(count):
             _produce(run, _batch([(b"k%d" % (i % 7), b"stage-%d-%d-" % (stage, i) + b"." * 40)], t0 + 100 * stage + i))
 
@@ -257,19 +258,19 @@ def _run_side(address: tuple[str, int], data: Path, t0: int) -> dict[str, object
     the producers expired (their last batches may go); the third and fourth move the aborted transaction's marker
     to a horizon, then out."""
     run = _admin(address)
-    side_start = int(time.time() * 1000)
+    side: dict[str, int] = {}  # when this side's idempotent producer wrote (its batches carry that time)
     seen: dict[str, object] = {}
     try:
         for stage, write in enumerate([_stage_one, _filler(25, 2), _filler(10, 3), _filler(10, 4)], start=1):
             if stage > 1:
                 _alter(run, SMALL_SEGMENTS)
-            write(run, t0, side_start)
+            write(run, t0, side)
             if stage == 2:
                 _wait_for_expired_producers(run)
             t_alter = int(time.time() * 1000)
             _alter(run, COMPACTED)
             cleaned = _wait_for_cleaning(run, data)
-            seen |= {f"stage {stage}": _shape(cleaned, t_alter, side_start), f"stage {stage} offsets": _list_offsets(run),
+            seen |= {f"stage {stage}": _shape(cleaned, t_alter, side["start"]), f"stage {stage} offsets": _list_offsets(run),
                      f"stage {stage} files": _files(data)}
         return seen
     finally:
