@@ -69,7 +69,6 @@ class CleanerSettings:
     io_buffer_size: int = 512 * 1024  # log.cleaner.io.buffer.size
     io_buffer_load_factor: float = 0.9  # log.cleaner.io.buffer.load.factor
     threads: int = 1  # log.cleaner.threads
-    max_message_size: int = 1048588  # message.max.bytes
 
     @property
     def map_capacity(self) -> int:

@@ -46,7 +46,7 @@ _RECHECK_S = 0.5  # how often a resting cleaner looks for changed log.cleaner.* 
 
 
 def cleaner_settings(properties: Mapping[str, str]) -> CleanerSettings:
-    """The ``log.cleaner.*`` keys (and ``message.max.bytes``) as the cleaning reads them; unreadable values keep
+    """The ``log.cleaner.*`` keys as the cleaning reads them; unreadable values keep
     Kafka's defaults (the config layer has validated them)."""
     defaults = CleanerSettings()
 
@@ -61,7 +61,6 @@ def cleaner_settings(properties: Mapping[str, str]) -> CleanerSettings:
         io_buffer_size=int(number("log.cleaner.io.buffer.size", defaults.io_buffer_size)),
         io_buffer_load_factor=float(number("log.cleaner.io.buffer.load.factor", defaults.io_buffer_load_factor, float)),
         threads=int(number("log.cleaner.threads", defaults.threads)),
-        max_message_size=int(number("message.max.bytes", defaults.max_message_size)),
     )
 
 
