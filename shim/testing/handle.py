@@ -19,7 +19,8 @@ from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from kafka_shim.shim.testing.faults import FaultControl
-from kafka_shim.shim.testing.options import ShimOptions, thaw
+from kafka_shim.shim.testing.oauth import aiokafka_token_provider, kafka_python_token_provider
+from kafka_shim.shim.testing.options import OAUTHBEARER, ShimOptions, thaw
 from kafka_shim.shim.testing.received import ReceivedControl
 
 
@@ -92,6 +93,8 @@ class KafkaShim:
             return None
         name = user or self.options.users[0][0]
         users = self.users
+        if self.options.mechanism == OAUTHBEARER:
+            return name, ""  # the token names the principal: anyone
         if name not in users:
             raise ValueError(f"user={name!r} is not one of this broker's users ({', '.join(users)}); "
                              "add it with the marker's users={...}")
@@ -101,7 +104,11 @@ class KafkaShim:
         """confluent-kafka (librdkafka) settings for this broker, as ``user`` (the first user by default)."""
         config: dict[str, Any] = {"bootstrap.servers": self.bootstrap_servers, "security.protocol": self.options.listener}
         credentials = self._credentials(user)
-        if credentials is not None:
+        if credentials is not None and self.options.mechanism == OAUTHBEARER:
+            # librdkafka makes the unsecured JWT itself, naming the principal.
+            config |= {"sasl.mechanism": OAUTHBEARER, "enable.sasl.oauthbearer.unsecure.jwt": True,
+                       "sasl.oauthbearer.config": f"principal={credentials[0]}"}
+        elif credentials is not None:
             config |= {"sasl.mechanism": self.options.mechanism, "sasl.username": credentials[0],
                        "sasl.password": credentials[1]}
         if self.tls is not None:
@@ -111,6 +118,9 @@ class KafkaShim:
     def kafka_python_config(self, user: str | None = None, **extra: Any) -> dict[str, Any]:
         """kafka-python keyword arguments (KafkaProducer, KafkaConsumer, KafkaAdminClient) for this broker."""
         config = self._python_client_config(user)
+        if config.get("sasl_mechanism") == OAUTHBEARER:
+            config["sasl_oauth_token_provider"] = kafka_python_token_provider(config.pop("sasl_plain_username"))
+            del config["sasl_plain_password"]
         if self.tls is not None:
             config |= {"ssl_cafile": str(self.tls.ca_file), "ssl_check_hostname": True}
         return config | extra
@@ -118,6 +128,9 @@ class KafkaShim:
     def aiokafka_config(self, user: str | None = None, **extra: Any) -> dict[str, Any]:
         """aiokafka keyword arguments (AIOKafkaProducer, AIOKafkaConsumer) for this broker."""
         config = self._python_client_config(user)
+        if config.get("sasl_mechanism") == OAUTHBEARER:
+            config["sasl_oauth_token_provider"] = aiokafka_token_provider(config.pop("sasl_plain_username"))
+            del config["sasl_plain_password"]
         if self.tls is not None:
             import ssl
 

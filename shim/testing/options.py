@@ -13,6 +13,9 @@ from typing import Any
 # The listeners a test can ask for; SSL and SASL_SSL use certificates generated at start (testing.tls).
 LISTENERS = ("PLAINTEXT", "SASL_PLAINTEXT", "SSL", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+# Enabled too when a test's clients use it: unsecured JWTs (Kafka's default validator), any principal they name.
+OAUTHBEARER = "OAUTHBEARER"
+CLIENT_MECHANISMS = (*SASL_MECHANISMS, OAUTHBEARER)
 DEFAULT_USERS = (("admin", "admin-secret"), ("alice", "alice-secret"), ("bob", "bob-secret"))
 _STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 
@@ -27,7 +30,9 @@ class ShimOptions:
 
     - ``listener``: PLAINTEXT (default), SASL_PLAINTEXT, SSL or SASL_SSL.
     - ``users``: SASL users (name, password) on PLAIN and both SCRAM mechanisms; admin, alice and bob by default.
-    - ``mechanism``: the SASL mechanism the ready client configs use (SCRAM-SHA-256 by default).
+    - ``mechanism``: the SASL mechanism the ready client configs use (SCRAM-SHA-256 by default). OAUTHBEARER also
+      enables it on the listener, validated as Kafka's default validator does (unsigned JWTs): the client configs
+      then carry a token naming the user, who may be anyone (the ``users`` list is not checked).
     - ``authorizer``: turn Kafka's StandardAuthorizer on (also implied by ``super_users`` or ``acls``).
     - ``super_users``: principals that skip every check (``super.users``); User:admin by default with an authorizer.
     - ``acls``: an ACL file (the ``kafka-shim serve --acls`` format) or a list of its entries, loaded at each start.
@@ -75,8 +80,8 @@ class ShimOptions:
     def check(self) -> None:
         if self.listener not in LISTENERS:
             raise OptionsError(f"kafka_shim marker: listener={self.listener!r}; use one of {', '.join(LISTENERS)}")
-        if self.mechanism not in SASL_MECHANISMS:
-            raise OptionsError(f"kafka_shim marker: mechanism={self.mechanism!r}; use one of {', '.join(SASL_MECHANISMS)}")
+        if self.mechanism not in CLIENT_MECHANISMS:
+            raise OptionsError(f"kafka_shim marker: mechanism={self.mechanism!r}; use one of {', '.join(CLIENT_MECHANISMS)}")
         if not isinstance(self.brokers, int) or not 1 <= self.brokers <= 64:
             raise OptionsError(f"kafka_shim marker: brokers={self.brokers!r}; a whole number from 1 to 64")
 
@@ -111,12 +116,16 @@ class ShimOptions:
             entries = " ".join(f'user_{user}="{password}"' for user, password in self.users)
             plain = f"org.apache.kafka.common.security.plain.PlainLoginModule required {entries};"
             scram = f"org.apache.kafka.common.security.scram.ScramLoginModule required {entries};"
+            mechanisms = SASL_MECHANISMS + ((OAUTHBEARER,) if self.mechanism == OAUTHBEARER else ())
             props |= {
-                prefix + "sasl.enabled.mechanisms": ",".join(SASL_MECHANISMS),
+                prefix + "sasl.enabled.mechanisms": ",".join(mechanisms),
                 prefix + "plain.sasl.jaas.config": plain,
                 prefix + "scram-sha-256.sasl.jaas.config": scram,
                 prefix + "scram-sha-512.sasl.jaas.config": scram,
             }
+            if self.mechanism == OAUTHBEARER:
+                props[prefix + "oauthbearer.sasl.jaas.config"] = ("org.apache.kafka.common.security.oauthbearer."
+                                                                  "OAuthBearerLoginModule required;")
         if self.authorizer_enabled:
             supers = self.super_users if self.super_users is not None else ("User:admin",)
             props |= {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from kafka_shim.shim.security.sasl.oauthbearer import OAuthBearerServer
 from kafka_shim.shim.security.sasl.plain import PlainServer
 from kafka_shim.shim.security.sasl.scram import ScramServer
 from kafka_shim.shim.security.sasl.scram_math import MECHANISMS as SCRAM_MECHANISMS
@@ -40,6 +41,9 @@ def create_server(mechanism: str, listener_name: str, settings: SaslSettings, cr
         raise ValueError(f"SASL mechanism {mechanism} is not enabled on listener {listener.listener}")
     if mechanism == PlainServer.mechanism:
         return PlainServer(listener.plain_users.get)
+    if mechanism == OAuthBearerServer.mechanism:
+        assert listener.oauthbearer is not None  # read with the listener's mechanisms
+        return OAuthBearerServer(listener.oauthbearer, reauthentication=reauthentication)
     scram = SCRAM_MECHANISMS[mechanism]
     return ScramServer(scram, lambda user: credentials.lookup(user, mechanism), reauthentication=reauthentication,
                        token_lookup=lambda token_id: credentials.token_credential(token_id, mechanism))

@@ -17,21 +17,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from kafka_shim.shim.config.broker_config import ConfigError
-from kafka_shim.shim.security.sasl.jaas import parse_jaas_config
+from kafka_shim.shim.security.sasl.jaas import JaasEntry, parse_jaas_config
+from kafka_shim.shim.security.sasl.oauthbearer import LOGIN_MODULE as OAUTHBEARER_LOGIN_MODULE
+from kafka_shim.shim.security.sasl.oauthbearer import MECHANISM as OAUTHBEARER
 from kafka_shim.shim.security.sasl.scram_math import MECHANISMS as SCRAM_MECHANISMS
+from kafka_shim.shim.security.sasl.unsecured_jws import UnsecuredValidatorOptions
 
 PLAIN = "PLAIN"
-SUPPORTED_MECHANISMS = (PLAIN, *SCRAM_MECHANISMS)
+SUPPORTED_MECHANISMS = (PLAIN, *SCRAM_MECHANISMS, OAUTHBEARER)
 KAFKA_DEFAULT_MECHANISMS = "GSSAPI"
 PLAIN_LOGIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM_LOGIN_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
-LOGIN_MODULES = {PLAIN: PLAIN_LOGIN_MODULE, **{m: SCRAM_LOGIN_MODULE for m in SCRAM_MECHANISMS}}
+LOGIN_MODULES = {PLAIN: PLAIN_LOGIN_MODULE, **{m: SCRAM_LOGIN_MODULE for m in SCRAM_MECHANISMS},
+                 OAUTHBEARER: OAUTHBEARER_LOGIN_MODULE}
+# Kafka's default server callback handler for OAUTHBEARER, the only one kafka-shim has.
+UNSECURED_VALIDATOR = "org.apache.kafka.common.security.oauthbearer.internals.unsecured.OAuthBearerUnsecuredValidatorCallbackHandler"
+SERVER_CALLBACK_KEY = "sasl.server.callback.handler.class"
 USER_PREFIX = "user_"
 REAUTH_KEY = "connections.max.reauth.ms"
 SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
 _UNSUPPORTED = {
     "GSSAPI": "Kerberos (GSSAPI) is not supported by kafka-shim",
-    "OAUTHBEARER": "OAUTHBEARER is not supported by kafka-shim",
 }
 
 
@@ -53,6 +59,7 @@ class ListenerSasl:
     scram_users: Mapping[str, Mapping[str, str]] = field(repr=False)  # mechanism -> name -> password
     reauth_ms: Mapping[str, int] = field(default_factory=dict)  # mechanism -> connections.max.reauth.ms
     listener_reauth_ms: int = 0  # the listener's own (or the global) connections.max.reauth.ms
+    oauthbearer: UnsecuredValidatorOptions | None = None  # OAUTHBEARER's token validator, when enabled
 
 
 @dataclass(frozen=True)
@@ -124,7 +131,11 @@ def _listener(props: Mapping[str, str], listener: str, global_reauth: int) -> Li
         _check_supported(mechanism, listener, source, key)
     plain_users: dict[str, str] = {}
     scram_users: dict[str, dict[str, str]] = {}
+    oauthbearer = None
     for mechanism in mechanisms:
+        if mechanism == OAUTHBEARER:
+            oauthbearer = _oauthbearer(props, listener)
+            continue
         users = _jaas_users(props, listener, mechanism)
         if mechanism == PLAIN:
             plain_users = users
@@ -132,7 +143,7 @@ def _listener(props: Mapping[str, str], listener: str, global_reauth: int) -> Li
             scram_users[mechanism] = users
     listener_reauth = _reauth(props, listener_prefix(listener) + REAUTH_KEY, global_reauth)
     reauth = {m: _reauth(props, mechanism_prefix(listener, m) + REAUTH_KEY, listener_reauth) for m in mechanisms}
-    return ListenerSasl(listener, mechanisms, plain_users, scram_users, reauth, listener_reauth)
+    return ListenerSasl(listener, mechanisms, plain_users, scram_users, reauth, listener_reauth, oauthbearer)
 
 
 def _protocol_map(value: str) -> dict[str, str]:
@@ -159,10 +170,43 @@ def _check_supported(mechanism: str, listener: str, source: str, key: str) -> No
                       f"set {key}=PLAIN (or any of {supported})")
 
 
-def _jaas_users(props: Mapping[str, str], listener: str, mechanism: str) -> dict[str, str]:
+def _oauthbearer(props: Mapping[str, str], listener: str) -> UnsecuredValidatorOptions:
+    """OAUTHBEARER on a listener: Kafka's default validator of unsecured tokens, configured by the options of the
+    listener's OAuthBearerLoginModule entry."""
+    prefix = mechanism_prefix(listener, OAUTHBEARER)
+    handler = (props.get(prefix + SERVER_CALLBACK_KEY) or props.get(SERVER_CALLBACK_KEY) or "").strip()
+    if handler and handler != UNSECURED_VALIDATOR:
+        raise ConfigError(f"{prefix}{SERVER_CALLBACK_KEY}={handler}: kafka-shim validates OAUTHBEARER tokens only as "
+                          f"Kafka's default {UNSECURED_VALIDATOR} does (unsigned JWTs, for tests); remove the key")
+    key = prefix + "sasl.jaas.config"
+    example = f'{key}={OAUTHBEARER_LOGIN_MODULE} required unsecuredLoginStringClaim_sub="admin";'
+    entry = _jaas_entry(props, listener, OAUTHBEARER, example)
+    _check_broker_login(entry.options, key, example)
+    return UnsecuredValidatorOptions.from_jaas(entry.options, key)
+
+
+def _check_broker_login(options: Mapping[str, str], key: str, example: str) -> None:
+    """Kafka's broker logs in with the listener's OAuthBearerLoginModule entry at start-up: an entry with options
+    must make an unsecured token of its own (OAuthBearerUnsecuredLoginCallbackHandler), or Kafka does not start."""
+    if not options:
+        return  # no options: Kafka's login makes no token, and starts
+    if all(name.startswith("unsecuredLoginExtension_") for name in options):
+        raise ConfigError(f"{key}: Extensions provided in login context without a token; e.g. {example}")
+    claim = (options.get("unsecuredLoginPrincipalClaimName") or "").strip() or "sub"
+    if not (options.get(f"unsecuredLoginStringClaim_{claim}") or "").strip():
+        raise ConfigError(f"{key}: No principal name in JWT claim: {claim} (Kafka's broker logs in with this entry at "
+                          f"start-up and fails without unsecuredLoginStringClaim_{claim}); e.g. {example}")
+    lifetime = options.get("unsecuredLoginLifetimeSeconds")
+    if lifetime is not None:
+        try:
+            int(lifetime)
+        except ValueError:
+            raise ConfigError(f"{key}: unsecuredLoginLifetimeSeconds={lifetime!r} is not a whole number of seconds") from None
+
+
+def _jaas_entry(props: Mapping[str, str], listener: str, mechanism: str, example: str) -> JaasEntry:
     key = mechanism_prefix(listener, mechanism) + "sasl.jaas.config"
     module = LOGIN_MODULES[mechanism]
-    example = f'{key}={module} required user_admin="admin-secret";'
     value = props.get(key, "").strip()
     if not value:
         raise ConfigError(f"{mechanism} is enabled on the SASL listener {listener} but {key} is not set "
@@ -175,6 +219,14 @@ def _jaas_users(props: Mapping[str, str], listener: str, mechanism: str) -> dict
     entry = entries[0]
     if entry.login_module != module:
         raise ConfigError(f"{key} names the login module {entry.login_module}, but {mechanism} needs {module}; e.g. {example}")
+    return entry
+
+
+def _jaas_users(props: Mapping[str, str], listener: str, mechanism: str) -> dict[str, str]:
+    key = mechanism_prefix(listener, mechanism) + "sasl.jaas.config"
+    module = LOGIN_MODULES[mechanism]
+    example = f'{key}={module} required user_admin="admin-secret";'
+    entry = _jaas_entry(props, listener, mechanism, example)
     users = {}
     for option, password in entry.options.items():
         if not option.startswith(USER_PREFIX):

@@ -136,6 +136,60 @@ def test_plugin_marker_acls_and_super_users_are_loaded_at_each_start(pytester: p
     result.assert_outcomes(passed=3)
 
 
+def test_plugin_oauthbearer_clients_act_as_the_principal_their_token_names(pytester: pytest.Pytester) -> None:
+    result = _run(pytester, '''
+        import asyncio
+        import pytest
+        from aiokafka import AIOKafkaProducer
+        from aiokafka.errors import TopicAuthorizationFailedError as AioDenied
+        from confluent_kafka import KafkaError, Producer
+        from kafka import KafkaConsumer
+        from kafka.errors import TopicAuthorizationFailedError
+
+        ACLS = [{"resource_type": "topic", "resource_name": "orders", "principal": "User:carol", "operations": ["Write", "Read", "Describe"]},
+                {"resource_type": "group", "resource_name": "billing", "principal": "User:carol", "operation": "Read"}]
+
+        def produce(config):
+            errors = []
+            producer = Producer(config | {"message.timeout.ms": 20000})
+            producer.produce("orders", b"from-librdkafka", on_delivery=lambda err, msg: errors.append(err))
+            producer.flush(30)
+            return errors
+
+        async def aio_produce(config):
+            producer = AIOKafkaProducer(**config)
+            await producer.start()
+            try:
+                await producer.send_and_wait("orders", b"from-aiokafka")
+            finally:
+                await producer.stop()
+
+        @pytest.mark.kafka_shim(listener="SASL_PLAINTEXT", mechanism="OAUTHBEARER", acls=ACLS)
+        def test_tokens(kafka_shim):
+            kafka_shim.create_topic("orders")
+            # carol is no SASL user: with OAUTHBEARER the token names whoever it likes.
+            assert produce(kafka_shim.confluent_config("carol")) == [None]
+            denied = produce(kafka_shim.confluent_config("dave"))
+            assert denied[0] is not None and denied[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+            asyncio.run(aio_produce(kafka_shim.aiokafka_config("carol")))
+            with pytest.raises(AioDenied):
+                asyncio.run(aio_produce(kafka_shim.aiokafka_config("dave")))
+            consumer = KafkaConsumer("orders", group_id="billing", auto_offset_reset="earliest", consumer_timeout_ms=20000,
+                                     **kafka_shim.kafka_python_config("carol"))
+            values = []
+            for message in consumer:
+                values.append(message.value)
+                if len(values) == 2:
+                    break
+            consumer.close()
+            assert sorted(values) == [b"from-aiokafka", b"from-librdkafka"]
+            # dave's clients never got as far as a Produce: Metadata already refused them the topic.
+            assert {r.principal for r in kafka_shim.received("Produce")} == {"User:carol"}
+            assert {r.principal for r in kafka_shim.received("Metadata")} == {"User:carol", "User:dave"}
+    ''')
+    result.assert_outcomes(passed=1)
+
+
 def test_plugin_tls_listener_with_kafka_python_and_aiokafka(pytester: pytest.Pytester) -> None:
     result = _run(pytester, '''
         import asyncio

@@ -366,6 +366,31 @@ def test_a_user_without_rights_gets_cluster_authorization_failed(shim: EmbeddedB
     assert result.err.startswith("Error while executing ACL command: org.apache.kafka.common.errors.ClusterAuthorizationException: ")
 
 
+def test_oauthbearer_unsecured_tokens_as_kafkas_default_login_makes_them(tmp_path: Path) -> None:
+    props = sasl_properties()
+    props["listener.name.sasl_plaintext.sasl.enabled.mechanisms"] = "PLAIN,OAUTHBEARER"
+    props["listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config"] = (
+        'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="admin" '
+        'unsecuredValidatorRequiredScope="kafka";')
+    module = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+
+    def acls_as(name: str, options: str) -> object:
+        config = tmp_path / f"{name}.properties"
+        config.write_text(f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\n"
+                          f"sasl.jaas.config={module} required unsecuredLoginStringClaim_sub=\"{name}\" {options};\n")
+        return run_acls("--bootstrap-server", f"{host}:{port}", "--command-config", str(config), "--list")
+
+    with EmbeddedBroker(BrokerConfig.from_properties(props)) as broker:
+        host, port = listener_address(broker.broker, "SASL_PLAINTEXT")
+        assert acls_as("admin", 'unsecuredLoginListClaim_scope=",kafka"').code == 0  # the token names a super user
+        alice = acls_as("alice", 'unsecuredLoginListClaim_scope=",kafka"')
+        assert alice.code == 1 and "ClusterAuthorizationException" in alice.err
+        unscoped = acls_as("admin", "")  # the broker requires the scope kafka
+        assert unscoped.code == 1
+        assert unscoped.err == ("Error while executing ACL command: org.apache.kafka.common.errors.SaslAuthenticationException: "
+                                '{"status":"insufficient_scope", "scope":"[kafka]"}\n')
+
+
 def test_no_authorizer_is_security_disabled() -> None:
     with EmbeddedBroker(BrokerConfig.from_properties({"listeners": "PLAINTEXT://127.0.0.1:0"})) as broker:
         result = run_acls("--bootstrap-server", broker.bootstrap_servers, "--list")

@@ -40,10 +40,9 @@ def test_kafkas_default_gssapi_is_refused_with_the_fix() -> None:
     assert "listener.name.sasl_plaintext.sasl.enabled.mechanisms=PLAIN" in message
 
 
-@pytest.mark.parametrize("mechanism", ["GSSAPI", "OAUTHBEARER"])
-def test_unsupported_mechanisms_are_refused(mechanism: str) -> None:
-    with pytest.raises(ConfigError, match=rf"{mechanism}\)? is not supported by kafka-shim"):
-        SaslSettings.from_properties(plain_props(**{"sasl.enabled.mechanisms": f"PLAIN,{mechanism}"}), ["SASL_PLAINTEXT"])
+def test_kerberos_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"GSSAPI\) is not supported by kafka-shim"):
+        SaslSettings.from_properties(plain_props(**{"sasl.enabled.mechanisms": "PLAIN,GSSAPI"}), ["SASL_PLAINTEXT"])
 
 
 def test_mechanism_names_are_case_sensitive_as_in_kafka() -> None:
