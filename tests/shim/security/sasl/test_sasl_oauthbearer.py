@@ -136,3 +136,14 @@ def test_tokens_made_for_clients_use_the_alphabet_kafka_reads() -> None:
         made = unsecured_token(principal, scope=("kafka",), now_s=NOW_MS / 1000)
         assert "-" not in made and "_" not in made
         assert validate(made, UnsecuredValidatorOptions(required_scope=("kafka",)), NOW_MS).principal == principal
+
+
+def test_an_emulated_broker_from_before_kafka_2_0_has_no_oauthbearer() -> None:
+    from kafka_shim.shim.config.broker_config import BrokerConfig
+    from kafka_shim.shim.security.listener_security import build_listener_security
+
+    props = {"listeners": "SASL_PLAINTEXT://127.0.0.1:0", PREFIX + "sasl.enabled.mechanisms": "OAUTHBEARER",
+             PREFIX + "oauthbearer.sasl.jaas.config": f"{MODULE} required;"}
+    assert build_listener_security(BrokerConfig.from_properties(props | {"kafka.version": "2.0"}), None)
+    with pytest.raises(ConfigError, match=r"before Kafka 2.0 \(KIP-255\)"):
+        build_listener_security(BrokerConfig.from_properties(props | {"kafka.version": "1.1"}), None)
