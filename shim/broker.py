@@ -135,6 +135,7 @@ class Broker:
         services.scram.token_credentials = _token_credentials(services)
         if not self.security:
             self.security = build_listener_security(self.config, services.scram)
+            _check_release_mechanisms(self.config, self.security)
         if self.config.authorizer_enabled and services.authorizer is None:
             services.authorizer = _open_authorizer(self.config, self.preload_acls)
         if services.groups is not None and not self._offsets_loaded:
@@ -464,6 +465,23 @@ def _release_profile(config: BrokerConfig) -> ReleaseProfile | None:
                     rules=("its authorization rules and topic configs as the README's release tables list them (KAFKA-5547, "
                            "KIP-163, KIP-277, KIP-231, KAFKA-7394, KIP-679 and others); every other answer is Kafka 3.9's"))
     return ranges
+
+
+def _check_release_mechanisms(config: BrokerConfig, security: dict[str, ListenerSecurity]) -> None:
+    """OAUTHBEARER came with Kafka 2.0 (KIP-255): an emulated older broker does not know the mechanism."""
+    from kafka_shim.shim.releases.profiles import UnknownRelease, release_line
+
+    try:
+        major, minor = map(int, release_line(config.kafka_version).split("."))
+    except UnknownRelease:
+        return  # reported with the release profile
+    if (major, minor) >= (2, 0):
+        return
+    for name, listener in security.items():
+        if "OAUTHBEARER" in (listener.sasl_mechanisms or ()):
+            raise ConfigError(f"OAUTHBEARER is enabled on the SASL listener {name}, but kafka.version={config.kafka_version} "
+                              "emulates a broker from before Kafka 2.0 (KIP-255), which has no OAUTHBEARER; remove it from "
+                              f"listener.name.{name.lower()}.sasl.enabled.mechanisms")
 
 
 def _release_rules(config: BrokerConfig) -> ReleaseRules:

@@ -49,7 +49,7 @@ from kafka_shim.authorizer.library_logging import get_logger
 from kafka_shim.protocol.codes import ApiKey
 from kafka_shim.protocol.framing import decode_response, parse_request
 from kafka_shim.traces.proxy_rewrite import REWRITTEN_APIS, advertised_nodes, rewrite_addresses
-from kafka_shim.traces.proxy_sasl import exchange_rounds, username
+from kafka_shim.traces.proxy_sasl import OAUTHBEARER, exchange_rounds, username
 
 log = get_logger("kafka_shim.capture_proxy")
 
@@ -329,7 +329,8 @@ class CaptureProxy:
     async def _answer(self, session: _Session, request: _Outstanding, frame: bytes) -> bytes:
         """Follow a response (SASL progress, pairing), record the row, and return the frame for the client."""
         if request.token:
-            self._sasl_progress(session, True)
+            # A bare OAUTHBEARER answer with bytes is RFC 7628's error challenge: the exchange is not done.
+            self._sasl_progress(session, not (session.mechanism == OAUTHBEARER and frame))
             self._record(session, request, frame, ANSWERED, None)
             return frame
         correlation_id = _SIZE.unpack_from(frame)[0] if len(frame) >= 4 else None
@@ -362,7 +363,8 @@ class CaptureProxy:
                     raise ProxyError(f"SaslHandshake v0 with {request.mechanism}: the proxy cannot follow its bare tokens")
         elif api_key == ApiKey.SASL_AUTHENTICATE:
             ok = _error_code(api_key, request.api_version, frame) == 0
-            self._sasl_progress(session, ok)
+            self._sasl_progress(session, ok and not (session.mechanism == OAUTHBEARER
+                                                     and _auth_bytes(request.api_version, frame)))
             if not ok:
                 outcome = AUTHENTICATION_FAILED
         self._record(session, request, frame, outcome, rewritten)
@@ -415,6 +417,14 @@ class CaptureProxy:
             self.sink.record(row)
         except Exception as exc:  # a failing sink must not break the client's connection
             log.error("proxy_record_failed", connection_id=session.connection_id, error=str(exc))
+
+
+def _auth_bytes(api_version: int | None, frame: bytes) -> bytes:
+    """A SaslAuthenticate response's token (OAUTHBEARER: non-empty only for an error challenge)."""
+    try:
+        return bytes(decode_response(ApiKey.SASL_AUTHENTICATE, api_version or 0, frame)[1].auth_bytes or b"")
+    except Exception:  # any bytes: unreadable is no completion
+        return b"?"
 
 
 def _error_code(api_key: int, api_version: int | None, frame: bytes) -> int | None:

@@ -65,7 +65,6 @@ def build_listener_security(config: BrokerConfig, scram_store: Any) -> dict[str,
         sasl_settings = SaslSettings.from_properties(props, names)
         for warning in sasl_settings.warnings:
             log.warning("sasl_config_warning", detail=warning)
-        _check_oauthbearer_release(config, sasl_settings)
     for listener in config.listeners:
         security = ListenerSecurity(listener)
         if listener.security_protocol in SSL_PROTOCOLS:
@@ -91,20 +90,3 @@ def build_listener_security(config: BrokerConfig, scram_store: Any) -> dict[str,
         result[listener.name] = security
     return result
 
-
-def _check_oauthbearer_release(config: BrokerConfig, sasl_settings: Any) -> None:
-    """OAUTHBEARER came with Kafka 2.0 (KIP-255): an emulated older broker does not know the mechanism."""
-    from kafka_shim.shim.config.broker_config import ConfigError
-    from kafka_shim.shim.releases.profiles import UnknownRelease, release_line
-
-    try:
-        major, minor = map(int, release_line(config.kafka_version).split("."))
-    except UnknownRelease:
-        return  # reported with the release profile
-    if (major, minor) >= (2, 0):
-        return
-    for listener in sasl_settings.listeners.values():
-        if "OAUTHBEARER" in listener.mechanisms:
-            raise ConfigError(f"OAUTHBEARER is enabled on the SASL listener {listener.listener}, but kafka.version="
-                              f"{config.kafka_version} emulates a broker from before Kafka 2.0 (KIP-255), which has no "
-                              f"OAUTHBEARER; remove it from listener.name.{listener.listener.lower()}.sasl.enabled.mechanisms")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka_shim.shim.security.sasl.unsecured_jws import unsecured_token
+from kafka_shim.protocol.sasl_oauthbearer import unsecured_token
 
 
 def kafka_python_token_provider(principal: str) -> Any:

@@ -16,6 +16,7 @@ import pytest
 from kafka_shim.protocol.codes import ApiKey
 from kafka_shim.protocol.framing import decode_response
 from kafka_shim.protocol.messages import MetadataRequest
+from kafka_shim.protocol.sasl_oauthbearer import first_message, unsecured_token
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.tap import TappedRequest, TappedSession
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
@@ -326,6 +327,32 @@ def test_a_failed_authentication_is_recorded_and_names_no_one(tmp_path) -> None:
     assert all(b"wrong-password" not in f.read_bytes() for f in tmp_path.rglob("*.parquet"))
 
 
+def test_oauthbearer_names_the_tokens_subject_once_the_broker_accepts_it(tmp_path) -> None:
+    """An OAUTHBEARER exchange through the proxy: a refused token's error challenge completes nothing (the rows
+    name no one), a retried good token names its subject from then on."""
+    from kafka_shim.protocol.messages import SaslAuthenticateRequest, SaslHandshakeRequest
+
+    props = sasl_properties() | {
+        "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN,OAUTHBEARER",
+        "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config":
+            "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;"}
+    expired = unsecured_token("mallory", lifetime_s=-60)
+    with EmbeddedBroker(BrokerConfig.from_properties(props)) as broker, \
+            ProxyThread(listener_address(broker.broker, "SASL_PLAINTEXT"), tmp_path, "SASL_PLAINTEXT") as proxy:
+        with Wire(proxy.address) as wire:
+            assert wire.request(ApiKey.SASL_HANDSHAKE, 1, SaslHandshakeRequest(mechanism="OAUTHBEARER")).body.error_code == 0
+            refused = wire.request(ApiKey.SASL_AUTHENTICATE, 2, SaslAuthenticateRequest(auth_bytes=first_message(expired)))
+            assert refused.body.auth_bytes == b'{"status":"invalid_token"}'
+            accepted = wire.request(ApiKey.SASL_AUTHENTICATE, 2, SaslAuthenticateRequest(auth_bytes=first_message(unsecured_token("carol"))))
+            assert (accepted.body.error_code, accepted.body.auth_bytes) == (0, b"")
+            assert not wire.request(ApiKey.METADATA, 12, MetadataRequest(topics=[])).closed
+    rows = [r.row for r in iter_requests(tmp_path)]
+    assert [(r["api_key"], r["principal"]) for r in rows] == [
+        (ApiKey.SASL_HANDSHAKE, "User:ANONYMOUS"), (ApiKey.SASL_AUTHENTICATE, "User:ANONYMOUS"),
+        (ApiKey.SASL_AUTHENTICATE, "User:ANONYMOUS"), (ApiKey.METADATA, "User:carol")]
+    assert all(r["request"] is None for r in rows if r["api_key"] == ApiKey.SASL_AUTHENTICATE)  # tokens are credentials
+
+
 @pytest.mark.parametrize(("mechanism", "token", "user"), [
     ("PLAIN", b"\x00alice\x00secret", "alice"),
     ("PLAIN", b"alice\x00alice\x00secret", "alice"),
@@ -334,6 +361,11 @@ def test_a_failed_authentication_is_recorded_and_names_no_one(tmp_path) -> None:
     ("SCRAM-SHA-256", b"n,,n=al=2Cice=3D,r=abc", "al,ice="),
     ("SCRAM-SHA-512", b"n,a=bob,n=bob,r=abc", "bob"),
     ("SCRAM-SHA-512", b"garbage", None),
+    ("OAUTHBEARER", first_message(unsecured_token("carol")), "carol"),
+    ("OAUTHBEARER", first_message(unsecured_token("carol"), authorization_id="carol"), "carol"),
+    ("OAUTHBEARER", first_message(unsecured_token("carol"), authorization_id="dave"), None),
+    ("OAUTHBEARER", first_message("not.a.jwt"), None),
+    ("OAUTHBEARER", b"\x01", None),
     ("GSSAPI", b"\x60\x82", None),
 ])
 def test_usernames_from_first_tokens(mechanism: str, token: bytes, user: str | None) -> None:

@@ -6,9 +6,13 @@ connection needs them from the user. One line per principal, whitespace-separate
     # principal      mechanism       username   password (the rest of the line)
     User:alice       PLAIN           alice      alice-secret
     User:admin       SCRAM-SHA-512   admin      admin secret with spaces
+    User:carol       OAUTHBEARER     carol
+    User:dave        OAUTHBEARER     dave       eyJhbGciOi... (a token the target broker accepts)
 
-Mechanisms: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (Kafka's names). The username is what the client sends (PLAIN's
-authcid, SCRAM's ``n=``); Kafka makes the principal ``User:<username>`` from it.
+Mechanisms: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER (Kafka's names). The username is what the client sends
+(PLAIN's authcid, SCRAM's ``n=``); Kafka makes the principal ``User:<username>`` from it. For OAUTHBEARER the last
+field is the token to send; without one the replayer makes an unsecured JWT naming the username, which a broker
+with Kafka's default validator accepts.
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+OAUTHBEARER = "OAUTHBEARER"
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", OAUTHBEARER)
 
 
 class CredentialsError(ValueError):
@@ -39,6 +44,8 @@ def parse_credentials(text: str, source: str = "credentials") -> dict[str, Crede
         if not line or line.startswith("#"):
             continue
         parts = line.split(None, 3)
+        if len(parts) == 3 and parts[1].upper() == OAUTHBEARER:
+            parts.append("")  # no token given: an unsecured one is made
         if len(parts) != 4:
             raise CredentialsError(f"{source}:{number}: expected 'PRINCIPAL MECHANISM USERNAME PASSWORD', got {len(parts)} field(s)")
         principal, mechanism, username, password = parts

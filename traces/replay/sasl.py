@@ -1,4 +1,4 @@
-"""The replayer's own SASL exchange (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) over SaslHandshake v1 and
+"""The replayer's own SASL exchange (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER) over SaslHandshake v1 and
 SaslAuthenticate frames, as Kafka's Java client does it (KIP-152), at the point of the recorded SaslHandshake.
 
 The SCRAM arithmetic is ``kafka_shim.protocol.sasl_scram``, the broker's own (traces may not import shim). A recorded
@@ -14,6 +14,7 @@ import secrets
 from kafka_shim.protocol.codes import ApiKey
 from kafka_shim.protocol.framing import decode_response, encode_request
 from kafka_shim.protocol.messages import SaslAuthenticateRequest, SaslHandshakeRequest
+from kafka_shim.protocol.sasl_oauthbearer import CONTROL_A, first_message, unsecured_token
 from kafka_shim.protocol.sasl_scram import MECHANISMS as SCRAM
 from kafka_shim.protocol.sasl_scram import auth_message
 from kafka_shim.traces.replay.connection import CLOSED, ReplayConnection
@@ -58,6 +59,13 @@ async def authenticate(conn: ReplayConnection, credential: Credential, handshake
 
     if credential.mechanism == "PLAIN":
         await token(b"\x00" + credential.username.encode() + b"\x00" + credential.password.encode())
+        return
+    if credential.mechanism == "OAUTHBEARER":
+        challenge = await token(first_message(credential.password or unsecured_token(credential.username)))
+        if challenge:  # RFC 7628: the token was refused; acknowledging the challenge ends the exchange
+            await token(CONTROL_A)
+            raise SaslFailed(f"OAUTHBEARER as {credential.username}: the broker refused the token: "
+                             f"{challenge.decode('utf-8', 'replace')}")
         return
     scram = SCRAM[credential.mechanism]
     nonce = secrets.token_urlsafe(24)

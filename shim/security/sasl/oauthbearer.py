@@ -13,10 +13,10 @@ Kafka's server throws a runtime exception (a scheme other than Bearer, a header 
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 
+from kafka_shim.protocol.sasl_oauthbearer import CONTROL_A, FirstMessageError, parse_first_message
 from kafka_shim.shim.security.sasl.errors import (
     IllegalSaslStateError,
     InvalidCredentialsError,
@@ -27,13 +27,6 @@ from kafka_shim.shim.security.sasl.unsecured_jws import IllegalToken, UnsecuredV
 
 MECHANISM = "OAUTHBEARER"
 LOGIN_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
-CONTROL_A = b"\x01"
-
-# OAuthBearerClientInitialResponse's grammar (Java regular expressions, matched whole).
-_SASLNAME = r"(?:[\x01-\x2b\x2d-\x3c\x3e-\x7f]|=2C|=3D)+"
-_KVPAIRS = r"(?:[A-Za-z]+=[\x21-\x7e \t\r\n]+\x01)*"
-_FIRST_MESSAGE = re.compile(rf"n,(?:a=(?P<authzid>{_SASLNAME}))?,\x01(?P<kvpairs>{_KVPAIRS})\x01", re.DOTALL)
-_AUTH = re.compile(r"(?P<scheme>[A-Za-z0-9_]+) +(?P<token>[-_~+/.a-zA-Z0-9]+=*)")
 
 
 class OAuthBearerServer:
@@ -65,30 +58,23 @@ class OAuthBearerServer:
         if token == CONTROL_A and self._error is not None:
             raise SaslAuthenticationError(self._error, reason="the client acknowledged the refusal of its token")
         self._error = None
-        text = bytes(token).decode("utf-8", "replace")
-        first = _FIRST_MESSAGE.fullmatch(text)
-        if first is None:
-            raise self._invalid("Invalid OAUTHBEARER client first message")
-        pairs = dict(pair.split("=", 1) for pair in first["kvpairs"].split("\x01") if pair)
-        auth = pairs.get("auth")
-        if auth is None:
-            raise self._invalid("Invalid OAUTHBEARER client first message: 'auth' not specified")
-        bearer = _AUTH.fullmatch(auth)
-        if bearer is None:
-            raise self._invalid("Invalid OAUTHBEARER client first message: invalid 'auth' format")
-        if bearer["scheme"].lower() != "bearer":
+        try:
+            first = parse_first_message(token)
+        except FirstMessageError as exc:
+            raise self._invalid(str(exc)) from None
+        if first.scheme.lower() != "bearer":
             # Kafka builds this message from a group its matcher does not have: IllegalArgumentException, no answer.
-            raise SaslProtocolViolation(MECHANISM, f"scheme {bearer['scheme']!r} is not Bearer",
+            raise SaslProtocolViolation(MECHANISM, f"scheme {first.scheme!r} is not Bearer",
                                         reauthentication=self._reauthentication)
         try:
-            jws = validate(bearer["token"], self._options, self._clock_ms())
+            jws = validate(first.token, self._options, self._clock_ms())
         except ValidatorCrash as exc:
             raise SaslProtocolViolation(MECHANISM, f"the token crashes Kafka's validator: {exc}",
                                         reauthentication=self._reauthentication) from None
         except IllegalToken as exc:
             self._error = _error_json(exc.failure_scope)
             return self._error.encode("utf-8")
-        authorization_id = first["authzid"] or ""
+        authorization_id = first.authorization_id
         if authorization_id and authorization_id != jws.principal:
             raise SaslAuthenticationError(
                 f"Authentication failed: Client requested an authorization id ({authorization_id}) that is different "

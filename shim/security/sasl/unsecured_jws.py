@@ -21,7 +21,6 @@ import binascii
 import json
 import math
 import re
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -272,14 +271,3 @@ def _seconds_to_ms(seconds: float) -> int:
 def _java_trim(text: str) -> str:
     return text.strip(_JAVA_BLANKS)
 
-
-def unsecured_token(principal: str, lifetime_s: float = 3600.0, scope: tuple[str, ...] = (), now_s: float | None = None) -> str:
-    """An unsecured JWS for ``principal`` as Kafka's validator reads it (for clients in tests, e.g. the pytest
-    plugin's): ``alg`` none, ``sub``, ``iat`` now, ``exp`` ``lifetime_s`` later, the scope as a list if given. Encoded
-    in Base64's basic alphabet: Kafka's validator refuses the URL-safe ``-`` and ``_``."""
-    issued = time.time() if now_s is None else now_s
-    claims: dict[str, object] = {"sub": principal, "iat": int(issued), "exp": int(issued + lifetime_s)}
-    if scope:
-        claims["scope"] = list(scope)
-    parts = (json.dumps({"alg": "none"}, separators=(",", ":")), json.dumps(claims, separators=(",", ":")))
-    return ".".join(binascii.b2a_base64(p.encode("utf-8"), newline=False).decode("ascii").rstrip("=") for p in parts) + "."

@@ -84,6 +84,9 @@ def test_ignored_fields_are_a_table_that_can_be_overridden() -> None:
 def test_the_credentials_file_format() -> None:
     creds = parse_credentials("# comment\nUser:alice  SCRAM-SHA-512 alice  pass with spaces\n\nUser:bob plain bob b\n")
     assert creds["User:alice"].password == "pass with spaces" and creds["User:bob"].mechanism == "PLAIN"
+    # OAUTHBEARER: the token to send, or none (the replayer makes an unsecured one naming the username).
+    creds = parse_credentials("User:carol OAUTHBEARER carol\nUser:dave oauthbearer dave eyJ.eyJ.\n")
+    assert (creds["User:carol"].password, creds["User:dave"].password) == ("", "eyJ.eyJ.")
     for bad, message in (("User:a GSSAPI a p", "unknown mechanism"), ("alice PLAIN alice p", "TYPE:NAME"),
                          ("User:a PLAIN a", "expected"), ("User:a PLAIN a p\nUser:a PLAIN a q", "twice")):
         with pytest.raises(CredentialsError, match=message):

@@ -171,3 +171,32 @@ def test_the_command_line_runs_it(trace, credentials, tmp_path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "0 different" in done.stdout
     assert "Fetch" in done.stdout
+
+
+def test_an_oauthbearer_workload_replays_with_unsecured_tokens_naming_its_principals(tmp_path) -> None:
+    """A producer that authenticated with an OAUTHBEARER token as carol, replayed with a credentials line that names
+    no password: the replayer makes carol's unsecured token, and carol's requests are answered alike."""
+    from confluent_kafka import Producer
+
+    props = sasl_properties() | {
+        "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN,OAUTHBEARER",
+        "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config":
+            "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
+        "super.users": "User:admin;User:carol", "auto.create.topics.enable": "true"}
+    capture, out = tmp_path / "trace", tmp_path / "out"
+    with EmbeddedBroker(BrokerConfig.from_properties(props), capture_dir=capture) as broker:
+        producer = Producer({"bootstrap.servers": _sasl_bootstrap(broker), "security.protocol": "SASL_PLAINTEXT",
+                             "sasl.mechanism": "OAUTHBEARER", "enable.sasl.oauthbearer.unsecure.jwt": True,
+                             "sasl.oauthbearer.config": "principal=carol", "enable.idempotence": False})
+        for i in range(3):
+            producer.produce("oauth-orders", f"m{i}".encode())
+        assert producer.flush(TIMEOUT) == 0
+    assert {r.row["principal"] for r in iter_requests(capture) if r.row["api_key"] == ApiKey.PRODUCE} == {"User:carol"}
+    credentials = tmp_path / "credentials.txt"
+    credentials.write_text("User:carol OAUTHBEARER carol\n")
+    with EmbeddedBroker(BrokerConfig.from_properties(props)) as fresh:
+        code = _replay(capture, fresh, credentials, out, "--pace", "fast")
+    assert _differences(out) == [] and code == 0
+    statuses = [json.loads(line) for line in (out / "requests.jsonl").read_text().splitlines()]
+    # Identical Produce answers: the same offsets, so carol's records were written on the fresh broker.
+    assert "Produce" in {s["api"] for s in statuses if s["status"] == "identical"}

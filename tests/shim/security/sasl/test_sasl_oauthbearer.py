@@ -12,6 +12,7 @@ import json
 
 import pytest
 
+from kafka_shim.protocol.sasl_oauthbearer import unsecured_token
 from kafka_shim.shim.config.broker_config import ConfigError
 from kafka_shim.shim.security.sasl.errors import InvalidCredentialsError, SaslAuthenticationError, SaslProtocolViolation
 from kafka_shim.shim.security.sasl.oauthbearer import OAuthBearerServer
@@ -20,7 +21,6 @@ from kafka_shim.shim.security.sasl.unsecured_jws import (
     IllegalToken,
     UnsecuredValidatorOptions,
     ValidatorCrash,
-    unsecured_token,
     validate,
 )
 
@@ -140,10 +140,11 @@ def test_tokens_made_for_clients_use_the_alphabet_kafka_reads() -> None:
 
 def test_an_emulated_broker_from_before_kafka_2_0_has_no_oauthbearer() -> None:
     from kafka_shim.shim.config.broker_config import BrokerConfig
-    from kafka_shim.shim.security.listener_security import build_listener_security
+    from kafka_shim.shim.testing.embedded import EmbeddedBroker
 
     props = {"listeners": "SASL_PLAINTEXT://127.0.0.1:0", PREFIX + "sasl.enabled.mechanisms": "OAUTHBEARER",
              PREFIX + "oauthbearer.sasl.jaas.config": f"{MODULE} required;"}
-    assert build_listener_security(BrokerConfig.from_properties(props | {"kafka.version": "2.0"}), None)
+    with EmbeddedBroker(BrokerConfig.from_properties(props | {"kafka.version": "2.0"})):
+        pass
     with pytest.raises(ConfigError, match=r"before Kafka 2.0 \(KIP-255\)"):
-        build_listener_security(BrokerConfig.from_properties(props | {"kafka.version": "1.1"}), None)
+        EmbeddedBroker(BrokerConfig.from_properties(props | {"kafka.version": "1.1"})).start()
