@@ -85,7 +85,10 @@ def _unsecured_login(props: Mapping[str, str], source: str) -> tuple[str, float,
                           f"needs {module}; write {example}")
     claim = (entry.options.get("unsecuredLoginPrincipalClaimName") or "").strip() or "sub"
     principal = (entry.options.get(f"unsecuredLoginStringClaim_{claim}") or "").strip()
-    if not principal or claim != "sub":
+    if claim != "sub":
+        raise ConfigError(f"{source}: unsecuredLoginPrincipalClaimName={claim}: kafka-shim's client puts the principal in "
+                          f"the sub claim only; remove the option and write {example}")
+    if not principal:
         raise ConfigError(f"{source}: sasl.jaas.config names no principal (unsecuredLoginStringClaim_sub); write {example}")
     lifetime = entry.options.get("unsecuredLoginLifetimeSeconds", "3600")
     try:
