@@ -76,7 +76,7 @@ class UnsecuredValidatorOptions:
             skew = int(skew_text) if skew_text else 0
         except ValueError:
             raise ConfigError(f"{key}: {CLOCK_SKEW_OPTION}={skew_text!r} is not a whole number of milliseconds") from None
-        if not -(2**31) <= skew < 2**31 or skew < 0:
+        if not 0 <= skew < 2**31:
             raise ConfigError(f"{key}: {CLOCK_SKEW_OPTION}={skew_text} must be between 0 and 2147483647 milliseconds")
         return cls(principal, scope, tuple(required), skew)
 
