@@ -1,7 +1,7 @@
 """What the pytest plugin costs a CI suite: fixture start, reset and teardown, and a 50-test suite on kafka-shim against
 the same 50 tests on Apache Kafka 3.9 started once per session (issue 16).
 
-    .venv/bin/python bench/fixture.py [--tests 50] [--repeat 5] [--without-kafka]
+    .venv/bin/python bench/fixture.py [--tests 50] [--repeat 5] [--without-kafka] [--workers 2 --workers 4]
 
 1. In this process: ``KafkaShim`` start to ready (the fixture's first use of a configuration), ``reset()`` (every
    later test), and stop; PLAINTEXT and SASL_PLAINTEXT with an authorizer; the median of ``--repeat``.
@@ -10,6 +10,9 @@ the same 50 tests on Apache Kafka 3.9 started once per session (issue 16).
    start and imports included), once with the ``kafka_shim`` fixture and once against a real Kafka 3.9 that
    ``scripts/real-kafka`` started before (its start-up timed on its own, as a session fixture would pay it). The
    same test bodies; on Kafka each test uses its own topic and group, since nothing resets it.
+
+3. With ``--workers N`` (repeatable), the same suite on kafka-shim under pytest-xdist (``pytest -n N``): each worker
+   process starts its own broker, so the tests need no unique names; the client's own waits then overlap.
 
 The issue's target: the whole suite on kafka-shim faster than Kafka's start-up alone.
 """
@@ -93,13 +96,14 @@ def fixture_costs(repeat: int) -> None:
               f"{statistics.median(stops) * 1e3:8.1f}")
 
 
-def run_suite(directory: Path, bootstrap: str | None) -> float:
+def run_suite(directory: Path, bootstrap: str | None, workers: int = 0) -> float:
     env = {k: v for k, v in os.environ.items() if k != "BENCH_BOOTSTRAP"}
     if bootstrap:
         env["BENCH_BOOTSTRAP"] = bootstrap
+    parallel = ["-n", str(workers)] if workers else []
     began = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(directory)], cwd=directory,
-                          env=env, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *parallel, str(directory)],
+                          cwd=directory, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - began
     if done.returncode != 0:
         raise SystemExit(f"the suite failed ({'Kafka' if bootstrap else 'kafka-shim'}):\n{done.stdout[:4000]}")
@@ -111,6 +115,8 @@ def main() -> int:
     parser.add_argument("--tests", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=5, help="repetitions of the fixture timings (medians)")
     parser.add_argument("--without-kafka", action="store_true", help="leave out the real Kafka 3.9 suite")
+    parser.add_argument("--workers", type=int, action="append", default=[],
+                        help="also run the kafka-shim suite under pytest-xdist with this many workers (repeatable)")
     args = parser.parse_args()
     print("command:", " ".join([Path(sys.executable).name, *sys.argv]))
     print(f"python {platform.python_version()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}\n")
@@ -121,6 +127,8 @@ def main() -> int:
         (suite / "test_suite.py").write_text(TEST.format(tests=args.tests))
         shim_s = run_suite(suite, None)
         print(f"\n{args.tests}-test suite on kafka-shim (pytest process, the fixture, every test): {shim_s:.2f} s")
+        for workers in args.workers:
+            print(f"  the same under pytest-xdist -n {workers} (a broker per worker): {run_suite(suite, None, workers):.2f} s")
         if args.without_kafka:
             return 0
         began = time.perf_counter()

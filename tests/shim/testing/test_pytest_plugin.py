@@ -190,6 +190,34 @@ def test_plugin_oauthbearer_clients_act_as_the_principal_their_token_names(pytes
     result.assert_outcomes(passed=1)
 
 
+def test_plugin_under_pytest_xdist_gives_each_worker_its_own_broker(pytester: pytest.Pytester,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest -n: every worker process starts its own broker, so tests in parallel never see each other's topics."""
+    pytester.makepyfile(helpers=CONSUME, test_user=textwrap.dedent('''
+        import os
+        import pytest
+        from confluent_kafka import Producer
+        from helpers import consume
+
+        @pytest.mark.parametrize("n", range(6))
+        def test_same_names_in_parallel(kafka_shim, n):
+            kafka_shim.create_topic("orders")  # every test, every worker: the same name, no TOPIC_ALREADY_EXISTS
+            producer = Producer(kafka_shim.confluent_config())
+            producer.produce("orders", f"{n}".encode())
+            assert producer.flush(30) == 0
+            assert consume(kafka_shim.confluent_config(), "orders", 1) == [f"{n}".encode()]
+            with open(os.environ["SEEN"], "a") as seen:
+                seen.write(f"{os.environ['PYTEST_XDIST_WORKER']} {kafka_shim.bootstrap_servers}\\n")
+    '''))
+    seen = pytester.path / "seen.txt"
+    monkeypatch.setenv("SEEN", str(seen))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
+    result.assert_outcomes(passed=6)
+    pairs = {tuple(line.split()) for line in seen.read_text().splitlines()}
+    workers = {worker for worker, _ in pairs}
+    assert len({address for _, address in pairs}) == len(workers) >= 1  # one broker per worker that ran tests
+
+
 def test_plugin_tls_listener_with_kafka_python_and_aiokafka(pytester: pytest.Pytester) -> None:
     result = _run(pytester, '''
         import asyncio
