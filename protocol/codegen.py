@@ -407,7 +407,9 @@ class _Emitter:
             null = b"\x00" if flex else (b"\xff\xff" if is_string else b"\xff\xff\xff\xff")
             body = self.write_null_or(ind, ap, x, nullable, null)
             if is_string:
-                self.emit(body, f"{x} = {x}.encode()")
+                # A lone surrogate (a Python str may hold one, e.g. from a JSON escape) becomes "?", as Java's
+                # String.getBytes(UTF_8) writes it.
+                self.emit(body, f"{x} = {x}.encode('utf-8', 'replace')")
                 # Kafka caps every string at 32767 bytes, compact ones included.
                 self.emit(body, f"if len({x}) > 32767: raise _Unenc('string of ' + str(len({x})) + ' bytes is longer than 32767')")
             if t.primitive == "records":

@@ -84,4 +84,6 @@ def token_subject(token: str, claim: str = "sub") -> str | None:
     except (binascii.Error, ValueError):
         return None
     value = claims.get(claim) if isinstance(claims, dict) else None
+    if isinstance(value, bool) or (value is None and isinstance(claims, dict) and claim in claims):
+        value = {True: "true", False: "false", None: "null"}[value]  # Jackson's text of the value, as Kafka reads it
     return value if isinstance(value, str) and value.strip() else None

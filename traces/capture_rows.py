@@ -59,7 +59,7 @@ def tapped_rows(batch: list[Any], source: str = CAPTURE, fields: tuple[str, ...]
         elif name == "time":
             arrays.append(pa.array(values[name], pa.int64()).cast(f.type))
         elif name in values:
-            arrays.append(pa.array(values[name], f.type))
+            arrays.append(_array(values[name], f.type))
         elif name == "kind":
             arrays.append(pa.repeat(pa.scalar(REQUEST, f.type), n))
         elif name == "source":
@@ -115,7 +115,7 @@ def _session_columns(sessions: tuple[bytes | tuple[Any, ...], ...]) -> dict[str,
     distinct: dict[bytes | tuple[Any, ...], int] = {}
     index = pa.array([distinct.setdefault(session, len(distinct)) for session in sessions], pa.int32())
     table = [marshal.loads(s) if isinstance(s, bytes) else s for s in distinct]
-    return {name: pa.array(column, SCHEMA.field(name).type).take(index)
+    return {name: _array(column, SCHEMA.field(name).type).take(index)
             for name, column in zip(SESSION_FIELDS, zip(*table, strict=True), strict=True)}
 
 
@@ -213,7 +213,7 @@ def _decisions_array(per_request: tuple[list[Any], ...]) -> pa.Array:
         pa.array(kind, pa.string()),
         pc.take(_OPERATION_NAMES, pa.array(operation, pa.int32())),
         pc.take(_RESOURCE_TYPE_NAMES, pa.array(resource_type, pa.int32())),
-        pa.array(name, pa.string()),
+        _array(name, pa.string()),
         pa.array(allowed, pa.bool_()),
         _rule_texts(rule),
         pa.array(ref_count, pa.int32()),
@@ -228,9 +228,23 @@ def _decisions_array(per_request: tuple[list[Any], ...]) -> pa.Array:
 def _rule_texts(rules: tuple[Any, ...]) -> pa.Array:
     """The rules as text: the broker records them as text already; other sources may hand Rule objects."""
     try:
-        return pa.array(rules, pa.string())
+        return _array(rules, pa.string())
     except (pa.ArrowTypeError, pa.ArrowInvalid):
-        return pa.array([r if r is None or type(r) is str else rule_text(r) for r in rules], pa.string())
+        return _array([r if r is None or type(r) is str else rule_text(r) for r in rules], pa.string())
+
+
+def _array(values: Any, type_: pa.DataType) -> pa.Array:
+    """``pa.array``, with a string holding a lone surrogate (an OAUTHBEARER token's ``"\\ud800"`` escape, which
+    Kafka keeps in its principal) written as Java's UTF-8 encoder writes it: ``?``. Arrow refuses such strings, and
+    one would otherwise fail the whole batch."""
+    try:
+        return pa.array(values, type_)
+    except UnicodeEncodeError:
+        return pa.array([_java_utf8(v) for v in values], type_)
+
+
+def _java_utf8(value: Any) -> Any:
+    return value.encode("utf-8", "replace").decode("utf-8") if isinstance(value, str) else value
 
 
 # Kafka's codes index these (AclOperation 0-14, ResourceType 0-7); a code beyond is a bug upstream and fails the batch.

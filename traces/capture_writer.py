@@ -24,6 +24,7 @@ from typing import Any
 from kafka_shim.traces import capture_pipe as pipe
 from kafka_shim.traces.capture_files import Report, TraceFiles
 from kafka_shim.traces.capture_settings import CaptureSettings
+from kafka_shim.traces.format import DROPPED
 
 # How often an idle writer checks whether the open file is due to roll.
 IDLE_S = 1.0
@@ -62,7 +63,9 @@ def serve(in_fd: int, out_fd: int, settings: CaptureSettings, source: str) -> No
         kind, body = message
         if kind == pipe.ROWS:
             fields, rows, dropped = body
-            _guarded(out_fd, files, report, len(rows), partial(files.write, tuple(fields), rows, dropped))
+            if not _guarded(out_fd, files, report, len(rows), partial(files.write, tuple(fields), rows, dropped)) and rows:
+                # The batch is lost with the failed write: a ``dropped`` row says so, in the next file.
+                _guarded(out_fd, files, report, 0, partial(files.write, tuple(fields), [], _lost(rows, dropped, source)))
         elif kind == pipe.SYNC:
             report_written()
             pipe.send(out_fd, pipe.SYNCED, body)
@@ -70,16 +73,27 @@ def serve(in_fd: int, out_fd: int, settings: CaptureSettings, source: str) -> No
     report_written()
 
 
-def _guarded(out_fd: int, files: TraceFiles, report: Report, rows: int, step: Callable[[], list[Path]]) -> None:
-    """Run a step of the files and announce the files it finished; a failure is logged and the file abandoned."""
+def _guarded(out_fd: int, files: TraceFiles, report: Report, rows: int, step: Callable[[], list[Path]]) -> bool:
+    """Run a step of the files and announce the files it finished; a failure is logged, the file abandoned, and
+    False returned."""
     try:
         finished = step()
     except Exception as exc:  # a full disk, a bad record: logged, and the next batch tried in a new file
         report("error", "capture_write_failed", {"directory": str(files.directory), "rows": rows, "error": str(exc)})
         files.abandon()
-        return
+        return False
     for path in finished:
         pipe.send(out_fd, pipe.FINISHED, (str(path), files.finished_requests, files.finished_dropped))
+    return True
+
+
+def _lost(rows: list[Any], dropped: dict[str, Any] | None, source: str) -> dict[str, Any]:
+    """The ``dropped`` row for a batch whose write failed (and the ``dropped`` row it carried, if any)."""
+    since, until, count = rows[0][0], rows[-1][0], len(rows)
+    if dropped is not None:
+        since, until = min(since, dropped["time"]), max(until, dropped["dropped_until"])
+        count += dropped["dropped_requests"]
+    return {"kind": DROPPED, "time": since, "source": source, "dropped_requests": count, "dropped_until": until}
 
 
 def main(argv: list[str]) -> int:

@@ -176,7 +176,7 @@ class RequestSession:
         if security is not None and security.sasl_mechanisms:
             self.principal = ANONYMOUS
             self.gate = SaslGate(self, self, security.sasl_mechanisms, security.new_mechanism, security.reauth_ms,
-                                 security.is_authentication_error)
+                                 security.is_authentication_error, security.reauth_ms_by_mechanism)
         self._gate_outcome: Outcome | None = None
         self.tap: RequestTap | None = None
         self.connection_id = ""

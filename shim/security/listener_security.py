@@ -32,6 +32,7 @@ class ListenerSecurity:
     principal_mapper: Any = None  # shim.ssl_principal.SslPrincipalMapper on SSL listeners
     sasl_mechanisms: list[str] = field(default_factory=list)
     reauth_ms: int = 0
+    reauth_ms_by_mechanism: dict[str, int] = field(default_factory=dict)  # listener.name.<l>.<mechanism>.*
     mechanism_factory: Callable[[str, bool], Mechanism] | None = None
     authentication_error: type[BaseException] | tuple[type[BaseException], ...] = ()
 
@@ -81,6 +82,8 @@ def build_listener_security(config: BrokerConfig, scram_store: Any) -> dict[str,
             # see them in hash-bucket order, not configuration order; reproduced so the bytes match.
             security.sasl_mechanisms = hash_set_order(sasl_settings.enabled_mechanisms(listener.name))
             security.reauth_ms = sasl_settings.reauth_ms(listener.name)
+            security.reauth_ms_by_mechanism = {m: sasl_settings.reauth_ms(listener.name, m)
+                                               for m in security.sasl_mechanisms}
             security.authentication_error = SaslAuthenticationError
             security.mechanism_factory = (
                 lambda mechanism, reauthenticating, name=listener.name: create_server(

@@ -2,7 +2,8 @@
 same answers (codes, messages, error challenges, session lifetimes) or the same closed connections.
 
 Both brokers enable OAUTHBEARER beside PLAIN and SCRAM on SASL_PLAINTEXT, with ``unsecuredValidatorRequiredScope``
-"kafka", and run the authorizer (admin a super user).
+"kafka" and two minutes of allowed clock skew, PLAIN with its own ``connections.max.reauth.ms`` of 30 minutes (none
+for the listener's other mechanisms), and run the authorizer (admin a super user).
 """
 
 from __future__ import annotations
@@ -27,9 +28,12 @@ from tests.support.wire import Answer, Wire
 
 MECHANISMS = "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER"
 JAAS = ('org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required '
-        'unsecuredLoginStringClaim_sub="admin" unsecuredValidatorRequiredScope="kafka";')
+        'unsecuredLoginStringClaim_sub="admin" unsecuredValidatorRequiredScope="kafka" '
+        'unsecuredValidatorAllowableClockSkewMs="120000";')
+REAUTH_MS = 1_800_000
 OVERRIDES = {"listener.name.sasl_plaintext.sasl.enabled.mechanisms": MECHANISMS,
-             "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config": JAAS}
+             "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config": JAAS,
+             "listener.name.sasl_plaintext.plain.connections.max.reauth.ms": str(REAUTH_MS)}
 # A session lifetime is the token's expiry minus the moment each broker completes the exchange.
 LIFETIME_SLACK_MS = 30_000
 
@@ -117,7 +121,7 @@ def test_a_valid_token_authenticates_as_its_subject_for_its_lifetime(kafka, shim
 
 
 @pytest.mark.parametrize("token", [
-    pytest.param(jwt(exp=int(time.time()) - 60), id="expired"),
+    pytest.param(jwt(exp=int(time.time()) - 600), id="expired"),
     pytest.param(jwt(exp=_DROP), id="no-exp"),
     pytest.param(jwt(exp="4102444800"), id="exp-a-string"),
     pytest.param(jwt(sub=_DROP), id="no-sub"),
@@ -193,7 +197,7 @@ def test_authorization_ids_and_extensions(kafka, shim) -> None:
 
 
 def test_a_client_may_try_another_token_after_the_error_challenge(kafka, shim) -> None:
-    expired = jwt(exp=int(time.time()) - 60)
+    expired = jwt(exp=int(time.time()) - 600)
     ours = compare(kafka, shim, [HANDSHAKE, authenticate(first_message(expired)), authenticate(first_message(jwt())), CREATE_TOPIC])
     assert ours[2].body.error_code == 0 and ours[3].body.topics[0].error_code == 29
 
@@ -223,8 +227,36 @@ def raw_exchange(address: tuple[str, int], tokens: list[bytes]) -> list[bytes | 
 
 @pytest.mark.parametrize("tokens", [
     [first_message(jwt())],
-    [first_message(jwt(exp=int(time.time()) - 60)), b"\x01"],
+    [first_message(jwt(exp=int(time.time()) - 600)), b"\x01"],
 ], ids=["valid", "refused"])
 def test_bare_tokens_after_a_v0_handshake(kafka, shim, tokens) -> None:
     theirs = raw_exchange(kafka.sasl, tokens)
     assert raw_exchange(listener_address(shim.broker, "SASL_PLAINTEXT"), tokens) == theirs
+
+
+def test_sessions_that_end_at_once(kafka, shim) -> None:
+    """A token expired within the allowed clock skew is accepted with a session of 0 ms; one that lives for more
+    than ~292 years wraps Kafka's nanosecond arithmetic into the past: both close at the next request. A merely
+    large expiry wraps into the future and keeps working."""
+    for claims in ({"exp": int(time.time()) - 30, "iat": int(time.time()) - 3600}, {"exp": int(time.time()) + 300 * 366 * 86400}, {"exp": 1e20}):
+        ours = compare(kafka, shim, [HANDSHAKE, authenticate(first_message(jwt(**claims))), CREATE_TOPIC])
+        assert ours[1].body.error_code == 0 and ours[-1].closed, claims
+        if claims["exp"] < time.time():
+            assert ours[1].body.session_lifetime_ms == 0  # Kafka's zeroIfNegative, not a millisecond of grace
+    assert compare(kafka, shim, [HANDSHAKE, authenticate(first_message(jwt(exp=99_999_999_999))), CREATE_TOPIC])[2].body
+
+
+def test_the_reauth_interval_belongs_to_its_mechanism(kafka, shim) -> None:
+    plain = frame(17, 1, SaslHandshakeRequest(mechanism="PLAIN"))
+    ours = compare(kafka, shim, [plain, authenticate(b"\x00alice\x00alice-secret")])
+    assert ours[1].body.error_code == 0 and ours[1].body.session_lifetime_ms == REAUTH_MS
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "GSSAPI"])
+def test_reauthentication_with_another_mechanism_closes_the_connection(kafka, shim, mechanism: str) -> None:
+    """An enabled other mechanism: its handshake is answered, its first token closes the connection unanswered;
+    one not enabled closes at the handshake."""
+    steps = [HANDSHAKE, authenticate(first_message(jwt())), frame(17, 1, SaslHandshakeRequest(mechanism=mechanism)),
+             authenticate(b"\x00alice\x00alice-secret")]
+    ours = compare(kafka, shim, steps)
+    assert ours[-1].closed and len(ours) == (4 if mechanism == "PLAIN" else 3)

@@ -27,3 +27,15 @@ def test_java_replacement_counts(data: bytes, text: str) -> None:
 def test_the_codec_decodes_broken_strings_as_java() -> None:
     body = DescribeAclsRequest(resource_name_filter="\x01x\x01").encode(1).replace(b"\x01x\x01", b"\xed\xa0\x80")
     assert DescribeAclsRequest.decode(body, 1).resource_name_filter == R
+
+
+def test_a_lone_surrogate_is_encoded_as_javas_getbytes_writes_it() -> None:
+    # A Python str can hold a lone surrogate (an OAUTHBEARER token's "\ud800" escape names such a principal); Java's
+    # String.getBytes(UTF_8) writes "?" for it, and so does the codec, where strict encoding would fail the answer.
+    from kafka_shim.protocol.framing import decode_response, encode_response
+    from kafka_shim.protocol.messages import SaslAuthenticateResponse
+
+    body = SaslAuthenticateResponse(error_code=58, error_message="from User.\ud800x: User.bob", auth_bytes=b"")
+    for version in (0, 2):  # a plain and a compact string
+        _, decoded = decode_response(36, version, encode_response(36, version, 7, body)[4:])
+        assert decoded.error_message == "from User.?x: User.bob"

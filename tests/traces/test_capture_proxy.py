@@ -365,6 +365,8 @@ def test_oauthbearer_names_the_tokens_subject_once_the_broker_accepts_it(tmp_pat
     ("OAUTHBEARER", first_message(unsecured_token("carol"), authorization_id="carol"), "carol"),
     ("OAUTHBEARER", first_message(unsecured_token("carol"), authorization_id="dave"), None),
     ("OAUTHBEARER", first_message("not.a.jwt"), None),
+    ("OAUTHBEARER", first_message("eyJhbGciOiJub25lIn0.eyJzdWIiOnRydWV9."), "true"),  # {"sub":true}: User:true in Kafka
+    ("OAUTHBEARER", first_message("eyJhbGciOiJub25lIn0.eyJzdWIiOjF9."), None),  # {"sub":1}: refused by Kafka
     ("OAUTHBEARER", b"\x01", None),
     ("GSSAPI", b"\x60\x82", None),
 ])

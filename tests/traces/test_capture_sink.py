@@ -200,3 +200,37 @@ def test_a_writer_process_that_dies_is_replaced_and_its_loss_counted(tmp_path: P
     assert dropped["dropped_requests"] == 3 == sink.dropped_total
     (exited,) = [e for e in logs if e["event"] == "capture_writer_exited"]
     assert exited["log_level"] == "error" and exited["requests_lost"] == 3 and exited["restarting"] is True
+
+
+def test_a_lone_surrogate_in_a_principal_is_written_as_java_writes_it(tmp_path: Path) -> None:
+    # An OAUTHBEARER token's "\ud800" escape reaches the principal; Arrow refuses such a string, Java writes "?".
+    sink = CaptureSink(CaptureSettings(tmp_path))
+    try:
+        sink.record(tuple(_tapped(1)._replace(principal="User:\ud800x")))
+        sink.record(tuple(_tapped(2)))
+        assert sink.sync(WAIT_S)
+    finally:
+        sink.close()
+    assert read_trace(tmp_path)["principal"].to_pylist() == ["User:?x", "User:ANONYMOUS"]
+
+
+def test_a_batch_whose_write_fails_is_recorded_as_dropped(tmp_path: Path) -> None:
+    # A decision with an operation code no Kafka release has fails its batch's conversion in the writer.
+    broken = ("authorize", 99, ResourceType.TOPIC.value, "t", True, "DefaultAllow", 1, None)
+    sink = CaptureSink(CaptureSettings(tmp_path))
+    with capture_logs() as logs:
+        try:
+            sink.record(tuple(_tapped(1)))
+            sink.record(tuple(_tapped(2)._replace(decisions=[broken])))
+            assert sink.sync(WAIT_S)  # usually one batch, lost together (unless the writer's timer split them)
+            sink.record(tuple(_tapped(3)))
+        finally:
+            sink.close()
+    table = read_trace(tmp_path)
+    written = table.filter(pc.equal(table["kind"], "request"))["correlation_id"].to_pylist()
+    (dropped,) = table.filter(pc.equal(table["kind"], DROPPED)).to_pylist()
+    assert 2 not in written and 3 in written
+    assert len(written) + dropped["dropped_requests"] == 3  # every request written or counted
+    events = [e["event"] for e in logs]
+    assert events.count("capture_write_failed") == 1
+    assert "capture_writer_exited" not in events  # the writer did not die: nothing else was lost

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
@@ -72,12 +72,15 @@ class SaslGate:
         new_mechanism: Callable[[str, bool], Mechanism],
         reauth_ms: int = 0,
         is_authentication_error: Callable[[BaseException], bool] = lambda exc: isinstance(exc, SaslError),
+        reauth_ms_by_mechanism: Mapping[str, int] | None = None,
     ) -> None:
         self.owner = owner
         self.responder = responder
         self.mechanisms = list(mechanisms)
         self.new_mechanism = new_mechanism
+        # connections.max.reauth.ms: the listener's, and a mechanism's own (listener.name.<l>.<mechanism>.*) first
         self.reauth_ms = reauth_ms
+        self.reauth_ms_by_mechanism = dict(reauth_ms_by_mechanism or {})
         self.is_authentication_error = is_authentication_error
         self.phase = Phase.HANDSHAKE_OR_VERSIONS
         self.raw_tokens = False  # a v0 handshake: tokens travel bare, without SaslAuthenticate
@@ -137,8 +140,12 @@ class SaslGate:
         if request is None:
             return
         mechanism = request.mechanism
+        if self.reauthenticating and mechanism not in self.mechanisms:
+            # Kafka checks the enabled mechanisms first; while re-authenticating it then closes without the 33.
+            self._fail(f"Unsupported SASL mechanism {mechanism} (re-authentication)", None)
+            return
         if self.reauthenticating and mechanism != self.mechanism_name:
-            # Kafka answers the handshake, then fails the first token with this message.
+            # Kafka answers the handshake, then closes at the first token without an answer (REAUTH_BAD_MECHANISM).
             self._respond(frame, SaslHandshakeResponse(error_code=ErrorCode.NONE, mechanisms=self.mechanisms))
             self.phase = Phase.AUTHENTICATE
             self.raw_tokens = version == 0
@@ -208,7 +215,7 @@ class SaslGate:
             body = SaslAuthenticateResponse(error_code=ErrorCode.SASL_AUTHENTICATION_FAILED, error_message=message, auth_bytes=b"")
             self._fail(message, encode_response(key, version, frame.correlation_id, body))
             return
-        lifetime = self._session_lifetime() if self.server.complete else 0
+        lifetime, expires_at = self._session() if self.server.complete else (0, None)
         body = SaslAuthenticateResponse(error_code=ErrorCode.NONE, auth_bytes=token or b"", session_lifetime_ms=lifetime)
         if self.server.complete and not self._principal_unchanged():
             message = self._principal_changed_message()
@@ -217,7 +224,7 @@ class SaslGate:
             return
         self._respond(frame, body)
         if self.server.complete:
-            self._complete(lifetime)
+            self._complete(lifetime, expires_at)
 
     def _body(self, frame: Any, what: str) -> Any | None:
         """The decoded request, or None after refusing it: Kafka closes on a body it cannot parse."""
@@ -236,7 +243,7 @@ class SaslGate:
             return
         self.owner.send(len(token or b"").to_bytes(4, "big") + (token or b""))
         if self.server.complete:
-            self._complete(self._session_lifetime())
+            self._complete(*self._session())
 
     # -- outcomes ---------------------------------------------------------------------------
     def _failure_message(self, exc: BaseException) -> str:
@@ -246,15 +253,26 @@ class SaslGate:
         stage = "re-authentication" if self.reauthenticating else "authentication"
         return f"Authentication failed during {stage} due to invalid credentials with SASL mechanism {self.mechanism_name}"
 
-    def _session_lifetime(self) -> int:
-        """connections.max.reauth.ms, shortened to what is left of a delegation token's life (KIP-368: a session
-        authenticated with a token ends when the token expires)."""
-        reauth = self.reauth_ms if self.reauth_ms > 0 else 0
+    def _session(self) -> tuple[int, float | None]:
+        """Kafka's calcCompletionTimesAndReturnSessionLifetimeMs: the session lifetime the answer carries, and when
+        the session expires (time.monotonic(); None: never). A session has a lifetime when the mechanism's
+        connections.max.reauth.ms is set or its credential expires (a delegation token, an OAUTHBEARER token's
+        ``exp``): the smaller of the two, 0 when the credential has already expired (the next request then closes)."""
+        reauth = self.reauth_ms_by_mechanism.get(self.mechanism_name or "", self.reauth_ms)
         expiry_ms = getattr(self.server, "credential_expiry_ms", None)
-        if expiry_ms is None:
-            return reauth
-        left = max(1, expiry_ms - int(time.time() * 1000))
-        return min(left, reauth) if reauth else left
+        if expiry_ms is None and reauth <= 0:
+            return 0, None
+        left = None if expiry_ms is None else expiry_ms - int(time.time() * 1000)
+        if left is None:
+            lifetime = max(0, reauth)
+        elif reauth <= 0:
+            lifetime = max(0, left)
+        else:
+            lifetime = max(0, min(left, reauth))
+        # Kafka adds 1000 * 1000 * lifetime to System.nanoTime() in Java's wrapping long arithmetic: a lifetime of
+        # more than ~292 years wraps, and such a session may end at once.
+        nanos = (lifetime * 1_000_000 + 2**63) % 2**64 - 2**63
+        return lifetime, time.monotonic() + nanos / 1e9
 
     def _principal_unchanged(self) -> bool:
         return not self.reauthenticating or self.principal == "User:" + self.server.authorization_id
@@ -263,10 +281,10 @@ class SaslGate:
         old = self.principal.split(":", 1)
         return f"Cannot change principals during re-authentication from {old[0]}.{old[1]}: User.{self.server.authorization_id}"
 
-    def _complete(self, lifetime_ms: int) -> None:
+    def _complete(self, lifetime_ms: int, expires_at: float | None) -> None:
         self.phase = Phase.COMPLETE
         self.principal = "User:" + self.server.authorization_id
-        self.session_expires_at = time.monotonic() + lifetime_ms / 1000 if lifetime_ms > 0 else None
+        self.session_expires_at = expires_at
         self.reauthenticating = False
         self.owner.authenticated(self.principal, self.mechanism_name or "", lifetime_ms,
                                  bool(getattr(self.server, "token_authenticated", False)))
@@ -284,7 +302,8 @@ class SaslGate:
 
 
 class _Refusing:
-    """Stands in for a mechanism when re-authentication asked for a different one: the first token fails."""
+    """Stands in for a mechanism when re-authentication asked for a different one: the first token closes the
+    connection unanswered (Kafka throws in its REAUTH_BAD_MECHANISM state before building a response)."""
 
     complete = False
     authorization_id = ""
@@ -293,4 +312,8 @@ class _Refusing:
         self.message = message
 
     def evaluate(self, token: bytes) -> bytes:
-        raise SaslError(self.message)
+        raise _Unanswered(self.message)
+
+
+class _Unanswered(SaslError):
+    close_without_response = True
