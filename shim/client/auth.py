@@ -16,7 +16,7 @@ from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.errors import DecodeError
 from kafka_shim.protocol.framing import decode_response
 from kafka_shim.protocol.messages import ApiVersionsRequest, ApiVersionsResponse, SaslAuthenticateRequest, SaslHandshakeRequest
-from kafka_shim.protocol.sasl_oauthbearer import first_message, unsecured_token
+from kafka_shim.protocol.sasl_oauthbearer import CONTROL_A, first_message, unsecured_token
 from kafka_shim.shim.client.config import OAUTHBEARER, ClientSecurity
 from kafka_shim.shim.client.errors import BrokerError, ClientError, kafka_error_text
 from kafka_shim.shim.client.scram import ScramClient
@@ -195,7 +195,7 @@ async def _authenticate(session: Session, security: ClientSecurity, timeout: flo
         jws = unsecured_token(security.username or "", security.token_lifetime_s, security.token_scope)
         challenge = await _sasl_step(session, auth_version, first_message(jws), timeout)
         if challenge:  # RFC 7628: an error challenge, acknowledged with ^A; the broker then fails the exchange
-            await _sasl_step(session, auth_version, b"\x01", timeout)
+            await _sasl_step(session, auth_version, CONTROL_A, timeout)
             raise ClientError(f"the broker at {session.address} refused the OAUTHBEARER token: {challenge.decode(errors='replace')}")
     else:
         scram = ScramClient(mechanism, security.username or "", security.password or "")

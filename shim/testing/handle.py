@@ -9,7 +9,7 @@ The helpers change the broker's state directly, on its event loop, through the s
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -117,31 +117,28 @@ class KafkaShim:
 
     def kafka_python_config(self, user: str | None = None, **extra: Any) -> dict[str, Any]:
         """kafka-python keyword arguments (KafkaProducer, KafkaConsumer, KafkaAdminClient) for this broker."""
-        config = self._python_client_config(user)
-        if config.get("sasl_mechanism") == OAUTHBEARER:
-            config["sasl_oauth_token_provider"] = kafka_python_token_provider(config.pop("sasl_plain_username"))
-            del config["sasl_plain_password"]
+        config = self._python_client_config(user, kafka_python_token_provider)
         if self.tls is not None:
             config |= {"ssl_cafile": str(self.tls.ca_file), "ssl_check_hostname": True}
         return config | extra
 
     def aiokafka_config(self, user: str | None = None, **extra: Any) -> dict[str, Any]:
         """aiokafka keyword arguments (AIOKafkaProducer, AIOKafkaConsumer) for this broker."""
-        config = self._python_client_config(user)
-        if config.get("sasl_mechanism") == OAUTHBEARER:
-            config["sasl_oauth_token_provider"] = aiokafka_token_provider(config.pop("sasl_plain_username"))
-            del config["sasl_plain_password"]
+        config = self._python_client_config(user, aiokafka_token_provider)
         if self.tls is not None:
             import ssl
 
             config["ssl_context"] = ssl.create_default_context(cafile=str(self.tls.ca_file))
         return config | extra
 
-    def _python_client_config(self, user: str | None) -> dict[str, Any]:
-        """The option names kafka-python and aiokafka share (their TLS options differ)."""
+    def _python_client_config(self, user: str | None, token_provider: Callable[[str], Any]) -> dict[str, Any]:
+        """The option names kafka-python and aiokafka share (their TLS options and OAUTHBEARER token providers
+        differ)."""
         config: dict[str, Any] = {"bootstrap_servers": self.bootstrap_servers, "security_protocol": self.options.listener}
         credentials = self._credentials(user)
-        if credentials is not None:
+        if credentials is not None and self.options.mechanism == OAUTHBEARER:
+            config |= {"sasl_mechanism": OAUTHBEARER, "sasl_oauth_token_provider": token_provider(credentials[0])}
+        elif credentials is not None:
             config |= {"sasl_mechanism": self.options.mechanism, "sasl_plain_username": credentials[0],
                        "sasl_plain_password": credentials[1]}
         return config
