@@ -23,8 +23,10 @@ from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.javacompat.kafka_uuid import random_uuid
 from kafka_shim.shim.log import leader_epoch_checkpoint
 from kafka_shim.shim.log.dir_lock import DataDirLock
+from kafka_shim.shim.log.log_config import LogConfig
 from kafka_shim.shim.log.log_manager import LogManager
 from kafka_shim.shim.log.partition_log import PartitionLog
+from kafka_shim.shim.log.storage import MemoryStorage
 from kafka_shim.shim.partitions.log_configs import effective_topic_values, log_config_of
 from kafka_shim.shim.partitions.producer_recovery import recover_producers, save_snapshot
 from kafka_shim.shim.producers.state import DEFAULT_PRODUCER_ID_EXPIRATION_MS, PartitionProducers
@@ -119,8 +121,9 @@ class Partitions:
         topic = Topic(name, topic_id or random_uuid(), [self.cluster.new_partition(i, placed[i]) for i in range(num_partitions)],
                       dict(configs or {}))
         self.cluster.topics[name] = topic
+        config = self._log_config(topic)
         for index in range(num_partitions):
-            self._open(topic, index)
+            self._open(topic, index, config)
         self._save()
         log.info("topic_created", topic=name, topic_id=str(topic.topic_id), partitions=num_partitions, configs=sorted(topic.configs))
         return topic
@@ -129,9 +132,10 @@ class Partitions:
         """Grow a topic to ``total`` partitions (CreatePartitions; the caller checked that it grows)."""
         topic = self.cluster.topics[name]
         placed = self.cluster.placement(total - len(topic.partitions), len(topic.partitions[0].replicas) if topic.partitions else 1)
+        config = self._log_config(topic)
         for index in range(len(topic.partitions), total):
             topic.partitions.append(self.cluster.new_partition(index, placed[index - total]))
-            self._open(topic, index)
+            self._open(topic, index, config)
         self._save()
 
     def set_topic_configs(self, name: str, overrides: Mapping[str, str]) -> None:
@@ -198,8 +202,9 @@ class Partitions:
             topic = Topic(entry["name"], uuid.UUID(entry["id"]),
                           [self.cluster.new_partition(i, placed[i]) for i in range(entry["partitions"])], dict(entry["configs"]))
             self.cluster.topics[topic.name] = topic
+            config = self._log_config(topic)
             for index in range(len(topic.partitions)):
-                self._restarted(topic, self._open(topic, index))
+                self._restarted(topic, self._open(topic, index, config))
         stray = [tp for tp in self.logs.stored_partitions() if self.get(*tp) is None]
         if stray:
             log.warning("unknown_partition_directories", partitions=[f"{t}-{p}" for t, p in stray],
@@ -223,8 +228,9 @@ class Partitions:
             leader_epoch_checkpoint.write(state.log.directory, state.epoch_cache)
 
     def close(self) -> None:
-        for state in self._states.values():
-            save_snapshot(state.log, state.producers)  # the next start need not replay the whole log
+        if not isinstance(self.logs.storage, MemoryStorage):  # in memory no next start needs the snapshot
+            for state in self._states.values():
+                save_snapshot(state.log, state.producers)  # the next start need not replay the whole log
         self._states.clear()
         self.logs.close()
         if self._dir_lock is not None:
@@ -232,9 +238,12 @@ class Partitions:
 
     # -- inside -------------------------------------------------------------------------------------------------------
 
-    def _open(self, topic: Topic, index: int) -> PartitionState:
-        partition_log = self.logs.create(topic.name, index, topic_id=topic.topic_id,
-                                         config=log_config_of(effective_topic_values(topic.configs, self.broker_properties)))
+    def _log_config(self, topic: Topic) -> LogConfig:
+        return log_config_of(effective_topic_values(topic.configs, self.broker_properties))
+
+    def _open(self, topic: Topic, index: int, config: LogConfig | None = None) -> PartitionState:
+        # A topic's partitions share one config: callers opening many pass it (parsing it is most of an open).
+        partition_log = self.logs.create(topic.name, index, topic_id=topic.topic_id, config=config or self._log_config(topic))
         expiration_ms = int(self.broker_properties.get("producer.id.expiration.ms", DEFAULT_PRODUCER_ID_EXPIRATION_MS))
         state = PartitionState(topic.name, index, partition_log,
                                recover_producers(partition_log, f"{topic.name}-{index}", expiration_ms))
