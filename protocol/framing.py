@@ -14,6 +14,7 @@ from functools import cache
 
 from kafka_shim.protocol.codes import ApiKey
 from kafka_shim.protocol.errors import DecodeError, FrameTooLarge, ProtocolError
+from kafka_shim.protocol.frame_memory import unfilled_bytes
 from kafka_shim.protocol.messages import Message, message_class, request_class, response_class
 from kafka_shim.protocol.schema import api_index, message_spec
 
@@ -159,12 +160,20 @@ class FrameSplitter:
     been returned first, so the caller can answer those requests before it closes (Kafka reads one request at a
     time and answers it). :meth:`feed` is the all-at-once form. A large frame arriving in many chunks is buffered
     without re-copying on every chunk.
+
+    With ``fill_in_place`` a reader that can write into memory it is handed (asyncio's BufferedProtocol) reads a
+    large frame's bytes straight into the frame: :meth:`frame_buffer` is the part still to come, and
+    :meth:`frame_filled` says how much of it was written.
     """
 
-    __slots__ = ("_buf", "_have", "_need", "_parts", "_pos", "_ready", "max_size")
+    __slots__ = ("_buf", "_fill", "_frame", "_have", "_need", "_parts", "_pos", "_ready", "fill_in_place", "max_size")
 
-    def __init__(self, max_size: int) -> None:
+    def __init__(self, max_size: int, *, fill_in_place: bool = False) -> None:
         self.max_size = max_size
+        self.fill_in_place = fill_in_place
+        # The large frame being filled in place, and the writable view of its contents.
+        self._frame: bytes | None = None
+        self._fill: memoryview | None = None
         # Received bytes: the chunk itself while nothing was left over (no copy), a bytearray once bytes remain
         # between chunks (appending to it does not re-copy what is already there).
         self._buf: bytes | bytearray = b""
@@ -181,12 +190,25 @@ class FrameSplitter:
         pending = len(self._buf) - self._pos
         if self._parts is not None:
             pending += self._have
+        elif self._frame is not None:
+            pending += 4 + self._have  # its size prefix, then the payload bytes filled so far
         if self._ready is not None:
             pending += 4 + len(self._ready)
         return pending
 
     def receive(self, data: bytes) -> None:
         """Append bytes as they arrive; nothing is parsed until :meth:`next_frame`."""
+        if self._fill is not None:  # a frame under way in place, handed bytes the usual way
+            take = min(len(data), self._need - self._have)
+            self._fill[self._have : self._have + take] = memoryview(data)[:take]
+            self.frame_filled(take)
+            if take == len(data):
+                return
+            data = bytes(memoryview(data)[take:])
+        if self.fill_in_place and self._ready is None and self._pos == len(self._buf) and self._parts is None:
+            data = self._start_in_place(data)
+            if data is None:
+                return
         if self._parts is not None:
             self._parts.append(data)
             self._have += len(data)
@@ -206,6 +228,22 @@ class FrameSplitter:
         if self._ready is None:
             self._maybe_collect()
 
+    def _start_in_place(self, data: bytes | memoryview) -> bytes | memoryview | None:
+        """Bytes that begin a frame: a large one is copied straight into its own bytes object, whole or as far as it
+        came (rather than into the buffer first and out of it again); what follows it, if anything, is returned."""
+        if len(data) < 4:
+            return data
+        (size,) = _SIZE.unpack_from(data, 0)
+        if size < _COLLECT_FROM or size > self.max_size:
+            return data
+        self._frame, self._fill = unfilled_bytes(size)
+        take = min(size, len(data) - 4)
+        self._fill[:take] = memoryview(data)[4 : 4 + take]
+        self._have, self._need = 0, size
+        self.frame_filled(take)
+        rest = memoryview(data)[4 + take :]
+        return rest if len(rest) else None
+
     def _maybe_collect(self) -> None:
         """Start collecting when the next frame is large, acceptable and still incomplete."""
         buf, pos = self._buf, self._pos
@@ -214,6 +252,13 @@ class FrameSplitter:
             return
         (size,) = _SIZE.unpack_from(buf, pos)
         if size < _COLLECT_FROM or size > self.max_size or available - 4 >= size:
+            return
+        if self.fill_in_place:
+            self._frame, self._fill = unfilled_bytes(size)
+            with memoryview(buf) as view:
+                self._fill[: available - 4] = view[pos + 4 :]
+            self._have, self._need = available - 4, size
+            self._buf, self._pos = b"", 0
             return
         if isinstance(buf, bytes):
             first: bytes | memoryview = memoryview(buf)[pos:]  # immutable: a view is safe to keep
@@ -233,6 +278,20 @@ class FrameSplitter:
         self._ready = b"".join(pieces)
         self._buf, self._pos = (bytes(last[len(last) - extra :]) if extra else b""), 0
         self._parts, self._have, self._need = None, 0, 0
+
+    def frame_buffer(self) -> memoryview | None:
+        """Where the rest of the large frame under way goes (at most up to its end), or None when no frame is
+        being filled in place: the caller then hands what it reads to :meth:`receive`."""
+        if self._fill is None:
+            return None
+        return self._fill[self._have : self._need]
+
+    def frame_filled(self, count: int) -> None:
+        """``count`` more bytes were written at the start of the last :meth:`frame_buffer`."""
+        self._have += count
+        if self._have >= self._need:
+            self._ready, self._frame, self._fill = self._frame, None, None
+            self._have = self._need = 0
 
     @property
     def frame_ready(self) -> bool:

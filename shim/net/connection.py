@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
@@ -77,7 +78,18 @@ class _Slot:
         self.task: asyncio.Task | None = None
 
 
-class KafkaConnection(asyncio.Protocol):
+_READ_BUFFER_SIZE = 256 * 1024
+_read_buffers = threading.local()  # each event loop's thread reads into its own
+
+
+def _read_buffer() -> memoryview:
+    view = getattr(_read_buffers, "view", None)
+    if view is None:
+        view = _read_buffers.view = memoryview(bytearray(_READ_BUFFER_SIZE))
+    return view
+
+
+class KafkaConnection(asyncio.BufferedProtocol):
     def __init__(self, dispatcher: Dispatcher, listener: Listener, security: ListenerSecurity | None = None,
                  connections: set[KafkaConnection] | None = None) -> None:
         self.dispatcher = dispatcher
@@ -88,7 +100,8 @@ class KafkaConnection(asyncio.Protocol):
         self.security = security
         self.session: RequestSession | None = None
         self.auth_failed = False
-        self.splitter = FrameSplitter(self.config.socket_request_max_bytes)
+        self.splitter = FrameSplitter(self.config.socket_request_max_bytes, fill_in_place=True)
+        self._into_frame = False  # the last get_buffer handed out the frame under way, not the shared buffer
         self.transport: asyncio.Transport | None = None
         self._quota_slot: tuple[Any, str, str] | None = None  # (ConnectionQuotas, listener, ip) while counted
         self._held = False  # the acceptor's connection-rate wait or max.connections: nothing is read yet
@@ -208,7 +221,26 @@ class KafkaConnection(asyncio.Protocol):
         self.writing_paused = False
         self._update_reading()
 
-    def data_received(self, data: bytes) -> None:
+    # The event loop reads into memory the connection hands it (BufferedProtocol): the rest of a large frame under
+    # way, so that its bytes land in the frame itself, else a read buffer shared by the thread's connections, copied
+    # out at once (as the loop would copy its own buffer into the bytes it passes to data_received).
+    def get_buffer(self, sizehint: int) -> memoryview:
+        frame = self.splitter.frame_buffer()
+        self._into_frame = frame is not None
+        return frame if frame is not None else _read_buffer()
+
+    def buffer_updated(self, nbytes: int) -> None:
+        if self.closing:
+            return
+        if self._into_frame:
+            self.last_active = time.monotonic()
+            self.splitter.frame_filled(nbytes)
+            if self._pump_handle is None:
+                self._pump()
+        else:
+            self.data_received(_read_buffer()[:nbytes])
+
+    def data_received(self, data: bytes | memoryview) -> None:
         if self.closing:
             return
         self.last_active = time.monotonic()  # any bytes are activity, a partial frame too
