@@ -313,6 +313,8 @@ _RETRIABLE_VERIFICATION = frozenset({ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCod
 def _kafka_order(*groups: dict[Key, AppendResult]) -> dict[Key, AppendResult]:
     """The partitions in the order Kafka answers them: each group is a Scala mutable.HashMap, merged into an
     immutable Map (KafkaApis: responseStatus ++ unauthorized ++ nonExisting ++ invalid)."""
+    if sum(map(len, groups)) == 1:  # one partition (a producer's usual request): no order to work out
+        return next(group for group in groups if group)
     merged: dict[Key, AppendResult] = {}
     for group in groups:
         for key in scala_mutable_map_order(group, topic_partition_hash):
