@@ -122,7 +122,6 @@ def commit(partitions: Partitions, state: PartitionState, checked: Validated | R
     """Write what :func:`validate` accepted to the partition's log (Partition.appendRecordsToLeader on)."""
     partition_log = state.log
     expire_idle_producers(partitions, state, time.time_ns() // 1_000_000 if now_ms is None else now_ms)
-    name = f"{state.topic}-{state.index}"
     # Partition.appendRecordsToLeader: the in-sync replicas (fewer once a node of the cluster stopped) against
     # min.insync.replicas.
     if acks == -1 and settings.min_insync_replicas > 1:
@@ -133,7 +132,7 @@ def commit(partitions: Partitions, state: PartitionState, checked: Validated | R
             shown = ", ".join(map(str, isr)) if len(isr) <= 4 else ", ".join(map(str, sorted(isr)))
             return _refused(state, ErrorCode.NOT_ENOUGH_REPLICAS,
                             f"The size of the current ISR Set({shown}) is insufficient to satisfy the min.isr requirement of "
-                            f"{min_isr} for partition {name}")
+                            f"{min_isr} for partition {state.topic}-{state.index}")
     if isinstance(checked, Refusal):
         return replace(_refused(state, checked.error, checked.detail, message=checked.message),
                        record_errors=checked.record_errors)
@@ -141,7 +140,7 @@ def commit(partitions: Partitions, state: PartitionState, checked: Validated | R
         return AppendResult(log_start_offset=partition_log.log_start_offset)
     if len(checked.records) > partition_log.config.segment_bytes:
         return _refused(state, ErrorCode.RECORD_LIST_TOO_LARGE,
-                        f"Message batch size is {len(checked.records)} bytes in append to partition {name} which exceeds "
+                        f"Message batch size is {len(checked.records)} bytes in append to partition {state.topic}-{state.index} which exceeds "
                         f"the maximum configured segment size of {partition_log.config.segment_bytes}.")
     sequences = [BatchSequence(b.producer_id, b.producer_epoch, b.base_sequence, b.last_sequence, b.transactional)
                  for b in checked.batches if b.producer_id >= 0]
@@ -150,7 +149,7 @@ def commit(partitions: Partitions, state: PartitionState, checked: Validated | R
         if verdict.outcome is Outcome.DUPLICATE:
             duplicate = verdict.duplicate
             assert duplicate is not None
-            log.debug("produce_duplicate", partition=name, base_offset=duplicate.first_offset)
+            log.debug("produce_duplicate", partition=f"{state.topic}-{state.index}", base_offset=duplicate.first_offset)
             return AppendResult(ErrorCode.NONE, duplicate.first_offset, duplicate.timestamp, partition_log.log_start_offset)
         if verdict.outcome is Outcome.REJECT:
             return _refused(state, verdict.error, verdict.detail or verdict.error.name)
@@ -159,7 +158,7 @@ def commit(partitions: Partitions, state: PartitionState, checked: Validated | R
         # validate() checked every batch's CRC (or computed it, for a rebuilt batch): the log need not again.
         info = partition_log.append(checked.records, leader_epoch=leader_epoch, crc_checked=True)
     except StorageFailure as exc:
-        log.error("produce_storage_failure", partition=name, reason=str(exc),
+        log.error("produce_storage_failure", partition=f"{state.topic}-{state.index}", reason=str(exc),
                   hint="the log directory cannot be written (full disk or I/O error); free space or fix the disk")
         return AppendResult(ErrorCode.KAFKA_STORAGE_ERROR)
     except BatchTooLarge as exc:

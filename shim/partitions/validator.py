@@ -221,10 +221,31 @@ def _signed(byte: int) -> int:
 # -- request-level checks (ProduceRequest.validateRecords) --------------------------------------------------------
 
 
+# Recently split bytes objects and their batches: a Produce request's records are split by the request check, the
+# transaction checks and the validation in turn (four times for each partition), always the same objects. Only bytes
+# (which cannot change) of small requests are kept, and the whole memo is dropped when full: what it holds on to
+# stays small, and a request's partitions, split in turn, still find theirs.
+_recent_splits: dict[int, tuple[bytes, list[_Shallow]]] = {}
+_SPLITS_KEPT = 32
+_SPLIT_KEPT_UP_TO = 64 * 1024
+
+
 def shallow_batches(records: bytes | memoryview) -> list[_Shallow]:
     """The whole batches (or legacy entries) in ``records``, a partial tail dropped (ByteBufferLogInputStream).
     Raises :class:`_Refused` with CORRUPT_MESSAGE for an impossible size or magic, UNKNOWN_SERVER_ERROR for a size
-    that overflows."""
+    that overflows. The list is shared with later calls for the same bytes: read it, do not change it."""
+    hit = _recent_splits.get(id(records))
+    if hit is not None and hit[0] is records:  # the memo holds the object, so its id cannot have been reused
+        return hit[1]
+    out = _split(records)
+    if type(records) is bytes and len(records) <= _SPLIT_KEPT_UP_TO:
+        if len(_recent_splits) >= _SPLITS_KEPT:
+            _recent_splits.clear()
+        _recent_splits[id(records)] = (records, out)
+    return out
+
+
+def _split(records: bytes | memoryview) -> list[_Shallow]:
     view = memoryview(records)
     out: list[_Shallow] = []
     at = 0
