@@ -19,7 +19,9 @@ producer sends a record every 2 ms while a consumer long-polls; send to receipt 
 Each repetition (``--repeat``) starts every server afresh, empty, and gives it the same workloads in the same
 order; the tables show each shape's median over the repetitions. On a 2-core machine the load generators share the
 CPU with the server under test (a server process that uses less CPU per byte leaves more to its clients), so
-absolute figures are lower bounds; compare the ratios, measured in the same run.
+absolute figures are lower bounds; compare the ratios, measured in the same run. Each produce shape also reports the
+server process's CPU time (all threads) per MiB of record values written, which moves less with the machine's load
+than MB/s does: the cost of a byte to the server, whoever is faster at a given moment.
 
 A/B: ``--compare main=/work/main/.venv/bin/python`` adds a second kafka-shim, the one that interpreter imports (another
 checkout's editable install), measured in the same repetitions, interleaved with this one. ``--only`` keeps some
@@ -181,6 +183,9 @@ class Throughput:
     records_per_s: float
     mb_per_s: float
     failed: int = 0
+    # The server process's CPU (all its threads) per MiB of record values written, when it can be read: steadier than
+    # MB/s on a shared machine, where the load generators and the server take CPU from each other.
+    cpu_ms_per_mib: float | None = None
 
 
 @dataclass
@@ -215,23 +220,47 @@ def create_topic(bootstrap: str, topic: str, partitions: int, *, auto: bool = Fa
     raise SystemExit(f"{bootstrap}: topic {topic} has no leaders after 60 s")
 
 
+def server_pid(proc: object) -> int | None:
+    """The server's process id: kafka-shim and the mock run as child processes, Kafka as the JVM its oracle file names."""
+    pid = getattr(proc, "pid", None)
+    if pid is None and hasattr(proc, "directory"):
+        try:
+            pid = json.loads((Path(proc.directory) / "oracle.json").read_text())["pid"]
+        except (OSError, ValueError, KeyError):
+            return None
+    return pid
+
+
+def cpu_seconds(pid: int | None) -> float | None:
+    """User + system CPU seconds of a process, all its threads (Linux /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, TypeError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def produce(server: str, bootstrap: str, topic: str, total_bytes: int, size: int, acks: str, producers: int,
-            min_seconds: float, *, spread: int = 0) -> Throughput:
+            min_seconds: float, *, spread: int = 0, pid: int | None = None) -> Throughput:
     per_producer = max(total_bytes // size // producers, 1)
     procs = [_python(PRODUCER, bootstrap, topic, per_producer, size, acks, min_seconds, spread, stdin=True)
              for _ in range(producers)]
     for proc in procs:
         if proc.stdout.readline().strip() != "ready":
             raise SystemExit(f"{server}: a producer did not start")
+    cpu_before = cpu_seconds(pid)
     start = time.perf_counter()
     for proc in procs:
         proc.stdin.write("go\n")
         proc.stdin.flush()
     outs = [json.loads(proc.communicate(timeout=600)[0]) for proc in procs]
     elapsed = time.perf_counter() - start
+    cpu_after = cpu_seconds(pid)
     records = sum(o["records"] for o in outs)
+    mib = records * size / 2**20
+    cpu = (cpu_after - cpu_before) * 1000 / mib if cpu_before is not None and cpu_after is not None and mib else None
     return Throughput(server, "produce", size, acks, producers, records, round(elapsed, 3), records / elapsed,
-                      records * size / elapsed / 2**20, sum(o["failed"] for o in outs))
+                      mib / elapsed, sum(o["failed"] for o in outs), cpu)
 
 
 def fetch(server: str, bootstrap: str, size: int, min_seconds: float, *, auto: bool) -> Throughput:
@@ -319,11 +348,13 @@ def measure(server: str, bootstrap: str, total_bytes: int, latency_count: int, m
             for acks in ("1", "all"):
                 for producers in (1, 8):
                     run += 1
-                    result = produce(server, bootstrap, topic, total_bytes, size, acks, producers, min_seconds)
+                    result = produce(server, bootstrap, topic, total_bytes, size, acks, producers, min_seconds,
+                                     pid=server_pid(proc))
                     results.append(result)
                     stored += result.records * size
+                    cpu = f", server CPU {result.cpu_ms_per_mib:.2f} ms/MiB" if result.cpu_ms_per_mib is not None else ""
                     print(f"  [{run}] {server} produce {size} B acks={acks} x{producers}: {result.mb_per_s:.1f} MB/s "
-                          f"{result.records_per_s:,.0f} rec/s" + (f" ({result.failed} FAILED)" if result.failed else ""), flush=True)
+                          f"{result.records_per_s:,.0f} rec/s{cpu}" + (f" ({result.failed} FAILED)" if result.failed else ""), flush=True)
             rss = rss_mib(proc) if server.startswith("kafka-shim") else None
             if rss is not None:
                 print(f"  {server} RSS {rss:.0f} MiB holding {stored / 2**20:.0f} MiB of record values: "
@@ -346,12 +377,15 @@ def _shape(r: Throughput) -> tuple[str, str, int, str, int]:
 
 
 def medians(runs: list[list[Throughput]]) -> list[Throughput]:
-    """Each shape's median run by MB/s (an even count takes the lower middle), failures summed over the runs."""
+    """Each shape's median run by MB/s (an even count takes the lower middle), failures summed over the runs, and the
+    median server CPU per MiB over the runs."""
     out = []
     for shape in dict.fromkeys(_shape(r) for r in runs[0]):
         same = sorted((r for run in runs for r in run if _shape(r) == shape), key=lambda r: r.mb_per_s)
         middle = same[(len(same) - 1) // 2]
-        out.append(Throughput(**{**asdict(middle), "failed": sum(r.failed for r in same)}))
+        cpus = [r.cpu_ms_per_mib for r in same if r.cpu_ms_per_mib is not None]
+        out.append(Throughput(**{**asdict(middle), "failed": sum(r.failed for r in same),
+                                 "cpu_ms_per_mib": statistics.median(cpus) if cpus else None}))
     return out
 
 
@@ -438,10 +472,12 @@ def main() -> int:
     print()
     print(f"medians of {args.repeat} repetition(s); MB/s of each repetition in brackets")
     print()
-    print(f"{'server':<16} {'what':<8} {'size':>5} {'acks':>4} {'prod':>4} {'records':>9} {'rec/s':>11} {'MB/s':>8}")
+    print(f"{'server':<16} {'what':<8} {'size':>5} {'acks':>4} {'prod':>4} {'records':>9} {'rec/s':>11} {'MB/s':>8} "
+          f"{'CPU ms/MiB':>10}")
     for r in results:
         each = sorted(x.mb_per_s for run in runs[r.server] for x in run if _shape(x) == _shape(r))
-        print(f"{r.server:<16} {r.kind:<8} {r.size:>5} {r.acks:>4} {r.producers:>4} {r.records:>9} {r.records_per_s:>11,.0f} {r.mb_per_s:>8.1f}"
+        cpu = f"{r.cpu_ms_per_mib:10.2f}" if r.cpu_ms_per_mib is not None else f"{'-':>10}"
+        print(f"{r.server:<16} {r.kind:<8} {r.size:>5} {r.acks:>4} {r.producers:>4} {r.records:>9} {r.records_per_s:>11,.0f} {r.mb_per_s:>8.1f} {cpu}"
               + f"  [{' '.join(f'{v:.1f}' for v in each)}]" + ("  INCOMPLETE" if r.failed else ""))
     print()
     for lat in latencies:
@@ -458,6 +494,10 @@ def main() -> int:
             ratios = ", ".join(f"{r.kind} {r.size}B/{r.acks}/x{r.producers}: {r.mb_per_s / p.mb_per_s:.2f}x" for r, p in pairs)
             print(f"kafka-shim / {peer} MB/s: {ratios}  -> ahead in {ahead} of {len(pairs)} shapes"
                   + (f" (no ratio where a run was INCOMPLETE: {', '.join(skipped)})" if skipped else ""))
+            cpus = [(r, p) for r, p in pairs if r.cpu_ms_per_mib and p.cpu_ms_per_mib]
+            if cpus:
+                print(f"  server CPU per MiB produced, kafka-shim / {peer}: "
+                      + ", ".join(f"{r.size}B/{r.acks}/x{r.producers}: {r.cpu_ms_per_mib / p.cpu_ms_per_mib:.2f}x" for r, p in cpus))
     if args.json:
         args.json.write_text(json.dumps({"throughput": [asdict(r) for r in results], "latency": [asdict(lat) for lat in latencies],
                                          "runs": {name: [[asdict(r) for r in run] for run in found] for name, found in runs.items()}},
