@@ -108,6 +108,7 @@ class Broker:
         self.dispatcher.tap = tap
         self._chores: asyncio.Task | None = None
         self._warm_up: asyncio.Task | None = None
+        self._jaas_scram: dict | None = None  # an in-memory broker's JAAS SCRAM credentials, for reset()
         self._fault_file: asyncio.Task | None = None
         self._offsets_loaded = False
 
@@ -132,6 +133,8 @@ class Broker:
         services = self.services
         if services.scram is None:
             services.scram = _open_scram_store(self.config)
+            if not self.config.log_dirs:  # what a reset brings back, derived once
+                self._jaas_scram = services.scram.jaas_users()
         services.scram.token_credentials = _token_credentials(services)
         if not self.security:
             self.security = build_listener_security(self.config, services.scram)
@@ -333,7 +336,10 @@ class Broker:
         for name in vars(fresh):
             setattr(old, name, getattr(fresh, name))
         if scram is not None:
-            scram.replace_with(_open_scram_store(self.config))
+            if self._jaas_scram is not None:
+                scram.reset_to(self._jaas_scram)
+            else:
+                scram.replace_with(_open_scram_store(self.config))
             old.scram = scram
         if old.faults is not None:
             old.faults.nodes = self

@@ -101,6 +101,15 @@ class ScramCredentialStore:
                 continue
             records[user] = _Record(ScramCredential.derive(scram, password), JAAS)
 
+    def jaas_users(self) -> dict[str, dict[str, _Record]]:
+        """The credentials the JAAS configuration made, as they are now: what a broker reset brings back (with
+        :meth:`reset_to`, sparing the key derivations, which are most of an SASL broker's reset)."""
+        return {m: {u: r for u, r in users.items() if r.source == JAAS} for m, users in self._records.items()}
+
+    def reset_to(self, jaas_users: dict[str, dict[str, _Record]]) -> None:
+        """Only these credentials (from :meth:`jaas_users` of an in-memory store), in their order."""
+        self._records = {m: dict(users) for m, users in jaas_users.items()}
+
     def replace_with(self, other: ScramCredentialStore) -> None:
         """Take ``other``'s users (a broker reset: the listeners keep this store, so it changes in place)."""
         self.path = other.path

@@ -3,9 +3,18 @@ reset between tests). Everything a test can leave behind is checked through real
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import (
+    AdminClient,
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialDeletion,
+    UserScramCredentialUpsertion,
+)
 
 from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError
 from kafka_shim.shim.testing.handle import KafkaShim
@@ -59,6 +68,50 @@ def test_reset_forgets_topics_records_offsets_acls_and_scram_users() -> None:
             assert consumer.get_watermark_offsets(TopicPartition("orders", 0), timeout=30) == (0, 0)  # no old records
         finally:
             consumer.close()
+
+
+def _logs_in(bootstrap: str, user: str, password: str, mechanism: str) -> bool:
+    """True once a request is answered, False once librdkafka reports the login refused (its error callback)."""
+    refused = threading.Event()
+
+    def on_error(error: KafkaError) -> None:
+        if error.code() == KafkaError._AUTHENTICATION:
+            refused.set()
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": mechanism,
+                         "sasl.username": user, "sasl.password": password, "error_cb": on_error})
+    deadline = time.monotonic() + 60
+    while not refused.is_set() and time.monotonic() < deadline:
+        try:
+            admin.list_topics(timeout=1)
+            return True
+        except KafkaException:
+            admin.poll(0.1)  # serves the error callback
+    assert refused.is_set(), f"{user} was neither answered nor refused within 60 s"
+    return False
+
+
+def test_reset_brings_back_jaas_users_changed_or_deleted_at_run_time() -> None:
+    with KafkaShim(ShimOptions.from_marker({"listener": "SASL_PLAINTEXT", "authorizer": True})) as shim:
+        bootstrap = shim.bootstrap_servers
+        admin = AdminClient(shim.confluent_config("admin"))
+        changed = admin.alter_user_scram_credentials([
+            UserScramCredentialUpsertion("alice", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096), b"changed"),
+            UserScramCredentialDeletion("bob", ScramMechanism.SCRAM_SHA_512)])
+        for future in changed.values():
+            future.result(30)
+        assert _logs_in(bootstrap, "alice", "changed", "SCRAM-SHA-256")
+        assert not _logs_in(bootstrap, "bob", "bob-secret", "SCRAM-SHA-512")
+
+        shim.reset()
+
+        assert _logs_in(bootstrap, "alice", "alice-secret", "SCRAM-SHA-256")
+        assert not _logs_in(bootstrap, "alice", "changed", "SCRAM-SHA-256")
+        assert _logs_in(bootstrap, "bob", "bob-secret", "SCRAM-SHA-512")
+        admin = AdminClient(shim.confluent_config("admin"))
+        admin.alter_user_scram_credentials([UserScramCredentialDeletion("bob", ScramMechanism.SCRAM_SHA_512)])["bob"].result(30)
+        shim.reset()  # and again: a change after a reset does not change what the next one brings back
+        assert _logs_in(bootstrap, "bob", "bob-secret", "SCRAM-SHA-512")
 
 
 def test_reset_refuses_a_broker_with_a_data_directory(tmp_path) -> None:
