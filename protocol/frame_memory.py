@@ -11,10 +11,15 @@ of kafka-shim's memory handling is (shim/log/arena.py).
 from __future__ import annotations
 
 import ctypes
+import sys
 
-_new_bytes = ctypes.pythonapi.PyBytes_FromStringAndSize
-_new_bytes.restype = ctypes.py_object
-_new_bytes.argtypes = (ctypes.c_void_p, ctypes.c_ssize_t)
+# Elsewhere (PyPy has no ctypes.pythonapi) frames are collected chunk by chunk and joined, as before this module.
+AVAILABLE = sys.implementation.name == "cpython" and hasattr(ctypes, "pythonapi")
+
+if AVAILABLE:
+    _new_bytes = ctypes.pythonapi.PyBytes_FromStringAndSize
+    _new_bytes.restype = ctypes.py_object
+    _new_bytes.argtypes = (ctypes.c_void_p, ctypes.c_ssize_t)
 
 # Where a bytes object's characters start: its fixed header, of which the trailing NUL byte is the last member.
 _DATA_OFFSET = bytes.__basicsize__ - 1
@@ -23,6 +28,8 @@ _DATA_OFFSET = bytes.__basicsize__ - 1
 def unfilled_bytes(size: int) -> tuple[bytes, memoryview]:
     """A new ``bytes`` of ``size`` bytes and a writable view of its contents. Fill the whole view, release it, and
     only then let the bytes be read or hashed: until then they hold whatever the allocator left there."""
+    if not AVAILABLE:
+        raise RuntimeError("bytes cannot be filled in place on this Python implementation (see AVAILABLE)")
     if size <= 0:
         return b"", memoryview(bytearray())
     data = _new_bytes(None, size)

@@ -12,6 +12,7 @@ import struct
 from dataclasses import dataclass
 from functools import cache
 
+from kafka_shim.protocol import frame_memory
 from kafka_shim.protocol.codes import ApiKey
 from kafka_shim.protocol.errors import DecodeError, FrameTooLarge, ProtocolError
 from kafka_shim.protocol.frame_memory import unfilled_bytes
@@ -170,7 +171,7 @@ class FrameSplitter:
 
     def __init__(self, max_size: int, *, fill_in_place: bool = False) -> None:
         self.max_size = max_size
-        self.fill_in_place = fill_in_place
+        self.fill_in_place = fill_in_place and frame_memory.AVAILABLE
         # The large frame being filled in place, and the writable view of its contents.
         self._frame: bytes | None = None
         self._fill: memoryview | None = None
@@ -196,7 +197,7 @@ class FrameSplitter:
             pending += 4 + len(self._ready)
         return pending
 
-    def receive(self, data: bytes) -> None:
+    def receive(self, data: bytes | memoryview) -> None:
         """Append bytes as they arrive; nothing is parsed until :meth:`next_frame`."""
         if self._fill is not None:  # a frame under way in place, handed bytes the usual way
             take = min(len(data), self._need - self._have)
@@ -210,7 +211,7 @@ class FrameSplitter:
             if data is None:
                 return
         if self._parts is not None:
-            self._parts.append(data)
+            self._parts.append(data if type(data) is bytes else bytes(data))  # a view's memory may be reused
             self._have += len(data)
             if self._have >= self._need:
                 self._join()

@@ -91,3 +91,20 @@ def test_in_place_filling_still_refuses_a_size_above_the_limit() -> None:
     with pytest.raises(FrameTooLarge) as refused:
         splitter.next_frame()
     assert refused.value.size == 100_001
+
+
+def test_without_in_place_filling_the_frames_are_collected_as_before(monkeypatch) -> None:
+    """On a Python without ctypes.pythonapi (PyPy) the splitter collects chunks and joins them instead."""
+    from kafka_shim.protocol import frame_memory
+
+    monkeypatch.setattr(frame_memory, "AVAILABLE", False)
+    rng = random.Random(14)
+    scratch = bytearray(262_144)
+    for _ in range(20):
+        splitter = FrameSplitter(2_000_000, fill_in_place=True)
+        assert not splitter.fill_in_place and splitter.frame_buffer() is None
+        frames, stream = _frames_and_stream(rng)
+        at = 0
+        while at < len(stream):  # the reused buffer is overwritten after each read: nothing may keep a view of it
+            at += _read_into_buffers(splitter, stream, at, rng.choice([1000, 65_536, 262_144]), scratch)
+        assert splitter.feed(b"") == frames
