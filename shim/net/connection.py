@@ -14,7 +14,8 @@ The limits a client can rely on (the I/O half of this module):
   those are answered, and the connection closes after the answers are written.
 * At most MAX_IN_FLIGHT requests per connection are being handled or have answers not yet handed to the
   transport; at most FRAMES_PER_TURN frames are handled per event-loop turn (then the loop is yielded with
-  ``call_soon``). While the client does not read (the transport paused writing), no frame is taken. Frames
+  ``call_soon``). While a Fetch is being answered, or the client does not read (the transport paused writing), no
+  frame is taken. Frames
   beyond stay unparsed bytes in the splitter and reading from the socket is paused, so a connection holds at
   most: what it read before pausing, MAX_IN_FLIGHT answers, and the transport's buffer up to its high-water
   mark plus one turn's answers.
@@ -68,13 +69,21 @@ CLOSE_LINGER_MAX_S = 30.0
 SASL_MAX_RECEIVE_SIZE = 524288
 
 
+# A Fetch request's first two bytes (its API key). While a Fetch of a connection is being answered, no further request
+# of it is taken: its answer can be as large as the client asks (fetch.max.bytes), and a client pipelining many would
+# otherwise have them all built at once (sixty 20 MB Fetches held 1.1 GB). Kafka takes one request at a time per
+# connection; clients keep one Fetch in flight per connection.
+_FETCH_KEY = b"\x00\x01"
+
+
 class _Slot:
     """A response position in the connection's order; ``data`` is set when it is ready."""
 
-    __slots__ = ("data", "task")
+    __slots__ = ("data", "fetch", "task")
 
-    def __init__(self) -> None:
+    def __init__(self, fetch: bool = False) -> None:
         self.data: bytes | None = None
+        self.fetch = fetch  # a Fetch being answered: no request is taken until it is
         self.task: asyncio.Task | None = None
 
 
@@ -106,6 +115,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._quota_slot: tuple[Any, str, str] | None = None  # (ConnectionQuotas, listener, ip) while counted
         self._held = False  # the acceptor's connection-rate wait or max.connections: nothing is read yet
         self.pending: deque[_Slot] = deque()
+        self._fetches_pending = 0  # Fetches being answered (see _FETCH_KEY)
         self.out: list[bytes] = []
         self.closing = False
         self.reading_paused = False
@@ -274,7 +284,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
 
     def _may_take_request(self) -> bool:
         return not (self.closing or self._held or self._input_refused or self.auth_failed or self.writing_paused
-                    or len(self.pending) + len(self.out) >= MAX_IN_FLIGHT)
+                    or len(self.pending) + len(self.out) >= MAX_IN_FLIGHT or self._fetches_pending)
 
     def _refuse_input(self, exc: ProtocolError) -> None:
         """A refused size prefix: every request before it was taken; close once they are answered."""
@@ -290,17 +300,18 @@ class KafkaConnection(asyncio.BufferedProtocol):
             return  # refused before the session began (a TLS certificate no rule maps)
         outcome = self.session.receive(payload)
         if outcome is not None:
-            self._carry_out(outcome)
+            self._carry_out(outcome, payload[:2] == _FETCH_KEY)
 
-    def _carry_out(self, outcome: Outcome) -> None:
+    def _carry_out(self, outcome: Outcome, fetch: bool = False) -> None:
         kind = type(outcome)
         if kind is Respond:
             if outcome.failure is not None:
                 outcome.failure.log_to(self.log)
             self._respond_now(outcome.data)
         elif kind is Pending:
-            slot = _Slot()
+            slot = _Slot(fetch)
             self.pending.append(slot)
+            self._fetches_pending += fetch
             slot.task = asyncio.ensure_future(self._finish(slot, outcome.outcome))
         elif kind is Close:
             outcome.log_to(self.log)
@@ -328,6 +339,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
             self.log.exception("request_failed")
             self.close()
             return
+        finally:
+            self._fetches_pending -= slot.fetch
         if type(outcome) is Close:
             outcome.log_to(self.log)
             self.close()

@@ -20,7 +20,7 @@ import pytest
 
 from kafka_shim.protocol.codes import ApiKey
 from kafka_shim.protocol.framing import decode_response, encode_request
-from kafka_shim.protocol.messages import ApiVersionsRequest, MetadataRequest
+from kafka_shim.protocol.messages import ApiVersionsRequest, FetchRequest, MetadataRequest
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.client.wire import WireClient
 from kafka_shim.shim.config.broker_config import BrokerConfig
@@ -224,6 +224,37 @@ async def _wait_for_server_side(broker: Broker, writer: asyncio.StreamWriter) ->
     local_port = writer.get_extra_info("sockname")[1]
     assert await _eventually(lambda: any(c.client_port == local_port for c in broker.connections))
     return _server_side(broker, writer)
+
+
+async def test_pipelined_fetches_are_answered_one_at_a_time() -> None:
+    """A Fetch answer is as large as the client asks: a client pipelining many must not have them built at once.
+    Long-polling Fetches on an empty partition (each answered after max_wait_ms) sent back to back are taken one
+    after the other, as Kafka takes them, and every answer still comes, in order."""
+    fetches, wait_ms = 6, 300
+    async with Broker(_config()) as broker:
+        _add_topics(broker)
+        request = FetchRequest(max_wait_ms=wait_ms, min_bytes=1, max_bytes=50 << 20, topics=[FetchRequest.FetchTopic(
+            topic="topic-0", partitions=[FetchRequest.FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=20 << 20)])])
+        reader, writer = await _open(broker)
+        try:
+            conn = await _wait_for_server_side(broker, writer)
+            started = time.monotonic()
+            writer.write(b"".join(encode_request(ApiKey.FETCH, 12, cid, request) for cid in range(fetches)))
+            await writer.drain()
+            most_at_once = 0
+            answered = []
+            while len(answered) < fetches:
+                read = asyncio.ensure_future(_read_payload(reader, timeout=60))
+                while not read.done():
+                    most_at_once = max(most_at_once, len(conn.pending))  # requests taken, not yet answered
+                    await asyncio.sleep(0.01)
+                answered.append(struct.unpack_from(">i", read.result())[0])
+            assert answered == list(range(fetches))
+            assert most_at_once == 1
+            # One after the other: each waited its max_wait_ms in turn (a slower machine only makes this longer).
+            assert time.monotonic() - started >= fetches * wait_ms / 1000 * 0.9
+        finally:
+            writer.close()
 
 
 # -- 3. idleness --------------------------------------------------------------------------------------
