@@ -54,6 +54,7 @@ from kafka_shim.protocol.records import (
 from kafka_shim.protocol.records.compression import decompress
 from kafka_shim.protocol.records.crc import crc32c
 from kafka_shim.shim.partitions import legacy
+from kafka_shim.shim.partitions.partial_records import PartialRecordError, read_partially
 from kafka_shim.shim.partitions.record_scans import scan_uniform as _scan_uniform
 from kafka_shim.shim.partitions.record_scans import uvarint as _uvarint
 from kafka_shim.shim.producers.state import increment_sequence
@@ -576,10 +577,8 @@ def _scan_v2(batch: _Shallow) -> _Scan:
                 else:
                     raw, pos = uvarint(buf, pos)
                 size = (raw >> 1) ^ -(raw & 1)
-                if size > 0:
+                if size > 0:  # any negative size is null (Utils.readBytes)
                     pos += size
-                elif size < -1:
-                    raise IndexError(f"negative length {size}")
             b = buf[pos]
             raw, pos = (b, pos + 1) if b < 0x80 else uvarint(buf, pos)
             headers = (raw >> 1) ^ -(raw & 1)
@@ -595,8 +594,6 @@ def _scan_v2(batch: _Shallow) -> _Scan:
                 value_size = (raw >> 1) ^ -(raw & 1)
                 if value_size > 0:
                     pos += value_size
-                elif value_size < -1:
-                    raise IndexError(f"header value length {value_size}")
             if pos != record_end:
                 raise IndexError(f"Invalid record size: expected to read {length} bytes in record payload, but instead read "
                                  f"{length + pos - record_end}")
@@ -732,11 +729,20 @@ def _info(header: tuple, first_delta: int, count: int, max_timestamp: int) -> Ba
     return BatchInfo(header[9], header[10], header[11], first_delta, count, max_timestamp, bool(header[5] & _TRANSACTIONAL_BIT))
 
 
+# The attribute bits DefaultRecordBatch.computeAttributes writes besides the timestamp type: codec, transactional,
+# control, delete horizon.
+_ATTRIBUTES_KEPT = _CODEC_MASK | _TRANSACTIONAL_BIT | _CONTROL_BIT | 0x40
+
+
 def _set_max_timestamp(data: bytearray, at: int, timestamp: int) -> None:
-    # DefaultRecordBatch.setMaxTimestamp: only when it changes; the CRC covers it.
+    # DefaultRecordBatch.setMaxTimestamp(CREATE_TIME, timestamp): only when the type or the timestamp changes, and then
+    # with the attributes computed again (a LogAppendTime claimed by the producer, and unknown bits, go); the CRC
+    # covers both.
     (current,) = _MAX_TIMESTAMP.unpack_from(data, at + _MAX_TIMESTAMP_AT)
-    if current == timestamp:
+    (attributes,) = _INT16.unpack_from(data, at + _ATTRIBUTES_AT)
+    if current == timestamp and not attributes & _TIMESTAMP_TYPE_BIT:
         return
+    _INT16.pack_into(data, at + _ATTRIBUTES_AT, attributes & _ATTRIBUTES_KEPT)
     _MAX_TIMESTAMP.pack_into(data, at + _MAX_TIMESTAMP_AT, timestamp)
     (length,) = _INT32.unpack_from(data, at + 8)
     _CRC.pack_into(data, at + _CRC_AT, crc32c(memoryview(data)[at + _ATTRIBUTES_AT : at + LOG_OVERHEAD + length]))
@@ -775,7 +781,8 @@ def _in_place_uncompressed(batches: list[_Shallow], settings: AppendSettings, no
 def _kept(batch: _Shallow, max_timestamp: int | None) -> bytes | bytearray | memoryview:
     """The batch as sent, its max timestamp set to ``max_timestamp`` (None: left alone). When nothing changes and
     the request's bytes cannot change (``bytes``), a view of them: the log then stores them without a copy."""
-    if type(batch.view.obj) is bytes and (max_timestamp is None or batch.header[8] == max_timestamp):
+    if type(batch.view.obj) is bytes and (max_timestamp is None or (batch.header[8] == max_timestamp
+                                                                   and not batch.header[5] & _TIMESTAMP_TYPE_BIT)):
         return batch.view
     data = bytearray(batch.view)
     if max_timestamp is not None:
@@ -802,15 +809,24 @@ def _compressed(batches: list[_Shallow], source: Compression, target: Compressio
     """LogValidator.validateMessagesAndAssignOffsetsCompressed: one batch, in place or rebuilt with the topic's codec."""
     first = batches[0]
     in_place = source == target and first.magic == 2
+    records: list[_Rec] = []
     if in_place:
         _validate_batch(first, first, partition)
-        scanned = _fast_scan(first, settings)
-        if scanned is not None and scanned.offsets_in_order:
-            return Validated(_kept(first, scanned.max_timestamp), (_info(first.header, 0, scanned.count, scanned.max_timestamp),))
-    records: list[_Rec] = []
-    for batch in batches:
-        _validate_batch(first, batch, partition)
-        records += _legacy_records(batch) if batch.magic < 2 else _v2_records(batch)[1]
+        buf = _decompressed(first)
+        count = first.header[12]
+        if count >= _UNIFORM_FROM and _cannot_refuse_a_record(first, settings):
+            uniform = _scan_uniform(buf, count, True)
+            if uniform is not None and uniform[2]:
+                try:
+                    scanned = _scanned(first.header, count, *uniform)
+                    return Validated(_kept(first, scanned.max_timestamp), (_info(first.header, 0, count, scanned.max_timestamp),))
+                except _Wraps:
+                    pass
+        records = _partially_read(first, buf)
+    else:
+        for batch in batches:
+            _validate_batch(first, batch, partition)
+            records += _legacy_records(batch) if batch.magic < 2 else _v2_records(batch)[1]
     errors: list[tuple[ErrorCode, RecordError]] = []
     kept: list[_Rec] = []
     max_timestamp = NO_TIMESTAMP
@@ -830,6 +846,12 @@ def _compressed(batches: list[_Shallow], source: Compression, target: Compressio
         else:
             kept.append(record)
     _raise_record_errors(errors)
+    if not in_place and source == target and first.magic == 2:
+        # Kafka read these records partially (keys and values skipped) and cannot rebuild them: building the new batch
+        # asks PartialDefaultRecord for its key, which throws UnsupportedOperationException (no message answered).
+        raise _Refused(Refusal(ErrorCode.UNKNOWN_SERVER_ERROR, "inner offsets out of order in a compressed batch kept in "
+                               "place: Kafka fails rebuilding it from partially read records (key is skipped in "
+                               "PartialDefaultRecord)"))
     if not in_place:
         rebuilt = _rebuilt(kept, target, first.header if first.magic == 2 else None, settings)
         if len(rebuilt.records) > settings.max_message_bytes:
@@ -838,6 +860,34 @@ def _compressed(batches: list[_Shallow], source: Compression, target: Compressio
         return rebuilt
     kept_timestamp = max_timestamp if settings.timestamp_type is TimestampType.CREATE_TIME else None
     return Validated(_kept(first, kept_timestamp), (_info(first.header, 0, len(records), max_timestamp),))
+
+
+def _decompressed(batch: _Shallow) -> bytes:
+    try:
+        return decompress(Compression(batch.header[5] & _CODEC_MASK), batch.view[V2_HEADER_SIZE:], MAX_DECOMPRESSED)
+    except UnsupportedCompressionError as exc:
+        raise _Refused(Refusal(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, str(exc))) from None
+    except DecodeError as exc:
+        raise _Refused(Refusal(ErrorCode.UNKNOWN_SERVER_ERROR, f"records cannot be decompressed: {exc}")) from None
+
+
+def _partially_read(batch: _Shallow, buf: bytes) -> list[_Rec]:
+    """The records as LogValidator sees a compressed batch it keeps in place (shim.partitions.partial_records)."""
+    header = batch.header
+    base_offset, base_timestamp = header[0], header[7]
+    log_append = header[8] if header[5] & _TIMESTAMP_TYPE_BIT else None
+    try:
+        partial = read_partially(buf, header[12])
+    except PartialRecordError as exc:
+        raise _invalid(str(exc)) from None
+    out = []
+    for r in partial:
+        offset = base_offset + r.offset_delta
+        timestamp = log_append if log_append is not None else java_long(base_timestamp + r.timestamp_delta)
+        out.append(_Rec(offset, timestamp, b"" if r.key_size >= 0 else None, None,
+                        text=f"PartialDefaultRecord(offset={offset}, timestamp={timestamp}, key={r.key_size} bytes, "
+                             f"value={r.value_size} bytes)"))
+    return out
 
 
 def _rebuilt(records: list[_Rec], codec: Compression, producer: tuple | None, settings: AppendSettings) -> Validated:

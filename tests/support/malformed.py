@@ -8,13 +8,14 @@ arithmetic, batches too short for the fields Kafka reads next, and a second batc
 
 from __future__ import annotations
 
+import gzip
 import struct
 import zlib
 
 import crc32c
 
 from kafka_shim.protocol.records import build_batch, encode_batch
-from tests.support.appending import batch, values
+from tests.support.appending import T0, batch, values
 
 INT_MAX = 2**31 - 1
 
@@ -177,3 +178,60 @@ def malformed_message_sets() -> dict[str, bytes]:
         "v1-unknown-codec": _legacy_raw(b"\x01\x06" + _STAMP + _NULL + struct.pack(">i", 1) + b"a"),
         "v1-gzip-value-too-long": _legacy_raw(b"\x01\x01" + _STAMP + _NULL + struct.pack(">i", 50) + b"\x1f\x8b"),
     }
+
+
+def _varint(value: int) -> bytes:
+    zigzag, out = (value << 1) ^ (value >> 63), bytearray()
+    while True:
+        byte, zigzag = zigzag & 0x7F, zigzag >> 7
+        if not zigzag:
+            return bytes(out + bytes([byte]))
+        out.append(byte | 0x80)
+
+
+def _record(offset_delta: int, key: bytes | None = b"k", value: bytes = b"v", *, key_size: int | None = None,
+            headers: bytes = _varint(0), length: int | None = None) -> bytes:
+    """One magic-2 record; ``key_size``, ``headers`` (count and headers as bytes) and ``length`` override what is
+    written for them."""
+    size = key_size if key_size is not None else (-1 if key is None else len(key))
+    body = (b"\0" + _varint(0) + _varint(offset_delta) + _varint(size) + (key or b"") + _varint(len(value)) + value
+            + headers)
+    return _varint(len(body) if length is None else length) + body
+
+
+def _gzip_batch(records: bytes, count: int, *, attributes: int = 1) -> bytes:
+    """A magic-2 batch around raw ``records`` (base offset 0, no producer), gzip-compressed when ``attributes`` says
+    so, its CRC right."""
+    payload = gzip.compress(records) if attributes & 0x07 == 1 else records
+    rest = struct.pack(">ibIhiqqqhii", -1, 2, 0, attributes, count - 1, T0, T0 + count, -1, -1, -1, count) + payload
+    return _with_crc(bytearray(struct.pack(">qi", 0, len(rest)) + rest))
+
+
+def compressed_kept_batches() -> dict[str, bytes]:
+    """Compressed batches with something wrong inside that Kafka reads partially: a topic that keeps the producer's
+    codec (compression.type=producer) validates them through skipKeyValueIterator (DefaultRecord.readPartiallyFrom),
+    which never checks a record's declared length, skips a negative size, and cannot rebuild records whose offsets
+    are out of order. Each is produced once gzip-compressed; the uncompressed twin of some shows the strict path."""
+    good = [_record(i) for i in range(3)]
+    cases = {
+        "length-too-large": [good[0], _record(1, length=200), good[2]],
+        "length-too-small": [good[0], _record(1, length=3), good[2]],
+        "offsets-0-2-4": [_record(0), _record(2), _record(4)],
+        "offsets-1-2-3": [_record(1), _record(2), _record(3)],
+        "key-size-minus-5": [good[0], _record(1, key=None, key_size=-5), good[2]],
+        "header-value-size-minus-3": [good[0], _record(1, headers=_varint(1) + _varint(1) + b"h" + _varint(-3)), good[2]],
+        "negative-header-count": [good[0], _record(1, headers=_varint(-2)), good[2]],
+        "negative-header-key-size": [good[0], _record(1, headers=_varint(1) + _varint(-1) + _varint(0)), good[2]],
+        "trailing-bytes": [*good, b"\x00\x01"],
+        "one-record-missing": good[:2],
+        "value-past-the-end": [good[0], good[1], good[2][:-3]],
+        "overlong-offset-varint": [good[0], _varint(9) + b"\0\0" + b"\xff" * 5 + b"\x01" + b"\x02k\x02v\x00", good[2]],
+    }
+    out = {name: _gzip_batch(b"".join(parts), 3) for name, parts in cases.items()}
+    # The producer set LogAppendTime: the record error names the partially read record (PartialDefaultRecord(...)).
+    out["log-append-time-set"] = _gzip_batch(b"".join(good), 3, attributes=1 | 0x08)
+    # Uncompressed twins: Kafka reads those records whole (DefaultRecord.readFrom), lengths checked.
+    out["uncompressed-log-append-time-set"] = _gzip_batch(b"".join(good), 3, attributes=0x08)
+    out["uncompressed-length-too-large"] = _gzip_batch(b"".join(cases["length-too-large"]), 3, attributes=0)
+    out["uncompressed-key-size-minus-5"] = _gzip_batch(b"".join(cases["key-size-minus-5"]), 3, attributes=0)
+    return out
