@@ -287,7 +287,14 @@ class KafkaConnection(asyncio.BufferedProtocol):
                     or len(self.pending) + len(self.out) >= MAX_IN_FLIGHT or self._fetches_pending)
 
     def _refuse_input(self, exc: ProtocolError) -> None:
-        """A refused size prefix: every request before it was taken; close once they are answered."""
+        """A refused size prefix: every request before it was taken; close once they are answered. Before a SASL
+        authentication completes, Kafka's SaslServerAuthenticator fails the authentication instead (its
+        SaslAuthenticationException): the connection closes, unanswered, after the failed-authentication delay."""
+        if self.session is not None and self.session.authenticating:
+            limit = f" (sasl.server.max.receive.size {exc.limit})" if isinstance(exc, FrameTooLarge) else ""
+            self._fail_authentication(FailAuthentication(
+                f"Failing SASL authentication due to invalid receive size: {getattr(exc, 'size', str(exc))}{limit}", None))
+            return
         if isinstance(exc, FrameTooLarge):
             self.log.warning("frame_rejected", reason=str(exc), size=exc.size, limit=exc.limit)
         else:

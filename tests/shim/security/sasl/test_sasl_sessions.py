@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import struct
+import time
 
 import pytest
 import structlog
@@ -104,6 +105,20 @@ async def test_an_oversized_frame_before_authentication_closes_only_that_connect
             await big.send_raw(struct.pack(">i", 524289) + b"\0" * 64)
             assert await _closed(big)
             assert (await _login(other, "bob", "bob-secret")).error_code == 0
+
+
+async def test_an_oversized_frame_before_authentication_fails_it_after_the_delay() -> None:
+    # SaslServerAuthenticator turns the invalid receive into a SaslAuthenticationException: nothing is answered and
+    # the connection closes after connection.failed.authentication.delay.ms, as for a wrong password.
+    with structlog.testing.capture_logs() as logs:
+        async with Broker(_config(**{"connection.failed.authentication.delay.ms": "300"})) as broker:
+            async with await _connect(broker) as big:
+                started = time.monotonic()
+                await big.send_raw(struct.pack(">i", 524289) + b"\0" * 64)
+                assert await _closed(big)
+                assert time.monotonic() - started >= 0.27
+    failed = [e for e in logs if e["event"] == "authentication_failed"]
+    assert failed and "sasl.server.max.receive.size" in failed[0]["reason"], logs
 
 
 async def test_no_password_or_proof_reaches_the_log() -> None:
