@@ -492,32 +492,21 @@ class _Scan:
 
 
 def _scan_v2(batch: _Shallow) -> _Scan:
-    """The records' count, max timestamp and offset order, the structure checked as DefaultRecord.readFrom checks it,
-    without building records: the in-place path needs no more, and keeps the bytes as sent. Varints of one byte (the
-    common case) are read inline: this loop is the produce path's cost per record."""
+    """The records' count, max timestamp and offset order of an uncompressed batch, the structure checked as
+    DefaultRecord.readFrom checks it, without building records: the in-place path needs no more, and keeps the bytes
+    as sent. Varints of one byte (the common case) are read inline: this loop is the produce path's cost per record.
+    (A compressed batch kept in place is read as Kafka reads it: shim.partitions.partial_records.)"""
     header = batch.header
-    codec = header[5] & _CODEC_MASK
     payload = batch.view[V2_HEADER_SIZE:]
     count = header[12]
-    if codec == Compression.NONE:
-        # The regex engine reads the view; the fixed-layout scan wants the bytes object itself (strided slices of a
-        # view are slow), which the view is when the batch is the partition's whole records (the usual one batch).
-        view = batch.view
-        backing = (view.obj, V2_HEADER_SIZE) if type(view.obj) is bytes and len(view) == len(view.obj) else None
-        uniform = _scan_uniform(payload, count, False, backing) if count >= _UNIFORM_FROM else None
-        if uniform is not None:
-            return _scanned(header, count, *uniform)
-        buf = bytes(payload)
-    else:
-        try:
-            buf = decompress(Compression(codec), payload, MAX_DECOMPRESSED)
-        except UnsupportedCompressionError as exc:
-            raise _Refused(Refusal(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, str(exc))) from None
-        except DecodeError as exc:
-            raise _Refused(Refusal(ErrorCode.UNKNOWN_SERVER_ERROR, f"records cannot be decompressed: {exc}")) from None
-        uniform = _scan_uniform(buf, count, True) if count >= _UNIFORM_FROM else None
-        if uniform is not None:
-            return _scanned(header, count, *uniform)
+    # The regex engine reads the view; the fixed-layout scan wants the bytes object itself (strided slices of a view
+    # are slow), which the view is when the batch is the partition's whole records (the usual one batch).
+    view = batch.view
+    backing = (view.obj, V2_HEADER_SIZE) if type(view.obj) is bytes and len(view) == len(view.obj) else None
+    uniform = _scan_uniform(payload, count, False, backing) if count >= _UNIFORM_FROM else None
+    if uniform is not None:
+        return _scanned(header, count, *uniform)
+    buf = bytes(payload)
     end, pos = len(buf), 0
     low = high = None
     in_order = True
@@ -534,7 +523,7 @@ def _scan_v2(batch: _Shallow) -> _Scan:
                 raw = (b & 0x7F) | (buf[pos + 1] << 7)
                 pos += 2
             else:
-                raw, pos = uvarint(buf, pos)
+                raw, pos = _record_length_varint(buf, pos)
             length = (raw >> 1) ^ -(raw & 1)
             record_end = pos + length
             if length < 6 or record_end > end:
@@ -599,9 +588,38 @@ def _scan_v2(batch: _Shallow) -> _Scan:
                                  f"{length + pos - record_end}")
     except IndexError as exc:
         raise _Refused(Refusal(ErrorCode.INVALID_RECORD, f"Found invalid record structure: {exc}")) from None
+    except _IllegalLength:
+        raise _Refused(_ILLEGAL_LENGTH) from None
     if pos != end:
         raise _invalid("Incorrect declared batch size, records still remaining in file")
     return _scanned(header, count, low, high, in_order)
+
+
+class _IllegalLength(Exception):
+    """A record length varint whose fifth byte still has its continuation bit."""
+
+
+# DefaultRecord.readFrom(ByteBuffer) reads a record's length outside the try that turns its exceptions into an
+# InvalidRecordException, and the uncompressed iterator converts only a BufferUnderflowException: the
+# IllegalArgumentException of a too long length varint reaches ReplicaManager as itself (UNKNOWN_SERVER_ERROR).
+_ILLEGAL_LENGTH = Refusal(ErrorCode.UNKNOWN_SERVER_ERROR, "IllegalArgumentException: a record length varint longer than "
+                          "5 bytes in an uncompressed batch (Kafka's readFrom lets it through as itself)")
+
+
+def _record_length_varint(buf: bytes, pos: int) -> tuple[int, int]:
+    """ByteUtils.readUnsignedVarint(ByteBuffer): at most five bytes, the fifth's high bits dropped as Java's int
+    arithmetic drops them; IndexError past the end (BufferUnderflowException)."""
+    result = 0
+    for shift in (0, 7, 14, 21):
+        b = buf[pos]
+        pos += 1
+        if b < 0x80:
+            return result | (b << shift), pos
+        result |= (b & 0x7F) << shift
+    b = buf[pos]
+    if b >= 0x80:
+        raise _IllegalLength
+    return (result | (b << 28)) & 0xFFFFFFFF, pos + 1
 
 
 def _scanned(header: tuple, count: int, low: int | None, high: int | None, in_order: bool) -> _Scan:
@@ -648,6 +666,9 @@ def _v2_records(batch: _Shallow) -> tuple[RecordBatch, list[_Rec]]:
         # Kafka fails the same way on a record it cannot read (InvalidRecordException from DefaultRecord.readFrom;
         # a payload its codec rejects is a KafkaException, which Produce answers as UNKNOWN_SERVER_ERROR).
         undecompressable = exc.field == "records" and exc.reason.startswith(("gzip:", "snappy:", "lz4:", "zstd:"))
+        if (batch.header[5] & _CODEC_MASK == Compression.NONE and exc.field and exc.field.endswith("].length")
+                and "longer than 5 bytes" in exc.reason):
+            raise _Refused(_ILLEGAL_LENGTH) from None
         code = ErrorCode.UNKNOWN_SERVER_ERROR if undecompressable else ErrorCode.INVALID_RECORD
         raise _Refused(Refusal(code, f"Found invalid record structure: {exc}")) from None
     log_append = decoded.timestamp_type is TimestampType.LOG_APPEND_TIME

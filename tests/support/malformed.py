@@ -234,4 +234,9 @@ def compressed_kept_batches() -> dict[str, bytes]:
     out["uncompressed-log-append-time-set"] = _gzip_batch(b"".join(good), 3, attributes=0x08)
     out["uncompressed-length-too-large"] = _gzip_batch(b"".join(cases["length-too-large"]), 3, attributes=0)
     out["uncompressed-key-size-minus-5"] = _gzip_batch(b"".join(cases["key-size-minus-5"]), 3, attributes=0)
+    # A record length varint of five bytes whose last still has its continuation bit: an IllegalArgumentException
+    # that the uncompressed iterator does not turn into an InvalidRecordException.
+    overlong = [good[0], b"\xff" * 5 + good[1][1:], good[2]]
+    out["uncompressed-overlong-length-varint"] = _gzip_batch(b"".join(overlong), 3, attributes=0)
+    out["overlong-length-varint"] = _gzip_batch(b"".join(overlong), 3)
     return out
