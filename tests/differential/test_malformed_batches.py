@@ -165,17 +165,24 @@ def _fetch(topic: str) -> FetchRequest:
                             current_leader_epoch=-1, last_fetched_epoch=-1)])], forgotten_topics_data=[], rack_id="")
 
 
-@pytest.mark.parametrize("case", sorted(ODD_MESSAGE_SETS))
-def test_odd_but_readable_message_sets_are_kept(case: str) -> None:
-    # Kafka reads a magic 0/1 message by its lengths: bytes after the value are ignored, a negative length is null.
+def _answers_and_kept(records: bytes, version: int, *then: bytes) -> list[tuple[Answer, ...]]:
+    """On each broker: the Produce of ``records`` to a new topic, a Produce of each of ``then``, and a Fetch of what
+    the partition kept."""
     name = f"malformed-{uuid.uuid4().hex[:8]}"
     answers = []
     for address in (oracle_address, shim_address_):
         _topic(address, name)
         with Wire(address, timeout=60) as wire:
-            answers.append((wire.request(PRODUCE, 2, _produce([(name, 0, ODD_MESSAGE_SETS[case])])),
+            answers.append((wire.request(PRODUCE, version, _produce([(name, 0, records)])),
+                            *(wire.request(PRODUCE, 9, _produce([(name, 0, more)])) for more in then),
                             wire.request(FETCH, 11, _fetch(name))))
-    (kafka, kafka_fetch), (shim, shim_fetch) = answers
+    return answers
+
+
+@pytest.mark.parametrize("case", sorted(ODD_MESSAGE_SETS))
+def test_odd_but_readable_message_sets_are_kept(case: str) -> None:
+    # Kafka reads a magic 0/1 message by its lengths: bytes after the value are ignored, a negative length is null.
+    (kafka, kafka_fetch), (shim, shim_fetch) = _answers_and_kept(ODD_MESSAGE_SETS[case], 2)
     assert kafka.body.responses[0].partition_responses[0].error_code == 0, kafka
     assert_same(kafka, shim, what=case)
     assert_same(kafka_fetch, shim_fetch, what=f"{case}: the records kept")
@@ -185,14 +192,7 @@ def test_odd_but_readable_message_sets_are_kept(case: str) -> None:
 def test_compressed_batch_kept_in_place(case: str) -> None:
     # A topic that keeps the producer's codec reads the batch partially (DefaultRecord.readPartiallyFrom): some
     # broken records pass, offsets out of order fail with UNKNOWN_SERVER_ERROR; what is kept reads back the same.
-    name = f"malformed-{uuid.uuid4().hex[:8]}"
-    answers = []
-    for address in (oracle_address, shim_address_):
-        _topic(address, name)
-        with Wire(address, timeout=60) as wire:
-            answers.append((wire.request(PRODUCE, 9, _produce([(name, 0, COMPRESSED_KEPT[case])])),
-                            wire.request(PRODUCE, 9, _produce([(name, 0, batch(values("after", 1)))])),
-                            wire.request(FETCH, 11, _fetch(name))))
+    answers = _answers_and_kept(COMPRESSED_KEPT[case], 9, batch(values("after", 1)))
     (kafka, kafka_next, kafka_fetch), (shim, shim_next, shim_fetch) = answers
     assert not shim.closed and not kafka.closed
     assert_same(kafka, shim, what=case)

@@ -180,7 +180,7 @@ def malformed_message_sets() -> dict[str, bytes]:
     }
 
 
-def _varint(value: int) -> bytes:
+def varint(value: int) -> bytes:
     zigzag, out = (value << 1) ^ (value >> 63), bytearray()
     while True:
         byte, zigzag = zigzag & 0x7F, zigzag >> 7
@@ -189,14 +189,14 @@ def _varint(value: int) -> bytes:
         out.append(byte | 0x80)
 
 
-def _record(offset_delta: int, key: bytes | None = b"k", value: bytes = b"v", *, key_size: int | None = None,
-            headers: bytes = _varint(0), length: int | None = None) -> bytes:
+def raw_record(offset_delta: int, key: bytes | None = b"k", value: bytes = b"v", *, key_size: int | None = None,
+            headers: bytes = varint(0), length: int | None = None) -> bytes:
     """One magic-2 record; ``key_size``, ``headers`` (count and headers as bytes) and ``length`` override what is
     written for them."""
     size = key_size if key_size is not None else (-1 if key is None else len(key))
-    body = (b"\0" + _varint(0) + _varint(offset_delta) + _varint(size) + (key or b"") + _varint(len(value)) + value
+    body = (b"\0" + varint(0) + varint(offset_delta) + varint(size) + (key or b"") + varint(len(value)) + value
             + headers)
-    return _varint(len(body) if length is None else length) + body
+    return varint(len(body) if length is None else length) + body
 
 
 def _gzip_batch(records: bytes, count: int, *, attributes: int = 1) -> bytes:
@@ -212,20 +212,20 @@ def compressed_kept_batches() -> dict[str, bytes]:
     codec (compression.type=producer) validates them through skipKeyValueIterator (DefaultRecord.readPartiallyFrom),
     which never checks a record's declared length, skips a negative size, and cannot rebuild records whose offsets
     are out of order. Each is produced once gzip-compressed; the uncompressed twin of some shows the strict path."""
-    good = [_record(i) for i in range(3)]
+    good = [raw_record(i) for i in range(3)]
     cases = {
-        "length-too-large": [good[0], _record(1, length=200), good[2]],
-        "length-too-small": [good[0], _record(1, length=3), good[2]],
-        "offsets-0-2-4": [_record(0), _record(2), _record(4)],
-        "offsets-1-2-3": [_record(1), _record(2), _record(3)],
-        "key-size-minus-5": [good[0], _record(1, key=None, key_size=-5), good[2]],
-        "header-value-size-minus-3": [good[0], _record(1, headers=_varint(1) + _varint(1) + b"h" + _varint(-3)), good[2]],
-        "negative-header-count": [good[0], _record(1, headers=_varint(-2)), good[2]],
-        "negative-header-key-size": [good[0], _record(1, headers=_varint(1) + _varint(-1) + _varint(0)), good[2]],
+        "length-too-large": [good[0], raw_record(1, length=200), good[2]],
+        "length-too-small": [good[0], raw_record(1, length=3), good[2]],
+        "offsets-0-2-4": [raw_record(0), raw_record(2), raw_record(4)],
+        "offsets-1-2-3": [raw_record(1), raw_record(2), raw_record(3)],
+        "key-size-minus-5": [good[0], raw_record(1, key=None, key_size=-5), good[2]],
+        "header-value-size-minus-3": [good[0], raw_record(1, headers=varint(1) + varint(1) + b"h" + varint(-3)), good[2]],
+        "negative-header-count": [good[0], raw_record(1, headers=varint(-2)), good[2]],
+        "negative-header-key-size": [good[0], raw_record(1, headers=varint(1) + varint(-1) + varint(0)), good[2]],
         "trailing-bytes": [*good, b"\x00\x01"],
         "one-record-missing": good[:2],
         "value-past-the-end": [good[0], good[1], good[2][:-3]],
-        "overlong-offset-varint": [good[0], _varint(9) + b"\0\0" + b"\xff" * 5 + b"\x01" + b"\x02k\x02v\x00", good[2]],
+        "overlong-offset-varint": [good[0], varint(9) + b"\0\0" + b"\xff" * 5 + b"\x01" + b"\x02k\x02v\x00", good[2]],
     }
     out = {name: _gzip_batch(b"".join(parts), 3) for name, parts in cases.items()}
     # The producer set LogAppendTime: the record error names the partially read record (PartialDefaultRecord(...)).
