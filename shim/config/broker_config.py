@@ -24,6 +24,7 @@ DEFAULTS: dict[str, str] = {
     "socket.request.max.bytes": "104857600",
     "connections.max.idle.ms": "600000",
     "connection.failed.authentication.delay.ms": "100",
+    "sasl.server.max.receive.size": "524288",
     "log.dirs": "",
     "log.dir": "",
     "auto.create.topics.enable": "true",
@@ -144,6 +145,7 @@ class BrokerConfig:
     fetch_max_bytes: int = 57671680  # the most one fetch answer carries, whatever the request asks
     max_incremental_fetch_session_cache_slots: int = 1000
     failed_authentication_delay_ms: int = 100
+    sasl_server_max_receive_size: int = 524288  # the largest frame before SASL authentication completes; -1: no limit
     authorizer_enabled: bool = False
     super_users: str = ""
     allow_everyone_if_no_acl_found: str = "false"
@@ -180,6 +182,7 @@ class BrokerConfig:
             socket_request_max_bytes=_int(get, "socket.request.max.bytes", minimum=1),
             connections_max_idle_ms=_int(get, "connections.max.idle.ms", minimum=-1),
             failed_authentication_delay_ms=_int(get, "connection.failed.authentication.delay.ms", minimum=0),
+            sasl_server_max_receive_size=_int(get, "sasl.server.max.receive.size", minimum=-(2**31), maximum=2**31 - 1),
             log_dirs=[Path(p) for p in _split_list(get("log.dirs") or get("log.dir"))],
             auto_create_topics=get("auto.create.topics.enable").lower() == "true",
             num_partitions=_int(get, "num.partitions", minimum=1),

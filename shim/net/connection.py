@@ -65,8 +65,6 @@ FRAMES_PER_TURN = MAX_IN_FLIGHT
 # The longest a closed connection waits for a peer that reads none of its remaining answers (bounded further
 # by connections.max.idle.ms): nothing waits forever on an unread socket buffer.
 CLOSE_LINGER_MAX_S = 30.0
-# Kafka's sasl.server.max.receive.size default: the largest frame accepted before authentication completes.
-SASL_MAX_RECEIVE_SIZE = 524288
 
 
 # A Fetch request's first two bytes (its API key). While a Fetch of a connection is being answered, no further request
@@ -162,8 +160,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
             local_address = (java_host_address(str(local[0])), int(local[1]) if len(local) > 1 else 0)
         self.session = self.dispatcher.session(self.listener, security, self.client_host, self.client_port, principal, self.log,
                                                local_address)
-        if self.session.authenticating:
-            self.splitter.max_size = min(self.splitter.max_size, SASL_MAX_RECEIVE_SIZE)
+        limit = self.config.sasl_server_max_receive_size
+        if self.session.authenticating and limit != -1:  # Kafka's NetworkReceive.UNLIMITED
+            self.splitter.max_size = min(self.splitter.max_size, limit)
         if self.debug:
             self.log.debug("connection_opened", principal=self.session.principal)
         self._arm_idle_timer()

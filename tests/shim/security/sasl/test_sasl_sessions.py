@@ -121,6 +121,18 @@ async def test_an_oversized_frame_before_authentication_fails_it_after_the_delay
     assert failed and "sasl.server.max.receive.size" in failed[0]["reason"], logs
 
 
+async def test_sasl_server_max_receive_size_is_configurable() -> None:
+    with structlog.testing.capture_logs() as logs:
+        async with Broker(_config(**{"sasl.server.max.receive.size": "1000",
+                                     "connection.failed.authentication.delay.ms": "0"})) as broker:
+            async with await _connect(broker) as big, await _connect(broker) as other:
+                await big.send_raw(struct.pack(">i", 1001) + b"\0" * 64)
+                assert await _closed(big)
+                assert (await _login(other, "bob", "bob-secret")).error_code == 0  # a login fits in 1000 bytes
+    failed = [e for e in logs if e["event"] == "authentication_failed"]
+    assert failed and "sasl.server.max.receive.size 1000" in failed[0]["reason"], logs
+
+
 async def test_no_password_or_proof_reaches_the_log() -> None:
     from kafka_shim.shim.client.scram import ScramClient
 
