@@ -282,8 +282,14 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._update_reading()
 
     def _may_take_request(self) -> bool:
+        return not self._fetches_pending and self._may_read_on()
+
+    def _may_read_on(self) -> bool:
+        """Whether a frame could be taken but for a Fetch being answered. That Fetch holds the frames back, not the
+        reading: a client that closes meanwhile is noticed (its waiting Fetch dropped), and at most one more frame is
+        read before reading pauses."""
         return not (self.closing or self._held or self._input_refused or self.auth_failed or self.writing_paused
-                    or len(self.pending) + len(self.out) >= MAX_IN_FLIGHT or self._fetches_pending)
+                    or len(self.pending) + len(self.out) >= MAX_IN_FLIGHT)
 
     def _refuse_input(self, exc: ProtocolError) -> None:
         """A refused size prefix: every request before it was taken; close once they are answered. Before a SASL
@@ -434,7 +440,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         frame_waits = self.splitter.frame_ready
         if may_take and frame_waits and self._pump_handle is None:
             self._pump_handle = asyncio.get_running_loop().call_soon(self._pump)
-        should_pause = self._input_refused or frame_waits or not may_take
+        should_pause = self._input_refused or frame_waits or not self._may_read_on()
         if should_pause and not self.reading_paused:
             self.transport.pause_reading()
             self.reading_paused = True

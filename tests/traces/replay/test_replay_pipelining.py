@@ -1,6 +1,8 @@
-"""Pipelining as recorded, seen by the broker: a raw client sends a long-polling Fetch and, without waiting for
-it, a Metadata request; the replay (captured by the target broker itself) sends the Metadata while the Fetch still
-waits, and a request recorded after an answer only after that answer."""
+"""Pipelining as recorded, seen by the broker: a raw client sends a ListGroups that the broker answers late (an
+injected delay) and, without waiting for it, a Metadata request; the replay (captured by the target broker itself,
+with the same delay) sends the Metadata while the ListGroups still waits, and a request recorded after an answer
+only after that answer. (Not behind a long-polling Fetch: while a Fetch is being answered the broker takes no further
+request of its connection, as Kafka takes one request at a time.)"""
 
 from __future__ import annotations
 
@@ -8,14 +10,15 @@ import datetime
 
 from kafka_shim.protocol.codes import ApiKey
 from kafka_shim.protocol.framing import encode_request
-from kafka_shim.protocol.messages import CreateTopicsRequest, FetchRequest, MetadataRequest
+from kafka_shim.protocol.messages import CreateTopicsRequest, ListGroupsRequest, MetadataRequest
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from kafka_shim.traces.format import iter_requests
 from kafka_shim.traces.replay.cli import main
 from tests.support.wire import Wire
 
-WAIT_MS = 1500  # the Fetch's long poll: nothing arrives, so the broker answers after it
+WAIT_MS = 1500  # how late the broker answers the first ListGroups
+AFTER = 101  # the correlation id the Wire gives the request sent after both answers
 
 
 def _config() -> BrokerConfig:
@@ -28,22 +31,17 @@ def _address(broker: EmbeddedBroker) -> tuple[str, int]:
 
 
 def _workload(address: tuple[str, int]) -> None:
-    fetch = FetchRequest(replica_id=-1, max_wait_ms=WAIT_MS, min_bytes=1, max_bytes=1 << 20, isolation_level=0,
-                         session_id=0, session_epoch=-1, topics=[FetchRequest.FetchTopic(topic="quiet", partitions=[
-                             FetchRequest.FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=1 << 20)])])
     with Wire(address) as wire:
-        topic = CreateTopicsRequest.CreatableTopic(name="quiet", num_partitions=1, replication_factor=1)
-        assert wire.request(ApiKey.CREATE_TOPICS, 7, CreateTopicsRequest(topics=[topic], timeout_ms=10000)).body.topics[0].error_code == 0
-        wire.send_frame(encode_request(ApiKey.FETCH, 12, 1, fetch))
+        wire.send_frame(encode_request(ApiKey.LIST_GROUPS, 4, 1, ListGroupsRequest(states_filter=[])))
         wire.send_frame(encode_request(ApiKey.METADATA, 12, 2, MetadataRequest(topics=None)))
-        assert wire.read_answer(ApiKey.FETCH, 12).correlation_id == 1
+        assert wire.read_answer(ApiKey.LIST_GROUPS, 4).correlation_id == 1
         assert wire.read_answer(ApiKey.METADATA, 12).correlation_id == 2
         # Sent only after both answers:
-        assert wire.request(ApiKey.METADATA, 12, MetadataRequest(topics=None)).correlation_id == 102
+        assert wire.request(ApiKey.METADATA, 12, MetadataRequest(topics=None)).correlation_id == AFTER
 
 
 def _rows(trace) -> dict[int, dict]:
-    return {r.row["correlation_id"]: r.row for r in iter_requests(trace) if r.row["api_key"] in (ApiKey.FETCH, ApiKey.METADATA)}
+    return {r.row["correlation_id"]: r.row for r in iter_requests(trace) if r.row["api_key"] in (ApiKey.LIST_GROUPS, ApiKey.METADATA)}
 
 
 def _answered(row: dict) -> datetime.datetime:
@@ -53,15 +51,17 @@ def _answered(row: dict) -> datetime.datetime:
 def test_the_replay_pipelines_where_the_client_did_and_waits_where_it_waited(tmp_path) -> None:
     recorded, replayed = tmp_path / "recorded", tmp_path / "replayed"
     with EmbeddedBroker(_config(), capture_dir=recorded) as broker:
+        broker.faults.delay("ListGroups", WAIT_MS)
         _workload(_address(broker))
     with EmbeddedBroker(_config(), capture_dir=replayed) as target:
+        target.faults.delay("ListGroups", WAIT_MS)
         host, port = _address(target)
         assert main([str(recorded), "--bootstrap-server", f"{host}:{port}", "--pace", "fast"]) == 0
     for trace in (recorded, replayed):
         rows = _rows(trace)
-        fetch, pipelined, after = rows[1], rows[2], rows[102]
-        assert fetch["response_time_us"] >= WAIT_MS * 1000 * 0.9
-        assert pipelined["time"] < _answered(fetch), trace  # sent while the Fetch was still waiting
+        late, pipelined, after = rows[1], rows[2], rows[AFTER]
+        assert late["response_time_us"] >= WAIT_MS * 1000 * 0.9
+        assert pipelined["time"] < _answered(late), trace  # sent while the ListGroups was still waiting
         assert after["time"] >= _answered(rows[2]), trace  # sent once the answers had come
 
 
