@@ -237,13 +237,18 @@ class FrameSplitter:
         (size,) = _SIZE.unpack_from(data, 0)
         if size < _COLLECT_FROM or size > self.max_size:
             return data
-        self._frame, self._fill = unfilled_bytes(size)
-        take = min(size, len(data) - 4)
-        self._fill[:take] = memoryview(data)[4 : 4 + take]
-        self._have, self._need = 0, size
-        self.frame_filled(take)
+        take = self._begin_in_place(size, memoryview(data)[4:])
         rest = memoryview(data)[4 + take :]
         return rest if len(rest) else None
+
+    def _begin_in_place(self, size: int, first: memoryview) -> int:
+        """A bytes object for a frame of ``size`` bytes, filled with as much of ``first`` as it takes; how much."""
+        self._frame, self._fill = unfilled_bytes(size)
+        self._have, self._need = 0, size
+        take = min(size, len(first))
+        self._fill[:take] = first[:take]
+        self.frame_filled(take)
+        return take
 
     def _maybe_collect(self) -> None:
         """Start collecting when the next frame is large, acceptable and still incomplete."""
@@ -255,10 +260,8 @@ class FrameSplitter:
         if size < _COLLECT_FROM or size > self.max_size or available - 4 >= size:
             return
         if self.fill_in_place:
-            self._frame, self._fill = unfilled_bytes(size)
             with memoryview(buf) as view:
-                self._fill[: available - 4] = view[pos + 4 :]
-            self._have, self._need = available - 4, size
+                self._begin_in_place(size, view[pos + 4 :])
             self._buf, self._pos = b"", 0
             return
         if isinstance(buf, bytes):

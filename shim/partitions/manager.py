@@ -101,7 +101,7 @@ class Partitions:
         known = self.cluster.topics.get(topic)
         if known is None or not 0 <= partition < len(known.partitions):
             return None
-        return self._open(known, partition)  # a topic recorded without its logs (ClusterState.add_topic)
+        return self._open(known, partition, self._log_config(known))  # a topic recorded without its logs (add_topic)
 
     def __iter__(self) -> Iterator[PartitionState]:
         return iter(list(self._states.values()))
@@ -241,9 +241,9 @@ class Partitions:
     def _log_config(self, topic: Topic) -> LogConfig:
         return log_config_of(effective_topic_values(topic.configs, self.broker_properties))
 
-    def _open(self, topic: Topic, index: int, config: LogConfig | None = None) -> PartitionState:
-        # A topic's partitions share one config: callers opening many pass it (parsing it is most of an open).
-        partition_log = self.logs.create(topic.name, index, topic_id=topic.topic_id, config=config or self._log_config(topic))
+    def _open(self, topic: Topic, index: int, config: LogConfig) -> PartitionState:
+        # ``config``: the topic's, parsed once by callers opening many partitions (parsing it was most of an open).
+        partition_log = self.logs.create(topic.name, index, topic_id=topic.topic_id, config=config)
         expiration_ms = int(self.broker_properties.get("producer.id.expiration.ms", DEFAULT_PRODUCER_ID_EXPIRATION_MS))
         state = PartitionState(topic.name, index, partition_log,
                                recover_producers(partition_log, f"{topic.name}-{index}", expiration_ms))

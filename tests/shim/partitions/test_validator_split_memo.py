@@ -7,7 +7,6 @@ import time
 
 from kafka_shim.protocol.records import build_batch, encode_batch
 from kafka_shim.shim.partitions import validator
-from kafka_shim.shim.partitions.append import AppendSettings
 
 
 def _batch(count: int) -> bytes:
@@ -29,11 +28,3 @@ def test_many_distinct_records_each_get_their_own_batches() -> None:
             (batch,) = validator.shallow_batches(data)
             assert batch.header[12] == count  # the record count field of that very batch
 
-
-def test_equal_bytes_in_another_object_validate_alike() -> None:
-    data = _batch(5)
-    copy = bytes(bytearray(data))
-    settings = AppendSettings()
-    now = int(time.time() * 1000)
-    first, second = (validator.validate(d, settings, now, "t-0") for d in (data, copy))
-    assert first.batches == second.batches and bytes(first.records) == bytes(second.records)
