@@ -80,8 +80,11 @@ class Broker:
     """Start with ``await broker.start()``; ``bound`` then lists the real addresses."""
 
     def __init__(self, config: BrokerConfig, state: ClusterState | None = None, *, preload_acls: list[AclBinding] | None = None,
-                 release: ReleaseProfile | None = None, tap: RequestTap | None = None) -> None:
+                 release: ReleaseProfile | None = None, tap: RequestTap | None = None, warm_up: bool = True) -> None:
         self.config = config
+        # Load every handler once listening (see _warm_up). A test process that starts a broker per xdist worker
+        # turns it off: there the CPU matters more, and a suite uses a few of the APIs served.
+        self.warm_up = warm_up
         self.preload_acls = list(preload_acls or [])
         # What handlers use, built once at start (the authorizer and the SCRAM store open files).
         cluster = state or ClusterState(cluster_id=load_cluster_identity(config), node_id=config.node_id,
@@ -162,7 +165,7 @@ class Broker:
                 services.groups.start_offsets_expiry()
         for b in self.bound:
             log.info("listening", listener=b.url, cluster_id=self.state.cluster_id, node_id=b.listener.node_id)
-        if self._warm_up is None:
+        if self._warm_up is None and self.warm_up:
             self._warm_up = loop.create_task(_warm_up(services.api_table), name="kafka-shim-handler-warm-up")
         self._watch_fault_file()
         self._start_metrics()

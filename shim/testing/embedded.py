@@ -28,7 +28,8 @@ class EmbeddedBroker:
     """
 
     def __init__(self, config: BrokerConfig | Mapping[str, str] | None = None, *, capture_dir: str | Path | None = None,
-                 tap: RequestTap | None = None, preload_acls: list[AclBinding] | None = None, **overrides: str) -> None:
+                 tap: RequestTap | None = None, preload_acls: list[AclBinding] | None = None, warm_up: bool = True,
+                 **overrides: str) -> None:
         props = {"listeners": "PLAINTEXT://127.0.0.1:0"}
         props.update({k.replace("_", "."): v for k, v in overrides.items()})
         if isinstance(config, Mapping):  # server.properties keys as a dict: the listeners default to a free port
@@ -38,6 +39,7 @@ class EmbeddedBroker:
             self.config = BrokerConfig.from_properties(self.config.raw, {"kafka.shim.capture.dir": str(capture_dir)})
         self.tap = tap
         self.preload_acls = preload_acls  # created at start (and again by reset), as ``serve --acls`` does
+        self.warm_up = warm_up  # Broker's: load every handler once listening
         self.loop = asyncio.new_event_loop()
         self.broker: Broker | None = None
         self._thread = threading.Thread(target=self._run, name="kafka-shim-broker", daemon=True)
@@ -55,7 +57,7 @@ class EmbeddedBroker:
         try:
             if tap is None:
                 tap = self.tap = _capture_tap(self.config)
-            broker = Broker(self.config, tap=tap, preload_acls=self.preload_acls)
+            broker = Broker(self.config, tap=tap, preload_acls=self.preload_acls, warm_up=self.warm_up)
             await broker.start()
         except BaseException as exc:
             if tap is not None:

@@ -48,7 +48,9 @@ class KafkaShim:
             self.tls = TlsFiles.generate(Path(self._tls_dir.name))
             props |= self.tls.server_properties(self.options.listener)
         preload = _preloaded_acls(self.options)
-        self.embedded = EmbeddedBroker(BrokerConfig.from_properties(props), preload_acls=preload)
+        # No handler warm-up: each handler is imported by its API's first request instead, which costs a suite
+        # the few it uses rather than all 80 in every worker process.
+        self.embedded = EmbeddedBroker(BrokerConfig.from_properties(props), preload_acls=preload, warm_up=False)
 
     # -- life ---------------------------------------------------------------------------------------------------------
     def start(self) -> KafkaShim:

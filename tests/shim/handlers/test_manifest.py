@@ -120,6 +120,41 @@ def test_a_started_broker_imports_no_handler_until_it_listens_then_loads_them_wh
     assert after_warm_up == "imported True"
 
 
+def test_a_broker_without_warm_up_imports_a_handler_when_its_first_request_comes() -> None:
+    # The test harness's brokers (one per pytest-xdist worker) are started this way: each imports only what it serves.
+    script = textwrap.dedent("""
+        import asyncio, sys
+        from kafka_shim.protocol.framing import decode_response, encode_request
+        from kafka_shim.protocol.messages import MetadataRequest
+        from kafka_shim.shim.broker import Broker
+        from kafka_shim.shim.config.broker_config import BrokerConfig
+
+        def imported():
+            return sorted(m.rsplit(".", 1)[-1] for m in sys.modules if m.startswith("kafka_shim.shim.handlers."))
+
+        async def main():
+            broker = Broker(BrokerConfig.load(None, {"listeners": "PLAINTEXT://127.0.0.1:0"}), warm_up=False)
+            bound = await broker.start()
+            for _ in range(50):
+                await asyncio.sleep(0)  # turns of the loop in which a warm-up would import
+            print("imported", imported())
+            reader, writer = await asyncio.open_connection("127.0.0.1", bound[0].port)
+            writer.write(encode_request(3, 12, 7, MetadataRequest(topics=[], allow_auto_topic_creation=False)))
+            size = int.from_bytes(await reader.readexactly(4), "big")
+            correlation_id, answer = decode_response(3, 12, await reader.readexactly(size))
+            print("answered", correlation_id, [b.node_id for b in answer.brokers])
+            print("imported", imported())
+            writer.close()
+            await broker.stop()
+
+        asyncio.run(main())
+    """)
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    lines = [line for line in out.stdout.splitlines() if line.startswith(("imported ", "answered "))]
+    assert lines == ["imported ['manifest']", "answered 7 [1]", "imported ['manifest', 'metadata']"], out.stdout
+
+
 def test_warm_up_loads_each_served_handler_once_in_the_order_given() -> None:
     order = [ApiKey.API_VERSIONS, ApiKey.METADATA, ApiKey.PRODUCE, ApiKey.DELETE_TOPICS]
     table = ApiTable({key: _fresh(key) for key in order}, {ApiKey.API_VERSIONS: (0, 4), ApiKey.METADATA: (0, 12), ApiKey.PRODUCE: (0, 11)})

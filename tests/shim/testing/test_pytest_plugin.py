@@ -218,6 +218,40 @@ def test_plugin_under_pytest_xdist_gives_each_worker_its_own_broker(pytester: py
     assert len({address for _, address in pairs}) == len(workers) >= 1  # one broker per worker that ran tests
 
 
+def test_plugin_freezes_the_collector_once_after_its_first_broker_and_the_ini_turns_that_off(
+        pytester: pytest.Pytester) -> None:
+    """Full collections then skip the broker's long-lived objects; a reset (or another configuration's broker) adds
+    no second freeze, which would keep the reset broker's old state for good: the objects a reset makes stay with
+    the collector. In a fresh process: this one may have frozen already."""
+    pytester.makepyfile(test_user=textwrap.dedent('''
+        import gc
+        import pytest
+
+        seen = []
+
+        def test_first_broker(kafka_shim):
+            seen.append(gc.get_freeze_count())
+            kafka_shim.create_topic("kept-apart")
+
+        def test_reset_broker(kafka_shim):
+            assert "kept-apart" not in kafka_shim.topics()
+            assert gc.get_freeze_count() <= seen[0]  # frozen objects are still freed when unreferenced
+            assert len(gc.get_objects()) > 1_000, len(gc.get_objects())
+
+        @pytest.mark.kafka_shim(listener="SASL_PLAINTEXT")
+        def test_another_configuration(kafka_shim):
+            assert gc.get_freeze_count() <= seen[0]
+            assert len(gc.get_objects()) > 1_000, len(gc.get_objects())
+
+        def test_counts(request):
+            frozen = request.config.getini("kafka_shim_gc_freeze")
+            assert (seen[0] > 10_000) if frozen else (seen[0] == 0), (frozen, seen)
+    '''))
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=4)
+    pytester.makeini("[pytest]\nkafka_shim_gc_freeze = false\n")
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=4)
+
+
 def test_plugin_tls_listener_with_kafka_python_and_aiokafka(pytester: pytest.Pytester) -> None:
     result = _run(pytester, '''
         import asyncio
