@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 from kafka_shim.protocol.errors import DecodeError, EncodeError
+from kafka_shim.protocol.java_utf8 import java_decode
 from kafka_shim.protocol.primitives import Malformed, read_varint, read_varlong, write_varint, write_varlong
 from kafka_shim.protocol.records.compression import (
     RECORD_BATCH,
@@ -46,6 +47,7 @@ from kafka_shim.protocol.records.compression import (
     decompress,
 )
 from kafka_shim.protocol.records.crc import crc32c
+from kafka_shim.protocol.records.whole_records import IllegalLength, WholeRecordError, read_stream, read_uncompressed
 
 MAGIC = 2
 DEFAULT_MAX_DECOMPRESSED = 64 * 1024 * 1024
@@ -325,12 +327,15 @@ def _write_nullable_bytes(out: bytearray, value: bytes | None) -> None:
 
 
 def decode_batches_with_tail(
-    data: bytes | bytearray | memoryview, *, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED
+    data: bytes | bytearray | memoryview, *, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED, as_kafka_reads: bool = False
 ) -> tuple[list[RecordBatch], bytes]:
     """All complete batches in ``data``, and the bytes of a trailing partial batch (``b""`` if none).
 
     A tail is partial when it is shorter than the 12 bytes that give a batch's
     length, or shorter than that length says; anything else wrong is a DecodeError.
+    ``as_kafka_reads``: records read as a broker reads those it stores (``whole_records``: a key, value or header
+    value size below -1 is null, invalid UTF-8 in a header key is replaced as Java replaces it, a long varint's extra
+    bits are dropped), not refused as a strict decoder refuses them.
     """
     view = memoryview(data).cast("B")
     end = len(view)
@@ -351,7 +356,7 @@ def decode_batches_with_tail(
             batch_end = pos + _LOG_OVERHEAD + batch_length
             if batch_end > end:
                 break
-            batches.append(_decode_batch(view[pos:batch_end], max_decompressed))
+            batches.append(_decode_batch(view[pos:batch_end], max_decompressed, as_kafka_reads))
         except UnsupportedCompressionError:
             # Kept as its own type: a broker answers UNSUPPORTED_COMPRESSION_TYPE for it, not CORRUPT_MESSAGE.
             raise
@@ -366,17 +371,19 @@ def decode_batches(
     *,
     allow_partial_tail: bool = False,
     max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
+    as_kafka_reads: bool = False,
 ) -> list[RecordBatch]:
     """All batches in ``data``; a trailing partial batch is an error unless ``allow_partial_tail`` (then it is dropped)."""
-    batches, tail = decode_batches_with_tail(data, max_decompressed=max_decompressed)
+    batches, tail = decode_batches_with_tail(data, max_decompressed=max_decompressed, as_kafka_reads=as_kafka_reads)
     if tail and not allow_partial_tail:
         raise DecodeError(f"{len(tail)} trailing bytes are not a complete record batch", message=RECORD_BATCH)
     return batches
 
 
-def decode_batch(data: bytes | bytearray | memoryview, *, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> RecordBatch:
-    """Exactly one batch, with nothing after it."""
-    batches = decode_batches(data, max_decompressed=max_decompressed)
+def decode_batch(data: bytes | bytearray | memoryview, *, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
+                 as_kafka_reads: bool = False) -> RecordBatch:
+    """Exactly one batch, with nothing after it (``as_kafka_reads``: see ``decode_batches_with_tail``)."""
+    batches = decode_batches(data, max_decompressed=max_decompressed, as_kafka_reads=as_kafka_reads)
     if len(batches) != 1:
         raise DecodeError(f"expected exactly one record batch, found {len(batches)}", message=RECORD_BATCH)
     return batches[0]
@@ -390,7 +397,7 @@ def _check_magic(magic: int) -> None:
         )
 
 
-def _decode_batch(view: memoryview, max_decompressed: int) -> RecordBatch:
+def _decode_batch(view: memoryview, max_decompressed: int, as_kafka_reads: bool = False) -> RecordBatch:
     """One batch; ``view`` holds exactly its bytes (length and magic already checked)."""
     base_offset, _, partition_leader_epoch, magic = _BEFORE_CRC.unpack_from(view, 0)
     (stored_crc,) = _CRC.unpack_from(view, _CRC_START)
@@ -445,8 +452,18 @@ def _decode_batch(view: memoryview, max_decompressed: int) -> RecordBatch:
         producer_id=producer_id,
         producer_epoch=producer_epoch,
         base_sequence=base_sequence,
-        records=_decode_records(section, count),
+        records=_records_as_kafka_reads(section, count, codec) if as_kafka_reads else _decode_records(section, count),
     )
+
+
+def _records_as_kafka_reads(buf: bytes, count: int, codec: Compression) -> list[Record]:
+    try:
+        read = read_uncompressed(buf, count) if codec is Compression.NONE else read_stream(buf, count)
+    except (WholeRecordError, IllegalLength) as exc:
+        raise DecodeError(str(exc) or "a record length varint longer than 5 bytes", message=RECORD_BATCH,
+                          field="records") from None
+    return [Record(r.offset_delta, r.timestamp_delta, r.key, r.value, [Header(java_decode(k), v) for k, v in r.headers],
+                   r.attributes) for r in read]
 
 
 def _decode_records(buf: bytes, count: int) -> list[Record]:

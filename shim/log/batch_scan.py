@@ -60,7 +60,7 @@ def scan_records(raw: bytes | memoryview, header: StoredBatch) -> list[ScannedRe
             if length < 0 or record_end > end:
                 return None
             pos += 1  # attributes
-            _, pos = _varint(buf, pos)  # timestamp delta
+            _, pos = _varint(buf, pos, 64)  # timestamp delta
             offset_delta, pos = _varint(buf, pos)
             key_length, pos = _varint(buf, pos)
             key = None if key_length < 0 else buf[pos : pos + key_length]
@@ -75,15 +75,17 @@ def scan_records(raw: bytes | memoryview, header: StoredBatch) -> list[ScannedRe
     return found if pos == end else None
 
 
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
-    """A zigzag varint or varlong (Kafka's ByteUtils.readVarint / readVarlong) and the position after it."""
+def _varint(buf: bytes, pos: int, bits: int = 32) -> tuple[int, int]:
+    """A zigzag varint (``bits`` 32) or varlong (64), as Kafka's ByteUtils.readVarint / readVarlong read it: at most
+    5 (10) bytes, the last one's bits past 32 (64) dropped; the position after it."""
     result = shift = 0
     while True:
         byte = buf[pos]
         pos += 1
         result |= (byte & 0x7F) << shift
         if byte < 0x80:
+            result &= (1 << bits) - 1
             return (result >> 1) ^ -(result & 1), pos
         shift += 7
-        if shift > 63:
-            raise IndexError("varint longer than ten bytes")
+        if shift >= bits + 3:  # a fifth (tenth) byte with its continuation bit
+            raise IndexError(f"varint longer than {(bits + 6) // 7} bytes")

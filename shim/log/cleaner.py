@@ -401,7 +401,7 @@ class Cleaning:
 
 def _decoded(segment: Segment, raw: memoryview) -> RecordBatch:
     try:
-        return decode_batch(raw)
+        return decode_batch(raw, as_kafka_reads=True)  # Kafka's cleaner reads stored records as its validator did
     except DecodeError as exc:
         base = int.from_bytes(raw[:8], "big", signed=True)
         raise CorruptBatch(f"{segment.log_file}: the batch at offset {base} cannot be read: {exc}") from exc

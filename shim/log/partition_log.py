@@ -380,7 +380,7 @@ class PartitionLog:
     def _records_of(segment: Segment, header: BatchHeader) -> list[tuple[int, int, int | None]]:
         """(timestamp, offset, leader epoch) of each record of a stored batch."""
         try:
-            batch = decode_batch(segment.read(header.position, header.size))
+            batch = decode_batch(segment.read(header.position, header.size), as_kafka_reads=True)
         except DecodeError as exc:
             raise CorruptBatch(f"stored batch at {segment.log_file}:{header.position} cannot be read: {exc}") from exc
         epoch = batch.partition_leader_epoch if batch.partition_leader_epoch >= 0 else None

@@ -85,7 +85,7 @@ def _overflow(remaining: int) -> bytes:
 def _convert(raw_batches: list[bytes], magic: int, fetch_offset: int) -> bytes:
     out = bytearray()
     for raw in raw_batches:
-        batch = decode_batch(raw)
+        batch = decode_batch(raw, as_kafka_reads=True)
         if batch.is_control:
             continue
         if batch.compression is Compression.ZSTD:

@@ -40,19 +40,21 @@ from dataclasses import dataclass, field
 
 from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.protocol.errors import DecodeError
+from kafka_shim.protocol.java_utf8 import java_decode
 from kafka_shim.protocol.records import (
     NO_PRODUCER_ID,
     Compression,
+    Header,
     Record,
     RecordBatch,
     TimestampType,
     UnsupportedCompressionError,
     batch_attributes,
-    decode_batch,
     encode_batch,
 )
 from kafka_shim.protocol.records.compression import decompress
 from kafka_shim.protocol.records.crc import crc32c
+from kafka_shim.protocol.records.whole_records import IllegalLength, WholeRecordError, read_stream, read_uncompressed
 from kafka_shim.shim.partitions import legacy
 from kafka_shim.shim.partitions.partial_records import PartialRecordError, read_partially
 from kafka_shim.shim.partitions.record_scans import scan_uniform as _scan_uniform
@@ -658,29 +660,32 @@ def _fast_scan(batch: _Shallow, settings: AppendSettings) -> _Scan | None:
         return None
 
 
-def _v2_records(batch: _Shallow) -> tuple[RecordBatch, list[_Rec]]:
+def _v2_records(batch: _Shallow) -> list[_Rec]:
+    """Every record of a magic-2 batch as DefaultRecord.readFrom reads it (protocol.records.whole_records): from the
+    batch's buffer when uncompressed, from the decompressed stream otherwise."""
+    header = batch.header
+    count = header[12]
     try:
-        decoded = decode_batch(batch.view, max_decompressed=MAX_DECOMPRESSED)
-    except UnsupportedCompressionError as exc:
-        raise _Refused(Refusal(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, str(exc))) from None
-    except DecodeError as exc:
-        # Kafka fails the same way on a record it cannot read (InvalidRecordException from DefaultRecord.readFrom;
-        # a payload its codec rejects is a KafkaException, which Produce answers as UNKNOWN_SERVER_ERROR).
-        undecompressable = exc.field == "records" and exc.reason.startswith(("gzip:", "snappy:", "lz4:", "zstd:"))
-        if (batch.header[5] & _CODEC_MASK == Compression.NONE and exc.field and exc.field.endswith("].length")
-                and "longer than 5 bytes" in exc.reason):
-            raise _Refused(_ILLEGAL_LENGTH) from None
-        code = ErrorCode.UNKNOWN_SERVER_ERROR if undecompressable else ErrorCode.INVALID_RECORD
-        raise _Refused(Refusal(code, f"Found invalid record structure: {exc}")) from None
-    log_append = decoded.timestamp_type is TimestampType.LOG_APPEND_TIME
+        if header[5] & _CODEC_MASK == Compression.NONE:
+            read = read_uncompressed(bytes(batch.view[V2_HEADER_SIZE:]), count)
+        else:
+            read = read_stream(_decompressed(batch), count)
+    except WholeRecordError as exc:
+        raise _invalid(str(exc)) from None
+    except IllegalLength:
+        raise _Refused(_ILLEGAL_LENGTH) from None
+    base_offset, base_timestamp = header[0], header[7]
+    log_append = header[8] if header[5] & _TIMESTAMP_TYPE_BIT else None
     out = []
-    for r in decoded.records:
-        timestamp = decoded.max_timestamp if log_append else java_long(decoded.base_timestamp + r.timestamp_delta)
-        offset = decoded.base_offset + r.offset_delta
-        out.append(_Rec(offset, timestamp, r.key, r.value, tuple(r.headers),
+    for r in read:
+        timestamp = log_append if log_append is not None else java_long(base_timestamp + r.timestamp_delta)
+        offset = java_long(base_offset + r.offset_delta)
+        # A rebuilt batch writes header keys as Java strings: invalid UTF-8 comes out replaced, as Kafka's does.
+        headers = tuple(Header(java_decode(key), value) for key, value in r.headers)
+        out.append(_Rec(offset, timestamp, r.key, r.value, headers,
                         f"DefaultRecord(offset={offset}, timestamp={timestamp}, key={len(r.key or b'')} bytes, "
                         f"value={len(r.value or b'')} bytes)"))
-    return decoded, out
+    return out
 
 
 def _legacy_records(batch: _Shallow) -> list[_Rec]:
@@ -781,7 +786,7 @@ def _in_place_uncompressed(batches: list[_Shallow], settings: AppendSettings, no
         if scanned is not None:
             max_timestamp, count = scanned.max_timestamp, scanned.count
         else:
-            _, records = _v2_records(batch)
+            records = _v2_records(batch)
             errors = [e for i, r in enumerate(records) if (e := _record_error(batch, r, i, settings, now, partition)) is not None]
             _raise_record_errors(errors)
             max_timestamp = max((r.timestamp for r in records), default=NO_TIMESTAMP)
@@ -817,7 +822,7 @@ def _convert_uncompressed(batches: list[_Shallow], settings: AppendSettings, now
     kept: list[_Rec] = []
     for batch in batches:
         _validate_batch(batches[0], batch, partition)
-        records = _legacy_records(batch) if batch.magic < 2 else _v2_records(batch)[1]
+        records = _legacy_records(batch) if batch.magic < 2 else _v2_records(batch)
         errors = [e for i, r in enumerate(records) if (e := _record_error(batch, r, i, settings, now, partition)) is not None]
         _raise_record_errors(errors)
         kept += records
@@ -848,7 +853,7 @@ def _compressed(batches: list[_Shallow], source: Compression, target: Compressio
     else:
         for batch in batches:
             _validate_batch(first, batch, partition)
-            records += _legacy_records(batch) if batch.magic < 2 else _v2_records(batch)[1]
+            records += _legacy_records(batch) if batch.magic < 2 else _v2_records(batch)
     errors: list[tuple[ErrorCode, RecordError]] = []
     kept: list[_Rec] = []
     max_timestamp = NO_TIMESTAMP

@@ -25,6 +25,8 @@ from tests.support.malformed import (
     malformed_transactional_batches,
     odd_message_sets,
     transactional_batch,
+    whole_read_batch,
+    whole_read_records,
 )
 from tests.support.wire import Answer, Wire
 
@@ -35,12 +37,22 @@ TRANSACTIONAL_CASES = malformed_transactional_batches()
 ODD_MESSAGE_SETS = odd_message_sets()
 GARBAGE = CASES["garbage"]
 COMPRESSED_KEPT = compressed_kept_batches()
+WHOLE_READ = whole_read_records()
+# Topics on which Kafka reads every record whole (DefaultRecord.readFrom): their configs, and whether the batch sent
+# is gzip-compressed.
+WHOLE_READ_TOPICS = {
+    "compacted": ({"cleanup.policy": "compact"}, False),  # assignOffsetsNonCompressed: every record's key checked
+    "recompressed-to-lz4": ({"compression.type": "lz4"}, True),  # a gzip batch rebuilt: records read from the stream
+    "compressed-by-the-topic": ({"compression.type": "gzip"}, False),  # an uncompressed batch rebuilt
+}
 
 
-def _topic(address: tuple[str, int], name: str, partitions: int = 1) -> None:
+def _topic(address: tuple[str, int], name: str, partitions: int = 1, configs: dict[str, str] | None = None) -> None:
     with Wire(address, timeout=60) as wire:
         created = wire.request(CREATE_TOPICS, 7, CreateTopicsRequest(timeout_ms=30000, topics=[
-            CreateTopicsRequest.CreatableTopic(name=name, num_partitions=partitions, replication_factor=1)]))
+            CreateTopicsRequest.CreatableTopic(name=name, num_partitions=partitions, replication_factor=1, configs=[
+                CreateTopicsRequest.CreatableTopicConfig(name=key, value=value)
+                for key, value in (configs or {}).items()])]))
         assert created.body.topics[0].error_code == 0, created
         # Served once every partition answers ListOffsets: Kafka's metadata names the leader a little before its
         # ReplicaManager leads the partition (a Produce then gets NOT_LEADER_OR_FOLLOWER).
@@ -165,13 +177,14 @@ def _fetch(topic: str) -> FetchRequest:
                             current_leader_epoch=-1, last_fetched_epoch=-1)])], forgotten_topics_data=[], rack_id="")
 
 
-def _answers_and_kept(records: bytes, version: int, *then: bytes) -> list[tuple[Answer, ...]]:
-    """On each broker: the Produce of ``records`` to a new topic, a Produce of each of ``then``, and a Fetch of what
-    the partition kept."""
+def _answers_and_kept(records: bytes, version: int, *then: bytes, configs: dict[str, str] | None = None,
+                      ) -> list[tuple[Answer, ...]]:
+    """On each broker: the Produce of ``records`` to a new topic (with ``configs``), a Produce of each of ``then``,
+    and a Fetch of what the partition kept."""
     name = f"malformed-{uuid.uuid4().hex[:8]}"
     answers = []
     for address in (oracle_address, shim_address_):
-        _topic(address, name)
+        _topic(address, name, configs=configs)
         with Wire(address, timeout=60) as wire:
             answers.append((wire.request(PRODUCE, version, _produce([(name, 0, records)])),
                             *(wire.request(PRODUCE, 9, _produce([(name, 0, more)])) for more in then),
@@ -198,3 +211,19 @@ def test_compressed_batch_kept_in_place(case: str) -> None:
     assert_same(kafka, shim, what=case)
     assert_same(kafka_next, shim_next, what=f"{case}, then a valid batch")
     assert_same(kafka_fetch, shim_fetch, what=f"{case}: what was kept")
+
+
+@pytest.mark.parametrize("topic", sorted(WHOLE_READ_TOPICS))
+@pytest.mark.parametrize("case", sorted(WHOLE_READ))
+def test_records_kafka_reads_whole(case: str, topic: str) -> None:
+    # Where Kafka needs every record (DefaultRecord.readFrom) it reads leniently: a key size below -1 is null (a
+    # compacted topic then refuses the record), header keys are bytes until a rebuilt batch writes them with invalid
+    # UTF-8 replaced, extra bits of a long varint are dropped. Answers and what each partition kept are the same.
+    configs, gzipped = WHOLE_READ_TOPICS[topic]
+    answers = _answers_and_kept(whole_read_batch(WHOLE_READ[case], gzipped=gzipped), 9, batch(values("after", 1)),
+                                configs=configs)
+    (kafka, kafka_next, kafka_fetch), (shim, shim_next, shim_fetch) = answers
+    assert not shim.closed and not kafka.closed
+    assert_same(kafka, shim, what=f"{case} on a {topic} topic")
+    assert_same(kafka_next, shim_next, what=f"{case} on a {topic} topic, then a valid batch")
+    assert_same(kafka_fetch, shim_fetch, what=f"{case} on a {topic} topic: what was kept")

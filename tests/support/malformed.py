@@ -240,3 +240,34 @@ def compressed_kept_batches() -> dict[str, bytes]:
     out["uncompressed-overlong-length-varint"] = _gzip_batch(b"".join(overlong), 3, attributes=0)
     out["overlong-length-varint"] = _gzip_batch(b"".join(overlong), 3)
     return out
+
+
+def _record_body(body: bytes) -> bytes:
+    return varint(len(body)) + body
+
+
+def whole_read_records() -> dict[str, bytes]:
+    """The records of a batch with something odd inside that Kafka reads whole (DefaultRecord.readFrom: a compacted
+    topic, or a batch rebuilt with the topic's codec) and a strict decoder refuses or reads otherwise: a key size
+    below -1 is a null key, a header value size below -1 a null value, a header key is not decoded at all, and the
+    extra bits of a fifth varint byte (a varlong's tenth) are dropped by Java's arithmetic. Three records each (the
+    odd one in the middle), raw: wrap them with ``_gzip_batch``."""
+    good = [raw_record(i) for i in range(3)]
+    # Offset delta 1 in five bytes, bits above 32 set in the last; timestamp delta 0 in ten bytes, the same.
+    wide_offset = _record_body(b"\0" + varint(0) + b"\x82\x80\x80\x80\x70" + varint(1) + b"k" + varint(1) + b"v" + varint(0))
+    wide_timestamp = _record_body(b"\0" + b"\x80" * 9 + b"\x7e" + varint(1) + varint(1) + b"k" + varint(1) + b"v" + varint(0))
+    cases = {
+        "key-size-minus-5": raw_record(1, key=None, key_size=-5),
+        "header-value-size-minus-3": raw_record(1, headers=varint(1) + varint(1) + b"h" + varint(-3)),
+        "header-key-not-utf8": raw_record(1, headers=varint(1) + varint(3) + b"\xff\xfeh" + varint(1) + b"v"),
+        "header-key-surrogate-pair": raw_record(1, headers=varint(1) + varint(6) + b"\xed\xa0\xbd\xed\xb8\x80" + varint(0)),
+        "offset-delta-fifth-byte-high-bits": wide_offset,
+        "timestamp-delta-tenth-byte-high-bits": wide_timestamp,
+        "header-count-beyond-the-record": raw_record(1, headers=varint(2)),
+    }
+    return {name: b"".join([good[0], odd, good[2]]) for name, odd in cases.items()}
+
+
+def whole_read_batch(records: bytes, *, gzipped: bool) -> bytes:
+    """Three raw records as one batch, gzip-compressed or not."""
+    return _gzip_batch(records, 3, attributes=1 if gzipped else 0)

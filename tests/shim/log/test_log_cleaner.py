@@ -25,6 +25,7 @@ from kafka_shim.shim.partitions.log_cleaner import CLEANER_CHECKPOINT, LogCleane
 from kafka_shim.shim.partitions.manager import Partitions, PartitionState
 from kafka_shim.shim.partitions.transactions import write_marker
 from tests.support.log_batches import STORAGES, FakeClock
+from tests.support.malformed import raw_record, varint, whole_read_batch
 
 T0 = 1_700_000_000_000
 COMPACT = {"cleanup.policy": "compact", "segment.bytes": "300", "min.cleanable.dirty.ratio": "0.01"}
@@ -253,3 +254,23 @@ def test_a_crash_during_the_swap_leaves_the_old_segments_or_the_cleaned_one(tmp_
     assert got == expected_after and got != expected_before
     assert not any(name.endswith((CLEANED_SUFFIX, SWAP_SUFFIX)) for name in (p.name for p in data.iterdir()))
     assert (tmp_path / "data" / CLEANER_CHECKPOINT).read_text().splitlines()[2] == "t 0 4"
+
+
+def test_records_a_strict_decoder_refuses_are_cleaned_as_kafka_reads_them() -> None:
+    # Stored as produced (a compacted topic keeps an uncompressed batch as sent): a header key that is not UTF-8, a
+    # header value size of -3, an offset delta in five bytes with bits above 32. Kafka's cleaner reads them as its
+    # validator did and writes the kept records again: the header key with its invalid bytes replaced.
+    odd_body = (b"\0" + varint(0) + b"\x84\x80\x80\x80\x70" + varint(1) + b"c" + varint(1) + b"v" + varint(1) + varint(1)
+                + b"h" + varint(-3))
+    records_ = (raw_record(0, key=b"a") + raw_record(1, key=b"b", headers=varint(1) + varint(3) + b"\xff\xfeh" + varint(1) + b"v")
+                + varint(len(odd_body)) + odd_body)
+    partitions, partition = broker()
+    partition.log.append(whole_read_batch(records_, gzipped=False))
+    partition.log.append(keyed((b"a", b"2")))
+    partition.log.roll()
+    partition.log.append(keyed((b"z", b"1")))
+    assert clean_once(partitions)
+    rebuilt = everything(partition.log)[0]
+    assert [(r.offset_delta, r.key, [(h.key, h.value) for h in r.headers]) for r in rebuilt.records] == [
+        (1, b"b", [("\ufffd\ufffdh", b"v")]), (2, b"c", [("h", None)])]
+    assert [(o, k) for o, k, _ in records(partition.log)] == [(1, b"b"), (2, b"c"), (3, b"a"), (4, b"z")]
