@@ -16,7 +16,7 @@ import pytest
 
 from kafka_shim.protocol.framing import encode_request
 from kafka_shim.protocol.messages import CreateTopicsRequest, FetchRequest, ListOffsetsRequest, MetadataRequest, ProduceRequest
-from tests.support.appending import batch, values
+from tests.support.appending import T0, batch, values
 from tests.support.compare import assert_same
 from tests.support.malformed import (
     compressed_kept_batches,
@@ -178,17 +178,24 @@ def _fetch(topic: str) -> FetchRequest:
 
 
 def _answers_and_kept(records: bytes, version: int, *then: bytes, configs: dict[str, str] | None = None,
-                      ) -> list[tuple[Answer, ...]]:
+                      offset_at: int | None = None) -> list[tuple[Answer, ...]]:
     """On each broker: the Produce of ``records`` to a new topic (with ``configs``), a Produce of each of ``then``,
-    and a Fetch of what the partition kept."""
+    a Fetch of what the partition kept, and with ``offset_at`` a ListOffsets for that timestamp (it reads the stored
+    records' timestamps)."""
     name = f"malformed-{uuid.uuid4().hex[:8]}"
     answers = []
     for address in (oracle_address, shim_address_):
         _topic(address, name, configs=configs)
         with Wire(address, timeout=60) as wire:
-            answers.append((wire.request(PRODUCE, version, _produce([(name, 0, records)])),
-                            *(wire.request(PRODUCE, 9, _produce([(name, 0, more)])) for more in then),
-                            wire.request(FETCH, 11, _fetch(name))))
+            exchanged = (wire.request(PRODUCE, version, _produce([(name, 0, records)])),
+                         *(wire.request(PRODUCE, 9, _produce([(name, 0, more)])) for more in then),
+                         wire.request(FETCH, 11, _fetch(name)))
+            if offset_at is not None:
+                exchanged += (wire.request(LIST_OFFSETS, 7, ListOffsetsRequest(
+                    replica_id=-1, isolation_level=0, topics=[ListOffsetsRequest.ListOffsetsTopic(name=name, partitions=[
+                        ListOffsetsRequest.ListOffsetsPartition(partition_index=0, current_leader_epoch=-1,
+                                                                timestamp=offset_at)])])),)
+            answers.append(exchanged)
     return answers
 
 
@@ -221,9 +228,10 @@ def test_records_kafka_reads_whole(case: str, topic: str) -> None:
     # UTF-8 replaced, extra bits of a long varint are dropped. Answers and what each partition kept are the same.
     configs, gzipped = WHOLE_READ_TOPICS[topic]
     answers = _answers_and_kept(whole_read_batch(WHOLE_READ[case], gzipped=gzipped), 9, batch(values("after", 1)),
-                                configs=configs)
-    (kafka, kafka_next, kafka_fetch), (shim, shim_next, shim_fetch) = answers
+                                configs=configs, offset_at=T0)
+    (kafka, kafka_next, kafka_fetch, kafka_found), (shim, shim_next, shim_fetch, shim_found) = answers
     assert not shim.closed and not kafka.closed
     assert_same(kafka, shim, what=f"{case} on a {topic} topic")
     assert_same(kafka_next, shim_next, what=f"{case} on a {topic} topic, then a valid batch")
     assert_same(kafka_fetch, shim_fetch, what=f"{case} on a {topic} topic: what was kept")
+    assert_same(kafka_found, shim_found, what=f"{case} on a {topic} topic: the offset for a timestamp")
