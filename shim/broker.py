@@ -84,7 +84,7 @@ class Broker:
         self.config = config
         # Load every handler once listening (see _warm_up). A test process that starts a broker per xdist worker
         # turns it off: there the CPU matters more, and a suite uses a few of the APIs served.
-        self.warm_up = warm_up
+        self.warms_up_handlers = warm_up
         self.preload_acls = list(preload_acls or [])
         # What handlers use, built once at start (the authorizer and the SCRAM store open files).
         cluster = state or ClusterState(cluster_id=load_cluster_identity(config), node_id=config.node_id,
@@ -165,7 +165,7 @@ class Broker:
                 services.groups.start_offsets_expiry()
         for b in self.bound:
             log.info("listening", listener=b.url, cluster_id=self.state.cluster_id, node_id=b.listener.node_id)
-        if self._warm_up is None and self.warm_up:
+        if self._warm_up is None and self.warms_up_handlers:
             self._warm_up = loop.create_task(_warm_up(services.api_table), name="kafka-shim-handler-warm-up")
         self._watch_fault_file()
         self._start_metrics()
