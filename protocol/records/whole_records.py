@@ -57,25 +57,9 @@ class _IllegalVarint(Exception):
     """IllegalArgumentException from a varint that does not end in time."""
 
 
-def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
-    """ByteUtils.readVarint(ByteBuffer): at most five bytes, zigzag-decoded as a Java int."""
-    result = 0
-    for shift in (0, 7, 14, 21, 28):
-        if pos >= end:
-            raise _Underflow
-        b = buf[pos]
-        pos += 1
-        if b < 0x80:
-            raw = (result | (b << shift)) & 0xFFFFFFFF
-            return (raw >> 1) ^ -(raw & 1), pos
-        if shift == 28:
-            raise _IllegalVarint
-        result |= (b & 0x7F) << shift
-    raise AssertionError("unreachable")
-
-
-def _varlong(buf: bytes, pos: int, end: int) -> tuple[int, int]:
-    """ByteUtils.readVarlong(ByteBuffer): at most ten bytes, zigzag-decoded as a Java long."""
+def _varint(buf: bytes, pos: int, end: int, bits: int = 32) -> tuple[int, int]:
+    """ByteUtils.readVarint (``bits`` 32) / readVarlong (64) on a ByteBuffer: at most 5 (10) bytes, zigzag-decoded
+    as a Java int (long), the last byte's bits past 32 (64) dropped."""
     result = shift = 0
     while True:
         if pos >= end:
@@ -83,11 +67,11 @@ def _varlong(buf: bytes, pos: int, end: int) -> tuple[int, int]:
         b = buf[pos]
         pos += 1
         if b < 0x80:
-            raw = (result | (b << shift)) & 0xFFFFFFFFFFFFFFFF
+            raw = (result | (b << shift)) & ((1 << bits) - 1)
             return (raw >> 1) ^ -(raw & 1), pos
         result |= (b & 0x7F) << shift
         shift += 7
-        if shift > 63:
+        if shift >= bits + 3:  # a fifth (tenth) byte with its continuation bit
             raise _IllegalVarint
 
 
@@ -111,7 +95,7 @@ def _body(buf: bytes, pos: int, length: int, end: int) -> tuple[WholeRecord, int
         if pos >= end:
             raise _Underflow
         attributes = buf[pos] - 256 if buf[pos] > 127 else buf[pos]
-        timestamp_delta, pos = _varlong(buf, pos + 1, end)
+        timestamp_delta, pos = _varint(buf, pos + 1, end, 64)
         offset_delta, pos = _varint(buf, pos, end)
         size, pos = _varint(buf, pos, end)
         key, pos = _bytes(buf, pos, size, end)
@@ -128,10 +112,12 @@ def _body(buf: bytes, pos: int, length: int, end: int) -> tuple[WholeRecord, int
             size, pos = _varint(buf, pos, end)
             if size < 0:
                 raise WholeRecordError(f"Invalid negative header key size {size}")
-            header_key, pos = _bytes(buf, pos, size, end)
+            if pos + size > end:
+                raise _IllegalVarint  # the key slice's limit: IllegalArgumentException
+            header_key, pos = buf[pos:pos + size], pos + size
             size, pos = _varint(buf, pos, end)
             header_value, pos = _bytes(buf, pos, size, end)
-            headers.append((header_key or b"", header_value))
+            headers.append((header_key, header_value))
     except (_Underflow, _IllegalVarint):
         raise WholeRecordError(_STRUCTURE) from None
     if pos - start != length:
