@@ -43,8 +43,8 @@ SHAPES = [(1, 16), (8, 4)]  # (connections, requests in flight per connection)
 TARGET = 0.15
 
 
-def start(capture: Path | None) -> tuple[subprocess.Popen, str]:
-    args = [sys.executable, "-m", "kafka_shim.shim.tools.cli", "serve", "--log-level", "warning",
+def start(capture: Path | None, python: str = sys.executable) -> tuple[subprocess.Popen, str]:
+    args = [python, "-m", "kafka_shim.shim.tools.cli", "serve", "--log-level", "warning",
             "--override", "listeners=PLAINTEXT://127.0.0.1:0",
             "--override", "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
             "--override", "allow.everyone.if.no.acl.found=true"]
@@ -131,6 +131,9 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=3.0, help="measured time per shape and round")
     parser.add_argument("--rounds", type=int, default=5, help="rounds; medians are compared")
     parser.add_argument("--quick", action="store_true", help="1 s per shape, 2 rounds (a smoke run)")
+    parser.add_argument("--compare", action="append", default=[], metavar="NAME=PYTHON",
+                        help="also drive a server with capture run by another install's python (another version of "
+                             "kafka-shim), in the same rounds")
     args = parser.parse_args()
     seconds, rounds = (1.0, 2) if args.quick else (args.seconds, args.rounds)
     print("command:", " ".join([Path(sys.executable).name, *sys.argv]))
@@ -141,6 +144,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="kafka-shim-capture-bench-") as tmp:
         capture = Path(tmp) / "trace"
         servers = {"without": start(None), "with": start(capture)}
+        others = dict(spec.split("=", 1) for spec in args.compare)
+        for name, python in others.items():
+            servers[f"with {name}"] = start(Path(tmp) / f"trace-{name}", python)
         rates: dict[tuple[str, str, int, int], list[float]] = {}
         cpu_per_request: dict[tuple[str, str, int, int], list[float]] = {}
         try:
@@ -149,8 +155,12 @@ def main() -> int:
             for number in range(rounds):
                 for api, frame in frames.items():
                     for connections, in_flight in SHAPES:
-                        # Alternate which goes first, so a drift in the machine's load favours neither.
-                        for mode, (proc, address) in sorted(servers.items(), reverse=number % 2 == 1):
+                        # Rotate which goes first, so a drift in the machine's load favours none.
+                        order = list(servers.items())
+                        order = order[number % len(order):] + order[:number % len(order)]
+                        if len(order) == 2 and number % 2:
+                            order.reverse()
+                        for mode, (proc, address) in order:
                             for other, _ in servers.values():
                                 settle(other.pid)
                             cpu_before = process_cpu_s(proc.pid)
@@ -167,19 +177,26 @@ def main() -> int:
         kinds = table.column("kind").to_pylist()
         dropped = sum(n or 0 for n in table.column("dropped_requests").to_pylist())
     print()
-    print(f"{'api':<9} {'conns':>5} {'in-flight':>9} {'without req/s':>14} {'with req/s':>11} {'overhead':>9}"
-          f" {'CPU us/req without':>19} {'with':>6} {'more':>6}")
+    modes = [mode for mode in servers if mode != "without"]
+    print(f"{'api':<9} {'conns':>5} {'in-flight':>9} {'without req/s':>14}"
+          + "".join(f" {mode + ' req/s':>{max(11, len(mode) + 6)}} {'overhead':>9}" for mode in modes)
+          + f" {'CPU us/req without':>19}" + "".join(f" {mode:>{max(6, len(mode))}} {'more':>6}" for mode in modes))
     worst = 0.0
     for api in frames:
         for connections, in_flight in SHAPES:
-            without = statistics.median(rates[(api, "without", connections, in_flight)])
-            with_capture = statistics.median(rates[(api, "with", connections, in_flight)])
-            overhead = 1 - with_capture / without
-            worst = max(worst, overhead)
-            cpu_without = statistics.median(cpu_per_request[(api, "without", connections, in_flight)])
-            cpu_with = statistics.median(cpu_per_request[(api, "with", connections, in_flight)])
-            print(f"{api:<9} {connections:>5} {in_flight:>9} {without:>14.0f} {with_capture:>11.0f} {overhead:>8.1%}"
-                  f" {cpu_without:>19.1f} {cpu_with:>6.1f} {cpu_with / cpu_without - 1:>6.0%}")
+            def median(kind: dict, mode: str, shape: tuple = (api, connections, in_flight)) -> float:
+                return statistics.median(kind[(shape[0], mode, *shape[1:])])
+
+            without, cpu_without = median(rates, "without"), median(cpu_per_request, "without")
+            line = f"{api:<9} {connections:>5} {in_flight:>9} {without:>14.0f}"
+            cpu = f" {cpu_without:>19.1f}"
+            for mode in modes:
+                overhead = 1 - median(rates, mode) / without
+                if mode == "with":
+                    worst = max(worst, overhead)
+                line += f" {median(rates, mode):>{max(11, len(mode) + 6)}.0f} {overhead:>8.1%}"
+                cpu += f" {median(cpu_per_request, mode):>{max(6, len(mode))}.1f} {median(cpu_per_request, mode) / cpu_without - 1:>6.0%}"
+            print(line + cpu)
     print()
     print(f"trace: {kinds.count('request')} request rows, {dropped} requests dropped; load average {os.getloadavg()[0]:.1f} at the end")
     print(f"worst overhead {worst:.1%}: {'meets' if worst < TARGET else 'MISSES'} the {TARGET:.0%} target")
