@@ -477,13 +477,22 @@ def _release_profile(config: BrokerConfig) -> ReleaseProfile | None:
 
 
 def _check_release_mechanisms(config: BrokerConfig, security: dict[str, ListenerSecurity]) -> None:
-    """OAUTHBEARER came with Kafka 2.0 (KIP-255): an emulated older broker does not know the mechanism."""
+    """OAUTHBEARER came with Kafka 2.0 (KIP-255), its secured validator with 3.1 (KIP-768): an emulated older broker
+    does not know them."""
     from kafka_shim.shim.releases.profiles import UnknownRelease, release_line
 
     try:
         major, minor = map(int, release_line(config.kafka_version).split("."))
     except UnknownRelease:
         return  # reported with the release profile
+    if (major, minor) < (3, 1):
+        from kafka_shim.shim.security.sasl.settings import SECURED_VALIDATORS
+
+        for key, value in config.raw.items():
+            if key.endswith("sasl.server.callback.handler.class") and (value or "").strip() in SECURED_VALIDATORS:
+                raise ConfigError(f"{key}={value.strip()}: kafka.version={config.kafka_version} emulates a broker from "
+                                  "before Kafka 3.1, which has no secured OAUTHBEARER validator (KIP-768); remove the key "
+                                  "or emulate 3.1 or later")
     if (major, minor) >= (2, 0):
         return
     for name, listener in security.items():

@@ -1,4 +1,5 @@
-"""SASL/OAUTHBEARER (RFC 7628) as Kafka 3.9's OAuthBearerSaslServer answers it, with its default token validator.
+"""SASL/OAUTHBEARER (RFC 7628) as Kafka 3.9's OAuthBearerSaslServer answers it, with its default token validator
+(shim.security.sasl.unsecured_jws) or its secured one (shim.security.sasl.secured_jwt, KIP-768).
 
 The client's first message is ``n,[a=<authzid>],^Aauth=Bearer <token>^A[<key>=<value>^A]*^A``. A token the validator
 (shim.security.sasl.unsecured_jws) accepts completes the exchange as ``User:<principal claim>``, and the session
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from kafka_shim.protocol.sasl_oauthbearer import CONTROL_A, FirstMessageError, parse_first_message
 from kafka_shim.shim.security.sasl.errors import (
@@ -23,7 +25,10 @@ from kafka_shim.shim.security.sasl.errors import (
     SaslAuthenticationError,
     SaslProtocolViolation,
 )
-from kafka_shim.shim.security.sasl.unsecured_jws import IllegalToken, UnsecuredValidatorOptions, ValidatorCrash, validate
+from kafka_shim.shim.security.sasl.unsecured_jws import IllegalToken, UnsecuredValidatorOptions, ValidatorCrash
+
+if TYPE_CHECKING:
+    from kafka_shim.shim.security.sasl.secured_jwt import SecuredValidatorOptions
 
 MECHANISM = "OAUTHBEARER"
 LOGIN_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
@@ -32,7 +37,7 @@ LOGIN_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginMod
 class OAuthBearerServer:
     mechanism = MECHANISM
 
-    def __init__(self, options: UnsecuredValidatorOptions, *, reauthentication: bool = False,
+    def __init__(self, options: UnsecuredValidatorOptions | SecuredValidatorOptions, *, reauthentication: bool = False,
                  clock_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000) -> None:
         self._options = options
         self._reauthentication = reauthentication
@@ -67,7 +72,7 @@ class OAuthBearerServer:
             raise SaslProtocolViolation(MECHANISM, f"scheme {first.scheme!r} is not Bearer",
                                         reauthentication=self._reauthentication)
         try:
-            jws = validate(first.token, self._options, self._clock_ms())
+            jws = self._options.validate(first.token, self._clock_ms())
         except ValidatorCrash as exc:
             raise SaslProtocolViolation(MECHANISM, f"the token crashes Kafka's validator: {exc}",
                                         reauthentication=self._reauthentication) from None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kafka_shim.shim.config.broker_config import ConfigError
 from kafka_shim.shim.security.sasl.jaas import JaasEntry, parse_jaas_config
@@ -23,6 +24,9 @@ from kafka_shim.shim.security.sasl.oauthbearer import MECHANISM as OAUTHBEARER
 from kafka_shim.shim.security.sasl.scram_math import MECHANISMS as SCRAM_MECHANISMS
 from kafka_shim.shim.security.sasl.unsecured_jws import UnsecuredValidatorOptions
 
+if TYPE_CHECKING:
+    from kafka_shim.shim.security.sasl.secured_jwt import SecuredValidatorOptions
+
 PLAIN = "PLAIN"
 SUPPORTED_MECHANISMS = (PLAIN, *SCRAM_MECHANISMS, OAUTHBEARER)
 KAFKA_DEFAULT_MECHANISMS = "GSSAPI"
@@ -30,9 +34,12 @@ PLAIN_LOGIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM_LOGIN_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
 LOGIN_MODULES = {PLAIN: PLAIN_LOGIN_MODULE, **{m: SCRAM_LOGIN_MODULE for m in SCRAM_MECHANISMS},
                  OAUTHBEARER: OAUTHBEARER_LOGIN_MODULE}
-# Kafka's default server callback handler for OAUTHBEARER, the only one kafka-shim has.
+# Kafka's default server callback handler for OAUTHBEARER.
 UNSECURED_VALIDATOR = "org.apache.kafka.common.security.oauthbearer.internals.unsecured.OAuthBearerUnsecuredValidatorCallbackHandler"
 SERVER_CALLBACK_KEY = "sasl.server.callback.handler.class"
+# Kafka 3.9's secured validator (KIP-768), under its name and the deprecated one.
+SECURED_VALIDATORS = ("org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+                      "org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerValidatorCallbackHandler")
 USER_PREFIX = "user_"
 REAUTH_KEY = "connections.max.reauth.ms"
 SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
@@ -59,7 +66,7 @@ class ListenerSasl:
     scram_users: Mapping[str, Mapping[str, str]] = field(repr=False)  # mechanism -> name -> password
     reauth_ms: Mapping[str, int] = field(default_factory=dict)  # mechanism -> connections.max.reauth.ms
     listener_reauth_ms: int = 0  # the listener's own (or the global) connections.max.reauth.ms
-    oauthbearer: UnsecuredValidatorOptions | None = None  # OAUTHBEARER's token validator, when enabled
+    oauthbearer: UnsecuredValidatorOptions | SecuredValidatorOptions | None = None  # OAUTHBEARER's validator, when on
 
 
 @dataclass(frozen=True)
@@ -170,19 +177,34 @@ def _check_supported(mechanism: str, listener: str, source: str, key: str) -> No
                       f"set {key}=PLAIN (or any of {supported})")
 
 
-def _oauthbearer(props: Mapping[str, str], listener: str) -> UnsecuredValidatorOptions:
+def _oauthbearer(props: Mapping[str, str], listener: str) -> UnsecuredValidatorOptions | SecuredValidatorOptions:
     """OAUTHBEARER on a listener: Kafka's default validator of unsecured tokens, configured by the options of the
-    listener's OAuthBearerLoginModule entry."""
+    listener's OAuthBearerLoginModule entry, or its secured validator (KIP-768) of tokens signed with a JWKS's keys."""
     prefix = mechanism_prefix(listener, OAUTHBEARER)
     handler = (props.get(prefix + SERVER_CALLBACK_KEY) or props.get(SERVER_CALLBACK_KEY) or "").strip()
-    if handler and handler != UNSECURED_VALIDATOR:
-        raise ConfigError(f"{prefix}{SERVER_CALLBACK_KEY}={handler}: kafka-shim validates OAUTHBEARER tokens only as "
-                          f"Kafka's default {UNSECURED_VALIDATOR} does (unsigned JWTs, for tests); remove the key")
+    if handler and handler != UNSECURED_VALIDATOR and handler not in SECURED_VALIDATORS:
+        raise ConfigError(f"{prefix}{SERVER_CALLBACK_KEY}={handler}: kafka-shim validates OAUTHBEARER tokens as Kafka's "
+                          f"{UNSECURED_VALIDATOR} (the default: unsigned JWTs, for tests) or its {SECURED_VALIDATORS[0]} "
+                          "(signed JWTs, keys from sasl.oauthbearer.jwks.endpoint.url) do; name one of them")
     key = prefix + "sasl.jaas.config"
     example = f'{key}={OAUTHBEARER_LOGIN_MODULE} required unsecuredLoginStringClaim_sub="admin";'
     entry = _jaas_entry(props, listener, OAUTHBEARER, example)
     _check_broker_login(entry.options, key, example)
+    if handler in SECURED_VALIDATORS:
+        # Imported here: signature checking (cryptography) is not what most brokers need at start-up.
+        from kafka_shim.shim.security.sasl.secured_settings import secured_options
+
+        return secured_options(lambda name: _oauth_config(props, listener, name))
     return UnsecuredValidatorOptions.from_jaas(entry.options, key)
+
+
+def _oauth_config(props: Mapping[str, str], listener: str, name: str) -> tuple[str, str | None]:
+    """A secured validator's setting and the key it came from: the listener's OAUTHBEARER key, the listener's, then the
+    broker's (ConfigurationUtils.get on the listener's configs)."""
+    for candidate in (mechanism_prefix(listener, OAUTHBEARER) + name, listener_prefix(listener) + name, name):
+        if props.get(candidate) is not None:
+            return candidate, props[candidate]
+    return name, None
 
 
 def _check_broker_login(options: Mapping[str, str], key: str, example: str) -> None:

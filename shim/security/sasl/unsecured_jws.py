@@ -80,6 +80,9 @@ class UnsecuredValidatorOptions:
             raise ConfigError(f"{key}: {CLOCK_SKEW_OPTION}={skew_text} must be between 0 and 2147483647 milliseconds")
         return cls(principal, scope, tuple(required), skew)
 
+    def validate(self, token: str, now_ms: int) -> UnsecuredJws:
+        return validate(token, self, now_ms)
+
 
 @dataclass(frozen=True)
 class UnsecuredJws:
