@@ -74,15 +74,14 @@ def jwks(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def overrides(jwks: Path) -> dict[str, str]:
+def overrides(jwks: Path, expect: bool = True) -> dict[str, str]:
     prefix = "listener.name.sasl_plaintext.oauthbearer."
     return {"listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN,OAUTHBEARER",
             prefix + "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required ;",
             prefix + "sasl.server.callback.handler.class":
                 "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
-            "sasl.oauthbearer.jwks.endpoint.url": jwks.as_uri(),
-            "sasl.oauthbearer.expected.audience": AUDIENCE,
-            "sasl.oauthbearer.expected.issuer": ISSUER}
+            "sasl.oauthbearer.jwks.endpoint.url": jwks.as_uri()} | (
+           {"sasl.oauthbearer.expected.audience": AUDIENCE, "sasl.oauthbearer.expected.issuer": ISSUER} if expect else {})
 
 
 @pytest.fixture(scope="module")
@@ -125,6 +124,12 @@ ACCEPTED = {
     "not-before-within-skew": token(nbf=now(10)),
     "typ-at+jwt": lambda: signed_jwt(KEYS["rsa"], "RS256", _claims({}), {"typ": "at+jwt"}),
     "no-kid-one-candidate": lambda: signed_jwt(NO_KID, "ES512", _claims({})),
+    "crit-empty": lambda: signed_jwt(KEYS["rsa"], "RS256", _claims({}), {"crit": []}),
+    "crit-b64": lambda: signed_jwt(KEYS["rsa"], "RS256", _claims({}), {"crit": ["b64"], "b64": True}),
+    "nbf-equal-to-exp-within-skew": token(nbf=now(20), exp=now(20)),
+    "jti-and-a-null-scope": token(jti="j-1", scope=None),
+    "standard-alphabet-signature": lambda: _standard_alphabet(),
+    "x5t-the-key-does-not-have": lambda: signed_jwt(KEYS["rsa"], "RS256", _claims({}), {"x5t": "AAAA"}),
 }
 
 REFUSED = {
@@ -161,6 +166,15 @@ REFUSED = {
     "alg-none": lambda: b64url(b'{"alg":"none"}') + "." + b64url(b'{"sub":"alice"}') + ".",
     "alg-none-with-signature": lambda: _resigned({"alg": "none", "kid": "rsa"}),
     "unknown-alg": lambda: _resigned({"alg": "RS999", "kid": "rsa"}),
+    "exp-null": token(exp=None),
+    "nbf-after-exp": token(nbf=now(700), exp=now(600)),
+    "jti-a-number": token(jti=5),
+    "iss-a-number": token(iss=5),
+    "kid-a-number": lambda: signed_jwt(KEYS["rsa"], "RS256", _claims({}), {"kid": 7}),
+    "crit-a-string": lambda: signed_jwt(KEYS["rsa"], "RS256", _claims({}), {"crit": "b64"}),
+    "b64-false": lambda: signed_jwt(KEYS["rsa"], "RS256", _claims({}), {"crit": ["b64"], "b64": False}),
+    "trailing-dot": lambda: signed_jwt(KEYS["rsa"], "RS256", _claims({})) + ".",
+    "empty-audience-list": token(aud=[]),
     "crit-header": lambda: signed_jwt(KEYS["rsa"], "RS256", _claims({}), {"crit": ["exp"], "exp": 1}),
     "tampered-claims": lambda: _tampered(),
     "two-sections": lambda: ".".join(signed_jwt(KEYS["rsa"], "RS256", _claims({})).split(".")[:2]),
@@ -178,6 +192,14 @@ def _resigned(header: dict[str, Any]) -> str:
 def _tampered() -> str:
     head, _, signature = signed_jwt(KEYS["rsa"], "RS256", _claims({})).split(".")
     return head + "." + b64url(json.dumps(_claims({"sub": "mallory"})).encode()) + "." + signature
+
+
+def _standard_alphabet() -> str:
+    """A token whose signature is written in base64's standard alphabet ('+' and '/'), which jose4j also reads."""
+    while True:
+        head, body, signature = signed_jwt(KEYS["rsa"], "RS256", _claims({})).split(".")
+        if "-" in signature or "_" in signature:
+            return head + "." + body + "." + signature.replace("-", "+").replace("_", "/")
 
 
 def _padded() -> str:
@@ -220,3 +242,30 @@ def test_a_session_lasts_until_the_tokens_exp(kafka, shim) -> None:
                          ids=["first-rsa-key", "second-rsa-key", "hmac", "ec"])
 def test_tokens_without_a_kid_among_several_candidate_keys(kafka, shim, key: str, alg: str) -> None:
     compare(kafka, shim, [HANDSHAKE, authenticate(first_message(signed_jwt(KEYS[key], alg, _claims({}), kid=False))), ACK])
+
+
+@pytest.fixture(scope="module")
+def kafka_expecting_nothing(tmp_path_factory: pytest.TempPathFactory, jwks: Path) -> Iterator[RealKafka]:
+    oracle = start_real_kafka(tmp_path_factory.mktemp("kafka-oauthbearer-no-audience"),
+                              *(f"{k}={v}" for k, v in overrides(jwks, expect=False).items()))
+    yield oracle
+    stop_real_kafka(oracle)
+
+
+@pytest.fixture(scope="module")
+def shim_expecting_nothing(jwks: Path) -> Iterator[EmbeddedBroker]:
+    with EmbeddedBroker(BrokerConfig.from_properties(sasl_properties() | overrides(jwks, expect=False))) as broker:
+        yield broker
+
+
+@pytest.mark.parametrize("replace, accepted", [
+    ({"aud": DROP, "iss": DROP}, True),
+    ({"aud": DROP}, True),  # any issuer
+    ({}, False),  # an audience, and none expected: jose4j refuses it
+    ({"aud": []}, False),
+    ({"aud": DROP, "iss": 5}, False),
+], ids=["neither", "issuer-only", "audience", "empty-audience-list", "issuer-a-number"])
+def test_a_broker_expecting_no_audience_or_issuer(kafka_expecting_nothing, shim_expecting_nothing, replace, accepted) -> None:
+    ours = compare(kafka_expecting_nothing, shim_expecting_nothing,
+                   [HANDSHAKE, authenticate(first_message(signed_jwt(KEYS["rsa"], "RS256", _claims(replace)))), ACK])
+    assert (ours[1].body.auth_bytes == b"") == accepted

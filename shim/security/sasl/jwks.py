@@ -1,10 +1,12 @@
-"""JSON Web Key Sets and JWS signatures, as Kafka 3.9's secured OAUTHBEARER validator (jose4j) reads and checks them.
+"""JSON Web Key Sets and JWS signatures, as Kafka 3.9's secured OAUTHBEARER validator (jose4j 0.9.4) reads them.
 
-``parse_jwks`` reads a JWKS document (RFC 7517) into ``Jwk`` entries; ``select`` picks the key a signed token names
-(jose4j's VerificationJwkSelector: the token's ``kid``, then the key type its ``alg`` needs, the curve for EC
-keys, ``use`` "sig" or none; the key's own ``alg`` member is not looked at); ``verify`` checks the signature with it, refusing keys jose4j refuses (RSA under
-2048 bits, an HMAC key shorter than its hash). Keys of a type or curve this reader does not know are skipped, as
-jose4j skips them.
+``parse_jwks`` reads a JWKS document (RFC 7517) into ``Jwk`` entries, dropping keys it cannot read or does not know,
+as jose4j drops them. ``select`` picks the key for a signed token as jose4j's VerificationJwkSelector does: every key
+of the set whose ``kid`` is the token's (when it names one), whose type fits its ``alg``, whose ``use`` is "sig" or
+absent, whose ``key_ops`` allow "verify" and whose ``x5t`` / ``x5t#S256`` match the token's; only when several are
+left, those whose own ``alg`` is absent or the token's and, for EC, whose curve is the algorithm's; then the first.
+``verify`` checks the signature with it, refusing keys jose4j refuses (RSA under 2048 bits, an HMAC key shorter than
+its hash, an EC key on another curve).
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ _ALGORITHMS: dict[str, tuple[str, str | None]] = {
 _EC_CURVES = {"ES256": ("P-256", ec.SECP256R1(), 32), "ES384": ("P-384", ec.SECP384R1(), 48),
               "ES512": ("P-521", ec.SECP521R1(), 66)}
 _CURVE_BY_NAME = {name: curve for name, curve, _ in _EC_CURVES.values()}
+_ORDERS = {"ES256": 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551,
+           "ES384": int("FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFC7634D81F4372DDF581A0DB248B0A77AECEC196ACCC52973", 16),
+           "ES512": int("01FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFA51868783BF2F966B7FCC0148F709A"
+                        "5D03BB5C9B8899C47AEBB6FB71E91386409", 16)}
 _HASHES = {"SHA256": hashes.SHA256(), "SHA384": hashes.SHA384(), "SHA512": hashes.SHA512()}
 _HMAC_DIGESTS = {"SHA256": hashlib.sha256, "SHA384": hashlib.sha384, "SHA512": hashlib.sha512}
 MIN_RSA_BITS = 2048
@@ -53,30 +59,37 @@ class Jwk:
     alg: str | None
     crv: str | None
     key: Any  # a cryptography public key, or the HMAC secret's bytes
+    key_ops: tuple[Any, ...] | None = None
+    x5t: str | None = None
+    x5t_s256: str | None = None
 
 
 def parse_jwks(text: str, where: str) -> list[Jwk]:
-    """The keys of a JWKS document; JwksError when it is not one (not JSON, no ``keys`` array)."""
+    """The keys of a JWKS document; JwksError when it is not one (not a JSON object with a ``keys`` array, member
+    names repeated)."""
     try:
-        document = json.loads(text)
+        document = json.loads(text, object_pairs_hook=_no_duplicates)
     except ValueError as exc:
         raise JwksError(f"{where}: not a JSON document: {exc}") from None
     if not isinstance(document, dict) or not isinstance(document.get("keys"), list):
         raise JwksError(f"{where}: a JWKS document is an object with a \"keys\" array (RFC 7517 section 5)")
-    keys = []
-    for entry in document["keys"]:
-        if not isinstance(entry, dict):
-            raise JwksError(f"{where}: a key in \"keys\" is not a JSON object: {entry!r}")
-        key = _jwk(entry, where)
-        if key is not None:
-            keys.append(key)
-    return keys
+    return [key for key in map(_jwk, document["keys"]) if key is not None]
 
 
-def _jwk(entry: dict[str, Any], where: str) -> Jwk | None:
-    kty = entry.get("kty")
-    if not isinstance(kty, str):
-        raise JwksError(f"{where}: a key without a \"kty\" member: {entry!r}")
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in found:
+            raise ValueError(f"the member {name!r} appears twice")
+        found[name] = value
+    return found
+
+
+def _jwk(entry: Any) -> Jwk | None:
+    """A key of the set, or None for one jose4j would drop (unreadable, or of a kind it does not verify with)."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("kty"), str):
+        return None
+    kty = entry["kty"]
     crv = entry.get("crv") if isinstance(entry.get("crv"), str) else None
     try:
         if kty == "RSA":
@@ -84,7 +97,7 @@ def _jwk(entry: dict[str, Any], where: str) -> Jwk | None:
         elif kty == "EC":
             curve = _CURVE_BY_NAME.get(crv or "")
             if curve is None:
-                return None  # a curve jose4j does not know: skipped
+                return None
             key = ec.EllipticCurvePublicNumbers(_uint(entry, "x"), _uint(entry, "y"), curve).public_key()
         elif kty == "OKP":
             raw = _b64(entry, "x")
@@ -98,10 +111,13 @@ def _jwk(entry: dict[str, Any], where: str) -> Jwk | None:
             key = _b64(entry, "k")
         else:
             return None
-    except (KeyError, ValueError, TypeError) as exc:
-        raise JwksError(f"{where}: the {kty} key {entry.get('kid')!r} cannot be read: {exc}") from None
-    text = {name: entry[name] if isinstance(entry.get(name), str) else None for name in ("kid", "use", "alg")}
-    return Jwk(kty, text["kid"], text["use"], text["alg"], crv, key)
+    except (KeyError, ValueError, TypeError):
+        return None
+    text = {name: entry[name] if isinstance(entry.get(name), str) else None
+            for name in ("kid", "use", "alg", "x5t", "x5t#S256")}
+    operations = entry.get("key_ops")
+    return Jwk(kty, text["kid"], text["use"], text["alg"], crv, key,
+               tuple(operations) if isinstance(operations, list) else None, text["x5t"], text["x5t#S256"])
 
 
 def _b64(entry: dict[str, Any], name: str) -> bytes:
@@ -115,22 +131,29 @@ def _uint(entry: dict[str, Any], name: str) -> int:
     return int.from_bytes(_b64(entry, name), "big")
 
 
-def select(keys: list[Jwk], alg: str, kid: str | None) -> list[Jwk]:
-    """The keys that may verify a token signed with ``alg`` (and naming ``kid``), in the set's order."""
-    family = _ALGORITHMS.get(alg)
-    if family is None:
-        return []
-    kty = family[0]
+def select(keys: list[Jwk], header: dict[str, Any]) -> Jwk | None:
+    """The key jose4j verifies a token with ``header`` (its ``alg`` known) with, or None."""
+    alg = header["alg"]
+    kty = _ALGORITHMS[alg][0]
+    kid = header.get("kid")
+    thumbprints = {name: header.get(name) for name in ("x5t", "x5t#S256")}
     found = []
     for key in keys:
         if key.kty != kty or (kid is not None and key.kid != kid):
             continue
-        if key.use is not None and key.use != "sig":
+        if (key.use is not None and key.use != "sig") or (key.key_ops is not None and "verify" not in key.key_ops):
             continue
-        if kty == "EC" and key.crv != _EC_CURVES[alg][0]:
+        if any(wanted is not None and own is not None and own != wanted
+               for wanted, own in ((thumbprints["x5t"], key.x5t), (thumbprints["x5t#S256"], key.x5t_s256))):
             continue
         found.append(key)
-    return found
+    if len(found) > 1:
+        found = [key for key in found if key.alg is None or key.alg == alg]
+        if len(found) > 1 and kty == "EC":
+            found = [key for key in found if key.crv == _EC_CURVES[alg][0]]
+        elif len(found) > 1 and kty == "OKP":
+            found = [key for key in found if key.crv in ("Ed25519", "Ed448")]
+    return found[0] if found else None
 
 
 def known_algorithm(alg: str) -> bool:
@@ -155,10 +178,15 @@ def verify(key: Jwk, alg: str, signing_input: bytes, signature: bytes) -> None:
                    else padding.PSS(mgf=padding.MGF1(chosen), salt_length=chosen.digest_size))
             key.key.verify(signature, signing_input, pad, chosen)
         elif kty == "EC":
-            size = _EC_CURVES[alg][2]
-            if len(signature) != 2 * size:
-                raise SignatureError(f"an {alg} signature is {2 * size} bytes, this one {len(signature)}")
-            r, s = int.from_bytes(signature[:size], "big"), int.from_bytes(signature[size:], "big")
+            _, curve, size = _EC_CURVES[alg]
+            if key.key.curve.name != curve.name:
+                raise SignatureError(f"an {alg} key is on {curve.name}, this one on {key.key.curve.name}")
+            if len(signature) > 2 * size:
+                raise SignatureError(f"an {alg} signature is at most {2 * size} bytes, this one {len(signature)}")
+            half = len(signature) // 2  # jose4j's split of R and S (a last odd byte is not read)
+            r, s = int.from_bytes(signature[:half], "big"), int.from_bytes(signature[half:2 * half], "big")
+            if r % _ORDERS[alg] == 0 or s % _ORDERS[alg] == 0:
+                raise SignatureError("R or S is zero modulo the curve's order")
             key.key.verify(encode_dss_signature(r, s), signing_input, ec.ECDSA(_HASHES[hash_name]))  # type: ignore[index]
         else:
             key.key.verify(signature, signing_input)

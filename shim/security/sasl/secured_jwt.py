@@ -3,9 +3,10 @@
 A broker configured with ``...oauthbearer.sasl.server.callback.handler.class=
 org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler`` validates each token with
 ValidatorAccessTokenValidator: a signed JWS whose key is in the JWKS at ``sasl.oauthbearer.jwks.endpoint.url``
-(shim.security.sasl.jwks_source), whose ``exp`` and ``iat`` are present, ``exp`` not past (allowing
-``sasl.oauthbearer.clock.skew.seconds``), ``nbf`` if present reached, ``aud`` and ``iss`` as expected when those are
-configured; then Kafka's own checks of the subject (``sasl.oauthbearer.sub.claim.name``: a non-blank string, the
+(shim.security.sasl.jwks_source), read as jose4j 0.9.4 reads it (a lenient base64url, ``crit`` only ``b64``), whose
+``exp`` and ``iat`` are present, ``exp`` not past (allowing ``sasl.oauthbearer.clock.skew.seconds``) nor before
+``iat`` or ``nbf``, ``nbf`` if present reached, ``aud`` as expected (and absent when no audience is configured),
+``iss`` as expected, ``sub`` and ``jti`` strings if present; then Kafka's own checks of the subject (``sasl.oauthbearer.sub.claim.name``: a non-blank string, the
 principal, trimmed) and the scope (``sasl.oauthbearer.scope.claim.name``: a string is one scope, a list must hold no
 blank or repeated item). Whatever the reason, a refused token is told only ``invalid_token``.
 """
@@ -13,7 +14,6 @@ blank or repeated item). Whatever the reason, a refused token is told only ``inv
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 import math
 import re
@@ -24,7 +24,8 @@ from kafka_shim.shim.security.sasl.jwks import Jwk, SignatureError, known_algori
 from kafka_shim.shim.security.sasl.unsecured_jws import IllegalToken, ValidatorCrash
 
 _JAVA_BLANKS = "".join(map(chr, range(33)))
-_BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
+_BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
+_TO_URL_ALPHABET = str.maketrans("+/", "-_")
 _LONG_MAX = 2**63 - 1
 
 
@@ -60,22 +61,23 @@ def validate(token: str, options: SecuredValidatorOptions, now_ms: int) -> Secur
         raise IllegalToken("the JWS header has no algorithm")
     if alg == "none" or not known_algorithm(alg):
         raise IllegalToken(f"the algorithm {alg!r} is not allowed")
-    if "crit" in header:
-        raise IllegalToken("the JWS header names critical extensions jose4j does not process")
+    for name in ("kid", "x5t", "x5t#S256"):
+        if header.get(name) is not None and not isinstance(header[name], str):
+            raise IllegalToken(f"the JWS header's {name} is not a string")
+    _check_crit(header)
     claims = _json_object(payload_part, "payload")
-    signature = _base64url(signature_part, "signature")
-    kid = header.get("kid") if isinstance(header.get("kid"), str) else None
-    candidates = select(options.keys(), alg, kid)
-    if not candidates:
-        options.missing_key(kid)
-        raise IllegalToken(f"no key in the JWKS fits a token signed with {alg} (kid {kid!r})")
+    signature = _base64url(signature_part)
+    key = select(options.keys(), header)
+    if key is None:
+        options.missing_key(header.get("kid"))
+        raise IllegalToken(f"no key in the JWKS fits a token signed with {alg} (kid {header.get('kid')!r})")
     signing_input = f"{header_part}.{payload_part}".encode("ascii")
     try:
-        verify(candidates[0], alg, signing_input, signature)
+        verify(key, alg, signing_input, signature)
     except SignatureError as exc:
         raise IllegalToken(str(exc)) from None
+    _string_claims(claims, options)
     expiration, issued_at = _times(claims, options, now_ms)
-    _audience_and_issuer(claims, options)
     # Kafka's own checks, in ValidatorAccessTokenValidator.validate's order (a crash, where Java's arithmetic throws,
     # must come where Kafka's comes).
     subject = claims.get(options.sub_claim)
@@ -94,7 +96,7 @@ def validate(token: str, options: SecuredValidatorOptions, now_ms: int) -> Secur
 
 def _sections(token: str) -> tuple[str, str, str]:
     """SerializedJwt: the trimmed token in three non-blank dot-separated sections (Java's split drops trailing
-    empty ones)."""
+    empty ones); then jose4j's own split, which keeps them (``a.b.c.`` has four parts for it)."""
     token = token.strip(_JAVA_BLANKS)
     if not token:
         raise IllegalToken("Empty JWT provided")
@@ -105,31 +107,64 @@ def _sections(token: str) -> tuple[str, str, str]:
         raise IllegalToken(f"expected three sections, {len(splits)} provided")
     if any(not part.strip(_JAVA_BLANKS) for part in splits):
         raise IllegalToken("a section is missing")
-    if any(part != part.strip(_JAVA_BLANKS) for part in splits):
-        raise IllegalToken("a section holds white space")  # jose4j reads the token untrimmed inside
+    if token.count(".") != 2:
+        raise IllegalToken("a JWS compact serialization has three parts")
     return splits[0], splits[1], splits[2]
 
 
-def _base64url(part: str, what: str) -> bytes:
-    """jose4j's Base64Url decoding: the URL-safe alphabet, '=' padding allowed."""
-    part = part.rstrip("=")
-    if not _BASE64URL.fullmatch(part) or len(part) % 4 == 1:
-        raise IllegalToken(f"the {what} is not base64url")
-    try:
-        return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
-    except (binascii.Error, ValueError):
-        raise IllegalToken(f"the {what} is not base64url") from None
+def _base64url(part: str) -> bytes:
+    """jose4j's lenient base64url decoder: either alphabet, reading up to the first '=', other characters skipped,
+    a last lone character dropped."""
+    text = part.split("=", 1)[0].translate(_TO_URL_ALPHABET)
+    text = "".join(_BASE64URL.findall(text))
+    if len(text) % 4 == 1:
+        text = text[:-1]
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
 def _json_object(part: str, what: str) -> dict[str, object]:
-    data = _base64url(part, what)
     try:
-        value = json.loads(data.decode("utf-8"), object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
-    except ValueError:
+        value = json.loads(_base64url(part).decode("utf-8"), object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+    except ValueError:  # UnicodeDecodeError included
         raise IllegalToken(f"the {what} is not a JSON object") from None
     if not isinstance(value, dict):
         raise IllegalToken(f"the {what} is not a JSON object")
     return value
+
+
+def _check_crit(header: dict[str, object]) -> None:
+    """jose4j understands one critical header, ``b64``; an unencoded payload (``b64`` false) cannot be a token."""
+    crit = header.get("crit")
+    if crit is None:
+        return
+    if not isinstance(crit, list) or any(name != "b64" for name in crit):
+        raise IllegalToken("the JWS header names critical extensions jose4j does not process")
+    if header.get("b64") is False:
+        raise IllegalToken("an unencoded payload (b64 false) is not JSON claims")
+
+
+def _string_claims(claims: dict[str, object], options: SecuredValidatorOptions) -> None:
+    """jose4j's validators of ``aud``, ``iss``, ``sub`` and ``jti``: ``aud`` only when an audience is expected,
+    and then required; the others strings when present."""
+    audience = claims.get("aud")
+    if options.audiences:
+        if audience is None:
+            raise IllegalToken("No Audience (aud) claim present")
+        values = [audience] if isinstance(audience, str) else audience
+        if not isinstance(values, list) or not all(isinstance(item, str) for item in values):
+            raise IllegalToken("the aud claim is not a string or an array of strings")
+        if not options.audiences.intersection(values):
+            raise IllegalToken("Audience (aud) claim does not contain an acceptable identifier")
+    elif audience is not None:
+        raise IllegalToken("Audience (aud) claim present in the JWT but no expected audience value(s) were provided")
+    issuer = claims.get("iss")
+    if options.issuer is not None and issuer is None:
+        raise IllegalToken("No Issuer (iss) claim present")
+    if issuer is not None and (not isinstance(issuer, str) or (options.issuer is not None and issuer != options.issuer)):
+        raise IllegalToken("Issuer (iss) claim value is not the expected one")
+    for name in ("sub", "jti"):
+        if claims.get(name) is not None and not isinstance(claims[name], str):
+            raise IllegalToken(f"the {name} claim is not a string")
 
 
 def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
@@ -147,7 +182,7 @@ def _no_constant(name: str) -> float:
 
 def _numeric_date(claims: dict[str, object], name: str) -> int | None:
     """A NumericDate claim as jose4j reads it: the number's Java ``longValue`` (a fraction dropped, a double
-    saturating, a bigger integer keeping its low 64 bits); IllegalToken for a value that is not a number."""
+    saturating); IllegalToken for a value that is not a number, or an integer past a long (a BigInteger)."""
     value = claims.get(name)
     if value is None:
         return None
@@ -161,7 +196,9 @@ def _numeric_date(claims: dict[str, object], name: str) -> int | None:
         if value <= -(2.0**63):
             return -(2**63)
         return int(value)
-    return _wrapped(value)
+    if not -(2**63) <= value <= _LONG_MAX:
+        raise IllegalToken(f"the {name} claim is not a NumericDate (too large a number)")
+    return value
 
 
 def _times(claims: dict[str, object], options: SecuredValidatorOptions, now_ms: int) -> tuple[int, int]:
@@ -178,14 +215,11 @@ def _times(claims: dict[str, object], options: SecuredValidatorOptions, now_ms: 
         raise IllegalToken("the token has expired")
     if expiration < issued_at:
         raise IllegalToken("the Expiration Time (exp) is before the Issued At time (iat)")
+    if not_before is not None and expiration < not_before:
+        raise IllegalToken("the Expiration Time (exp) is before the Not Before time (nbf)")
     if not_before is not None and now_s + options.clock_skew_s < not_before:
         raise IllegalToken("the token is not valid yet (nbf)")
     return expiration, issued_at
-
-
-def _wrapped(value: int) -> int:
-    value &= 2**64 - 1
-    return value - 2**64 if value > _LONG_MAX else value
 
 
 def _millis(seconds: int, name: str) -> int:
@@ -195,31 +229,6 @@ def _millis(seconds: int, name: str) -> int:
     if not -(2**63) <= ms <= _LONG_MAX:
         raise ValidatorCrash(f"the {name} claim in milliseconds overflows a Java long")
     return ms
-
-
-def _audience_and_issuer(claims: dict[str, object], options: SecuredValidatorOptions) -> None:
-    if options.audiences:
-        audience = claims.get("aud")
-        if audience is None:
-            raise IllegalToken("No Audience (aud) claim present")
-        values = [audience] if isinstance(audience, str) else audience
-        if not isinstance(values, list) or not all(isinstance(item, str) for item in values):
-            raise IllegalToken("the aud claim is not a string or an array of strings")
-        if not options.audiences.intersection(values):
-            raise IllegalToken("Audience (aud) claim does not contain an acceptable identifier")
-    if options.issuer is not None:
-        issuer = claims.get("iss")
-        if issuer is None:
-            raise IllegalToken("No Issuer (iss) claim present")
-        if issuer != options.issuer:
-            raise IllegalToken("Issuer (iss) claim value is not the expected one")
-
-
-def _subject(claims: dict[str, object], name: str) -> str:
-    value = claims.get(name)
-    if value is not None and not isinstance(value, str):
-        raise IllegalToken(f"Could not extract the '{name}' claim from the access token")
-    return _text(name, value)
 
 
 def _scopes(value: object, name: str) -> None:
