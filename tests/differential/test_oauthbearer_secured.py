@@ -84,18 +84,26 @@ def overrides(jwks: Path, expect: bool = True) -> dict[str, str]:
            {"sasl.oauthbearer.expected.audience": AUDIENCE, "sasl.oauthbearer.expected.issuer": ISSUER} if expect else {})
 
 
-@pytest.fixture(scope="module")
-def kafka(tmp_path_factory: pytest.TempPathFactory, jwks: Path) -> Iterator[RealKafka]:
+def _kafka(tmp_path_factory: pytest.TempPathFactory, jwks: Path, expect: bool) -> Iterator[RealKafka]:
     oracle = start_real_kafka(tmp_path_factory.mktemp("kafka-oauthbearer-secured"),
-                              *(f"{k}={v}" for k, v in overrides(jwks).items()))
+                              *(f"{k}={v}" for k, v in overrides(jwks, expect).items()))
     yield oracle
     stop_real_kafka(oracle)
 
 
+def _shim(jwks: Path, expect: bool) -> Iterator[EmbeddedBroker]:
+    with EmbeddedBroker(BrokerConfig.from_properties(sasl_properties() | overrides(jwks, expect))) as broker:
+        yield broker
+
+
+@pytest.fixture(scope="module")
+def kafka(tmp_path_factory: pytest.TempPathFactory, jwks: Path) -> Iterator[RealKafka]:
+    yield from _kafka(tmp_path_factory, jwks, expect=True)
+
+
 @pytest.fixture(scope="module")
 def shim(jwks: Path) -> Iterator[EmbeddedBroker]:
-    with EmbeddedBroker(BrokerConfig.from_properties(sasl_properties() | overrides(jwks))) as broker:
-        yield broker
+    yield from _shim(jwks, expect=True)
 
 
 ACCEPTED = {
@@ -246,16 +254,12 @@ def test_tokens_without_a_kid_among_several_candidate_keys(kafka, shim, key: str
 
 @pytest.fixture(scope="module")
 def kafka_expecting_nothing(tmp_path_factory: pytest.TempPathFactory, jwks: Path) -> Iterator[RealKafka]:
-    oracle = start_real_kafka(tmp_path_factory.mktemp("kafka-oauthbearer-no-audience"),
-                              *(f"{k}={v}" for k, v in overrides(jwks, expect=False).items()))
-    yield oracle
-    stop_real_kafka(oracle)
+    yield from _kafka(tmp_path_factory, jwks, expect=False)
 
 
 @pytest.fixture(scope="module")
 def shim_expecting_nothing(jwks: Path) -> Iterator[EmbeddedBroker]:
-    with EmbeddedBroker(BrokerConfig.from_properties(sasl_properties() | overrides(jwks, expect=False))) as broker:
-        yield broker
+    yield from _shim(jwks, expect=False)
 
 
 @pytest.mark.parametrize("replace, accepted", [

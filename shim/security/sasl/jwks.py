@@ -68,7 +68,7 @@ def parse_jwks(text: str, where: str) -> list[Jwk]:
     """The keys of a JWKS document; JwksError when it is not one (not a JSON object with a ``keys`` array, member
     names repeated)."""
     try:
-        document = json.loads(text, object_pairs_hook=_no_duplicates)
+        document = json.loads(text, object_pairs_hook=no_duplicate_members)
     except ValueError as exc:
         raise JwksError(f"{where}: not a JSON document: {exc}") from None
     if not isinstance(document, dict) or not isinstance(document.get("keys"), list):
@@ -76,7 +76,9 @@ def parse_jwks(text: str, where: str) -> list[Jwk]:
     return [key for key in map(_jwk, document["keys"]) if key is not None]
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def no_duplicate_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's members (``json.loads``'s object_pairs_hook), ValueError for a name given twice (jose4j's
+    JSON reader refuses it, in JWKS documents and in tokens)."""
     found: dict[str, Any] = {}
     for name, value in pairs:
         if name in found:

@@ -20,7 +20,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kafka_shim.shim.security.sasl.jwks import Jwk, SignatureError, known_algorithm, select, verify
+from kafka_shim.shim.security.sasl.jwks import (
+    Jwk,
+    SignatureError,
+    known_algorithm,
+    no_duplicate_members,
+    select,
+    verify,
+)
 from kafka_shim.shim.security.sasl.unsecured_jws import IllegalToken, ValidatorCrash
 
 _JAVA_BLANKS = "".join(map(chr, range(33)))
@@ -124,7 +131,7 @@ def _base64url(part: str) -> bytes:
 
 def _json_object(part: str, what: str) -> dict[str, object]:
     try:
-        value = json.loads(_base64url(part).decode("utf-8"), object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+        value = json.loads(_base64url(part).decode("utf-8"), object_pairs_hook=no_duplicate_members, parse_constant=_no_constant)
     except ValueError:  # UnicodeDecodeError included
         raise IllegalToken(f"the {what} is not a JSON object") from None
     if not isinstance(value, dict):
@@ -165,15 +172,6 @@ def _string_claims(claims: dict[str, object], options: SecuredValidatorOptions) 
     for name in ("sub", "jti"):
         if claims.get(name) is not None and not isinstance(claims[name], str):
             raise IllegalToken(f"the {name} claim is not a string")
-
-
-def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    result: dict[str, object] = {}
-    for key, value in pairs:
-        if key in result:
-            raise ValueError(f"duplicate member {key!r}")
-        result[key] = value
-    return result
 
 
 def _no_constant(name: str) -> float:
