@@ -158,8 +158,6 @@ def main() -> int:
                         # Rotate which goes first, so a drift in the machine's load favours none.
                         order = list(servers.items())
                         order = order[number % len(order):] + order[:number % len(order)]
-                        if len(order) == 2 and number % 2:
-                            order.reverse()
                         for mode, (proc, address) in order:
                             for other, _ in servers.values():
                                 settle(other.pid)
@@ -184,18 +182,18 @@ def main() -> int:
     worst = 0.0
     for api in frames:
         for connections, in_flight in SHAPES:
-            def median(kind: dict, mode: str, shape: tuple = (api, connections, in_flight)) -> float:
-                return statistics.median(kind[(shape[0], mode, *shape[1:])])
-
-            without, cpu_without = median(rates, "without"), median(cpu_per_request, "without")
+            medians = {mode: (statistics.median(rates[(api, mode, connections, in_flight)]),
+                              statistics.median(cpu_per_request[(api, mode, connections, in_flight)])) for mode in servers}
+            without, cpu_without = medians["without"]
             line = f"{api:<9} {connections:>5} {in_flight:>9} {without:>14.0f}"
             cpu = f" {cpu_without:>19.1f}"
             for mode in modes:
-                overhead = 1 - median(rates, mode) / without
+                rate, cpu_with = medians[mode]
+                overhead = 1 - rate / without
                 if mode == "with":
                     worst = max(worst, overhead)
-                line += f" {median(rates, mode):>{max(11, len(mode) + 6)}.0f} {overhead:>8.1%}"
-                cpu += f" {median(cpu_per_request, mode):>{max(6, len(mode))}.1f} {median(cpu_per_request, mode) / cpu_without - 1:>6.0%}"
+                line += f" {rate:>{max(11, len(mode) + 6)}.0f} {overhead:>8.1%}"
+                cpu += f" {cpu_with:>{max(6, len(mode))}.1f} {cpu_with / cpu_without - 1:>6.0%}"
             print(line + cpu)
     print()
     print(f"trace: {kinds.count('request')} request rows, {dropped} requests dropped; load average {os.getloadavg()[0]:.1f} at the end")

@@ -16,6 +16,7 @@ import threading
 import time
 import urllib.parse
 import urllib.request
+from collections import OrderedDict
 from pathlib import Path
 
 from kafka_shim.authorizer.library_logging import get_logger
@@ -23,10 +24,11 @@ from kafka_shim.shim.security.sasl.jwks import Jwk, JwksError, parse_jwks
 
 log = get_logger("kafka_shim.sasl")
 
-# RefreshingHttpsJwks: how long a missing key id waits before it may trigger another read, and the longest id that
-# triggers one.
+# RefreshingHttpsJwks: how long a missing key id waits before it may trigger another read, the longest id that
+# triggers one, and how many such ids are remembered (the oldest forgotten first).
 MISSING_KEY_ID_WAIT_S = 60.0
 MISSING_KEY_ID_MAX_LENGTH = 1000
+MISSING_KEY_ID_MAX_ENTRIES = 16
 FETCH_TIMEOUT_S = 10.0
 
 
@@ -53,12 +55,11 @@ class FileKeys:
     def missing_key(self, kid: str | None) -> None:
         pass
 
-    def close(self) -> None:
-        pass
-
 
 class EndpointKeys:
-    """A JWKS endpoint, read at start-up, refreshed in a thread of its own."""
+    """A JWKS endpoint, read at start-up, refreshed in a daemon thread of its own for the life of the process (one
+    per configuration: shim.security.sasl.secured_settings keeps them, as Kafka keeps one resolver per
+    configuration)."""
 
     def __init__(self, url: str, key: str, refresh_ms: int, backoff_ms: int, backoff_max_ms: int) -> None:
         self.url = url
@@ -66,9 +67,8 @@ class EndpointKeys:
         self._refresh_s = refresh_ms / 1000
         self._backoff_s = max(backoff_ms, 1) / 1000
         self._backoff_max_s = max(backoff_max_ms, backoff_ms, 1) / 1000
-        self._missing: dict[str, float] = {}
+        self._missing: OrderedDict[str, float] = OrderedDict()
         self._wake = threading.Event()
-        self._stop = False
         try:
             self._keys = self._fetch()
         except (OSError, JwksError) as exc:
@@ -86,10 +86,9 @@ class EndpointKeys:
         if now - self._missing.get(kid, -MISSING_KEY_ID_WAIT_S) < MISSING_KEY_ID_WAIT_S:
             return
         self._missing[kid] = now
-        self._wake.set()
-
-    def close(self) -> None:
-        self._stop = True
+        self._missing.move_to_end(kid)
+        if len(self._missing) > MISSING_KEY_ID_MAX_ENTRIES:
+            self._missing.popitem(last=False)
         self._wake.set()
 
     def _fetch(self) -> list[Jwk]:
@@ -102,15 +101,13 @@ class EndpointKeys:
         while True:
             self._wake.wait(wait if wait > 0 else None)
             self._wake.clear()
-            if self._stop:
-                return
             self._refresh()
 
     def _refresh(self) -> None:
         """One refresh, retried with a doubling backoff until ``retry.backoff.max.ms`` have passed (Kafka's Retry);
         then the keys read before stay until the next one."""
         backoff, started = self._backoff_s, time.monotonic()
-        while not self._stop:
+        while True:
             try:
                 self._keys = self._fetch()
                 return

@@ -28,9 +28,8 @@ from kafka_shim.shim.security.sasl.jwks import (
     select,
     verify,
 )
-from kafka_shim.shim.security.sasl.unsecured_jws import IllegalToken, ValidatorCrash
+from kafka_shim.shim.security.sasl.unsecured_jws import IllegalToken, ValidatorCrash, java_trim
 
-_JAVA_BLANKS = "".join(map(chr, range(33)))
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
 _TO_URL_ALPHABET = str.maketrans("+/", "-_")
 _LONG_MAX = 2**63 - 1
@@ -104,7 +103,7 @@ def validate(token: str, options: SecuredValidatorOptions, now_ms: int) -> Secur
 def _sections(token: str) -> tuple[str, str, str]:
     """SerializedJwt: the trimmed token in three non-blank dot-separated sections (Java's split drops trailing
     empty ones); then jose4j's own split, which keeps them (``a.b.c.`` has four parts for it)."""
-    token = token.strip(_JAVA_BLANKS)
+    token = java_trim(token)
     if not token:
         raise IllegalToken("Empty JWT provided")
     splits = token.split(".")
@@ -112,7 +111,7 @@ def _sections(token: str) -> tuple[str, str, str]:
         splits.pop()
     if len(splits) != 3:
         raise IllegalToken(f"expected three sections, {len(splits)} provided")
-    if any(not part.strip(_JAVA_BLANKS) for part in splits):
+    if any(not java_trim(part) for part in splits):
         raise IllegalToken("a section is missing")
     if token.count(".") != 2:
         raise IllegalToken("a JWS compact serialization has three parts")
@@ -253,7 +252,7 @@ def _text(name: str, value: object) -> str:
     assert isinstance(value, str)
     if not value:
         raise IllegalToken(f"{name} value must be non-empty")
-    trimmed = value.strip(_JAVA_BLANKS)
+    trimmed = java_trim(value)
     if not trimmed:
         raise IllegalToken(f"{name} value must not contain only whitespace")
     return trimmed

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from kafka_shim.shim.config.broker_config import ConfigError
 from kafka_shim.shim.security.sasl.jwks_source import EndpointKeys, FileKeys, JwksSourceError, open_keys
 from kafka_shim.shim.security.sasl.secured_jwt import SecuredValidatorOptions
+from kafka_shim.shim.security.sasl.unsecured_jws import java_trim
 
 JWKS_URL = "sasl.oauthbearer.jwks.endpoint.url"
 REFRESH_MS = "sasl.oauthbearer.jwks.endpoint.refresh.ms"
@@ -21,7 +22,6 @@ SCOPE_CLAIM_NAME = "sasl.oauthbearer.scope.claim.name"
 SUB_CLAIM_NAME = "sasl.oauthbearer.sub.claim.name"
 _DEFAULTS = {REFRESH_MS: "3600000", RETRY_BACKOFF_MS: "100", RETRY_BACKOFF_MAX_MS: "10000", CLOCK_SKEW_SECONDS: "30",
              SCOPE_CLAIM_NAME: "scope", SUB_CLAIM_NAME: "sub"}
-_JAVA_BLANKS = "".join(map(chr, range(33)))
 
 # One endpoint reader per configuration, as Kafka keeps one resolver per configuration: brokers started again in a
 # process (tests) share it instead of each starting a refreshing thread.
@@ -43,7 +43,7 @@ def secured_options(lookup: Lookup) -> SecuredValidatorOptions:
     except JwksSourceError as exc:
         raise ConfigError(f"{exc}; the broker needs the keys that sign its clients' tokens") from None
     _, audience_text = lookup(EXPECTED_AUDIENCE)
-    audiences = [item.strip(_JAVA_BLANKS) for item in (audience_text or "").split(",")]
+    audiences = [java_trim(item) for item in (audience_text or "").split(",")]
     audiences = [item for item in audiences if item]
     return SecuredValidatorOptions(
         keys=source.keys, missing_key=source.missing_key, clock_skew_s=_number(lookup, CLOCK_SKEW_SECONDS, bits=32),
@@ -71,7 +71,7 @@ def _string(lookup: Lookup, name: str, required: bool) -> tuple[str, str | None]
             raise ConfigError(f"The OAuth configuration option {name} value must be non-null: set {key} (the secured "
                               "OAUTHBEARER validator needs it)")
         return key, None
-    value = value.strip(_JAVA_BLANKS)
+    value = java_trim(value)
     if not value:
         if required:
             raise ConfigError(f"The OAuth configuration option {name} value must not contain only whitespace ({key})")
@@ -81,7 +81,7 @@ def _string(lookup: Lookup, name: str, required: bool) -> tuple[str, str | None]
 
 def _number(lookup: Lookup, name: str, minimum: int | None = None, bits: int = 64) -> int:
     key, text = lookup(name)
-    text = (text if text is not None else _DEFAULTS[name]).strip(_JAVA_BLANKS)
+    text = java_trim(text if text is not None else _DEFAULTS[name])
     try:
         value = int(text)
     except ValueError:

@@ -62,16 +62,16 @@ class UnsecuredValidatorOptions:
     def from_jaas(cls, options: Mapping[str, str], key: str) -> UnsecuredValidatorOptions:
         """The validator's options from the listener's OAuthBearerLoginModule entry; ConfigError naming the option.
         (Kafka reads them at each validation and fails every login on a bad one; kafka-shim refuses to start.)"""
-        principal = _java_trim(options.get(PRINCIPAL_CLAIM_OPTION) or "") or "sub"
-        scope = _java_trim(options.get(SCOPE_CLAIM_OPTION) or "") or "scope"
+        principal = java_trim(options.get(PRINCIPAL_CLAIM_OPTION) or "") or "sub"
+        scope = java_trim(options.get(SCOPE_CLAIM_OPTION) or "") or "scope"
         required: list[str] = []
-        for item in _java_trim(options.get(REQUIRED_SCOPE_OPTION) or "").split(" "):
+        for item in java_trim(options.get(REQUIRED_SCOPE_OPTION) or "").split(" "):
             if item and not _SCOPE_ITEM.fullmatch(item):
                 raise ConfigError(f"{key}: {REQUIRED_SCOPE_OPTION} has an invalid scope value {item!r} (scope values are "
                                   "printable ASCII without spaces, quotes or backslashes)")
             if item:
                 required.append(item)
-        skew_text = _java_trim(options.get(CLOCK_SKEW_OPTION) or "")
+        skew_text = java_trim(options.get(CLOCK_SKEW_OPTION) or "")
         try:
             skew = int(skew_text) if skew_text else 0
         except ValueError:
@@ -147,7 +147,7 @@ def _parse(token: str, options: UnsecuredValidatorOptions) -> _Parsed:
     if expiration is None:
         raise IllegalToken("No expiration time in JWT")
     principal = _claim(claims, options.principal_claim, str)
-    if principal is None or not _java_trim(principal):
+    if principal is None or not java_trim(principal):
         raise IllegalToken(f"No principal name in JWT claim: {options.principal_claim}")
     issued_at = _claim(claims, "iat", float)
     return _Parsed(principal, expiration, issued_at, scope)
@@ -226,13 +226,13 @@ def _claim(claims: Mapping[str, object], name: str, kind: type) -> object | None
 def _scope(claims: Mapping[str, object], name: str) -> frozenset[str]:
     value = claims.get(name)
     if isinstance(value, str):
-        trimmed = _java_trim(value)
+        trimmed = java_trim(value)
         return frozenset((trimmed,)) if trimmed else frozenset()
     if value is None:
         return frozenset()
     if not isinstance(value, list):
         raise IllegalToken(f"The '{name}' claim was not of type List: {_java_class(value)}")
-    return frozenset(_java_trim(item) for item in value if _java_trim(item))
+    return frozenset(java_trim(item) for item in value if java_trim(item))
 
 
 def _java_class(value: object) -> str:
@@ -271,6 +271,6 @@ def _seconds_to_ms(seconds: float) -> int:
     return math.floor(ms + 0.5)
 
 
-def _java_trim(text: str) -> str:
+def java_trim(text: str) -> str:
     return text.strip(_JAVA_BLANKS)
 
