@@ -3,12 +3,16 @@ against a real Kafka 3.9: the same signed tokens accepted or refused, as the sam
 
 Both brokers read one JWKS file (``file:`` URL) holding keys of every kind the validator takes and some it must not
 use, expect the audience ``kafka-shim-tests`` and the issuer ``https://issuer.test``, and allow Kafka's default 30 s
-of clock skew.
+of clock skew. A second pair expects neither; a third reads the same keys from an ``https`` endpoint whose
+certificate only the JAAS entry's ``ssl.truststore.*`` options trust.
 """
 
 from __future__ import annotations
 
+import http.server
 import json
+import ssl
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -33,6 +37,7 @@ from tests.support.signed_jwt import (
     signed_jwt,
     standard_claims,
 )
+from tests.support.tls_material import shared_tls_material
 
 AUDIENCE = "kafka-shim-tests"
 ISSUER = "https://issuer.test"
@@ -272,4 +277,66 @@ def shim_expecting_nothing(jwks: Path) -> Iterator[EmbeddedBroker]:
 def test_a_broker_expecting_no_audience_or_issuer(kafka_expecting_nothing, shim_expecting_nothing, replace, accepted) -> None:
     ours = compare(kafka_expecting_nothing, shim_expecting_nothing,
                    [HANDSHAKE, authenticate(first_message(signed_jwt(KEYS["rsa"], "RS256", _claims(replace)))), ACK])
+    assert (ours[1].body.auth_bytes == b"") == accepted
+
+
+# -- an https JWKS endpoint, trusted through the JAAS entry's ssl.* options (JaasOptionsUtils) ------------------------
+
+
+class _KeysOverTls(http.server.BaseHTTPRequestHandler):
+    document = b""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(self.document)))
+        self.end_headers()
+        self.wfile.write(self.document)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def https_jwks() -> Iterator[str]:
+    """The key set served over TLS by the shared test CA's server certificate (localhost)."""
+    material = shared_tls_material()
+    _KeysOverTls.document = jwks_document([*KEYS.values(), NO_KID]).encode()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _KeysOverTls)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(material.server.cert_path, material.server.key_path)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"https://localhost:{server.server_address[1]}/keys"
+    server.shutdown()
+
+
+def _https_overrides(url: str) -> dict[str, str]:
+    # With options in its JAAS entry the broker's own login makes an unsecured token at start-up: it needs a subject.
+    jaas = ('org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="broker" '
+            f'ssl.truststore.type="PEM" ssl.truststore.location="{shared_tls_material().ca_path}";')
+    return overrides(Path("/unused"), expect=True) | {"sasl.oauthbearer.jwks.endpoint.url": url,
+                                                     "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config": jaas}
+
+
+@pytest.fixture(scope="module")
+def kafka_over_https(tmp_path_factory: pytest.TempPathFactory, https_jwks: str) -> Iterator[RealKafka]:
+    oracle = start_real_kafka(tmp_path_factory.mktemp("kafka-oauthbearer-https"),
+                              *(f"{k}={v}" for k, v in _https_overrides(https_jwks).items()))
+    yield oracle
+    stop_real_kafka(oracle)
+
+
+@pytest.fixture(scope="module")
+def shim_over_https(https_jwks: str) -> Iterator[EmbeddedBroker]:
+    with EmbeddedBroker(BrokerConfig.from_properties(sasl_properties() | _https_overrides(https_jwks))) as broker:
+        yield broker
+
+
+@pytest.mark.parametrize("make, accepted", [(token(), True), (token("ed", "EdDSA"), True), (token(sub="mallory", exp=now(-3600)), False),
+                                            (lambda: signed_jwt(OUTSIDER, "RS256", _claims({})), False)],
+                         ids=["rs256", "eddsa", "expired", "signed-by-an-outsider"])
+def test_keys_from_an_https_endpoint_trusted_through_the_jaas_ssl_options(kafka_over_https, shim_over_https, make,
+                                                                          accepted: bool) -> None:
+    ours = compare(kafka_over_https, shim_over_https, [HANDSHAKE, authenticate(first_message(make())), ACK])
     assert (ours[1].body.auth_bytes == b"") == accepted

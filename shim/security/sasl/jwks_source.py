@@ -6,17 +6,22 @@ As in Kafka 3.9 (VerificationKeyResolverFactory): a ``file:`` URL is read once, 
 token signed with a new key is refused, the next one after the refresh accepted; a missing key id triggers at most
 one such read a minute, and ids longer than 1,000 characters none, as RefreshingHttpsJwks limits them). A failed
 refresh keeps the keys read before and is retried after ``...retry.backoff.ms``, doubling, until
-``...retry.backoff.max.ms`` have passed (then the next refresh is the scheduled one). An ``https`` endpoint is trusted through the system's certificate authorities
-(``SSL_CERT_FILE`` names others).
+``...retry.backoff.max.ms`` have passed (then the next refresh is the scheduled one). An ``https`` endpoint is
+trusted as Kafka's JaasOptionsUtils has it: through the ``ssl.*`` options of the listener's OAUTHBEARER JAAS entry
+(``ssl.truststore.location`` and its kin, read as a Kafka client's keys), else the system's certificate authorities
+(where Kafka uses the JVM's). The host name is always checked: jose4j reads the keys through an HttpsURLConnection,
+whose host name check does not depend on ``ssl.endpoint.identification.algorithm``.
 """
 
 from __future__ import annotations
 
+import ssl
 import threading
 import time
 import urllib.parse
 import urllib.request
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 
 from kafka_shim.authorizer.library_logging import get_logger
@@ -61,8 +66,10 @@ class EndpointKeys:
     per configuration: shim.security.sasl.secured_settings keeps them, as Kafka keeps one resolver per
     configuration)."""
 
-    def __init__(self, url: str, key: str, refresh_ms: int, backoff_ms: int, backoff_max_ms: int) -> None:
+    def __init__(self, url: str, key: str, refresh_ms: int, backoff_ms: int, backoff_max_ms: int,
+                 ssl_context: ssl.SSLContext | None = None) -> None:
         self.url = url
+        self._ssl_context = ssl_context
         self._key = key
         self._refresh_s = refresh_ms / 1000
         self._backoff_s = max(backoff_ms, 1) / 1000
@@ -92,7 +99,7 @@ class EndpointKeys:
         self._wake.set()
 
     def _fetch(self) -> list[Jwk]:
-        with urllib.request.urlopen(self.url, timeout=FETCH_TIMEOUT_S) as answer:
+        with urllib.request.urlopen(self.url, timeout=FETCH_TIMEOUT_S, context=self._ssl_context) as answer:
             text = answer.read().decode("utf-8")
         return parse_jwks(text, f"{self._key} ({self.url})")
 
@@ -122,8 +129,10 @@ class EndpointKeys:
                 backoff = min(backoff * 2, self._backoff_max_s)
 
 
-def open_keys(url: str, key: str, refresh_ms: int, backoff_ms: int, backoff_max_ms: int) -> FileKeys | EndpointKeys:
-    """The key source ``url`` names (ConfigurationUtils.validateUrl's and validateFile's checks, their words)."""
+def open_keys(url: str, key: str, refresh_ms: int, backoff_ms: int, backoff_max_ms: int,
+              ssl_context: Callable[[], ssl.SSLContext] | None = None) -> FileKeys | EndpointKeys:
+    """The key source ``url`` names (ConfigurationUtils.validateUrl's and validateFile's checks, their words);
+    ``ssl_context`` makes the context an ``https`` endpoint is read with (None: the system's defaults)."""
     parsed = urllib.parse.urlsplit(url)
     scheme = parsed.scheme.lower()
     if not scheme:
@@ -132,7 +141,8 @@ def open_keys(url: str, key: str, refresh_ms: int, backoff_ms: int, backoff_max_
         raise JwksSourceError(f"The OAuth configuration option {key} contains a URL ({url}) that contains an invalid "
                               f"protocol ({scheme}); only \"http\", \"https\", and \"file\" protocol are supported")
     if scheme != "file":
-        return EndpointKeys(url, key, refresh_ms, backoff_ms, backoff_max_ms)
+        context = ssl_context() if scheme == "https" and ssl_context is not None else None
+        return EndpointKeys(url, key, refresh_ms, backoff_ms, backoff_max_ms, context)
     path = Path(urllib.parse.unquote(parsed.path)).absolute()
     if not path.exists():
         raise JwksSourceError(f"The OAuth configuration option {key} contains a file ({path}) that doesn't exist")

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+import ssl
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from kafka_shim.shim.config.broker_config import ConfigError
 from kafka_shim.shim.security.sasl.jwks_source import EndpointKeys, FileKeys, JwksSourceError, open_keys
@@ -32,14 +33,17 @@ _ENDPOINTS_LOCK = threading.Lock()
 Lookup = Callable[[str], tuple[str, str | None]]
 
 
-def secured_options(lookup: Lookup) -> SecuredValidatorOptions:
-    """The validator and its key source; ConfigError (naming the key) where Kafka's broker would not start."""
+def secured_options(lookup: Lookup, jaas_options: Mapping[str, str] | None = None,
+                    jaas_key: str = "sasl.jaas.config") -> SecuredValidatorOptions:
+    """The validator and its key source; ConfigError (naming the key) where Kafka's broker would not start.
+    ``jaas_options``: the options of the listener's OAUTHBEARER JAAS entry (``jaas_key``), whose ``ssl.*`` keys
+    say how an ``https`` JWKS endpoint is trusted (JaasOptionsUtils.createSSLSocketFactory)."""
     url_key, url = _string(lookup, JWKS_URL, required=True)
     assert url is not None
     refresh = _number(lookup, REFRESH_MS, minimum=0)
     backoff, backoff_max = _number(lookup, RETRY_BACKOFF_MS), _number(lookup, RETRY_BACKOFF_MAX_MS)
     try:
-        source = _source(url, url_key, refresh, backoff, backoff_max)
+        source = _source(url, url_key, refresh, backoff, backoff_max, _ssl_options(jaas_options or {}), jaas_key)
     except JwksSourceError as exc:
         raise ConfigError(f"{exc}; the broker needs the keys that sign its clients' tokens") from None
     _, audience_text = lookup(EXPECTED_AUDIENCE)
@@ -52,13 +56,32 @@ def secured_options(lookup: Lookup) -> SecuredValidatorOptions:
         sub_claim=_string(lookup, SUB_CLAIM_NAME, required=True)[1] or "sub")
 
 
-def _source(url: str, key: str, refresh: int, backoff: int, backoff_max: int) -> FileKeys | EndpointKeys:
+def _ssl_options(jaas_options: Mapping[str, str]) -> dict[str, str]:
+    """The JAAS entry's options a Kafka client's SSL configuration reads (ConfigDef.withClientSslSupport)."""
+    return {name: value for name, value in jaas_options.items() if name.startswith("ssl.")}
+
+
+def _source(url: str, key: str, refresh: int, backoff: int, backoff_max: int, ssl_options: dict[str, str],
+            jaas_key: str) -> FileKeys | EndpointKeys:
     if url.lower().startswith("file:"):
         return open_keys(url, key, refresh, backoff, backoff_max)  # type: ignore[return-value]
+
+    def context() -> ssl.SSLContext:
+        # Imported here: only an https endpoint needs it.
+        from kafka_shim.shim.security.tls.context import client_ssl_context
+
+        try:
+            made = client_ssl_context(ssl_options)
+        except ConfigError as exc:
+            raise ConfigError(f"{jaas_key} (its ssl.* options, for the https JWKS endpoint {url}): {exc}") from None
+        made.check_hostname = True
+        return made
+
+    identity = (url, refresh, backoff, backoff_max, tuple(sorted(ssl_options.items())))
     with _ENDPOINTS_LOCK:
-        found = _ENDPOINTS.get((url, refresh, backoff, backoff_max))
+        found = _ENDPOINTS.get(identity)
         if found is None:
-            found = _ENDPOINTS[(url, refresh, backoff, backoff_max)] = open_keys(url, key, refresh, backoff, backoff_max)  # type: ignore[assignment]
+            found = _ENDPOINTS[identity] = open_keys(url, key, refresh, backoff, backoff_max, context)  # type: ignore[assignment]
     return found  # type: ignore[return-value]
 
 

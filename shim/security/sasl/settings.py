@@ -194,7 +194,7 @@ def _oauthbearer(props: Mapping[str, str], listener: str) -> UnsecuredValidatorO
         # Imported here: signature checking (cryptography) is not what most brokers need at start-up.
         from kafka_shim.shim.security.sasl.secured_settings import secured_options
 
-        return secured_options(lambda name: _oauth_config(props, listener, name))
+        return secured_options(lambda name: _oauth_config(props, listener, name), entry.options, key)
     return UnsecuredValidatorOptions.from_jaas(entry.options, key)
 
 

@@ -9,6 +9,7 @@ authenticating with signed tokens.
 from __future__ import annotations
 
 import http.server
+import ssl
 import threading
 import time
 from collections.abc import Iterator
@@ -26,6 +27,7 @@ from kafka_shim.shim.security.sasl.unsecured_jws import IllegalToken
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from tests.support.sasl_setup import listener_address, sasl_properties
 from tests.support.signed_jwt import ec_key, jwks_document, rsa_key, signed_jwt, standard_claims
+from tests.support.tls_material import shared_tls_material
 
 PREFIX = "listener.name.sasl_plaintext."
 MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
@@ -148,6 +150,53 @@ def test_an_endpoint_is_read_again_when_a_token_names_a_key_it_did_not_have(endp
     source._wake.clear()
     found.missing_key("third")
     assert not source._wake.is_set()
+
+
+@pytest.fixture
+def https_endpoint() -> Iterator[str]:
+    """The keys served over TLS with the shared test CA's server certificate (localhost, 127.0.0.1)."""
+    material = shared_tls_material()
+    _Keys.served, _Keys.reads = [jwks_document([KEY])], 0
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Keys)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(material.server.cert_path, material.server.key_path)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"https://localhost:{server.server_address[1]}/keys"
+    server.shutdown()
+
+
+def _jaas_with(**jaas_options: str) -> str:
+    # Kafka's broker logs in with this entry at start-up: with options, it must make a token of its own.
+    quoted = " ".join(f'{name}="{value}"' for name, value in {"unsecuredLoginStringClaim_sub": "broker", **jaas_options}.items())
+    return f"{MODULE} required {quoted};"
+
+
+def test_an_https_endpoint_is_trusted_through_the_jaas_entrys_ssl_options(https_endpoint: str) -> None:
+    """JaasOptionsUtils: the ssl.* options of the listener's OAUTHBEARER JAAS entry configure the TLS client that
+    reads an https JWKS endpoint; without them the system's authorities are trusted, and the test CA is not one."""
+    ca = str(shared_tls_material().ca_path)
+    found = options(secured(**{"sasl.oauthbearer.jwks.endpoint.url": https_endpoint, PREFIX + "oauthbearer.sasl.jaas.config":
+                               _jaas_with(**{"ssl.truststore.type": "PEM", "ssl.truststore.location": ca})}))
+    assert found.validate(signed_jwt(KEY, "RS256", standard_claims()), int(time.time() * 1000)).principal == "alice"
+    with pytest.raises(ConfigError, match=r"JWKS endpoint cannot be read at start-up: .*CERTIFICATE_VERIFY_FAILED"):
+        options(secured(**{"sasl.oauthbearer.jwks.endpoint.url": https_endpoint,
+                           PREFIX + "oauthbearer.sasl.jaas.config": _jaas_with(**{"ssl.truststore.type": "PEM"})}))
+    # The host name is checked whatever ssl.endpoint.identification.algorithm says (jose4j reads through an
+    # HttpsURLConnection): the certificate names localhost and 127.0.0.1, not 127.0.0.2.
+    elsewhere = https_endpoint.replace("localhost", "127.0.0.2")
+    with pytest.raises(ConfigError, match="cannot be read at start-up"):
+        options(secured(**{"sasl.oauthbearer.jwks.endpoint.url": elsewhere, PREFIX + "oauthbearer.sasl.jaas.config": _jaas_with(
+            **{"ssl.truststore.type": "PEM", "ssl.truststore.location": ca, "ssl.endpoint.identification.algorithm": ""})}))
+
+
+def test_ssl_options_a_kafka_client_refuses_stop_the_broker(https_endpoint: str, tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-ca.pem"
+    with pytest.raises(ConfigError, match=r"oauthbearer\.sasl\.jaas\.config \(its ssl\.\* options, for the https JWKS endpoint") as refused:
+        options(secured(**{"sasl.oauthbearer.jwks.endpoint.url": https_endpoint, PREFIX + "oauthbearer.sasl.jaas.config":
+                           _jaas_with(**{"ssl.truststore.type": "PEM", "ssl.truststore.location": str(missing)})}))
+    assert str(missing) in str(refused.value)
 
 
 def test_librdkafka_authenticates_with_signed_tokens(jwks_file: Path) -> None:
