@@ -60,6 +60,12 @@ log = get_logger("kafka_shim.connection")
 # Requests a connection handles at once: being handled, or answered but not yet handed to the transport.
 # Frames beyond wait, unparsed, with reading paused. Kafka itself reads one request at a time per connection.
 MAX_IN_FLIGHT = 64
+# The request bytes a connection's unfinished requests may hold before it reads on: a request handed to a worker
+# (a large Produce) keeps its frame and every later frame of the connection queued behind it, and eight producers
+# pipelining megabyte requests held 150-380 MB of frames this way, memory the allocator then faulted in afresh
+# (0.8 MiB of new heap per MiB produced). Beyond it the bytes wait in the socket, whose window slows the client, as
+# Kafka's one request at a time per connection does.
+PENDING_FRAME_BYTES = 2 * 1024 * 1024
 # Frames handled per event-loop turn before yielding, so one pipelining client cannot hold the loop.
 FRAMES_PER_TURN = MAX_IN_FLIGHT
 # The longest a closed connection waits for a peer that reads none of its remaining answers (bounded further
@@ -77,11 +83,12 @@ _FETCH_KEY = b"\x00\x01"
 class _Slot:
     """A response position in the connection's order; ``data`` is set when it is ready."""
 
-    __slots__ = ("data", "fetch", "task")
+    __slots__ = ("data", "fetch", "size", "task")
 
-    def __init__(self, fetch: bool = False) -> None:
+    def __init__(self, fetch: bool = False, size: int = 0) -> None:
         self.data: bytes | None = None
         self.fetch = fetch  # a Fetch being answered: no request is taken until it is
+        self.size = size  # the request's bytes, held until it is answered
         self.task: asyncio.Task | None = None
 
 
@@ -114,6 +121,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._held = False  # the acceptor's connection-rate wait or max.connections: nothing is read yet
         self.pending: deque[_Slot] = deque()
         self._fetches_pending = 0  # Fetches being answered (see _FETCH_KEY)
+        self._pending_bytes = 0  # request bytes held by unfinished requests (see PENDING_FRAME_BYTES)
         self.out: list[bytes] = []
         self.closing = False
         self.reading_paused = False
@@ -287,9 +295,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
     def _may_read_on(self) -> bool:
         """Whether a frame could be taken but for a Fetch being answered. That Fetch holds the frames back, not the
         reading: a client that closes meanwhile is noticed (its waiting Fetch dropped), and at most one more frame is
-        read before reading pauses."""
+        read before reading pauses. Unfinished requests holding PENDING_FRAME_BYTES pause the reading itself."""
         return not (self.closing or self._held or self._input_refused or self.auth_failed or self.writing_paused
-                    or len(self.pending) + len(self.out) >= MAX_IN_FLIGHT)
+                    or len(self.pending) + len(self.out) >= MAX_IN_FLIGHT or self._pending_bytes >= PENDING_FRAME_BYTES)
 
     def _refuse_input(self, exc: ProtocolError) -> None:
         """A refused size prefix: every request before it was taken; close once they are answered. Before a SASL
@@ -312,18 +320,19 @@ class KafkaConnection(asyncio.BufferedProtocol):
             return  # refused before the session began (a TLS certificate no rule maps)
         outcome = self.session.receive(payload)
         if outcome is not None:
-            self._carry_out(outcome, payload[:2] == _FETCH_KEY)
+            self._carry_out(outcome, payload[:2] == _FETCH_KEY, len(payload))
 
-    def _carry_out(self, outcome: Outcome, fetch: bool = False) -> None:
+    def _carry_out(self, outcome: Outcome, fetch: bool = False, size: int = 0) -> None:
         kind = type(outcome)
         if kind is Respond:
             if outcome.failure is not None:
                 outcome.failure.log_to(self.log)
             self._respond_now(outcome.data)
         elif kind is Pending:
-            slot = _Slot(fetch)
+            slot = _Slot(fetch, size)
             self.pending.append(slot)
             self._fetches_pending += fetch
+            self._pending_bytes += size
             slot.task = asyncio.ensure_future(self._finish(slot, outcome.outcome))
         elif kind is Close:
             outcome.log_to(self.log)
@@ -353,6 +362,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
             return
         finally:
             self._fetches_pending -= slot.fetch
+            self._pending_bytes -= slot.size
         if type(outcome) is Close:
             outcome.log_to(self.log)
             self.close()

@@ -181,6 +181,62 @@ def _zigzag_values(data: bytes, at: int, stop: int, stride: int, width: int) -> 
     return {lo | hi << 7 for lo, hi in set(zip(low, data[at + 1 : stop : stride], strict=True))}
 
 
+def _zigzag(raw: int) -> int:
+    return -((raw + 1) >> 1) if raw & 1 else raw >> 1
+
+
+def _delta_bounds(data: bytes, at: int, stop: int, stride: int, width: int) -> tuple[int, int]:
+    """The smallest and largest timestamp delta of a run (zigzag varints of ``width`` bytes at ``at``,
+    ``at + stride``... before ``stop``). Producers stamp records in order, so the first record's delta is usually the
+    smallest and the last one's the largest: that is checked for all records at once, in C (a translation for one-byte
+    deltas, 16-bit lanes of one big integer for two-byte ones), and only otherwise are the values collected one by
+    one (a tuple and a hash per record: about a millisecond for the 9,000 records of a megabyte request)."""
+    first = data[at] if width == 1 else (data[at] & 0x7F) | data[at + 1] << 7
+    last_at = at + (len(range(at, stop, stride)) - 1) * stride
+    last = data[last_at] if width == 1 else (data[last_at] & 0x7F) | data[last_at + 1] << 7
+    low, high = _zigzag(first), _zigzag(last)
+    if 0 <= low <= high and (_bytes_within(data[at:stop:stride], low, high) if width == 1
+                             else _pairs_within(data, at, stop, stride, low, high)):
+        return low, high
+    decoded = [_zigzag(raw) for raw in _zigzag_values(data, at, stop, stride, width)]
+    return min(decoded), max(decoded)
+
+
+@lru_cache(maxsize=1024)
+def _raws_between(low: int, high: int) -> bytes:
+    """The one-byte zigzag varints of the deltas low..high (both non-negative): even raws 2*low..2*high."""
+    return bytes(range(2 * low, 2 * high + 1, 2))
+
+
+def _bytes_within(part: bytes, low: int, high: int) -> bool:
+    return not part.translate(None, _raws_between(low, high))
+
+
+def _pairs_within(data: bytes, at: int, stop: int, stride: int, low: int, high: int) -> bool:
+    """Whether every two-byte varint of the run holds a delta in low..high (both non-negative). Each varint becomes a
+    16-bit lane of one integer, its first byte's low seven bits below, its second byte (under 0x80) above: for even
+    raws (the non-negative deltas) the lanes are in the deltas' order. Adding one constant to every lane then sets a
+    lane's top bit exactly where it is beyond a bound, with no carry into the next lane (a lane is at most 0x7F7F)."""
+    firsts = data[at:stop:stride].translate(_NO_CONTINUATION)
+    count = len(firsts)
+    lanes = bytearray(2 * count)
+    lanes[0::2] = firsts
+    lanes[1::2] = data[at + 1 : stop : stride]
+    value = int.from_bytes(lanes, "little")
+    ones = int.from_bytes(b"\x01\x00" * count, "little")
+    tops = ones << 15
+    if value & ones:  # an odd raw: a negative delta
+        return False
+    low_key, high_key = _lane_key(2 * low), _lane_key(2 * high)
+    above_high = (value + (0x7FFF - high_key) * ones) & tops
+    at_least_low = (value + (0x8000 - low_key) * ones) & tops
+    return not above_high and at_least_low == tops
+
+
+def _lane_key(raw: int) -> int:
+    return (raw & 0x7F) | (raw >> 7) << 8
+
+
 def scan_fixed(data: bytes, start: int, count: int, want_order: bool, key_size: int,
                 value_size: int) -> tuple[int, int, bool] | None:
     """(smallest timestamp delta, largest, True) when the records in ``data[start:]`` fall into runs of the fixed
@@ -190,7 +246,8 @@ def scan_fixed(data: bytes, start: int, count: int, want_order: bool, key_size: 
     key_bytes = len(key_field) + max(key_size, 0)
     value_bytes = len(value_field) + max(value_size, 0)
     at, index, runs = start, 0, 0
-    encoded: set[int] = set()
+    low: int | None = None
+    high: int | None = None
     while index < count:
         runs += 1
         if runs > _MAX_RUNS:
@@ -216,6 +273,8 @@ def scan_fixed(data: bytes, start: int, count: int, want_order: bool, key_size: 
             many = _first(_FIRST_HIGH, data[ts_at:stop:stride], many)
         else:
             many = min(_first(_FIRST_LOW, data[ts_at:stop:stride], many), _first(_FIRST_HIGH, data[ts_at + 1 : stop : stride], many))
+        if many == 0:  # the first record's delta is of neither width: no run can start here
+            return None
         stop = at + many * stride
         # Fixed bytes of every record of the run: its length, the key's size, the value's size, the header count of 0.
         fields = len(length) + 1 + ts_width + offset_width
@@ -233,9 +292,10 @@ def scan_fixed(data: bytes, start: int, count: int, want_order: bool, key_size: 
                 part = data[offset_at + k : stop : stride]
                 if (part.translate(None, _HIGH_BYTES) if k < offset_width - 1 else not part.isascii()):
                     return None
-        encoded |= _zigzag_values(data, ts_at, stop, stride, ts_width)
+        run_low, run_high = _delta_bounds(data, ts_at, stop, stride, ts_width)
+        low = run_low if low is None else min(low, run_low)
+        high = run_high if high is None else max(high, run_high)
         at, index = stop, index + many
-    if at != end_of_data or not encoded:
+    if at != end_of_data or low is None or high is None:
         return None
-    decoded = [-((e + 1) >> 1) if e & 1 else e >> 1 for e in encoded]
-    return min(decoded), max(decoded), True
+    return low, high, True

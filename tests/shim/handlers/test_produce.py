@@ -130,6 +130,32 @@ async def test_a_large_request_is_written_while_another_client_is_served(open_br
     assert _stored(open_broker, "big") == values
 
 
+@pytest.mark.parametrize("headers, in_worker", [([], False), ([("trace", b"1")], True)], ids=["uniform", "with-headers"])
+async def test_many_small_records_are_read_on_the_loop_when_the_scans_can(open_broker, client_of, monkeypatch, headers,
+                                                                         in_worker: bool) -> None:
+    """Most of a megabyte of 80-byte records (more than CHEAP_RECORD_COUNT) in the shapes producers write is validated by
+    the fast scans on the loop; records the scans cannot read (headers) go to the worker thread. Written alike."""
+    from kafka_shim.shim.handlers import produce
+
+    worker_used = []
+    validate_all = produce._validate_all
+
+    def in_the_worker(*args: object) -> object:
+        worker_used.append(True)
+        return validate_all(*args)
+
+    monkeypatch.setattr(produce, "_validate_all", in_the_worker)
+    open_broker.services.partitions.create_topic("small", 1)
+    count = produce.CHEAP_RECORD_COUNT + 1000
+    values = [b"%08d" % i + b"v" * 72 for i in range(count)]
+    records = encode_batch(build_batch([(None, v, headers, NOW) for v in values]))
+    assert produce.LARGE_RECORDS < len(records) <= produce.CHEAP_RECORDS
+    client = await client_of(open_broker)
+    assert _answers(await client.request(PRODUCE, 9, _request({"small": {0: records}}), timeout=120)) == {("small", 0): (0, 0, 0)}
+    assert bool(worker_used) == in_worker
+    assert _stored(open_broker, "small") == values
+
+
 # -- InitProducerId ------------------------------------------------------------------------------------------------
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import struct
+import threading
 import time
 from collections.abc import Callable
 
@@ -20,12 +21,14 @@ import pytest
 
 from kafka_shim.protocol.codes import ApiKey
 from kafka_shim.protocol.framing import decode_response, encode_request
-from kafka_shim.protocol.messages import ApiVersionsRequest, FetchRequest, MetadataRequest
+from kafka_shim.protocol.messages import ApiVersionsRequest, FetchRequest, MetadataRequest, ProduceRequest
+from kafka_shim.protocol.records import build_batch, encode_batch
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.client.wire import WireClient
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.handlers import ApiHandler
-from kafka_shim.shim.net.connection import MAX_IN_FLIGHT, KafkaConnection
+from kafka_shim.shim.handlers.produce import CHEAP_RECORDS
+from kafka_shim.shim.net.connection import MAX_IN_FLIGHT, PENDING_FRAME_BYTES, KafkaConnection
 from kafka_shim.shim.requests.api_table import ApiTable
 
 METADATA_V = 12
@@ -328,3 +331,51 @@ async def test_a_client_that_never_reads_is_released_when_closed_as_idle() -> No
             assert conn.transport.is_closing()
         finally:
             writer.transport.abort()
+
+
+async def test_pipelined_large_produce_requests_hold_a_bounded_number_of_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Produce request too large to validate on the loop is handed to the worker thread, and every later request
+    of its connection waits behind it. A producer pipelining many such requests must not have them all read into
+    memory meanwhile (eight producers once held hundreds of megabytes of frames this way): with the worker held, the
+    broker stops reading once PENDING_FRAME_BYTES are held, the rest stays in the socket, and once the worker goes
+    on every request is answered, in order, its records all stored."""
+    from kafka_shim.shim.handlers import produce
+
+    worker_may_go = threading.Event()
+    validate = produce._validate_all
+
+    def held_validation(*args: object) -> object:
+        worker_may_go.wait(60)
+        return validate(*args)
+
+    monkeypatch.setattr(produce, "_validate_all", held_validation)
+    requests, records_per_batch = 12, 5_000  # two ~700 KB batches a request: above what the loop validates itself
+    async with Broker(_config()) as broker:
+        broker.services.partitions.create_topic("big", 2)
+        batch = encode_batch(build_batch([(None, b"v" * 128, [], 1_700_000_000_000 + i) for i in range(records_per_batch)]))
+        request = ProduceRequest(acks=1, timeout_ms=30000, topic_data=[ProduceRequest.TopicProduceData(
+            name="big", partition_data=[ProduceRequest.PartitionProduceData(index=i, records=batch) for i in range(2)])])
+        frames = [encode_request(ApiKey.PRODUCE, 9, cid, request) for cid in range(requests)]
+        assert 2 * len(batch) > CHEAP_RECORDS  # validated in the worker thread
+        reader, writer = await _open(broker)
+        try:
+            conn = await _wait_for_server_side(broker, writer)
+            writer.write(b"".join(frames))
+            # Reading pauses with the requests read so far held: the bound, and at most the request that crossed it
+            # and the frame being read then.
+            assert await _eventually(lambda: conn.reading_paused and sum(slot.size for slot in conn.pending) >= PENDING_FRAME_BYTES)
+            held = sum(slot.size for slot in conn.pending) + conn.splitter.buffered
+            assert held <= PENDING_FRAME_BYTES + 2 * len(frames[0]), (held, len(frames[0]))
+            assert len(conn.pending) < requests
+            worker_may_go.set()
+            offsets = []
+            for cid in range(requests):
+                correlation_id, response = decode_response(ApiKey.PRODUCE, 9, await _read_payload(reader, timeout=60))
+                assert correlation_id == cid
+                answers = response.responses[0].partition_responses
+                assert [(p.index, p.error_code) for p in sorted(answers, key=lambda p: p.index)] == [(0, 0), (1, 0)]
+                offsets.append({p.base_offset for p in answers})
+            assert offsets == [{cid * records_per_batch} for cid in range(requests)]
+        finally:
+            worker_may_go.set()
+            writer.close()

@@ -12,6 +12,7 @@ import random
 
 import pytest
 
+from kafka_shim.protocol.primitives import write_varlong
 from kafka_shim.protocol.records import Compression, Record, RecordBatch, TimestampType, batch_attributes, encode_batch
 from kafka_shim.protocol.records.batch import Header
 from kafka_shim.shim.partitions import record_scans, validator
@@ -203,3 +204,71 @@ def test_fixed_layout_scan_follows_timestamp_deltas_that_widen(codec: Compressio
         assert _outcome(data, codec, True, monkeypatch) == _walked(data, codec, monkeypatch)
         if deltas[0] == 0 and max(deltas) < 8192 and len(deltas) == 9000:
             assert fixed is not None  # two runs of timestamp widths across three offset widths
+
+
+@pytest.mark.parametrize("codec", [Compression.NONE, Compression.GZIP])
+def test_validation_by_scans_answers_as_validation_or_steps_aside(codec: Compression) -> None:
+    """validate_by_scans (tried on the loop for requests of many small records) gives validate's whole answer, the
+    bytes to write included, or None; never another answer. Batches whole and damaged, under the default settings and
+    under settings that can refuse a record (LogAppendTime, timestamp bounds, compaction), where it steps aside."""
+    rng = random.Random(20261127 + int(codec))
+    settings = [validator.AppendSettings(), validator.AppendSettings(timestamp_type=TimestampType.LOG_APPEND_TIME),
+                validator.AppendSettings(timestamp_before_max_ms=3_600_000), validator.AppendSettings(compacted=True),
+                validator.AppendSettings(max_message_bytes=5000)]
+    answered = written = 0
+    for _ in range(80 if codec is Compression.NONE else 30):
+        whole = _batch(rng, codec)
+        for data in [whole] + ([_damaged(rng, whole) for _ in range(3)] if codec is Compression.NONE else []):
+            for setting in settings:
+                quick = validator.validate_by_scans(data, setting, 1_700_000_000_000, "t-0")
+                if quick is not None:
+                    answered += 1
+                    written += isinstance(quick, validator.Validated)
+                    assert _comparable(quick) == _comparable(validator.validate(data, setting, 1_700_000_000_000, "t-0"))
+    if codec is Compression.NONE:
+        assert written > 40  # the producers' shapes are answered, not only stepped aside from
+    else:
+        assert written == 0  # compressed records are only refused here (a batch too large), else left to the worker
+
+
+def _comparable(outcome: object) -> object:
+    if isinstance(outcome, validator.Validated):
+        return bytes(outcome.records), outcome.batches, outcome.converted
+    return outcome
+
+
+@pytest.mark.parametrize("width", [1, 2])
+def test_delta_bounds_are_the_smallest_and_largest_delta(width: int) -> None:
+    """The fixed-layout scan's bounds of a run's timestamp deltas, checked at once when the first and last records hold
+    them (records stamped in order), are the exact smallest and largest delta, whatever the order: ascending,
+    descending, shuffled, negative, all alike, one record."""
+    rng = random.Random(2026_11_27 + width)
+    top = 63 if width == 1 else 8191
+
+    def delta(lo: int, hi: int) -> int:  # a delta whose varint takes exactly ``width`` bytes
+        while True:
+            value = rng.randint(lo, hi)
+            if len(write_varlong(value)) == width:
+                return value
+
+    for _ in range(400):
+        count = rng.choice([1, 2, 3, 50, 700])
+        lo, hi = sorted(delta(-top - 1, top) for _ in range(2))
+        if rng.random() < 0.5 and hi >= 0:  # the common case: deltas from 0 up
+            lo = delta(max(lo, 0), hi) if width == 1 else delta(max(lo, 64), max(hi, 64))
+        lo, hi = min(lo, hi), max(lo, hi)
+        deltas = sorted(delta(lo, hi) if lo < hi else lo for _ in range(count))
+        shape = rng.choice(["ascending", "descending", "shuffled", "ends-inside", "same"])
+        if shape == "descending":
+            deltas.reverse()
+        elif shape == "shuffled":
+            rng.shuffle(deltas)
+        elif shape == "ends-inside" and count > 3:  # the first and last records not the extremes
+            deltas[0], deltas[-1] = deltas[count // 2 - 1], deltas[count // 2 + 1]
+        elif shape == "same":
+            deltas = [deltas[0]] * count
+        stride = 5 + width
+        data = bytearray(rng.randbytes(3 + stride * count))
+        for i, value in enumerate(deltas):
+            data[3 + i * stride : 3 + i * stride + width] = write_varlong(value)
+        assert record_scans._delta_bounds(bytes(data), 3, 3 + stride * count, stride, width) == (min(deltas), max(deltas)), (shape, deltas)
