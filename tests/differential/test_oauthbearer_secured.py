@@ -9,6 +9,8 @@ certificate only the JAAS entry's ``ssl.truststore.*`` options trust.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import http.server
 import json
 import ssl
@@ -28,7 +30,9 @@ from tests.support.peers import RealKafka, start_real_kafka, stop_real_kafka
 from tests.support.sasl_setup import sasl_properties
 from tests.support.signed_jwt import (
     DROP,
+    SigningKey,
     b64url,
+    certificate_der,
     ec_key,
     ed25519_key,
     hmac_key,
@@ -297,11 +301,32 @@ class _KeysOverTls(http.server.BaseHTTPRequestHandler):
         pass
 
 
+# Keys with members jose4j reads strictly, first in the https pair's set. Each signs a token without a kid in an
+# algorithm that, among the set's RSA keys, only it and the keys without an alg fit: jose4j picks it when it kept the
+# key (accepted), the set's first RSA key otherwise (refused).
+ODD_KEYS = {
+    "kid-a-number": SigningKey(None, rsa_key(None).private, {"kid": 5, "alg": "PS256"}),
+    "use-a-number": SigningKey(None, rsa_key(None).private, {"use": 1, "alg": "PS384"}),
+    "x5t-a-number": SigningKey(None, rsa_key(None).private, {"x5t": 7, "alg": "PS512"}),
+    "key-ops-a-string": SigningKey(None, rsa_key(None).private, {"key_ops": "verify", "alg": "RS384"}),
+    "x5c-unreadable": SigningKey(None, rsa_key(None).private, {"x5c": ["AAAA"], "alg": "RS512"}),
+    "x5c-null": SigningKey(None, rsa_key(None).private, {"x5c": None, "alg": "RS256"}),
+}
+_X5C = rsa_key("x5c")
+_X5C.extra["x5c"] = [base64.b64encode(certificate_der(_X5C)).decode()]
+X5C_KEYS = {"x5c": _X5C, "oct-x5t-a-number": hmac_key("oct-x5t-a-number", x5t=5)}  # type: ignore[arg-type]
+
+
+def _thumbprint(name: str, right: bool) -> str:
+    der = certificate_der(_X5C) if not right else base64.b64decode(_X5C.extra["x5c"][0])
+    return b64url((hashlib.sha1 if name == "x5t" else hashlib.sha256)(der).digest())
+
+
 @pytest.fixture(scope="module")
 def https_jwks() -> Iterator[str]:
     """The key set served over TLS by the shared test CA's server certificate (localhost)."""
     material = shared_tls_material()
-    _KeysOverTls.document = jwks_document([*KEYS.values(), NO_KID]).encode()
+    _KeysOverTls.document = jwks_document([*ODD_KEYS.values(), *KEYS.values(), NO_KID, *X5C_KEYS.values()]).encode()
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _KeysOverTls)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(material.server.cert_path, material.server.key_path)
@@ -340,3 +365,27 @@ def test_keys_from_an_https_endpoint_trusted_through_the_jaas_ssl_options(kafka_
                                                                           accepted: bool) -> None:
     ours = compare(kafka_over_https, shim_over_https, [HANDSHAKE, authenticate(first_message(make())), ACK])
     assert (ours[1].body.auth_bytes == b"") == accepted
+
+
+@pytest.mark.parametrize("odd", ODD_KEYS, ids=ODD_KEYS.keys())
+def test_keys_with_members_jose4j_reads_strictly(kafka_over_https, shim_over_https, odd: str) -> None:
+    key = ODD_KEYS[odd]
+    compare(kafka_over_https, shim_over_https,
+            [HANDSHAKE, authenticate(first_message(signed_jwt(key, key.extra["alg"], _claims({}), kid=False))), ACK])
+
+
+@pytest.mark.parametrize("header, accepted", [
+    ({"x5t": "right"}, True), ({"x5t": "wrong"}, False), ({"x5t#S256": "right"}, True), ({"x5t#S256": "wrong"}, False),
+], ids=["x5t", "another-x5t", "x5t-s256", "another-x5t-s256"])
+def test_thumbprints_of_a_keys_x5c_certificate(kafka_over_https, shim_over_https, header, accepted: bool) -> None:
+    """jose4j derives a key's x5t and x5t#S256 from its x5c certificate when the JWK has none to match a token's."""
+    (name, which), = header.items()
+    token = signed_jwt(_X5C, "RS256", _claims({}), {name: _thumbprint(name, which == "right")})
+    ours = compare(kafka_over_https, shim_over_https, [HANDSHAKE, authenticate(first_message(token)), ACK])
+    assert (ours[1].body.auth_bytes == b"") == accepted
+
+
+def test_an_hmac_keys_thumbprint_members_are_not_read(kafka_over_https, shim_over_https) -> None:
+    token = signed_jwt(X5C_KEYS["oct-x5t-a-number"], "HS256", _claims({}), {"x5t": "AAAA"})
+    ours = compare(kafka_over_https, shim_over_https, [HANDSHAKE, authenticate(first_message(token)), ACK])
+    assert ours[1].body.auth_bytes == b""

@@ -30,7 +30,7 @@ class SigningKey:
 
     kid: str | None
     private: Any  # a cryptography private key, or an HMAC secret's bytes
-    extra: dict[str, str] = field(default_factory=dict)  # more JWK members (use, alg)
+    extra: dict[str, Any] = field(default_factory=dict)  # more JWK members (use, alg, x5c), of any JSON type
 
     def jwk(self) -> dict[str, Any]:
         key = self.private
@@ -86,6 +86,21 @@ def ed25519_key(kid: str | None, **extra: str) -> SigningKey:
 
 def hmac_key(kid: str | None, size: int = 32, **extra: str) -> SigningKey:
     return SigningKey(kid, os.urandom(size), extra)
+
+
+def certificate_der(key: SigningKey) -> bytes:
+    """A self-signed certificate of ``key``'s public key (DER), for a JWK's ``x5c``."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.x509.oid import NameOID
+
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"kafka-shim test key {key.kid}")])
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.private.public_key())
+                   .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
+                   .not_valid_after(now + datetime.timedelta(days=30)).sign(key.private, hashes.SHA256()))
+    return certificate.public_bytes(serialization.Encoding.DER)
 
 
 def jwks_document(keys: list[SigningKey]) -> str:

@@ -1,9 +1,10 @@
 """JSON Web Key Sets and JWS signatures, as Kafka 3.9's secured OAUTHBEARER validator (jose4j 0.9.4) reads them.
 
 ``parse_jwks`` reads a JWKS document (RFC 7517) into ``Jwk`` entries, dropping keys it cannot read or does not know,
-as jose4j drops them. ``select`` picks the key for a signed token as jose4j's VerificationJwkSelector does: every key
+as jose4j drops them (string members of another type, ``key_ops`` not an array, an ``x5c`` not an array of readable
+certificates). ``select`` picks the key for a signed token as jose4j's VerificationJwkSelector does: every key
 of the set whose ``kid`` is the token's (when it names one), whose type fits its ``alg``, whose ``use`` is "sig" or
-absent, whose ``key_ops`` allow "verify" and whose ``x5t`` / ``x5t#S256`` match the token's; only when several are
+absent, whose ``key_ops`` allow "verify" and whose ``x5t`` / ``x5t#S256`` (else its ``x5c`` certificate's) match the token's; only when several are
 left, those whose own ``alg`` is absent or the token's and, for EC, whose curve is the algorithm's; then the first.
 ``verify`` checks the signature with it, refusing keys jose4j refuses (RSA under 2048 bits, an HMAC key shorter than
 its hash, an EC key on another curve).
@@ -15,9 +16,11 @@ import base64
 import hashlib
 import hmac
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
+from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, padding, rsa
@@ -41,6 +44,12 @@ _ORDERS = {"ES256": 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC
 _HASHES = {"SHA256": hashes.SHA256(), "SHA384": hashes.SHA384(), "SHA512": hashes.SHA512()}
 _HMAC_DIGESTS = {"SHA256": hashlib.sha256, "SHA384": hashlib.sha384, "SHA512": hashlib.sha512}
 MIN_RSA_BITS = 2048
+_BASE64_CHARACTERS = re.compile(r"[A-Za-z0-9_-]+")
+_TO_URL_ALPHABET = str.maketrans("+/", "-_")
+# JWK members jose4j reads as strings (JsonWebKey; PublicJsonWebKey for every kind of key but "oct"): a key with any
+# of them of another JSON type is dropped from the set.
+_STRING_MEMBERS = ("kid", "use", "alg")
+_PUBLIC_KEY_STRING_MEMBERS = ("x5t", "x5t#S256", "x5u")
 
 
 class JwksError(ValueError):
@@ -62,6 +71,14 @@ class Jwk:
     key_ops: tuple[Any, ...] | None = None
     x5t: str | None = None
     x5t_s256: str | None = None
+    certificate: bytes | None = None  # the DER of the first x5c certificate, whose thumbprints stand in for absent x5t's
+
+    def thumbprints(self) -> tuple[str | None, str | None]:
+        """(x5t, x5t#S256): the members, else derived from the x5c leaf certificate (as jose4j's key filter does)."""
+        if self.certificate is None:
+            return self.x5t, self.x5t_s256
+        return (self.x5t if self.x5t is not None else _b64url(hashlib.sha1(self.certificate).digest()),
+                self.x5t_s256 if self.x5t_s256 is not None else _b64url(hashlib.sha256(self.certificate).digest()))
 
 
 def parse_jwks(text: str, where: str) -> list[Jwk]:
@@ -87,10 +104,44 @@ def no_duplicate_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return found
 
 
+def lenient_base64(part: str) -> bytes:
+    """jose4j's lenient base64 decoder (its tokens' parts, a JWK's x5c certificates): either alphabet, reading up to
+    the first '=', other characters skipped, a last lone character dropped."""
+    text = part.split("=", 1)[0].translate(_TO_URL_ALPHABET)
+    text = "".join(_BASE64_CHARACTERS.findall(text))
+    if len(text) % 4 == 1:
+        text = text[:-1]
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
+
+
 def _jwk(entry: Any) -> Jwk | None:
     """A key of the set, or None for one jose4j would drop (unreadable, or of a kind it does not verify with)."""
     if not isinstance(entry, dict) or not isinstance(entry.get("kty"), str):
         return None
+    # jose4j's JsonWebKey and PublicJsonWebKey: string members of another type, key_ops that is not an array, an x5c
+    # that is not an array of readable certificates each throw, and the set drops the key.
+    public = entry["kty"] != "oct"
+    strings = _STRING_MEMBERS + _PUBLIC_KEY_STRING_MEMBERS if public else _STRING_MEMBERS
+    if any(entry.get(name) is not None and not isinstance(entry[name], str) for name in strings):
+        return None
+    if entry.get("key_ops") is not None and not isinstance(entry["key_ops"], list):
+        return None
+    certificate = None
+    if "x5c" in entry and public:  # present: read, a null too (jose4j then fails on it)
+        chain = entry["x5c"]
+        if not isinstance(chain, list) or not all(isinstance(item, str) for item in chain):
+            return None
+        try:
+            ders = [lenient_base64(item) for item in chain]
+            for der in ders:
+                x509.load_der_x509_certificate(der)
+        except ValueError:
+            return None
+        certificate = ders[0] if ders else None
     kty = entry["kty"]
     crv = entry.get("crv") if isinstance(entry.get("crv"), str) else None
     try:
@@ -115,11 +166,10 @@ def _jwk(entry: Any) -> Jwk | None:
             return None
     except (KeyError, ValueError, TypeError):
         return None
-    text = {name: entry[name] if isinstance(entry.get(name), str) else None
-            for name in ("kid", "use", "alg", "x5t", "x5t#S256")}
+    text = {name: entry.get(name) for name in strings}
     operations = entry.get("key_ops")
-    return Jwk(kty, text["kid"], text["use"], text["alg"], crv, key,
-               tuple(operations) if isinstance(operations, list) else None, text["x5t"], text["x5t#S256"])
+    return Jwk(kty, text["kid"], text["use"], text["alg"], crv, key, tuple(operations) if isinstance(operations, list) else None,
+               text.get("x5t"), text.get("x5t#S256"), certificate)
 
 
 def _b64(entry: dict[str, Any], name: str) -> bytes:
@@ -146,7 +196,7 @@ def select(keys: list[Jwk], header: dict[str, Any]) -> Jwk | None:
         if (key.use is not None and key.use != "sig") or (key.key_ops is not None and "verify" not in key.key_ops):
             continue
         if any(wanted is not None and own is not None and own != wanted
-               for wanted, own in ((thumbprints["x5t"], key.x5t), (thumbprints["x5t#S256"], key.x5t_s256))):
+               for wanted, own in zip((thumbprints["x5t"], thumbprints["x5t#S256"]), key.thumbprints(), strict=True)):
             continue
         found.append(key)
     if len(found) > 1:

@@ -13,10 +13,8 @@ blank or repeated item). Whatever the reason, a refused token is told only ``inv
 
 from __future__ import annotations
 
-import base64
 import json
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -24,14 +22,13 @@ from kafka_shim.shim.security.sasl.jwks import (
     Jwk,
     SignatureError,
     known_algorithm,
+    lenient_base64,
     no_duplicate_members,
     select,
     verify,
 )
 from kafka_shim.shim.security.sasl.unsecured_jws import IllegalToken, ValidatorCrash, java_trim
 
-_BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
-_TO_URL_ALPHABET = str.maketrans("+/", "-_")
 _LONG_MAX = 2**63 - 1
 
 
@@ -72,7 +69,7 @@ def validate(token: str, options: SecuredValidatorOptions, now_ms: int) -> Secur
             raise IllegalToken(f"the JWS header's {name} is not a string")
     _check_crit(header)
     claims = _json_object(payload_part, "payload")
-    signature = _base64url(signature_part)
+    signature = lenient_base64(signature_part)
     key = select(options.keys(), header)
     if key is None:
         options.missing_key(header.get("kid"))
@@ -118,19 +115,9 @@ def _sections(token: str) -> tuple[str, str, str]:
     return splits[0], splits[1], splits[2]
 
 
-def _base64url(part: str) -> bytes:
-    """jose4j's lenient base64url decoder: either alphabet, reading up to the first '=', other characters skipped,
-    a last lone character dropped."""
-    text = part.split("=", 1)[0].translate(_TO_URL_ALPHABET)
-    text = "".join(_BASE64URL.findall(text))
-    if len(text) % 4 == 1:
-        text = text[:-1]
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
 def _json_object(part: str, what: str) -> dict[str, object]:
     try:
-        value = json.loads(_base64url(part).decode("utf-8"), object_pairs_hook=no_duplicate_members, parse_constant=_no_constant)
+        value = json.loads(lenient_base64(part).decode("utf-8"), object_pairs_hook=no_duplicate_members, parse_constant=_no_constant)
     except ValueError:  # UnicodeDecodeError included
         raise IllegalToken(f"the {what} is not a JSON object") from None
     if not isinstance(value, dict):

@@ -8,7 +8,10 @@ authenticating with signed tokens.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import http.server
+import json
 import ssl
 import threading
 import time
@@ -26,7 +29,7 @@ from kafka_shim.shim.security.sasl.settings import SaslSettings
 from kafka_shim.shim.security.sasl.unsecured_jws import IllegalToken
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from tests.support.sasl_setup import listener_address, sasl_properties
-from tests.support.signed_jwt import ec_key, jwks_document, rsa_key, signed_jwt, standard_claims
+from tests.support.signed_jwt import b64url, certificate_der, ec_key, jwks_document, rsa_key, signed_jwt, standard_claims
 from tests.support.tls_material import shared_tls_material
 
 PREFIX = "listener.name.sasl_plaintext."
@@ -99,6 +102,27 @@ def test_keys_jose4j_cannot_read_or_does_not_know_are_dropped() -> None:
     keys = parse_jwks('{"keys": [{"kty": "EC", "crv": "P-192", "x": "AA", "y": "AA"}, {"kty": "OKP", "crv": "X25519", '
                       '"x": "AA"}, {"kty": "weird"}, {"kty": "RSA", "kid": "no-modulus"}, 7]}', "test")
     assert keys == [] and select(keys, {"alg": "ES256"}) is None
+
+
+def test_keys_whose_members_jose4j_reads_strictly_are_dropped() -> None:
+    """jose4j reads kid, use, alg (and a public key's thumbprints and x5c) strictly: another JSON type drops the key;
+    an HMAC key's thumbprint members are not read at all (tests/differential compares these with Kafka)."""
+    good = KEY.jwk()
+    odd = [good | {"kid": 5}, good | {"use": 1}, good | {"x5t": 7}, good | {"key_ops": "verify"}, good | {"x5c": ["AAAA"]},
+           good | {"x5c": None}, good | {"x5c": "not-a-list"}]
+    kept = [good | {"kid": "odd-" + str(i)} for i in range(3)]
+    keys = parse_jwks(json.dumps({"keys": odd + kept + [{"kty": "oct", "k": "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0",
+                                                           "kid": "hmac", "x5t": 5}]}), "test")
+    assert [k.kid for k in keys] == ["odd-0", "odd-1", "odd-2", "hmac"]
+
+
+def test_a_keys_x5c_certificate_stands_in_for_its_thumbprints() -> None:
+    certificate = certificate_der(KEY)
+    keys = parse_jwks(json.dumps({"keys": [KEY.jwk() | {"x5c": [base64.b64encode(certificate).decode()]}]}), "test")
+    sha1, sha256 = (b64url(h(certificate).digest()) for h in (hashlib.sha1, hashlib.sha256))
+    assert select(keys, {"alg": "RS256", "kid": "first", "x5t": sha1}) == keys[0]
+    assert select(keys, {"alg": "RS256", "kid": "first", "x5t#S256": sha256}) == keys[0]
+    assert select(keys, {"alg": "RS256", "kid": "first", "x5t": sha256}) is None
 
 
 class _Keys(http.server.BaseHTTPRequestHandler):
