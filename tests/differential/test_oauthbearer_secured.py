@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import http.server
 import json
-import ssl
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -26,6 +23,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from tests.differential.test_oauthbearer import ACK, CREATE_TOPIC, HANDSHAKE, authenticate, compare, first_message
+from tests.support.jwks_server import JwksServer
 from tests.support.peers import RealKafka, start_real_kafka, stop_real_kafka
 from tests.support.sasl_setup import sasl_properties
 from tests.support.signed_jwt import (
@@ -287,20 +285,6 @@ def test_a_broker_expecting_no_audience_or_issuer(kafka_expecting_nothing, shim_
 # -- an https JWKS endpoint, trusted through the JAAS entry's ssl.* options (JaasOptionsUtils) ------------------------
 
 
-class _KeysOverTls(http.server.BaseHTTPRequestHandler):
-    document = b""
-
-    def do_GET(self) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(self.document)))
-        self.end_headers()
-        self.wfile.write(self.document)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 # Keys with members jose4j reads strictly, first in the https pair's set. Each signs a token without a kid in an
 # algorithm that, among the set's RSA keys, only it and the keys without an alg fit: jose4j picks it when it kept the
 # key (accepted), the set's first RSA key otherwise (refused).
@@ -325,15 +309,9 @@ def _thumbprint(name: str, right: bool) -> str:
 @pytest.fixture(scope="module")
 def https_jwks() -> Iterator[str]:
     """The key set served over TLS by the shared test CA's server certificate (localhost)."""
-    material = shared_tls_material()
-    _KeysOverTls.document = jwks_document([*ODD_KEYS.values(), *KEYS.values(), NO_KID, *X5C_KEYS.values()]).encode()
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _KeysOverTls)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(material.server.cert_path, material.server.key_path)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"https://localhost:{server.server_address[1]}/keys"
-    server.shutdown()
+    server = JwksServer(jwks_document([*ODD_KEYS.values(), *KEYS.values(), NO_KID, *X5C_KEYS.values()]), tls=True)
+    yield server.url
+    server.close()
 
 
 def _https_overrides(url: str) -> dict[str, str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import datetime
 import hashlib
 import hmac
 import json
@@ -11,9 +12,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+from cryptography.x509.oid import NameOID
 
 
 def b64url(data: bytes) -> str:
@@ -90,11 +93,6 @@ def hmac_key(kid: str | None, size: int = 32, **extra: str) -> SigningKey:
 
 def certificate_der(key: SigningKey) -> bytes:
     """A self-signed certificate of ``key``'s public key (DER), for a JWK's ``x5c``."""
-    import datetime
-
-    from cryptography import x509
-    from cryptography.x509.oid import NameOID
-
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"kafka-shim test key {key.kid}")])
     now = datetime.datetime.now(datetime.UTC)
     certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.private.public_key())

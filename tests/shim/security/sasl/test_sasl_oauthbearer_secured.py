@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import http.server
 import json
-import ssl
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +25,7 @@ from kafka_shim.shim.security.sasl.secured_jwt import SecuredValidatorOptions
 from kafka_shim.shim.security.sasl.settings import SaslSettings
 from kafka_shim.shim.security.sasl.unsecured_jws import IllegalToken
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
+from tests.support.jwks_server import JwksServer
 from tests.support.sasl_setup import listener_address, sasl_properties
 from tests.support.signed_jwt import b64url, certificate_der, ec_key, jwks_document, rsa_key, signed_jwt, standard_claims
 from tests.support.tls_material import shared_tls_material
@@ -125,39 +123,19 @@ def test_a_keys_x5c_certificate_stands_in_for_its_thumbprints() -> None:
     assert select(keys, {"alg": "RS256", "kid": "first", "x5t": sha256}) is None
 
 
-class _Keys(http.server.BaseHTTPRequestHandler):
-    served: list[str] = []
-    reads = 0
-
-    def do_GET(self) -> None:
-        type(self).reads += 1
-        body = self.served[-1].encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
-def endpoint() -> Iterator[str]:
-    _Keys.served, _Keys.reads = [jwks_document([KEY])], 0
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Keys)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/keys"
-    server.shutdown()
+def endpoint() -> Iterator[JwksServer]:
+    server = JwksServer(jwks_document([KEY]))
+    yield server
+    server.close()
 
 
-def test_an_endpoint_is_read_again_when_a_token_names_a_key_it_did_not_have(endpoint: str) -> None:
-    found = options(secured(**{"sasl.oauthbearer.jwks.endpoint.url": endpoint}))
-    assert _Keys.reads == 1
+def test_an_endpoint_is_read_again_when_a_token_names_a_key_it_did_not_have(endpoint: JwksServer) -> None:
+    found = options(secured(**{"sasl.oauthbearer.jwks.endpoint.url": endpoint.url}))
+    assert endpoint.reads == 1
     now_ms = int(time.time() * 1000)
     assert found.validate(signed_jwt(KEY, "RS256", standard_claims()), now_ms).principal == "alice"
-    _Keys.served.append(jwks_document([KEY, NEW_KEY]))  # the issuer rotates in a new key
+    endpoint.documents.append(jwks_document([KEY, NEW_KEY]))  # the issuer rotates in a new key
     rotated = signed_jwt(NEW_KEY, "ES256", standard_claims(sub="bob"))
     with pytest.raises(IllegalToken):
         found.validate(rotated, now_ms)  # refused, as Kafka refuses it while it reads the set again
@@ -178,17 +156,9 @@ def test_an_endpoint_is_read_again_when_a_token_names_a_key_it_did_not_have(endp
 
 @pytest.fixture
 def https_endpoint() -> Iterator[str]:
-    """The keys served over TLS with the shared test CA's server certificate (localhost, 127.0.0.1)."""
-    material = shared_tls_material()
-    _Keys.served, _Keys.reads = [jwks_document([KEY])], 0
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Keys)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(material.server.cert_path, material.server.key_path)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"https://localhost:{server.server_address[1]}/keys"
-    server.shutdown()
+    server = JwksServer(jwks_document([KEY]), tls=True)
+    yield server.url
+    server.close()
 
 
 def _jaas_with(**jaas_options: str) -> str:
