@@ -273,7 +273,7 @@ def scan_fixed(data: bytes, start: int, count: int, want_order: bool, key_size: 
             many = _first(_FIRST_HIGH, data[ts_at:stop:stride], many)
         else:
             many = min(_first(_FIRST_LOW, data[ts_at:stop:stride], many), _first(_FIRST_HIGH, data[ts_at + 1 : stop : stride], many))
-        if many == 0:  # the first record's delta is of neither width: no run can start here
+        if many == 0:  # (the width was read from this record, so it is at least one; the bounds below need one)
             return None
         stop = at + many * stride
         # Fixed bytes of every record of the run: its length, the key's size, the value's size, the header count of 0.

@@ -2,10 +2,11 @@
 
 ``parse_jwks`` reads a JWKS document (RFC 7517) into ``Jwk`` entries, dropping keys it cannot read or does not know,
 as jose4j drops them (string members of another type, ``key_ops`` not an array, an ``x5c`` not an array of readable
-certificates). ``select`` picks the key for a signed token as jose4j's VerificationJwkSelector does: every key
-of the set whose ``kid`` is the token's (when it names one), whose type fits its ``alg``, whose ``use`` is "sig" or
-absent, whose ``key_ops`` allow "verify" and whose ``x5t`` / ``x5t#S256`` (else its ``x5c`` certificate's) match the token's; only when several are
-left, those whose own ``alg`` is absent or the token's and, for EC, whose curve is the algorithm's; then the first.
+certificates). ``select`` picks the key for a signed token as jose4j's VerificationJwkSelector does: every key of
+the set whose ``kid`` is the token's (when it names one), whose type fits its ``alg``, whose ``use`` is "sig" or
+absent, whose ``key_ops`` allow "verify" and whose ``x5t`` / ``x5t#S256`` (else its ``x5c`` certificate's) match
+the token's; only when several are left, those whose own ``alg`` is absent or the token's and, for EC, whose curve
+is the algorithm's; then the first.
 ``verify`` checks the signature with it, refusing keys jose4j refuses (RSA under 2048 bits, an HMAC key shorter than
 its hash, an EC key on another curve).
 """
