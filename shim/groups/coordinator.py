@@ -54,11 +54,11 @@ from kafka_shim.shim.groups.settings import GroupSettings
 from kafka_shim.shim.groups.timers import LoopScheduler, Scheduler
 from kafka_shim.shim.javacompat.hash_orders import scala_mutable_map_order
 from kafka_shim.shim.javacompat.java_hash import java_order, java_string_hash
+from kafka_shim.shim.javacompat.strings import java_trim
 
 _log = get_logger("kafka_shim.groups")
 
 log = get_logger(__name__)
-_JAVA_TRIMMED = "".join(map(chr, range(0x21)))  # what java.lang.String.trim removes from both ends
 
 
 class GroupCoordinator:
@@ -525,7 +525,7 @@ class GroupCoordinator:
         """GroupCoordinator.handleListGroups: every group held, filtered by state (case-insensitive) and type; the
         old coordinator holds only classic groups, so a type filter without ``classic`` lists nothing."""
         # The new coordinator also trims each state name (String.trim: code points up to U+0020).
-        wanted_states = {s.lower().strip(_JAVA_TRIMMED) if self.settings.new_coordinator else s.lower() for s in states}
+        wanted_states = {java_trim(s.lower()) if self.settings.new_coordinator else s.lower() for s in states}
         wanted_types = {t.lower() for t in types}
         listed = []
         if self.settings.consumer_protocol_enabled:

@@ -15,6 +15,7 @@ from decimal import Decimal
 from typing import Protocol
 
 from kafka_shim.protocol.codes import ErrorCode
+from kafka_shim.shim.javacompat.strings import java_trim
 
 # A parsed value: BOOLEAN -> bool, INT/SHORT/LONG -> int, DOUBLE -> float, STRING/CLASS/PASSWORD -> str,
 # LIST -> list[str]; None only for keys whose default is null.
@@ -75,7 +76,6 @@ LONG_RANGE = (-(2**63), 2**63 - 1)
 LONG_MAX = LONG_RANGE[1]
 
 # Java's String.trim() drops every char up to U+0020 at both ends (control characters too, Unicode spaces not).
-_JAVA_TRIM = "".join(chr(c) for c in range(0x21))
 # ConfigDef.COMMA_WITH_WHITESPACE is "\\s*,\\s*"; Java's \s is ASCII whitespace only.
 _LIST_SPLIT = re.compile(r"[ \t\n\x0b\f\r]*,[ \t\n\x0b\f\r]*")
 # Integer.parseInt / Long.parseLong: an optional sign and decimal digits (Character.digit takes any Nd digit).
@@ -84,10 +84,6 @@ _JAVA_INTEGER = re.compile(r"[+-]?\d+")
 # NaN, Infinity, and hexadecimal floats with a mandatory binary exponent.
 _JAVA_DECIMAL = re.compile(r"[+-]?(?:NaN|Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[fFdD]?)", re.ASCII)
 _JAVA_HEX = re.compile(r"([+-]?)0[xX]((?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?\d+)[fFdD]?", re.ASCII)
-
-
-def java_trim(text: str) -> str:
-    return text.strip(_JAVA_TRIM)
 
 
 def java_double_str(value: float) -> str:

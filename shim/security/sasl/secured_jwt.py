@@ -18,6 +18,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kafka_shim.shim.javacompat.strings import java_trim
 from kafka_shim.shim.security.sasl.jwks import (
     Jwk,
     SignatureError,
@@ -27,7 +28,7 @@ from kafka_shim.shim.security.sasl.jwks import (
     select,
     verify,
 )
-from kafka_shim.shim.security.sasl.unsecured_jws import IllegalToken, ValidatorCrash, java_trim
+from kafka_shim.shim.security.sasl.unsecured_jws import IllegalToken, ValidatorCrash
 
 _LONG_MAX = 2**63 - 1
 

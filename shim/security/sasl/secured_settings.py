@@ -8,9 +8,9 @@ import threading
 from collections.abc import Callable, Mapping
 
 from kafka_shim.shim.config.broker_config import ConfigError
+from kafka_shim.shim.javacompat.strings import java_trim
 from kafka_shim.shim.security.sasl.jwks_source import EndpointKeys, FileKeys, JwksSourceError, open_keys
 from kafka_shim.shim.security.sasl.secured_jwt import SecuredValidatorOptions
-from kafka_shim.shim.security.sasl.unsecured_jws import java_trim
 
 JWKS_URL = "sasl.oauthbearer.jwks.endpoint.url"
 REFRESH_MS = "sasl.oauthbearer.jwks.endpoint.refresh.ms"

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kafka_shim.shim.config.broker_config import ConfigError
+from kafka_shim.shim.javacompat.strings import java_trim
 
 PRINCIPAL_CLAIM_OPTION = "unsecuredValidatorPrincipalClaimName"
 SCOPE_CLAIM_OPTION = "unsecuredValidatorScopeClaimName"
@@ -32,7 +33,6 @@ REQUIRED_SCOPE_OPTION = "unsecuredValidatorRequiredScope"
 CLOCK_SKEW_OPTION = "unsecuredValidatorAllowableClockSkewMs"
 
 # Java's String.trim and Kafka's Utils.isBlank: every character up to U+0020 is white space.
-_JAVA_BLANKS = "".join(map(chr, range(33)))
 _BASE64 = re.compile(r"[A-Za-z0-9+/]*")
 # RFC 6749's scope-token characters (OAuthBearerScopeUtils.isValidScopeItem).
 _SCOPE_ITEM = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
@@ -271,6 +271,4 @@ def _seconds_to_ms(seconds: float) -> int:
     return math.floor(ms + 0.5)
 
 
-def java_trim(text: str) -> str:
-    return text.strip(_JAVA_BLANKS)
 

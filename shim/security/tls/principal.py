@@ -17,6 +17,7 @@ from kafka_shim.authorizer.model import ANONYMOUS
 from kafka_shim.shim.config.broker_config import ConfigError
 from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.javacompat.java_regex import JavaRegexError, compile_java_regex, expand_java_replacement
+from kafka_shim.shim.javacompat.strings import java_trim
 
 log = get_logger("kafka_shim.ssl_principal")
 
@@ -225,11 +226,6 @@ def _escape_missing_groups(replacement: str, group_count: int) -> str:
     return value
 
 
-def _java_trim(text: str) -> str:
-    """Java's String.trim(): strips every character up to U+0020, not Unicode whitespace."""
-    return text.strip("".join(map(chr, range(33))))
-
-
 class SslPrincipalMapper:
     """Kafka's ``ssl.principal.mapping.rules``: the first rule that matches the DN gives the principal name."""
 
@@ -241,7 +237,7 @@ class SslPrincipalMapper:
         """Parse the rules (None means Kafka's default, ``DEFAULT``); ConfigError for a rule Kafka rejects."""
         text = "DEFAULT" if text is None else text
         rules = []
-        for match in _RULE_SPLITTER.finditer(_java_trim(text)):
+        for match in _RULE_SPLITTER.finditer(java_trim(text)):
             rule_text = match.group(1)
             parsed = _RULE_PARSER.match(rule_text)
             if parsed is None or parsed.end() != len(rule_text):
