@@ -72,14 +72,6 @@ class Jwk:
     key_ops: tuple[Any, ...] | None = None
     x5t: str | None = None
     x5t_s256: str | None = None
-    certificate: bytes | None = None  # the DER of the first x5c certificate, whose thumbprints stand in for absent x5t's
-
-    def thumbprints(self) -> tuple[str | None, str | None]:
-        """(x5t, x5t#S256): the members, else derived from the x5c leaf certificate (as jose4j's key filter does)."""
-        if self.certificate is None:
-            return self.x5t, self.x5t_s256
-        return (self.x5t if self.x5t is not None else _b64url(hashlib.sha1(self.certificate).digest()),
-                self.x5t_s256 if self.x5t_s256 is not None else _b64url(hashlib.sha256(self.certificate).digest()))
 
 
 def parse_jwks(text: str, where: str) -> list[Jwk]:
@@ -169,8 +161,12 @@ def _jwk(entry: Any) -> Jwk | None:
         return None
     text = {name: entry.get(name) for name in strings}
     operations = entry.get("key_ops")
+    x5t, x5t_s256 = text.get("x5t"), text.get("x5t#S256")
+    if certificate is not None:  # jose4j's key filter derives absent thumbprints from the x5c leaf certificate
+        x5t = x5t if x5t is not None else _b64url(hashlib.sha1(certificate).digest())
+        x5t_s256 = x5t_s256 if x5t_s256 is not None else _b64url(hashlib.sha256(certificate).digest())
     return Jwk(kty, text["kid"], text["use"], text["alg"], crv, key, tuple(operations) if isinstance(operations, list) else None,
-               text.get("x5t"), text.get("x5t#S256"), certificate)
+               x5t, x5t_s256)
 
 
 def _b64(entry: dict[str, Any], name: str) -> bytes:
@@ -197,7 +193,7 @@ def select(keys: list[Jwk], header: dict[str, Any]) -> Jwk | None:
         if (key.use is not None and key.use != "sig") or (key.key_ops is not None and "verify" not in key.key_ops):
             continue
         if any(wanted is not None and own is not None and own != wanted
-               for wanted, own in zip((thumbprints["x5t"], thumbprints["x5t#S256"]), key.thumbprints(), strict=True)):
+               for wanted, own in ((thumbprints["x5t"], key.x5t), (thumbprints["x5t#S256"], key.x5t_s256))):
             continue
         found.append(key)
     if len(found) > 1:
