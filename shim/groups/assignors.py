@@ -13,11 +13,13 @@ What each gives:
 - ``uniform``: every partition of the subscribed topics to exactly one member, the counts differing by at most one
   (among members with the same subscription), sticky: a member keeps what it had up to its quota.
 
-Version notes. Kafka walks Java HashMaps/HashSets of member ids and topic ids in the uniform builders, so which of
-two equally good members gets a freed partition follows those hash orders; kafka-shim walks members and partitions
-in sorted order. The properties a client sees (balance, stickiness, every partition once) are the same; the exact
-choice between equal candidates can differ. Kafka 3.9 has no rack-aware placement in these assignors (racks are
-recorded only).
+Which member gets what among equally good choices follows the Java hash orders Kafka walks. In the homogeneous
+uniform builder these are exact: the members in the order of TargetAssignmentBuilder's ``java.util.HashMap`` of
+member ids (the caller passes them so: the first ``total % members`` of them get the extra partition), the topics
+as a ``HashSet`` of topic ids, a member's current partitions by its ``HashMap`` of topic ids and ``HashSet`` of
+partitions (``Assignment.fromRecord``), which decide what it keeps and what it gives up. The heterogeneous builder
+walks members and topics in sorted order; there only the choice between equal candidates can differ from Kafka's.
+Kafka 3.9 has no rack-aware placement in these assignors (racks are recorded only).
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+
+from kafka_shim.shim.javacompat.hash_orders import int_hash_set_order, java_hash_map_order, java_hash_set_order
+from kafka_shim.shim.javacompat.java_hash import java_string_hash
+from kafka_shim.shim.javacompat.scala_set import kafka_uuid_hash
 
 UNIFORM = "uniform"
 RANGE = "range"
@@ -60,7 +66,8 @@ def assignor_name(configured: str) -> str:
 
 def assign(name: str, members: Mapping[str, MemberSpec], partition_counts: Mapping[uuid.UUID, int],
            homogeneous: bool) -> dict[str, Assignment]:
-    """The target assignment of every member by the assignor ``name``; ``partition_counts`` gives each topic's size."""
+    """The target assignment of every member by the assignor ``name``; ``partition_counts`` gives each topic's size.
+    ``members`` iterate as Kafka's TargetAssignmentBuilder holds them (see :func:`kafka_member_order`)."""
     if not members:
         return {}
     if name == RANGE:
@@ -70,6 +77,14 @@ def assign(name: str, members: Mapping[str, MemberSpec], partition_counts: Mappi
             return _uniform_homogeneous(members, partition_counts)
         return _uniform_heterogeneous(members, partition_counts)
     raise AssignorError(f"Unknown assignor {name}")
+
+
+def kafka_member_order(members_before: list[str], updated: str, removed: str | None = None) -> list[str]:
+    """The member ids as TargetAssignmentBuilder.build's ``java.util.HashMap`` iterates them: filled with the group's
+    members as its table holds them (``members_before``, before this update), then the updated member put (a new one
+    comes last), the member a static member replaces removed afterwards (the table keeps the size it grew to)."""
+    filled = members_before if updated in members_before else [*members_before, updated]
+    return [m for m in java_hash_map_order(filled, java_string_hash) if m != removed]
 
 
 def _sorted_members(members: Mapping[str, MemberSpec]) -> list[str]:
@@ -109,16 +124,19 @@ def _range(members: Mapping[str, MemberSpec], partition_counts: Mapping[uuid.UUI
 
 def _uniform_homogeneous(members: Mapping[str, MemberSpec], partition_counts: Mapping[uuid.UUID, int]) -> dict[str, Assignment]:
     """Kafka's UniformHomogeneousAssignmentBuilder: quotas of total/members (the first total%members members one
-    more), each member keeps its partitions up to its quota, the rest are handed to members below their quota."""
-    order = sorted(members)
-    topics = members[order[0]].subscribed_topic_ids
+    more), each member keeps its partitions up to its quota, the rest are handed to members below their quota.
+    ``members`` in Kafka's order (see the module's notes)."""
+    order = list(members)
+    # new HashSet<>(the first member's subscribed topic ids)
+    topics = java_hash_set_order(sorted(members[order[0]].subscribed_topic_ids), kafka_uuid_hash)
     if not topics:
         return {m: {} for m in order}
     for topic_id in topics:
         if topic_id not in partition_counts:
             raise AssignorError(f"Members are subscribed to topic {topic_id} which doesn't exist in the topic metadata.")
-    owned = {(t, p) for m in order for t, ps in members[m].assignment.items() if t in topics for p in ps}
-    unassigned = [(t, p) for t in sorted(topics) for p in range(partition_counts[t]) if (t, p) not in owned]
+    subscribed = set(topics)
+    owned = {(t, p) for m in order for t, ps in members[m].assignment.items() if t in subscribed for p in ps}
+    unassigned = [(t, p) for t in topics for p in range(partition_counts[t]) if (t, p) not in owned]
     total = sum(partition_counts[t] for t in topics)
     minimum, extra = divmod(total, len(order))
     result: dict[str, dict[uuid.UUID, set[int]]] = {}
@@ -126,13 +144,17 @@ def _uniform_homogeneous(members: Mapping[str, MemberSpec], partition_counts: Ma
     for member_id in order:
         quota = minimum + (1 if extra > 0 else 0)
         extra -= 1 if extra > 0 else 0
+        current = members[member_id].assignment
         kept: dict[uuid.UUID, set[int]] = {}
-        for topic_id in sorted(members[member_id].assignment):
-            if topic_id not in topics:
+        for topic_id in java_hash_map_order(sorted(current), kafka_uuid_hash):
+            if topic_id not in subscribed:
                 continue  # no longer subscribed: revoked
-            for partition in sorted(members[member_id].assignment[topic_id]):
-                if partition >= partition_counts[topic_id]:
-                    continue
+            partitions = int_hash_set_order(sorted(current[topic_id]))
+            if len(partitions) <= quota:
+                kept[topic_id] = set(partitions)
+                quota -= len(partitions)
+                continue
+            for partition in partitions:
                 if quota > 0:
                     kept.setdefault(topic_id, set()).add(partition)
                     quota -= 1
@@ -151,7 +173,7 @@ def _uniform_homogeneous(members: Mapping[str, MemberSpec], partition_counts: Ma
             result[member_id].setdefault(topic_id, set()).add(partition)
     if index < len(unassigned):
         raise AssignorError("Partitions were left unassigned")
-    return {m: {t: frozenset(ps) for t, ps in a.items()} for m, a in result.items()}
+    return {m: {t: frozenset(ps) for t, ps in a.items() if ps} for m, a in result.items()}
 
 
 def _uniform_heterogeneous(members: Mapping[str, MemberSpec], partition_counts: Mapping[uuid.UUID, int]) -> dict[str, Assignment]:

@@ -511,8 +511,9 @@ class ConsumerGroupManager:
         self._check_epoch(existing, hb.member_epoch, hb.owned)
         return existing, None
 
-    def _update_target(self, group: ConsumerGroup) -> None:
-        """TargetAssignmentBuilder: run the preferred assignor over every member's subscription (as topic ids)."""
+    def _update_target(self, group: ConsumerGroup, order: list[str]) -> None:
+        """TargetAssignmentBuilder: run the preferred assignor over every member's subscription (as topic ids),
+        the members in ``order`` (assignors.kafka_member_order)."""
         default = self.assignor_names[0] if self.assignor_names else assignors.UNIFORM
         name = group.preferred_assignor(default)
         ids = {name: shape.topic_id for name, shape in group.subscription_metadata.items()}
@@ -521,7 +522,7 @@ class ConsumerGroupManager:
             m.member_id: MemberSpec(m.member_id, m.instance_id, m.rack_id,
                                     frozenset(ids[n] for n in m.subscribed_topic_names if n in ids),
                                     group.target.get(m.member_id, {}))
-            for m in group.members.values()
+            for m in map(group.members.__getitem__, order)
         }
         subscribers: dict[str, int] = {}
         for m in group.members.values():
@@ -722,6 +723,7 @@ class ConsumerGroupManager:
         takes over the one it replaces, and the group epoch goes up when the subscriptions or their topics changed,
         which recomputes the target assignment."""
         member_id = updated.member_id
+        members_before = [m.member_id for m in group.members_in_kafka_order()]
         if group.group_id not in self.groups or self.groups[group.group_id] is not group:
             self.groups[group.group_id] = group  # a new group, or one replacing an empty classic group
         bump = updated.subscribed_topic_names != member.subscribed_topic_names
@@ -743,7 +745,7 @@ class ConsumerGroupManager:
             group.subscription_metadata = metadata
             group.group_epoch += 1
         if group.group_epoch > group.assignment_epoch:
-            self._update_target(group)
+            self._update_target(group, assignors.kafka_member_order(members_before, member_id, replaced))
 
     def _classic_member(self, group: ConsumerGroup, member_id: str, instance_id: str | None) -> ConsumerMember:
         """validateConsumerGroupMember plus throwIfMemberDoesNotUseClassicProtocol."""

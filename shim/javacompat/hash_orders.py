@@ -77,13 +77,19 @@ def scala_immutable_map_order(keys: Iterable[T], hash_code: Callable[[T], int]) 
     return scala_set_order(keys, hash_code)
 
 
-def int_hash_set_order(values: Iterable[int]) -> list[int]:
-    """The distinct ``values`` in the order ``new HashSet<>(collection)`` of Integers iterates them: its table is
-    sized for the whole collection at once (``max(n / .75f + 1, 16)`` rounded up to a power of two), and
-    ``Integer.hashCode`` is the value itself."""
+def java_hash_set_order(values: Iterable[T], hash_code: Callable[[T], int]) -> list[T]:
+    """The distinct ``values`` in the order ``new HashSet<>(collection)`` iterates them: its table is sized for the
+    whole collection at once (``max(n / .75f + 1, 16)`` rounded up to a power of two), filled in the collection's
+    order (which decides only the order within a bucket)."""
     given = list(values)
     distinct = list(dict.fromkeys(given))
     wanted = max(int(len(given) / 0.75) + 1, _INITIAL_CAPACITY)  # sized by the collection, duplicates included
     length = 1 << (wanted - 1).bit_length()
     position = {value: index for index, value in enumerate(distinct)}
-    return sorted(distinct, key=lambda v: (_spread(v & _MASK) & (length - 1), position[v]))
+    return sorted(distinct, key=lambda v: (_spread(hash_code(v) & _MASK) & (length - 1), position[v]))
+
+
+def int_hash_set_order(values: Iterable[int]) -> list[int]:
+    """The distinct ``values`` in the order ``new HashSet<>(collection)`` of Integers iterates them
+    (``Integer.hashCode`` is the value itself)."""
+    return java_hash_set_order(values, int)

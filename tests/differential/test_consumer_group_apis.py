@@ -33,6 +33,7 @@ from kafka_shim.protocol.messages import (
     SyncGroupRequest,
 )
 from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.groups.assignors import UNIFORM, MemberSpec, assign, kafka_member_order
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.javacompat.scala_set import kafka_uuid_hash
 from kafka_shim.shim.javacompat.timeline_table import TimelineTableOrder
@@ -309,6 +310,47 @@ def test_uniform_assignor_balances_like_kafka(peers: Peers) -> None:
             if len(set(buckets)) == len(buckets):
                 assert buckets == sorted(buckets), (("Kafka", "kafka-shim")[side], listed)
     assert sizes[0] == sizes[1] == [2, 3]
+
+
+def test_uniform_assignor_splits_partitions_in_kafkas_member_order(peers: Peers) -> None:
+    """Which members of a group get the extra partitions, and which partitions a member gives up, follow the Java
+    hash orders Kafka's uniform assignor walks (its memberSpecs HashMap, a HashSet of partitions). The member ids
+    are random and differ between the brokers, so each side's target assignments are checked, step after step,
+    against the assignor fed that side's ids. 7 partitions over up to 5 members: two of them get a third. The
+    members never heartbeat again; the steps take far less than the module's 15 s sessions."""
+    group, topic = "cg-uniform-order", "cg-u7"
+    peers.topic(topic, 7)
+    script = Script(peers, group)
+    peers.grant(group, READ, resource_type=GROUP_RT)
+    tables = [TimelineTableOrder(java_string_hash), TimelineTableOrder(java_string_hash)]
+    targets: list[dict[str, dict]] = [{}, {}]
+    steps = [("join", f"u{i}") for i in range(5)] + [("leave", "u1"), ("join", "u5"), ("leave", "u3"), ("join", "u6")]
+    for step, label in steps:
+        joining = step == "join"
+        script.heartbeat(label, 0 if joining else -1, topics=[topic] if joining else None, owned={} if joining else None,
+                         rebalance_timeout_ms=60000 if joining else -1, what=f"{label} {step}s",
+                         ignore=("assignment", "heartbeat_interval_ms", "member_epoch"))
+        for side in (0, 1):
+            member_id, table = script.member_ids[side][label], tables[side]
+            if not joining:  # the target is computed again at the next join
+                table.put(member_id)
+                table.remove(member_id)
+                targets[side].pop(member_id)
+                continue
+            before = table.order()
+            table.put(member_id)
+            table.put(member_id)
+            topic_id = peers.topic_ids[topic][side]
+            specs = {m: MemberSpec(m, subscribed_topic_ids=frozenset({topic_id}), assignment=targets[side].get(m, {}))
+                     for m in kafka_member_order(before, member_id)}
+            targets[side] = assign(UNIFORM, specs, {topic_id: 7}, homogeneous=True)
+        if not joining:
+            continue
+        for side, answer in enumerate(peers.both(DESCRIBE, 0, lambda side: ConsumerGroupDescribeRequest(group_ids=[group]))):
+            described = {m.member_id: {t.topic_id: frozenset(t.partitions) for t in m.target_assignment.topic_partitions}
+                         for m in answer.body.groups[0].members}
+            expected = {m: {t: ps for t, ps in a.items() if ps} for m, a in targets[side].items()}
+            assert described == expected, (("Kafka", "kafka-shim")[side], f"after {label} joined")
 
 
 def test_members_are_described_in_the_order_of_kafkas_member_table(peers: Peers) -> None:

@@ -112,3 +112,18 @@ def test_range_puts_static_members_first_by_instance_id() -> None:
 def test_a_missing_topic_fails_the_assignment() -> None:
     with pytest.raises(AssignorError, match="non-existent topic"):
         assign(RANGE, {"a": MemberSpec("a", subscribed_topic_ids=frozenset(TOPICS[:1]))}, {}, homogeneous=True)
+
+
+def test_uniform_gives_the_extra_partitions_in_kafkas_member_order() -> None:
+    """Kafka's memberSpecs is a java.util.HashMap: "zz" (bucket 0) comes before "a" (bucket 1), though it sorts
+    after it. "a" held all three partitions; "zz" joins: "zz" gets the extra one, so "a" keeps only partition 0."""
+    from kafka_shim.shim.groups.assignors import kafka_member_order
+
+    topic = TOPICS[0]
+    order = kafka_member_order(["a"], "zz")
+    assert order == ["zz", "a"]
+    held = {topic: frozenset({0, 1, 2})}
+    specs = {m: MemberSpec(m, subscribed_topic_ids=frozenset({topic}), assignment=held if m == "a" else {}) for m in order}
+    assert assign(UNIFORM, specs, {topic: 3}, homogeneous=True) == {"zz": {topic: frozenset({1, 2})}, "a": {topic: frozenset({0})}}
+    # A member that a static member replaces is left out, after the table grew for it.
+    assert kafka_member_order(["a", "x"], "zz", removed="x") == ["zz", "a"]
