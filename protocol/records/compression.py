@@ -75,22 +75,73 @@ def codec_for_encoding(compression: Compression | int) -> Compression:
     return codec
 
 
-def compress(codec: Compression, data: bytes) -> bytes:
-    """``data`` compressed with ``codec``, which :func:`codec_for_encoding` has accepted."""
+def compress(codec: Compression, data: bytes, magic: int = 2) -> bytes:
+    """``data`` compressed with ``codec``, which :func:`codec_for_encoding` has accepted, for a message of ``magic``
+    (an lz4 frame in a magic 0 message carries the header checksum Kafka writes there: see :func:`_lz4_header`)."""
     backend = _codec(codec)
     assert backend is not None, "checked by codec_for_encoding"
-    return backend.compress(data)
+    compressed = backend.compress(data)
+    return _lz4_header(compressed, legacy=True) if codec is Compression.LZ4 and magic == 0 else compressed
 
 
-def decompress(codec: Compression, data: memoryview, limit: int) -> bytes:
-    """The records section in ``data``, at most ``limit`` bytes of it (more is a DecodeError)."""
+def decompress(codec: Compression, data: memoryview, limit: int, magic: int = 2) -> bytes:
+    """The records section in ``data``, at most ``limit`` bytes of it (more is a DecodeError); ``magic`` is the
+    message format's (the header checksum of an lz4 frame in a magic 0 message is not checked)."""
     backend = _codec(codec)
     if backend is None:
         raise UnsupportedCompressionError(codec)
     if not data:
         # Every codec's framing has at least a header, and Java's readers reject empty input too.
         raise _codec_error(codec, "compressed records are empty")
-    return backend.decompress(bytes(data), limit)
+    raw = bytes(data)
+    if codec is Compression.LZ4 and magic == 0:
+        raw = _lz4_header(raw, legacy=False)
+    return backend.decompress(raw, limit)
+
+
+# The lz4 frame's magic number, and the FLG bit saying an 8-byte content size follows the BD byte.
+_LZ4_MAGIC = b"\x04\x22\x4d\x18"
+_LZ4_CONTENT_SIZE = 0x08
+
+
+def _lz4_header(frame: bytes, *, legacy: bool) -> bytes:
+    """``frame`` with its frame descriptor's checksum byte (HC) replaced: ``legacy``, by the one Kafka writes in
+    magic 0 messages, else by the one the lz4 frame format specifies.
+
+    Kafka's KafkaLZ4BlockOutputStream of magic 0 hashes the descriptor from the frame's magic number on instead of
+    from its FLG byte (the checksum of Kafka 0.8's lz4 framing, kept for those clients), and its input stream skips
+    the byte unchecked for magic 0. The lz4 package checks it: a magic 0 frame is given the specified byte before it
+    is read, so that any byte there is accepted, as Kafka accepts it."""
+    if len(frame) < 7 or frame[:4] != _LZ4_MAGIC:
+        return frame  # not a frame the byte can be found in: the codec reports it
+    checksum_at = 6 + (8 if frame[4] & _LZ4_CONTENT_SIZE else 0)
+    if len(frame) <= checksum_at:
+        return frame
+    hashed = frame[:checksum_at] if legacy else frame[4:checksum_at]
+    return frame[:checksum_at] + bytes([(_xxh32_short(hashed) >> 8) & 0xFF]) + frame[checksum_at + 1 :]
+
+
+_U32 = 0xFFFFFFFF
+_XXH_PRIMES = (2654435761, 2246822519, 3266489917, 668265263, 374761393)
+
+
+def _xxh32_short(data: bytes, seed: int = 0) -> int:
+    """XXH32 of fewer than 16 bytes (a frame descriptor is at most 14): the hash's short-input path only."""
+    assert len(data) < 16
+    p1, p2, p3, p4, p5 = _XXH_PRIMES
+    h = (seed + p5 + len(data)) & _U32
+    whole = len(data) - len(data) % 4
+    for at in range(0, whole, 4):
+        h = (h + int.from_bytes(data[at : at + 4], "little") * p3) & _U32
+        h = (((h << 17) | (h >> 15)) & _U32) * p4 & _U32
+    for byte in data[whole:]:
+        h = (h + byte * p5) & _U32
+        h = (((h << 11) | (h >> 21)) & _U32) * p1 & _U32
+    h ^= h >> 15
+    h = (h * p2) & _U32
+    h ^= h >> 13
+    h = (h * p3) & _U32
+    return h ^ (h >> 16)
 
 
 def _codec_error(codec: Compression, reason: str) -> DecodeError:

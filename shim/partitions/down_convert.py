@@ -115,7 +115,7 @@ def _convert_batch(batch: RecordBatch, magic: int, fetch_offset: int) -> bytes:
     )
     wrapper_timestamp = batch.max_timestamp if log_append else max(ts for _, ts, _, _ in messages)
     attributes = int(batch.compression) | timestamp_type_bit
-    return _message(magic, messages[-1][0], attributes, wrapper_timestamp, None, compress(batch.compression, inner))
+    return _message(magic, messages[-1][0], attributes, wrapper_timestamp, None, compress(batch.compression, inner, magic))
 
 
 def _message(magic: int, offset: int, attributes: int, timestamp: int, key: bytes | None, value: bytes | None) -> bytes:

@@ -10,8 +10,9 @@ attributes name a codec: then the value holds a whole compressed message set (th
 a wrapper. Magic 1 wrappers carry relative inner offsets; a wrapper with the LogAppendTime bit gives its timestamp to
 every inner message (``LegacyRecord.timestamp`` of a deep entry).
 
-Not read: magic 0 lz4 wrappers (Kafka 0.8's lz4 framing has a wrong header checksum that the lz4 package rejects;
-they fail as corrupt) and zstd, which Kafka never allowed below magic 2.
+Magic 0 lz4 wrappers are read as Kafka reads them, whatever their frame's header checksum byte (Kafka 0.8's lz4
+framing computed it wrongly, and Kafka skips it for magic 0: protocol.records.compression). Not read: zstd, which
+Kafka never allowed below magic 2.
 """
 
 from __future__ import annotations
@@ -166,7 +167,7 @@ def inner_messages(batch: LegacyBatch, max_decompressed: int) -> list[LegacyMess
     if wrapper.value is None:
         raise LegacyCorrupt("compressed message has a null value")
     try:
-        payload = decompress(Compression(wrapper.codec), memoryview(wrapper.value), max_decompressed)
+        payload = decompress(Compression(wrapper.codec), memoryview(wrapper.value), max_decompressed, wrapper.magic)
     except DecodeError as exc:
         raise LegacyCorrupt(str(exc)) from None
     inner: list[LegacyMessage] = []

@@ -107,6 +107,22 @@ def test_fetch_old_versions_down_converted(peers, version) -> None:
     peers.same(FETCH, version, lambda side: _fetch(peers, side, version, [("fo-data", 0, 7)]), what=f"Fetch v{version} of an uncompressed batch")
 
 
+def test_fetch_old_versions_of_an_lz4_batch(peers) -> None:
+    """An lz4 batch down-converted: into a magic 0 wrapper whose lz4 frame carries the header checksum Kafka writes
+    for magic 0 (Kafka 0.8's, over the frame's magic number too), and into a magic 1 wrapper with the specified one."""
+    peers.topic("fo-lz4", 1)
+    peers.produce("fo-lz4", 0, batch([(b"k%d" % i, b"lz-%d" % i * 20, [], T0 + i) for i in range(3)], Compression.LZ4))
+    peers.grant("fo-lz4", READ, DESCRIBE)
+    for version in (0, 1, 2, 3):
+        _, shim = peers.same(FETCH, version, lambda side, version=version: _fetch(peers, side, version, [("fo-lz4", 0, 0)]),
+                             what=f"Fetch v{version} of an lz4 batch")
+        wrapper = shim.body.responses[0].partitions[0].records
+        # offset, size, crc, magic, attributes, [timestamp], null key, value size: the frame starts after them
+        frame = wrapper[12 + 4 + 2 + (8 if version >= 2 else 0) + 4 + 4:]
+        assert frame[:6] == bytes.fromhex("04224d186040")
+        assert frame[6] == (0x1A if version < 2 else 0x82), f"Fetch v{version}: header checksum {frame[6]:#x}"
+
+
 @pytest.mark.parametrize("max_bytes,partition_max_bytes", [(0, 0), (1, 1 << 20), (100, 100), (1 << 20, 80), (500, 1 << 20),
                                                            (1 << 20, -1), (-1, 1 << 20)])
 def test_fetch_size_limits(peers, max_bytes, partition_max_bytes) -> None:
