@@ -68,9 +68,10 @@ _Partition = FetchResponse.PartitionData
 FETCH_QUOTA = "consumer_byte_rate"
 
 
-def fetch_error_response(request: messages.FetchRequest, code: int, message: str | None) -> FetchResponse:
-    """FetchRequest.getErrorResponse: the top-level code and, below v13, the same code in every partition."""
-    by_id = any(t.topic_id != ZERO_UUID for t in request.topics)
+def fetch_error_response(request: messages.FetchRequest, code: int, message: str | None, version: int | None = None) -> FetchResponse:
+    """FetchRequest.getErrorResponse: the top-level code and, below v13, the same code in every partition (without
+    ``version``, v13+ is told by the topic ids)."""
+    by_id = version >= 13 if version is not None else any(t.topic_id != ZERO_UUID for t in request.topics)
     topics = [] if by_id else [
         _Topic(topic=t.topic, topic_id=t.topic_id, partitions=[_refused(p.partition, code) for p in t.partitions])
         for t in request.topics
@@ -131,6 +132,12 @@ async def fetch(ctx: RequestContext, request: messages.FetchRequest) -> FetchRes
         answers = read_partitions(partitions, interesting, params)
         if request.max_wait_ms > 0 and not _complete(answers, min_bytes):
             answers = await _long_poll(partitions, waiters, interesting, params, min_bytes, request.max_wait_ms)
+    if version >= 13 and _unnamed_topic_not_last(context.carried(answers + refused)):
+        # FetchResponse.toMessage compares each partition's topic with the previous one's, and for a topic id of
+        # zero by its name, which Kafka never resolved: its NullPointerException reaches KafkaApis' handleError.
+        log.warning("fetch_zero_topic_id", client=f"{ctx.client_host}:{ctx.client_port}", answered="UNKNOWN_SERVER_ERROR",
+                    hint="Fetch v13+ names topics by their topic id (from Metadata); a zero id is no topic")
+        return fetch_error_response(request, ErrorCode.UNKNOWN_SERVER_ERROR, None, version)
     throttled = _quota_throttle(ctx, context, answers + refused, from_follower)
     if throttled:
         # KafkaApis: a fetch over its byte-rate or request quota gets an empty answer with the throttle time, its
@@ -278,6 +285,11 @@ def _topics(ctx: RequestContext, partitions: Partitions, kept: list[tuple[TopicP
             topics.append(_Topic(topic=tp.topic or "", topic_id=tp.topic_id, partitions=[entry]))
         previous = tp
     return topics
+
+
+def _unnamed_topic_not_last(carried: list[tuple[TopicPartitionId, PartitionAnswer]]) -> bool:
+    """Whether a partition named by the zero topic id (Fetch v13+) has another partition after it in the answer."""
+    return any(tp.topic_id == ZERO_UUID for tp, _ in carried[:-1])
 
 
 def _same_topic(a: TopicPartitionId, b: TopicPartitionId) -> bool:

@@ -241,16 +241,17 @@ class FetchContext:
     def response_size(self, answers: list[tuple[TopicPartitionId, PartitionAnswer]]) -> int:
         """The record bytes the answer would carry, without recording anything (FetchContext.getResponseSize): what
         the fetch byte-rate quota is charged before deciding whether to throttle."""
+        return sum(answer.records_size for _, answer in self.carried(answers))
+
+    def carried(self, answers: list[tuple[TopicPartitionId, PartitionAnswer]]) -> list[tuple[TopicPartitionId, PartitionAnswer]]:
+        """The partitions the answer would carry, in order, without recording anything."""
         if self.kind is ContextKind.ERROR:
-            return 0
+            return []
         if self.kind is not ContextKind.INCREMENTAL or self.session is None:
-            return sum(answer.records_size for _, answer in answers)
-        total = 0
-        for tp, answer in answers:
-            cached = self.session.partitions.get(tp.key)
-            if cached is not None and cached.must_respond(answer, update=False):
-                total += answer.records_size
-        return total
+            return answers
+        partitions = self.session.partitions
+        return [(tp, answer) for tp, answer in answers
+                if (cached := partitions.get(tp.key)) is not None and cached.must_respond(answer, update=False)]
 
     def throttled(self) -> tuple[int, int]:
         """(error code, session id) of the empty answer a throttled fetch gets (FetchContext.getThrottledResponse):

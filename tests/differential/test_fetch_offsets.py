@@ -407,15 +407,18 @@ def test_fetch_session_ids_outside_the_cache_shards(peers, session_id, epoch) ->
     assert_same(kafka, shim, what=f"Fetch v12 session {session_id} epoch {epoch}")
 
 
-def _by_zero_id(peers: Peers, side: int, version: int, epoch: int, session_id: int = 0, forget: bool = False) -> FetchRequest:
+def _by_zero_id(peers: Peers, side: int, version: int, epoch: int, session_id: int = 0, forget: bool = False,
+                zero_partitions: tuple[int, ...] = (0,), then: tuple[str, ...] = ()) -> FetchRequest:
+    """``fo-data`` partition 0, then ``zero_partitions`` of the zero topic id, then partition 0 of each of ``then``."""
     request = _fetch(peers, side, version, [("fo-data", 0, 0)])
-    zero = [FetchRequest.FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=1 << 20, log_start_offset=-1,
-                                        current_leader_epoch=-1, last_fetched_epoch=-1)]
+    zero = [FetchRequest.FetchPartition(partition=p, fetch_offset=0, partition_max_bytes=1 << 20, log_start_offset=-1,
+                                        current_leader_epoch=-1, last_fetched_epoch=-1) for p in zero_partitions]
     if forget:
         request.topics = []
         request.forgotten_topics_data = [FetchRequest.ForgottenTopic(topic="", topic_id=_ZERO_ID, partitions=[0])]
     else:
         request.topics.append(FetchRequest.FetchTopic(topic="", topic_id=_ZERO_ID, partitions=zero))
+        request.topics += _fetch(peers, side, version, [(name, 0, 0) for name in then]).topics
     request.session_id, request.session_epoch = session_id, epoch
     return request
 
@@ -435,6 +438,12 @@ def test_fetch_naming_the_zero_topic_id(peers, version) -> None:
         return kafka, shim
 
     same(lambda side: _by_zero_id(peers, side, version, -1), "sessionless fetch naming the zero id")
+    # Kafka groups the answer's partitions by topic, comparing a zero id's topic by its (missing) name: a partition
+    # after one of the zero id fails the whole fetch; the denied and unknown come after the partitions read.
+    for zero_partitions, then in (((0, 1), ()), ((0,), ("fo-missing",)), ((0,), ("fo-secret",)), ((), ("fo-missing",))):
+        kafka, _ = same(lambda side, z=zero_partitions, t=then: _by_zero_id(peers, side, version, -1, zero_partitions=z, then=t),
+                        f"sessionless fetch naming the zero id's partitions {zero_partitions}, then {then}")
+        assert kafka.body.error_code == (-1 if zero_partitions and then or len(zero_partitions) > 1 else 0)
     kafka, _ = same(lambda side: _by_zero_id(peers, side, version, 0), "full fetch naming the zero id")
     assert kafka.body.error_code == -1
     opened = [0, 0]
