@@ -443,7 +443,7 @@ def test_fetch_naming_the_zero_topic_id(peers, version) -> None:
     for zero_partitions, then in (((0, 1), ()), ((0,), ("fo-missing",)), ((0,), ("fo-secret",)), ((), ("fo-missing",))):
         kafka, _ = same(lambda side, z=zero_partitions, t=then: _by_zero_id(peers, side, version, -1, zero_partitions=z, then=t),
                         f"sessionless fetch naming the zero id's partitions {zero_partitions}, then {then}")
-        assert kafka.body.error_code == (-1 if zero_partitions and then or len(zero_partitions) > 1 else 0)
+        assert kafka.body.error_code == (-1 if (zero_partitions and then) or len(zero_partitions) > 1 else 0)
     kafka, _ = same(lambda side: _by_zero_id(peers, side, version, 0), "full fetch naming the zero id")
     assert kafka.body.error_code == -1
     opened = [0, 0]
