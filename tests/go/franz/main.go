@@ -13,7 +13,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -22,6 +21,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
+
+	"github.com/kafka-shim/go-peers/peer"
 )
 
 var (
@@ -30,9 +31,6 @@ var (
 	saslAddr  = flag.String("sasl", "", "SASL_PLAINTEXT host:port (PLAIN users admin and alice)")
 	prefix    = flag.String("name", "go-franz", "prefix of the topics, groups and transactional ids made")
 )
-
-// Generous bounds: a busy machine must not fail a scenario, only a wrong answer may.
-const patience = 60 * time.Second
 
 var scenarios = map[string]func(ctx context.Context) error{
 	"admin-topics":    adminTopics,
@@ -44,24 +42,13 @@ var scenarios = map[string]func(ctx context.Context) error{
 
 func main() {
 	flag.Parse()
-	run, ok := scenarios[*scenario]
-	if !ok {
-		fmt.Fprintf(os.Stderr, "unknown scenario %q\n", *scenario)
-		os.Exit(2)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*patience)
-	defer cancel()
-	if err := run(ctx); err != nil {
-		fmt.Printf("FAIL %s: %v\n", *scenario, err)
-		os.Exit(1)
-	}
-	fmt.Printf("ok %s\n", *scenario)
+	peer.Run(scenarios, *scenario, *scenario)
 }
 
 func name(s string) string { return *prefix + "-" + s }
 
 func newClient(opts ...kgo.Opt) *kgo.Client {
-	base := []kgo.Opt{kgo.SeedBrokers(*bootstrap), kgo.ClientID("franz-peer"), kgo.RetryTimeout(patience)}
+	base := []kgo.Opt{kgo.SeedBrokers(*bootstrap), kgo.ClientID("franz-peer"), kgo.RetryTimeout(peer.Patience)}
 	cl, err := kgo.NewClient(append(base, opts...)...)
 	if err != nil {
 		panic(err)
@@ -79,6 +66,12 @@ func saslClient(user string, opts ...kgo.Opt) *kgo.Client {
 	return cl
 }
 
+// newAdmin: a client for administration and plain producing, and kadm over it.
+func newAdmin() (*kgo.Client, *kadm.Client) {
+	cl := newClient()
+	return cl, kadm.NewClient(cl)
+}
+
 func createTopic(ctx context.Context, adm *kadm.Client, partitions int32, topic string, configs map[string]*string) error {
 	resp, err := adm.CreateTopic(ctx, partitions, 1, configs, topic)
 	if err != nil {
@@ -89,13 +82,13 @@ func createTopic(ctx context.Context, adm *kadm.Client, partitions int32, topic 
 
 // consume polls until n records arrived or the patience runs out.
 func consume(ctx context.Context, cl *kgo.Client, n int) ([]*kgo.Record, error) {
-	ctx, cancel := context.WithTimeout(ctx, patience)
+	ctx, cancel := context.WithTimeout(ctx, peer.Patience)
 	defer cancel()
 	var got []*kgo.Record
 	for len(got) < n {
 		fetches := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
-			return got, fmt.Errorf("%d of %d records after %s", len(got), n, patience)
+			return got, fmt.Errorf("%d of %d records after %s", len(got), n, peer.Patience)
 		}
 		if err := fetches.Err(); err != nil {
 			return got, err
@@ -116,9 +109,8 @@ func sorted(records []*kgo.Record) []string {
 
 // adminTopics: create with a config, the same name again, describe the config, add partitions, delete.
 func adminTopics(ctx context.Context) error {
-	cl := newClient()
+	cl, adm := newAdmin()
 	defer cl.Close()
-	adm := kadm.NewClient(cl)
 	topic := name("admin")
 	retention := "3600000"
 	if err := createTopic(ctx, adm, 3, topic, map[string]*string{"retention.ms": &retention}); err != nil {
@@ -149,7 +141,7 @@ func adminTopics(ctx context.Context) error {
 		return fmt.Errorf("create partitions: %v %v", err, added.Error())
 	}
 	// Kafka's metadata reaches its brokers a moment after the answer.
-	if err := waitUntil(ctx, func() bool {
+	if err := peer.WaitUntil(ctx, func() bool {
 		details, err := adm.ListTopics(ctx, topic)
 		return err == nil && len(details[topic].Partitions) == 5
 	}); err != nil {
@@ -159,7 +151,7 @@ func adminTopics(ctx context.Context) error {
 	if err != nil || deleted.Error() != nil {
 		return fmt.Errorf("delete: %v %v", err, deleted.Error())
 	}
-	if err := waitUntil(ctx, func() bool {
+	if err := peer.WaitUntil(ctx, func() bool {
 		details, err := adm.ListTopics(ctx, topic)
 		return err == nil && errors.Is(details[topic].Err, kerr.UnknownTopicOrPartition)
 	}); err != nil {
@@ -170,9 +162,8 @@ func adminTopics(ctx context.Context) error {
 
 // codecs: keyed records with headers, produced idempotently (franz-go's default) with each codec, read back as sent.
 func codecs(ctx context.Context) error {
-	admin := newClient()
+	admin, adm := newAdmin()
 	defer admin.Close()
-	adm := kadm.NewClient(admin)
 	for _, codec := range []struct {
 		name  string
 		codec kgo.CompressionCodec
@@ -208,9 +199,8 @@ func codecs(ctx context.Context) error {
 
 // groupRebalance: two members share four partitions (cooperative-sticky), commit, and a later member resumes.
 func groupRebalance(ctx context.Context) error {
-	admin := newClient()
+	admin, adm := newAdmin()
 	defer admin.Close()
-	adm := kadm.NewClient(admin)
 	topic, group := name("group"), name("group")
 	if err := createTopic(ctx, adm, 4, topic, nil); err != nil {
 		return fmt.Errorf("create: %w", err)
@@ -270,7 +260,7 @@ func groupRebalance(ctx context.Context) error {
 			}
 		}(m)
 	}
-	err = waitUntil(ctx, split)
+	err = peer.WaitUntil(ctx, split)
 	stopPolling()
 	second.Close()
 	if err != nil {
@@ -307,9 +297,8 @@ func groupRebalance(ctx context.Context) error {
 
 // transactions: a committed and an aborted transaction; read_committed sees only the committed records.
 func transactions(ctx context.Context) error {
-	admin := newClient()
+	admin, adm := newAdmin()
 	defer admin.Close()
-	adm := kadm.NewClient(admin)
 	topic := name("txn")
 	if err := createTopic(ctx, adm, 1, topic, nil); err != nil {
 		return fmt.Errorf("create: %w", err)
@@ -387,12 +376,12 @@ func acls(ctx context.Context) error {
 	}
 	reader := saslClient("alice", kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	defer reader.Close()
-	pollCtx, cancel := context.WithTimeout(ctx, patience)
+	pollCtx, cancel := context.WithTimeout(ctx, peer.Patience)
 	defer cancel()
 	for {
 		fetches := reader.PollFetches(pollCtx)
 		if pollCtx.Err() != nil {
-			return fmt.Errorf("reading without READ: no error within %s", patience)
+			return fmt.Errorf("reading without READ: no error within %s", peer.Patience)
 		}
 		if err := fetches.Err(); err != nil {
 			if !errors.Is(err, kerr.TopicAuthorizationFailed) {
@@ -408,17 +397,6 @@ func acls(ctx context.Context) error {
 		ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpWrite).AllowHosts())
 	if err != nil || len(deleted) != 1 || len(deleted[0].Deleted) != 1 {
 		return fmt.Errorf("delete ACL: %v %+v", err, deleted)
-	}
-	return nil
-}
-
-func waitUntil(ctx context.Context, done func() bool) error {
-	deadline := time.Now().Add(patience)
-	for !done() {
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return errors.New("timed out")
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	return nil
 }

@@ -14,13 +14,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/IBM/sarama"
+
+	"github.com/kafka-shim/go-peers/peer"
 )
 
 var (
@@ -29,9 +30,6 @@ var (
 	version   = flag.String("version", sarama.DefaultVersion.String(), "sarama's Config.Version")
 	prefix    = flag.String("name", "go-sarama", "prefix of the topics, groups and transactional ids made")
 )
-
-// Generous bounds: a busy machine must not fail a scenario, only a wrong answer may.
-const patience = 60 * time.Second
 
 var scenarios = map[string]func(ctx context.Context) error{
 	"produce-consume": produceConsume,
@@ -42,18 +40,7 @@ var scenarios = map[string]func(ctx context.Context) error{
 
 func main() {
 	flag.Parse()
-	run, ok := scenarios[*scenario]
-	if !ok {
-		fmt.Fprintf(os.Stderr, "unknown scenario %q\n", *scenario)
-		os.Exit(2)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*patience)
-	defer cancel()
-	if err := run(ctx); err != nil {
-		fmt.Printf("FAIL %s at %s: %v\n", *scenario, *version, err)
-		os.Exit(1)
-	}
-	fmt.Printf("ok %s at %s\n", *scenario, *version)
+	peer.Run(scenarios, *scenario, fmt.Sprintf("%s at %s", *scenario, *version))
 }
 
 func name(s string) string {
@@ -153,7 +140,7 @@ func produceConsume(ctx context.Context) error {
 			case err := <-pc.Errors():
 				pc.Close()
 				return fmt.Errorf("consume partition %d: %w", partition, err)
-			case <-time.After(patience):
+			case <-time.After(peer.Patience):
 				pc.Close()
 				return fmt.Errorf("partition %d: %d of %d messages", partition, n, want)
 			}
@@ -258,7 +245,7 @@ func consumerGroup(ctx context.Context) error {
 		g1.Close()
 		return err
 	}
-	err = waitUntil(ctx, func() bool {
+	err = peer.WaitUntil(ctx, func() bool {
 		n1, v1 := first.state()
 		n2, v2 := second.state()
 		return n1 == 2 && n2 == 2 && len(distinct(append(v1, v2...))) == 40
@@ -282,7 +269,7 @@ func consumerGroup(ctx context.Context) error {
 		return err
 	}
 	defer g3.Close()
-	if err := waitUntil(ctx, func() bool { _, v := third.state(); return len(v) >= 8 }); err != nil {
+	if err := peer.WaitUntil(ctx, func() bool { _, v := third.state(); return len(v) >= 8 }); err != nil {
 		_, v := third.state()
 		return fmt.Errorf("the resuming member read %v", v)
 	}
@@ -336,7 +323,7 @@ func admin(ctx context.Context) error {
 	if err := adm.CreatePartitions(topic, 3, nil, false); err != nil {
 		return fmt.Errorf("create partitions: %w", err)
 	}
-	if err := waitUntil(ctx, func() bool {
+	if err := peer.WaitUntil(ctx, func() bool {
 		described, err := adm.DescribeTopics([]string{topic})
 		return err == nil && len(described) == 1 && len(described[0].Partitions) == 3
 	}); err != nil {
@@ -345,7 +332,7 @@ func admin(ctx context.Context) error {
 	if err := adm.DeleteTopic(topic); err != nil {
 		return fmt.Errorf("delete: %w", err)
 	}
-	return waitUntil(ctx, func() bool {
+	return peer.WaitUntil(ctx, func() bool {
 		topics, err := adm.ListTopics()
 		_, listed := topics[topic]
 		return err == nil && !listed
@@ -409,7 +396,7 @@ func transactions(ctx context.Context) error {
 				got = append(got, string(m.Value))
 			case err := <-pc.Errors():
 				got = append(got, "error:"+err.Error())
-			case <-time.After(patience):
+			case <-time.After(peer.Patience):
 				got = append(got, "timed out")
 			}
 		}
@@ -418,17 +405,6 @@ func transactions(ctx context.Context) error {
 		if strings.Join(got, " ") != isolation.want {
 			return fmt.Errorf("read %q, want %q", strings.Join(got, " "), isolation.want)
 		}
-	}
-	return nil
-}
-
-func waitUntil(ctx context.Context, done func() bool) error {
-	deadline := time.Now().Add(patience)
-	for !done() {
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return errors.New("timed out")
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	return nil
 }
