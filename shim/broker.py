@@ -445,7 +445,7 @@ def _build_services(config: BrokerConfig, cluster: ClusterState, endpoints: Endp
                            if rules.offsets_v0_in_zookeeper else None),
         tokens=open_tokens(config.raw, config.log_dirs[0] if config.log_dirs else None, wall_clock_ms),
     )
-    _attach_offsets_topic(services.groups, partitions, persist=bool(config.log_dirs))
+    _attach_offsets_topic(services.groups, partitions)
     services.transactions = _transaction_coordinator(config, partitions, services.producer_ids, services.groups)
     return services
 
@@ -683,9 +683,11 @@ def _start_transactions(services: Services) -> None:
     coordinator.start()
 
 
-def _attach_offsets_topic(groups: GroupCoordinator, partitions: Partitions, *, persist: bool) -> None:
-    """Committed offsets: kept in __consumer_offsets with log.dirs, dropped with a deleted topic."""
-    groups.attach_offsets_topic(_OffsetsTopic(partitions), persist=persist)
+def _attach_offsets_topic(groups: GroupCoordinator, partitions: Partitions) -> None:
+    """Committed offsets and group records: written to __consumer_offsets as Kafka writes them (in memory too, where
+    ListOffsets and consumers of the topic see them; read back at start with log.dirs), dropped with a deleted
+    topic."""
+    groups.attach_offsets_topic(_OffsetsTopic(partitions), persist=True)
     partitions.add_topic_deleted_listener(groups.topic_deleted)
 
 

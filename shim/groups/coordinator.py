@@ -2,8 +2,8 @@
 
 Every group lives here, whatever its protocol: ``groups`` maps a group id to a classic group (``classic.py``, the
 JoinGroup/SyncGroup state table) or a consumer group (``consumer.py``, KIP-848), never both at once. Committed
-offsets are kept beside them (``offsets.py``), in ``__consumer_offsets`` when there is a data directory. The handlers
-call this class with plain values and turn its answers into wire messages; nothing here knows a socket.
+offsets are kept beside them (``offsets.py``) and written to ``__consumer_offsets`` as Kafka writes them. The
+handlers call this class with plain values and turn its answers into wire messages; nothing here knows a socket.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ class GroupCoordinator:
         # The new coordinator (Kafka 3.9 with the consumer protocol on) keeps per-shard tables, walked shard by shard.
         self._group_cache: GroupCacheOrder | ShardedGroupOrder = (
             ShardedGroupOrder(settings.offsets_topic_num_partitions) if settings.new_coordinator else GroupCacheOrder())
-        # Committed offsets (offsets.py), kept in __consumer_offsets when the Broker attaches it with log.dirs set.
+        # Committed offsets (offsets.py), written to __consumer_offsets once the Broker attaches it.
         self.offsets = OffsetStore(settings.offset_metadata_max_bytes, settings.offsets_retention_minutes * 60_000,
                                    tables=OffsetTables() if settings.new_coordinator else None)
         self.offsets_log: OffsetsLog | None = None
@@ -98,8 +98,8 @@ class GroupCoordinator:
 
     def attach_offsets_topic(self, topic: OffsetsTopic, *, persist: bool) -> None:
         """The Broker hands over ``__consumer_offsets``: whether it exists decides whether this broker coordinates
-        groups (NOT_COORDINATOR before it does, as in Kafka); with ``persist`` (log.dirs set) offsets and group
-        metadata are written to it and ``load_offsets`` reads them back."""
+        groups (NOT_COORDINATOR before it does, as in Kafka); with ``persist`` (the broker's choice, in memory too)
+        offsets and group metadata are written to it and ``load_offsets`` reads them back."""
         self._offsets_topic = topic
         self.offsets_log = OffsetsLog(topic, self.offsets.now_ms) if persist else None
         self.offsets.sink = self.offsets_log
@@ -254,8 +254,8 @@ class GroupCoordinator:
         return removed
 
     def record_group(self, group_id: str, group: GroupRecord) -> None:
-        """Keep a classic group's metadata in ``__consumer_offsets`` (GroupMetadataManager.storeGroup), when there is
-        a data directory; for the classic protocol's rebalance and sync steps to call. Raises SinkError when the
+        """Keep a classic group's metadata in ``__consumer_offsets`` (GroupMetadataManager.storeGroup), when the topic
+        is attached with ``persist``; for the classic protocol's rebalance and sync steps to call. Raises SinkError when the
         append fails (Kafka answers it as storeGroup's converted error)."""
         if self.offsets_log is not None:
             self.offsets_log.append_group(group_id, group)
@@ -268,7 +268,7 @@ class GroupCoordinator:
             log.error("group_metadata_not_stored", group_id=group.group_id, generation_id=group.generation_id, error=str(exc))
 
     def load_offsets(self) -> Loaded | None:
-        """At start, with a data directory: the committed offsets read back into the store; groups that only stored
+        """At start: the committed offsets (of a data directory's logs) read back into the store; groups that only stored
         offsets come back as Empty groups (as Kafka loads them). The group metadata records are returned for the
         classic protocol to restore its groups."""
         if self.offsets_log is None:

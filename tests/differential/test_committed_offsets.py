@@ -322,3 +322,32 @@ def test_partitions_named_twice(peers) -> None:
                what="OffsetCommit naming partitions twice (valid, unknown and denied)")
     peers.same(OFFSET_FETCH, 8, lambda side: fetch(8, group, {"co-a": [0, 1, 0], "co-secret": [0, 0]}), what="OffsetFetch naming partitions twice")
     peers.same(OFFSET_DELETE, 0, lambda side: delete(group, {"co-a": [0, 0, 9, 9]}), what="OffsetDelete naming partitions twice")
+
+
+def _offsets_log_end(peers: Peers, group: str) -> tuple[int, int]:
+    """The log end offset of the group's ``__consumer_offsets`` partition on Kafka (ListOffsets as admin) and on
+    kafka-shim (its log, read directly)."""
+    from kafka_shim.protocol.messages import ListOffsetsRequest
+    from kafka_shim.shim.groups.offsets_log import partition_for
+
+    partition = partition_for(group, 50)
+    with peers._admin() as admin:
+        answer = admin.request(2, 7, ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=[ListOffsetsRequest.ListOffsetsTopic(
+            name="__consumer_offsets", partitions=[ListOffsetsRequest.ListOffsetsPartition(partition_index=partition, timestamp=-1)])]))
+    kafka = answer.body.topics[0].partitions[0].offset
+    shim = peers.shim.call(lambda: peers.shim.broker.services.partitions.get("__consumer_offsets", partition).log.log_end_offset)
+    return kafka, shim
+
+
+def test_commits_and_deletions_are_records_of_the_offsets_topic(peers) -> None:
+    """Each commit is a record per partition in the group's ``__consumer_offsets`` partition, and each deletion a
+    tombstone per partition, on Kafka and on kafka-shim without a data directory alike: what ListOffsets on the
+    topic and consumers of it (lag monitors reading commits) see."""
+    group = "co-log-records"
+    before = _offsets_log_end(peers, group)
+    _seed(peers, group, {"co-a": [0, 1, 2]})
+    peers.same(OFFSET_COMMIT, 8, lambda side: commit(8, group, {"co-a": [1]}, offset=20), what="a second commit")
+    _granted(peers, group, (READ, DELETE), {"co-a": (READ,)})
+    peers.same(OFFSET_DELETE, 0, lambda side: delete(group, {"co-a": [0, 2]}), what="deleting two offsets")
+    after = _offsets_log_end(peers, group)
+    assert after[0] - before[0] == after[1] - before[1] == 6, (before, after)
