@@ -65,9 +65,12 @@ def test_after_kill_9_the_writer_process_finishes_what_it_was_handed(tmp_path: P
         # The writer opens its file when the first rows reach it (within the forwarder's one-second flush).
         assert _wait_for(lambda: list(capture.glob("day=*/.part-*.inprogress")))
         proc.kill()
-    # The broker is gone without a word; its writer sees the pipe end, finishes the file and exits.
+    # The broker is gone without a word; its writer sees the pipe end, finishes the file and exits. What it was
+    # handed is there, whole; requests still queued in the broker (sent after the forwarder's last flush, as on a
+    # busy machine) went with it.
     assert _wait_for(lambda: list(capture.glob("day=*/part-*.parquet")))
-    assert [r.row["client_id"] for r in iter_requests(capture)] == ["kill-9"] * 30
+    written = [r.row["client_id"] for r in iter_requests(capture)]
+    assert 1 <= len(written) <= 30 and set(written) == {"kill-9"}, written
 
 
 @contextmanager
