@@ -9,7 +9,10 @@ to ``min(response_partition_limit, max.request.partition.size.limit = 2000)`` (a
 cursor's partition for the cursor's topic; the next cursor points at the first partition not listed, or at the
 next topic when the page filled exactly. Every listed topic carries its authorized operations (the request has no
 flag). A cursor topic missing from an explicit list, or a negative cursor partition, fails the request: every
-requested topic gets 42 (Kafka's InvalidRequestException through getErrorResponse).
+requested topic gets 42 (Kafka's InvalidRequestException through getErrorResponse). A describable topic named ""
+without a cursor fails the request with -1 for every requested topic: Kafka's handler asks the absent cursor for
+the start of the topic whose name equals the cursor's default name "", and the NullPointerException goes out
+through getErrorResponse.
 
 Version notes. Only v0 exists (Kafka 3.8+, KIP-966); the all-topics form is an empty list, never null.
 """
@@ -92,6 +95,10 @@ def describe_topic_partitions(ctx: RequestContext, request: messages.DescribeTop
         if remaining == 0:
             response.next_cursor = _Cursor(topic_name=name, partition_index=0)
             break
+        if cursor is None and name == cursor_topic:
+            log.info("describe_topic_partitions_failed", reason="a describable topic named \"\" without a cursor "
+                     "(Kafka 3.9 fails such a request with UNKNOWN_SERVER_ERROR)")
+            return describe_topic_partitions_error_response(request, ErrorCode.UNKNOWN_SERVER_ERROR, None)
         topic = known.get(name)
         if topic is None:
             if not all_topics:

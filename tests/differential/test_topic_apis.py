@@ -404,6 +404,29 @@ def test_describe_all_topic_partitions_from_a_cursor(peers) -> None:
     assert page >= 1
 
 
+@pytest.mark.parametrize("grant", [None, "*"])
+def test_describe_a_topic_named_empty(peers, grant) -> None:
+    """A describable topic named "" fails the whole request (-1, from a NullPointerException in Kafka's handler) unless
+    a cursor names it; undescribable, it is an ordinary denial (29)."""
+    stem = fresh("dtp-empty")
+    as_admin_create(peers, CT(name=f"{stem}-a", num_partitions=2, replication_factor=1))
+    if grant is not None:
+        peers.grant(topic_acl(grant, DESCRIBE))
+    else:
+        peers.grant(topic_acl(f"{stem}-a", DESCRIBE))
+    T, C = DescribeTopicPartitionsRequest.TopicRequest, DescribeTopicPartitionsRequest.Cursor
+    answers = [
+        describe_partitions(peers, DescribeTopicPartitionsRequest(topics=[T(name="")], response_partition_limit=10), '"" alone'),
+        describe_partitions(peers, DescribeTopicPartitionsRequest(topics=[T(name=f"{stem}-a"), T(name=""), T(name="x/y")], response_partition_limit=10),
+                            '"" among others'),
+        describe_partitions(peers, DescribeTopicPartitionsRequest(topics=[T(name=""), T(name=f"{stem}-a")], response_partition_limit=10,
+                                                                  cursor=C(topic_name="", partition_index=0)), '"" named by the cursor'),
+    ]
+    codes = [sorted(t.error_code for t in a.body.topics) for a in answers]
+    # What Kafka answered (the same as kafka-shim's, compared above) is what this test is about: say it.
+    assert codes[:2] == ([[29], [0, 29, 29]] if grant is None else [[-1], [-1, -1, -1]]), codes
+
+
 @pytest.mark.parametrize("grants", ["describe", "read", "write-and-delete", "all", "all-but-denied-alter", "prefixed-create-configs"])
 def test_topic_authorized_operations(peers, grants) -> None:
     stem = fresh("ops")
