@@ -18,7 +18,7 @@ uniform builder these are exact: the members in the order of TargetAssignmentBui
 member ids (the caller passes them so: the first ``total % members`` of them get the extra partition), the topics
 as a ``HashSet`` of topic ids, a member's current partitions by its ``HashMap`` of topic ids and ``HashSet`` of
 partitions (``Assignment.fromRecord``), which decide what it keeps and what it gives up. The heterogeneous builder
-walks members and topics in sorted order; there only the choice between equal candidates can differ from Kafka's.
+is Kafka's step for step (shim.groups.uniform_heterogeneous), its Kafka 3.9 failure included.
 Kafka 3.9 has no rack-aware placement in these assignors (racks are recorded only).
 """
 
@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
+from kafka_shim.shim.groups.assignor_spec import Assignment, AssignorError, MemberSpec
+from kafka_shim.shim.groups.uniform_heterogeneous import UniformHeterogeneous
 from kafka_shim.shim.javacompat.hash_orders import int_hash_set_order, java_hash_map_order, java_hash_set_order
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.javacompat.scala_set import kafka_uuid_hash
@@ -40,24 +41,6 @@ CLASS_NAMES = {
     "org.apache.kafka.coordinator.group.assignor.UniformAssignor": UNIFORM,
     "org.apache.kafka.coordinator.group.assignor.RangeAssignor": RANGE,
 }
-
-Assignment = dict[uuid.UUID, frozenset[int]]
-
-
-class AssignorError(Exception):
-    """Kafka's PartitionAssignorException: the coordinator answers UNKNOWN_SERVER_ERROR with its text."""
-
-
-@dataclass(frozen=True)
-class MemberSpec:
-    """What an assignor sees of a member: its subscription (as topic ids) and its current target assignment."""
-
-    member_id: str
-    instance_id: str | None = None
-    rack_id: str | None = None
-    subscribed_topic_ids: frozenset[uuid.UUID] = frozenset()
-    assignment: Mapping[uuid.UUID, frozenset[int]] = field(default_factory=dict)
-
 
 def assignor_name(configured: str) -> str:
     """The short name of a ``group.consumer.assignors`` entry (a class name or already a short name)."""
@@ -177,55 +160,5 @@ def _uniform_homogeneous(members: Mapping[str, MemberSpec], partition_counts: Ma
 
 
 def _uniform_heterogeneous(members: Mapping[str, MemberSpec], partition_counts: Mapping[uuid.UUID, int]) -> dict[str, Assignment]:
-    """The general case (members subscribe to different topics): every partition of a topic goes to one of its
-    subscribers; current owners keep theirs; the rest go to the subscriber
-    with the fewest partitions; then partitions move from the most to the least loaded subscriber of the same
-    topic until no move narrows the spread (Kafka's UniformHeterogeneousAssignmentBuilder has the same goals)."""
-    order = sorted(members)
-    subscribers: dict[uuid.UUID, list[str]] = {}
-    for member_id in order:
-        for topic_id in members[member_id].subscribed_topic_ids:
-            if topic_id not in partition_counts:
-                raise AssignorError(f"Members are subscribed to topic {topic_id} which doesn't exist in the topic metadata.")
-            subscribers.setdefault(topic_id, []).append(member_id)
-    result: dict[str, dict[uuid.UUID, set[int]]] = {m: {} for m in order}
-    load = dict.fromkeys(order, 0)
-    owner: dict[tuple[uuid.UUID, int], str] = {}
-    for member_id in order:
-        for topic_id in sorted(members[member_id].assignment):
-            if topic_id not in subscribers or member_id not in subscribers[topic_id]:
-                continue
-            for partition in sorted(members[member_id].assignment[topic_id]):
-                key = (topic_id, partition)
-                if partition >= partition_counts[topic_id] or key in owner:
-                    continue
-                owner[key] = member_id
-                result[member_id].setdefault(topic_id, set()).add(partition)
-                load[member_id] += 1
-    # Topics with fewer subscribers first: they have the least freedom.
-    for topic_id in sorted(subscribers, key=lambda t: (len(subscribers[t]), str(t))):
-        for partition in range(partition_counts[topic_id]):
-            if (topic_id, partition) in owner:
-                continue
-            target = min(subscribers[topic_id], key=lambda m: (load[m], m))
-            owner[(topic_id, partition)] = target
-            result[target].setdefault(topic_id, set()).add(partition)
-            load[target] += 1
-    moved = True
-    while moved:
-        moved = False
-        for topic_id in sorted(subscribers, key=str):
-            subs = subscribers[topic_id]
-            for partition in range(partition_counts[topic_id]):
-                current = owner[(topic_id, partition)]
-                target = min(subs, key=lambda m: (load[m], m))
-                if load[current] - load[target] > 1:
-                    result[current][topic_id].discard(partition)
-                    if not result[current][topic_id]:
-                        del result[current][topic_id]
-                    result[target].setdefault(topic_id, set()).add(partition)
-                    owner[(topic_id, partition)] = target
-                    load[current] -= 1
-                    load[target] += 1
-                    moved = True
-    return {m: {t: frozenset(ps) for t, ps in a.items()} for m, a in result.items()}
+    """The general case (members subscribe to different topics): Kafka 3.9's builder (shim.groups.uniform_heterogeneous)."""
+    return UniformHeterogeneous(members, partition_counts).build()

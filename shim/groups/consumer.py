@@ -38,6 +38,7 @@ default in 3.9 and not built here; a non-empty classic group answers the heartbe
 from __future__ import annotations
 
 import base64
+import copy
 import enum
 import os
 import uuid
@@ -247,6 +248,17 @@ class ConsumerGroup:
             del self.static_members[member.instance_id]
         for deadlines in (self.session_deadlines, self.rebalance_deadlines, self.sync_deadlines, self.join_deadlines):
             deadlines.pop(member_id, None)
+
+    def snapshot(self) -> dict[str, Any]:
+        """The group's state, for ``restore`` when a request fails after changing it (Kafka reverts the timeline
+        snapshot of a request whose records it does not write). Members are immutable; the tables are copied."""
+        state = {name: dict(value) if isinstance(value, dict) else value for name, value in vars(self).items()}
+        state["_member_table"] = copy.deepcopy(self._member_table)
+        return state
+
+    def restore(self, state: dict[str, Any]) -> None:
+        vars(self).clear()
+        vars(self).update(state)
 
     def members_in_kafka_order(self) -> list[ConsumerMember]:
         """The members as Kafka's coordinator iterates them (ConsumerGroupDescribe)."""
@@ -532,8 +544,10 @@ class ConsumerGroupManager:
         try:
             result = assignors.assign(name, specs, counts, homogeneous)
         except AssignorError as e:
-            raise GroupError(ErrorCode.UNKNOWN_SERVER_ERROR,
-                             f"Failed to compute a new target assignment for epoch {group.group_epoch}: {e}") from e
+            # Kafka logs the reason and answers UNKNOWN_SERVER_ERROR without a message (handleOperationException).
+            log.error("consumer_group_assignment_failed", group=group.group_id, assignor=name,
+                      reason=f"Failed to compute a new target assignment for epoch {group.group_epoch}: {e}")
+            raise GroupError(ErrorCode.UNKNOWN_SERVER_ERROR, None) from e
         group.target = {m: dict(a) for m, a in result.items()}
         group.assignment_epoch = group.group_epoch
         log.info("consumer_group_target_assignment", group=group.group_id, epoch=group.group_epoch, assignor=name,
@@ -724,28 +738,41 @@ class ConsumerGroupManager:
         which recomputes the target assignment."""
         member_id = updated.member_id
         members_before = [m.member_id for m in group.members_in_kafka_order()]
-        if group.group_id not in self.groups or self.groups[group.group_id] is not group:
+        # Kafka refreshes the subscription metadata on a change of subscription and when topics change (its
+        # metadata image listener); recomputing it at every heartbeat gives the same answers.
+        names = {n for m in group.members.values() if m.member_id not in (member_id, replaced) for n in m.subscribed_topic_names}
+        names |= set(updated.subscribed_topic_names)
+        metadata = {name: topics[name] for name in names if name in topics}
+        bump = updated.subscribed_topic_names != member.subscribed_topic_names or metadata != group.subscription_metadata
+        # A failed target assignment fails the request and leaves the group as it was (Kafka reverts the request's
+        # records), so the state is kept until the assignor has answered.
+        saved = group.snapshot() if bump or group.group_epoch > group.assignment_epoch else None
+        registered = self.groups.get(group.group_id)
+        if registered is not group:
             self.groups[group.group_id] = group  # a new group, or one replacing an empty classic group
-        bump = updated.subscribed_topic_names != member.subscribed_topic_names
+        joined = member_id not in group.members
         if replaced is not None:
             target = group.target.pop(replaced, {})
             group.remove_member(replaced)
             group.target[member_id] = target
-        # Kafka refreshes the subscription metadata on a change of subscription and when topics change (its
-        # metadata image listener); recomputing it at every heartbeat gives the same answers.
-        names = {n for m in group.members.values() if m.member_id != member_id for n in m.subscribed_topic_names}
-        names |= set(updated.subscribed_topic_names)
-        metadata = {name: topics[name] for name in names if name in topics}
-        bump = bump or metadata != group.subscription_metadata
-        if member_id not in group.members:
-            log.info("consumer_group_member_joined", group=group.group_id, member=member_id, instance=updated.instance_id,
-                     topics=sorted(updated.subscribed_topic_names), protocol="consumer" if updated.classic is None else "classic")
         group.put_member(updated)
         if bump:
             group.subscription_metadata = metadata
             group.group_epoch += 1
         if group.group_epoch > group.assignment_epoch:
-            self._update_target(group, assignors.kafka_member_order(members_before, member_id, replaced))
+            try:
+                self._update_target(group, assignors.kafka_member_order(members_before, member_id, replaced))
+            except GroupError:
+                assert saved is not None
+                group.restore(saved)
+                if registered is None:
+                    del self.groups[group.group_id]
+                elif registered is not group:
+                    self.groups[group.group_id] = registered
+                raise
+        if joined:
+            log.info("consumer_group_member_joined", group=group.group_id, member=member_id, instance=updated.instance_id,
+                     topics=sorted(updated.subscribed_topic_names), protocol="consumer" if updated.classic is None else "classic")
 
     def _classic_member(self, group: ConsumerGroup, member_id: str, instance_id: str | None) -> ConsumerMember:
         """validateConsumerGroupMember plus throwIfMemberDoesNotUseClassicProtocol."""

@@ -9,6 +9,7 @@ the assignments deterministic on both sides; with ``uniform`` the sizes are comp
 
 from __future__ import annotations
 
+import random
 import re
 import struct
 import time
@@ -33,7 +34,7 @@ from kafka_shim.protocol.messages import (
     SyncGroupRequest,
 )
 from kafka_shim.shim.config.broker_config import BrokerConfig
-from kafka_shim.shim.groups.assignors import UNIFORM, MemberSpec, assign, kafka_member_order
+from kafka_shim.shim.groups.assignors import UNIFORM, AssignorError, MemberSpec, assign, kafka_member_order
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.javacompat.scala_set import kafka_uuid_hash
 from kafka_shim.shim.javacompat.timeline_table import TimelineTableOrder
@@ -351,6 +352,138 @@ def test_uniform_assignor_splits_partitions_in_kafkas_member_order(peers: Peers)
                          for m in answer.body.groups[0].members}
             expected = {m: {t: ps for t, ps in a.items() if ps} for m, a in targets[side].items()}
             assert described == expected, (("Kafka", "kafka-shim")[side], f"after {label} joined")
+
+
+def test_uniform_assignor_with_different_subscriptions_as_kafka_builds_it(peers: Peers) -> None:
+    """Members subscribed to different topics: Kafka's UniformHeterogeneousAssignmentBuilder (sticky, the rest by
+    partitions per subscriber, then balanced by moves). Each side's target assignments after every join are checked
+    against the builder fed that side's member ids and topic ids (random, so the two sides may differ as Kafka
+    itself would between runs). A builder that walked members and topics in sorted order failed on most runs."""
+    group = "cg-uniform-mixed"
+    shapes = {"cg-h4": 4, "cg-h3": 3, "cg-h6": 6}
+    for name, count in shapes.items():
+        peers.topic(name, count)
+    script = Script(peers, group)
+    peers.grant(group, READ, resource_type=GROUP_RT)
+    tables = [TimelineTableOrder(java_string_hash), TimelineTableOrder(java_string_hash)]
+    targets: list[dict[str, dict]] = [{}, {}]
+    subscriptions: list[dict[str, frozenset]] = [{}, {}]
+    steps = [("join", "h0", ["cg-h4", "cg-h3"]), ("join", "h1", ["cg-h3", "cg-h6"]), ("join", "h2", ["cg-h4", "cg-h6"]),
+             ("join", "h3", ["cg-h6"]), ("join", "h4", list(shapes)), ("leave", "h1", []), ("join", "h5", ["cg-h4"]),
+             ("join", "h6", ["cg-h3", "cg-h6"])]
+    for step, label, topics in steps:
+        joining = step == "join"
+        script.heartbeat(label, 0 if joining else -1, topics=topics if joining else None, owned={} if joining else None,
+                         rebalance_timeout_ms=60000 if joining else -1, what=f"{label} {step}s",
+                         ignore=("assignment", "heartbeat_interval_ms", "member_epoch"))
+        for side in (0, 1):
+            member_id, table = script.member_ids[side][label], tables[side]
+            if not joining:
+                table.put(member_id)
+                table.remove(member_id)
+                targets[side].pop(member_id)
+                subscriptions[side].pop(member_id)
+                continue
+            before = table.order()
+            table.put(member_id)
+            table.put(member_id)
+            subscriptions[side][member_id] = frozenset(peers.topic_ids[t][side] for t in topics)
+            counts = {peers.topic_ids[t][side]: n for t, n in shapes.items()}
+            specs = {m: MemberSpec(m, subscribed_topic_ids=subscriptions[side][m], assignment=targets[side].get(m, {}))
+                     for m in kafka_member_order(before, member_id)}
+            targets[side] = assign(UNIFORM, specs, counts, homogeneous=len(set(subscriptions[side].values())) == 1)
+        if not joining:
+            continue
+        for side, answer in enumerate(peers.both(DESCRIBE, 0, lambda side: ConsumerGroupDescribeRequest(group_ids=[group]))):
+            described = {m.member_id: {t.topic_id: frozenset(t.partitions) for t in m.target_assignment.topic_partitions}
+                         for m in answer.body.groups[0].members}
+            expected = {m: {t: ps for t, ps in a.items() if ps} for m, a in targets[side].items()}
+            assert described == expected, (("Kafka", "kafka-shim")[side], f"after {label} joined")
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_uniform_assignor_on_random_mixed_groups(peers: Peers, seed: int) -> None:
+    """Random groups of members with different subscriptions joining and leaving (client-chosen member ids, as 3.9
+    accepts them): after every heartbeat each broker's answer and target assignments are those of the builder fed
+    that broker's own topic ids, a failed assignment (Kafka 3.9's movement mismatch) included."""
+    rng = random.Random(seed)
+    group = f"cg-uniform-random-{seed}"
+    shapes = {f"cg-r{seed}-{i}": rng.randint(1, 9) for i in range(rng.randint(2, 4))}
+    for name, count in shapes.items():
+        peers.topic(name, count)
+    peers.grant(group, READ, resource_type=GROUP_RT)
+    tables = [TimelineTableOrder(java_string_hash), TimelineTableOrder(java_string_hash)]
+    targets: list[dict[str, dict]] = [{}, {}]
+    subscriptions: list[dict[str, frozenset]] = [{}, {}]
+    live: list[str] = []
+    for step in range(rng.randint(4, 9)):
+        leaving = bool(live) and rng.random() < 0.25
+        member_id = rng.choice(live) if leaving else f"member-{step}"
+        topics = sorted(rng.sample(sorted(shapes), rng.randint(1, len(shapes))))
+
+        def request(side: int, member_id: str = member_id, topics: list[str] = topics, leaving: bool = leaving) -> ConsumerGroupHeartbeatRequest:
+            if leaving:
+                return ConsumerGroupHeartbeatRequest(group_id=group, member_id=member_id, member_epoch=-1)
+            return ConsumerGroupHeartbeatRequest(group_id=group, member_id=member_id, member_epoch=0, rebalance_timeout_ms=60000,
+                                                 subscribed_topic_names=topics, topic_partitions=[])
+        answers = peers.both(HEARTBEAT, 0, request)
+        for side, answer in enumerate(answers):
+            who = ("Kafka", "kafka-shim")[side]
+            table = tables[side]
+            if leaving:
+                assert answer.body.error_code == 0, (who, answer.body)
+                table.put(member_id)
+                table.remove(member_id)
+                targets[side].pop(member_id)
+                subscriptions[side].pop(member_id)
+                continue
+            ids = {name: peers.topic_ids[name][side] for name in shapes}
+            subscribed = {**subscriptions[side], member_id: frozenset(ids[t] for t in topics)}
+            specs = {m: MemberSpec(m, subscribed_topic_ids=subscribed[m], assignment=targets[side].get(m, {}))
+                     for m in kafka_member_order(table.order(), member_id)}
+            try:
+                expected = assign(UNIFORM, specs, {ids[t]: n for t, n in shapes.items()},
+                                  homogeneous=len(set(subscribed.values())) == 1)
+            except AssignorError:
+                assert (answer.body.error_code, answer.body.error_message) == (-1, None), (who, f"step {step}", answer.body)
+                continue
+            assert answer.body.error_code == 0, (who, f"step {step}", answer.body)
+            table.put(member_id)
+            table.put(member_id)
+            subscriptions[side] = subscribed
+            targets[side] = expected
+        live = [m for m in live if m != member_id] if leaving else [*live, member_id]
+        for side, answer in enumerate(peers.both(DESCRIBE, 0, lambda side: ConsumerGroupDescribeRequest(group_ids=[group]))):
+            described = {m.member_id: {t.topic_id: frozenset(t.partitions) for t in m.target_assignment.topic_partitions}
+                         for m in answer.body.groups[0].members}
+            wanted = {m: {t: ps for t, ps in a.items() if ps} for m, a in targets[side].items()}
+            assert described == wanted, (("Kafka", "kafka-shim")[side], f"after step {step}")
+
+
+def test_the_uniform_assignors_movement_mismatch_of_kafka_3_9(peers: Peers) -> None:
+    """Kafka 3.9's heterogeneous uniform builder inverts a check of its movement records: a move opposite to an
+    earlier one of the same topic between the same two members fails the assignment ("Mismatch in partition
+    movement record ..."), and the heartbeat that needed it gets UNKNOWN_SERVER_ERROR (no message: Kafka logs it) while
+    the group stays as it was. Member ids given by the client (which 3.9 accepts at epoch 0) make the case the same on both brokers, for
+    any topic ids: the fourth join below fails on both, the group then goes on without that member."""
+    group = "cg-uniform-mismatch"
+    for name, count in (("cg-m8", 8), ("cg-m6", 6), ("cg-m2", 2)):
+        peers.topic(name, count)
+    script = Script(peers, group)
+    peers.grant(group, READ, resource_type=GROUP_RT)
+    for label, topics in (("member-0", ["cg-m8", "cg-m6", "cg-m2"]), ("member-1", ["cg-m8"]), ("member-2", ["cg-m8", "cg-m2"])):
+        kafka, _ = script.heartbeat(label, 0, member_id=label, topics=topics, owned={}, rebalance_timeout_ms=60000,
+                                    what=f"{label} joins", ignore=("assignment", "heartbeat_interval_ms"))
+        assert kafka.body.error_code == 0, kafka.body
+    for attempt in (1, 2):
+        kafka, _ = script.heartbeat("member-3", 0, member_id="member-3", topics=["cg-m2"], owned={}, rebalance_timeout_ms=60000,
+                                    what=f"member-3 joins (attempt {attempt}): the assignment fails")
+        assert (kafka.body.error_code, kafka.body.error_message) == (-1, None), kafka.body  # Kafka only logs the reason
+    script.describe([group], operations=False, what="the group as it was before the failed join")
+    script.heartbeat("member-1", -1, member_id="member-1", what="member-1 leaves")
+    script.heartbeat("member-3", 0, member_id="member-3", topics=["cg-m2"], owned={}, rebalance_timeout_ms=60000,
+                     what="member-3 joins after member-1 left", ignore=("assignment", "heartbeat_interval_ms"))
+    script.describe([group], operations=False, what="after member-3 joined")
 
 
 def test_members_are_described_in_the_order_of_kafkas_member_table(peers: Peers) -> None:

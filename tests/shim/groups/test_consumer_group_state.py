@@ -350,3 +350,32 @@ def test_a_silent_member_is_fenced_on_time_without_any_other_request() -> None:
     assert m1.member_id in group.members and group.group_epoch == 1
     scheduler.advance(1_100)  # 45 s (group.consumer.session.timeout.ms) after its heartbeat, nobody else asked
     assert group.members == {} and group.group_epoch == 2 and group.state == "Empty"
+
+
+def test_a_failed_target_assignment_leaves_the_group_as_it_was(clock: Clock) -> None:
+    """Kafka 3.9's heterogeneous uniform assignor fails on a move opposite to an earlier one (its inverted movement
+    check): the heartbeat that needed the assignment gets UNKNOWN_SERVER_ERROR without a message, and nothing of it
+    stays: not the member, not the epoch. The group goes on, and the member can join once the group has changed."""
+    settings = GroupSettings.from_properties({"group.coordinator.rebalance.protocols": "classic,consumer"})
+    coordinator = GroupCoordinator(settings, clock)
+    topics = {"a": TopicShape(uuid.UUID(int=0xA1), 8), "b": TopicShape(uuid.UUID(int=0xB1), 6), "c": TopicShape(uuid.UUID(int=0xC1), 2)}
+
+    def join(member_id: str, names: list[str]):
+        hb = Heartbeat(group_id="mixed", member_id=member_id, member_epoch=0, instance_id=None, rebalance_timeout_ms=30000,
+                       subscribed_topic_names=names, server_assignor=None, owned=[])
+        return coordinator.consumer.heartbeat(hb, topics, "client", "/127.0.0.1")
+
+    for member_id, names in (("member-0", ["a", "b", "c"]), ("member-1", ["a"]), ("member-2", ["a", "c"])):
+        join(member_id, names)
+    group = coordinator.consumer_group("mixed")
+    before = (sorted(group.members), group.group_epoch, group.assignment_epoch, dict(group.target), group.state)
+    for _ in range(2):
+        failed = error(lambda: join("member-3", ["c"]))
+        assert (failed.code, failed.message) == (ErrorCode.UNKNOWN_SERVER_ERROR, None)
+        assert (sorted(group.members), group.group_epoch, group.assignment_epoch, dict(group.target), group.state) == before
+        assert coordinator.consumer_group("mixed") is group
+    leave = Heartbeat(group_id="mixed", member_id="member-1", member_epoch=-1, instance_id=None, rebalance_timeout_ms=-1,
+                      subscribed_topic_names=None, server_assignor=None, owned=None)
+    coordinator.consumer.heartbeat(leave, topics, "client", "/127.0.0.1")
+    assert join("member-3", ["c"]).member_id == "member-3"
+    assert sorted(group.members) == ["member-0", "member-2", "member-3"]
