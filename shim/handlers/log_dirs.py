@@ -23,8 +23,11 @@ absolute paths 57 (LOG_DIR_NOT_FOUND; a trailing slash does not match, as in Kaf
 directory. kafka-shim cannot move a replica between directories: a move to another configured directory answers
 56 (KAFKA_STORAGE_ERROR) rather than a 0 that would leave a reassignment waiting forever.
 
-Answer order: Kafka groups both answers in Scala/Java hash maps, an order without meaning; kafka-shim lists topics
-and partitions in creation (DescribeLogDirs) or request (AlterReplicaLogDirs) order.
+Answer order: DescribeLogDirs lists the partitions as Kafka's ``LogManager.currentLogs`` iterates them (a
+``ConcurrentHashMap`` of every log on the node keyed by TopicPartition, its table grown for the most logs it ever
+held: ``Partitions.peak_open``; within a bucket in creation order), grouped by topic in the order of the Scala
+``HashMap`` that ``groupBy`` builds over all the node's topics. In a cluster of several in-process brokers the table is
+sized for the partitions of all of them. AlterReplicaLogDirs answers in request order (Kafka: hash maps).
 
 Version notes. DescribeLogDirs v1 is v0 (throttling), v2 flexible, v3 adds the top-level error, v4 the volume
 sizes. AlterReplicaLogDirs v1 is v0, v2 flexible.
@@ -44,6 +47,9 @@ from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import AlterReplicaLogDirsResponse, DescribeLogDirsResponse
 from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.handlers import handles
+from kafka_shim.shim.javacompat.hash_orders import topic_partition_hash
+from kafka_shim.shim.javacompat.java_hash import java_string_hash
+from kafka_shim.shim.javacompat.scala_set import scala_set
 from kafka_shim.shim.requests.authz import allowed, check
 from kafka_shim.shim.requests.context import RequestContext
 
@@ -58,6 +64,8 @@ UNKNOWN_VOLUME_BYTES = -1  # DescribeLogDirsResponse.UNKNOWN_VOLUME_BYTES
 # A future replica's directory is "<topic>-<partition>.<32 hex digits>-future"; Kafka refuses names above 255.
 _FUTURE_SUFFIX_LENGTH = 1 + 32 + len("-future")
 _MAX_DIR_NAME = 255
+# java.util.concurrent.ConcurrentHashMap's first table (LogManager's Pool of logs is made with the default).
+_CHM_INITIAL_CAPACITY = 16
 
 _Result = DescribeLogDirsResponse.DescribeLogDirsResult
 _Topic = DescribeLogDirsResponse.DescribeLogDirsTopic
@@ -106,7 +114,7 @@ def describe_log_dirs(ctx: RequestContext, request: messages.DescribeLogDirsRequ
     wanted = None if request.topics is None else {(t.topic, p) for t in request.topics for p in t.partitions}
     topics: dict[str, list[_Partition]] = {}
     partitions = ctx.services.partitions
-    for name, index in _hosted(ctx):
+    for name, index in _kafka_log_order(list(_hosted(ctx)), partitions.peak_open if partitions is not None else 0):
         state = partitions.get(name, index) if partitions is not None else None
         if state is None or (wanted is not None and (name, index) not in wanted):
             continue
@@ -115,6 +123,25 @@ def describe_log_dirs(ctx: RequestContext, request: messages.DescribeLogDirsRequ
     dirs = configured_log_dirs(ctx)
     results = [_directory(ctx, path, topics if i == 0 else {}) for i, path in enumerate(dirs)]
     return DescribeLogDirsResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, results=results)
+
+
+def _kafka_log_order(hosted: list[tuple[str, int]], peak: int) -> list[tuple[str, int]]:
+    """The node's partitions as ReplicaManager.describeLogDirs walks them: the logs in ConcurrentHashMap order,
+    grouped by topic (``groupBy``: an immutable HashMap, in its order over every topic the node holds)."""
+    capacity = _CHM_INITIAL_CAPACITY
+    while peak >= capacity - (capacity >> 2):  # addCount resizes once the count reaches three quarters
+        capacity *= 2
+    position = {key: index for index, key in enumerate(hosted)}
+
+    def bucket(key: tuple[str, int]) -> tuple[int, int]:
+        h = topic_partition_hash(key)
+        return ((h ^ (h >> 16)) & 0x7FFFFFFF) & (capacity - 1), position[key]
+
+    logs = sorted(hosted, key=bucket)
+    by_topic: dict[str, list[tuple[str, int]]] = {}
+    for key in logs:
+        by_topic.setdefault(key[0], []).append(key)
+    return [key for topic in scala_set(by_topic, java_string_hash, hashed=True) for key in by_topic[topic]]
 
 
 def _directory(ctx: RequestContext, path: str, topics: dict[str, list[_Partition]]) -> _Result:

@@ -87,6 +87,9 @@ class Partitions:
         self.broker_properties = dict(broker_properties)
         self._topics_file = data_dir / TOPICS_FILE if data_dir is not None else None
         self._states: dict[tuple[str, int], PartitionState] = {}
+        # The most partitions ever open at once: the size Kafka's table of logs (LogManager.currentLogs, a
+        # ConcurrentHashMap that never shrinks) has grown to, whose order DescribeLogDirs lists them in.
+        self.peak_open = 0
         self._listeners: list[AppendListener] = []
         self._deleted_listeners: list[Callable[[str], None]] = []
         self._marker_listeners: list[MarkerListener] = []
@@ -248,6 +251,7 @@ class Partitions:
         state = PartitionState(topic.name, index, partition_log,
                                recover_producers(partition_log, f"{topic.name}-{index}", expiration_ms))
         self._states[(topic.name, index)] = state
+        self.peak_open = max(self.peak_open, len(self._states))
         return state
 
     def _save(self) -> None:
