@@ -90,5 +90,6 @@ def _delete(ctx: RequestContext, topic: str, partition: int, offset: int) -> _Pa
     except LogError as exc:
         return _failed(partition, exc.error_code)
     partitions.logs.checkpoint()  # the new log start offset survives a restart
-    partitions.appended(topic, partition)  # a fetch waiting below the new log start answers 1 now, not at max_wait_ms
+    # A fetch waiting below the new log start is not woken: Kafka checks its delayed fetches on appends only, so it
+    # answers 1 at its max_wait_ms (or at the partition's next append).
     return _Partition(partition_index=partition, low_watermark=low_watermark, error_code=ErrorCode.NONE)

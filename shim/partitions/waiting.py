@@ -1,5 +1,5 @@
-"""Fetches waiting for records: woken by the append that brings them, by the deletion of their topic or a
-DeleteRecords that moves the log start, or by their time limit; never by polling.
+"""Fetches waiting for records: woken by the append that brings them, by the deletion of their topic, or by their
+time limit; never by polling (a DeleteRecords that moves the log start past them does not wake them, as in Kafka).
 
 Kafka's counterpart: the delayed-fetch purgatory (``DelayedFetch`` watched under ``TopicPartitionOperationKey``s,
 ``checkAndComplete`` after each append). Here a waiting fetch registers one future under each partition it reads;

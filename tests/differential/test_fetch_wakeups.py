@@ -2,8 +2,8 @@
 
 Deleting the topic completes the waiting fetch at once in both (Kafka's ReplicaManager.stopPartitions completes
 the delayed fetches of the partitions it stops) with UNKNOWN_TOPIC_OR_PARTITION. DeleteRecords moving the log start
-past a waiting fetch's offset: both answer OFFSET_OUT_OF_RANGE; kafka-shim at once, Kafka only at the fetch's
-max_wait_ms (or the partition's next append), so Kafka's side of that scenario waits out a short max_wait_ms.
+past a waiting fetch's offset does not wake it: both answer OFFSET_OUT_OF_RANGE once the fetch's max_wait_ms has
+passed (Kafka checks its delayed fetches on appends only).
 """
 
 from __future__ import annotations
@@ -102,7 +102,9 @@ def _delete_topic_while_fetching(address: tuple[str, int], name: str, waiting: W
 
 
 def _delete_records_under_fetch(address: tuple[str, int], name: str, max_wait_ms: int, waiting: Waiting) -> tuple[int, float]:
+    """(the fetch's error code, seconds from sending the fetch to its answer)."""
     _topic(address, name)
+    sent = time.monotonic()
     fetch = _start_fetch(address, name, 0, 50 << 20, max_wait_ms)  # records there, fewer than min_bytes: waits
     waiting()
     with Wire(address, timeout=60) as admin:
@@ -110,7 +112,8 @@ def _delete_records_under_fetch(address: tuple[str, int], name: str, max_wait_ms
             DeleteRecordsRequest.DeleteRecordsTopic(name=name, partitions=[
                 DeleteRecordsRequest.DeleteRecordsPartition(partition_index=0, offset=3)])]))
         assert cut.body.topics[0].partitions[0].error_code == 0, cut
-    return _await_fetch(fetch)
+    code, _ = _await_fetch(fetch)
+    return code, time.monotonic() - sent
 
 
 def test_deleting_the_topic_answers_a_waiting_fetch_at_once(oracle_open, shim_peer, shim_address) -> None:
@@ -122,9 +125,10 @@ def test_deleting_the_topic_answers_a_waiting_fetch_at_once(oracle_open, shim_pe
     assert kafka_wait < LONG_WAIT_MS / 2000 and shim_wait < LONG_WAIT_MS / 2000, (kafka_wait, shim_wait)
 
 
-def test_delete_records_past_a_waiting_fetch_answers_offset_out_of_range(oracle_open, shim_peer, shim_address) -> None:
+def test_delete_records_past_a_waiting_fetch_answers_offset_out_of_range_at_max_wait(oracle_open, shim_peer, shim_address) -> None:
     name = f"wake-dr-{uuid.uuid4().hex[:8]}"  # one name on both brokers (see above)
-    kafka_code, _ = _delete_records_under_fetch(oracle_open.plaintext, name, 3000, _kafka_waiting)
-    shim_code, shim_wait = _delete_records_under_fetch(shim_address, name, LONG_WAIT_MS, _shim_waiting(shim_peer))
+    kafka_code, kafka_wait = _delete_records_under_fetch(oracle_open.plaintext, name, 3000, _kafka_waiting)
+    shim_code, shim_wait = _delete_records_under_fetch(shim_address, name, 3000, _shim_waiting(shim_peer))
     assert kafka_code == shim_code == 1
-    assert shim_wait < LONG_WAIT_MS / 2000, shim_wait
+    # Neither answers before the fetch's own time is up (a lower bound: a busy machine only makes it later).
+    assert kafka_wait >= 2.9 and shim_wait >= 2.9, (kafka_wait, shim_wait)
