@@ -98,8 +98,12 @@ def consumer_group_heartbeat(ctx: RequestContext, request: messages.ConsumerGrou
     response = ConsumerGroupHeartbeatResponse(member_id=answer.member_id, member_epoch=answer.member_epoch,
                                               heartbeat_interval_ms=answer.heartbeat_interval_ms)
     if answer.assignment is not None:
+        # Kafka lists the member's assignment as its HashMap of topic ids and HashSets of partitions iterate
+        # (GroupMetadataManager.fromAssignmentMap): in bucket order, ties kept in topic id order here.
+        assigned = answer.assignment
         response.assignment = _HAssignment(topic_partitions=[
-            _HTopic(topic_id=topic_id, partitions=sorted(partitions)) for topic_id, partitions in answer.assignment.items()])
+            _HTopic(topic_id=topic_id, partitions=int_hash_set_order(sorted(assigned[topic_id])))
+            for topic_id in java_hash_map_order(sorted(assigned), kafka_uuid_hash)])
     return response
 
 

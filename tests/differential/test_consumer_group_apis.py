@@ -448,6 +448,9 @@ def test_uniform_assignor_on_random_mixed_groups(peers: Peers, seed: int) -> Non
                 assert (answer.body.error_code, answer.body.error_message) == (-1, None), (who, f"step {step}", answer.body)
                 continue
             assert answer.body.error_code == 0, (who, f"step {step}", answer.body)
+            listed = [t.topic_id for t in answer.body.assignment.topic_partitions]
+            # Kafka's HashMap of topic ids: in bucket order (the order within a bucket is not modelled here).
+            assert [_bucket(t) for t in listed] == sorted(_bucket(t) for t in listed), (who, f"step {step}", listed)
             table.put(member_id)
             table.put(member_id)
             subscriptions[side] = subscribed
@@ -458,6 +461,12 @@ def test_uniform_assignor_on_random_mixed_groups(peers: Peers, seed: int) -> Non
                          for m in answer.body.groups[0].members}
             wanted = {m: {t: ps for t, ps in a.items() if ps} for m, a in targets[side].items()}
             assert described == wanted, (("Kafka", "kafka-shim")[side], f"after step {step}")
+
+
+def _bucket(topic_id: uuid.UUID) -> int:
+    """The bucket of a java.util.HashMap of 16 buckets (a member's few topics) that holds this topic id."""
+    h = kafka_uuid_hash(topic_id)
+    return (h ^ (h >> 16)) & 15
 
 
 def test_the_uniform_assignors_movement_mismatch_of_kafka_3_9(peers: Peers) -> None:
