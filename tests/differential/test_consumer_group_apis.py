@@ -313,6 +313,15 @@ def test_uniform_assignor_balances_like_kafka(peers: Peers) -> None:
     assert sizes[0] == sizes[1] == [2, 3]
 
 
+def _assert_targets(peers: Peers, group: str, targets: list[dict[str, dict]], what: str) -> None:
+    """Each broker's described target assignments are those its model computed (``targets``: Kafka's, kafka-shim's)."""
+    for side, answer in enumerate(peers.both(DESCRIBE, 0, lambda side: ConsumerGroupDescribeRequest(group_ids=[group]))):
+        described = {m.member_id: {t.topic_id: frozenset(t.partitions) for t in m.target_assignment.topic_partitions}
+                     for m in answer.body.groups[0].members}
+        expected = {m: {t: ps for t, ps in a.items() if ps} for m, a in targets[side].items()}
+        assert described == expected, (("Kafka", "kafka-shim")[side], what)
+
+
 def test_uniform_assignor_splits_partitions_in_kafkas_member_order(peers: Peers) -> None:
     """Which members of a group get the extra partitions, and which partitions a member gives up, follow the Java
     hash orders Kafka's uniform assignor walks (its memberSpecs HashMap, a HashSet of partitions). The member ids
@@ -347,11 +356,7 @@ def test_uniform_assignor_splits_partitions_in_kafkas_member_order(peers: Peers)
             targets[side] = assign(UNIFORM, specs, {topic_id: 7}, homogeneous=True)
         if not joining:
             continue
-        for side, answer in enumerate(peers.both(DESCRIBE, 0, lambda side: ConsumerGroupDescribeRequest(group_ids=[group]))):
-            described = {m.member_id: {t.topic_id: frozenset(t.partitions) for t in m.target_assignment.topic_partitions}
-                         for m in answer.body.groups[0].members}
-            expected = {m: {t: ps for t, ps in a.items() if ps} for m, a in targets[side].items()}
-            assert described == expected, (("Kafka", "kafka-shim")[side], f"after {label} joined")
+        _assert_targets(peers, group, targets, f"after {label} joined")
 
 
 def test_uniform_assignor_with_different_subscriptions_as_kafka_builds_it(peers: Peers) -> None:
@@ -394,11 +399,7 @@ def test_uniform_assignor_with_different_subscriptions_as_kafka_builds_it(peers:
             targets[side] = assign(UNIFORM, specs, counts, homogeneous=len(set(subscriptions[side].values())) == 1)
         if not joining:
             continue
-        for side, answer in enumerate(peers.both(DESCRIBE, 0, lambda side: ConsumerGroupDescribeRequest(group_ids=[group]))):
-            described = {m.member_id: {t.topic_id: frozenset(t.partitions) for t in m.target_assignment.topic_partitions}
-                         for m in answer.body.groups[0].members}
-            expected = {m: {t: ps for t, ps in a.items() if ps} for m, a in targets[side].items()}
-            assert described == expected, (("Kafka", "kafka-shim")[side], f"after {label} joined")
+        _assert_targets(peers, group, targets, f"after {label} joined")
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -456,11 +457,7 @@ def test_uniform_assignor_on_random_mixed_groups(peers: Peers, seed: int) -> Non
             subscriptions[side] = subscribed
             targets[side] = expected
         live = [m for m in live if m != member_id] if leaving else [*live, member_id]
-        for side, answer in enumerate(peers.both(DESCRIBE, 0, lambda side: ConsumerGroupDescribeRequest(group_ids=[group]))):
-            described = {m.member_id: {t.topic_id: frozenset(t.partitions) for t in m.target_assignment.topic_partitions}
-                         for m in answer.body.groups[0].members}
-            wanted = {m: {t: ps for t, ps in a.items() if ps} for m, a in targets[side].items()}
-            assert described == wanted, (("Kafka", "kafka-shim")[side], f"after step {step}")
+        _assert_targets(peers, group, targets, f"after step {step}")
 
 
 def _bucket(topic_id: uuid.UUID) -> int:
