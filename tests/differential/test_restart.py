@@ -67,10 +67,18 @@ def _admin(address: tuple[str, int]) -> Wire:
 
 
 def _produce(wire: Wire, partition: int, values: list[bytes]) -> None:
+    """Produce once the partition has a leader: Kafka's broker answers NOT_LEADER_OR_FOLLOWER (6) until the
+    controller's record of a new topic (or of a re-election) reaches it, which a busy machine makes take longer."""
     records = encode_batch(build_batch([(None, v, [], int(time.time() * 1000)) for v in values]))
-    answer = wire.request(PRODUCE, 9, ProduceRequest(transactional_id=None, acks=-1, timeout_ms=30_000, topic_data=[
-        ProduceRequest.TopicProduceData(name=TOPIC, partition_data=[ProduceRequest.PartitionProduceData(index=partition, records=records)])]))
-    assert answer.body.responses[0].partition_responses[0].error_code == 0
+    deadline = time.monotonic() + 90
+    while True:
+        answer = wire.request(PRODUCE, 9, ProduceRequest(transactional_id=None, acks=-1, timeout_ms=30_000, topic_data=[
+            ProduceRequest.TopicProduceData(name=TOPIC, partition_data=[ProduceRequest.PartitionProduceData(index=partition, records=records)])]))
+        code = answer.body.responses[0].partition_responses[0].error_code
+        if code != 6 or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert code == 0, answer
 
 
 def _leaders(wire: Wire, min_epoch: int) -> list[tuple[int, int, int]]:
