@@ -127,10 +127,9 @@ class UniformHeterogeneous:
 
     def _assign_unassigned(self) -> None:
         for key in self._sorted(self.unassigned):
-            for member_id in self._by_size([m for m in self.subscribers[key[0]] if self.size[m] < self.max_size[m]]):
-                if self.size[member_id] < self.max_size[member_id]:
-                    self._add(key, member_id)
-                    break
+            takers = [m for m in self.subscribers[key[0]] if self.size[m] < self.max_size[m]]
+            if takers:  # none left: the balance step reports the partition unassigned, as Kafka's does
+                self._add(key, self._by_size(takers)[0])
 
     def _balance(self) -> None:
         if self.unassigned:

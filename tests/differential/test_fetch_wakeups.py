@@ -19,10 +19,10 @@ from kafka_shim.protocol.messages import (
     DeleteTopicsRequest,
     FetchRequest,
     MetadataRequest,
-    ProduceRequest,
 )
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from tests.support.appending import batch, values
+from tests.support.produce import produce_once_led
 from tests.support.wire import Wire
 
 FETCH, PRODUCE, METADATA, CREATE_TOPICS, DELETE_TOPICS, DELETE_RECORDS = 1, 0, 3, 19, 20, 21
@@ -42,16 +42,7 @@ def _topic(address: tuple[str, int], name: str) -> None:
                 break
             assert time.monotonic() < deadline, f"{address} never served {name}: {md}"
             time.sleep(0.05)
-        deadline = time.monotonic() + 60
-        while True:
-            answer = wire.request(PRODUCE, 9, ProduceRequest(transactional_id=None, acks=-1, timeout_ms=30000, topic_data=[
-                ProduceRequest.TopicProduceData(name=name, partition_data=[
-                    ProduceRequest.PartitionProduceData(index=0, records=batch(values("w", 5)))])]))
-            code = answer.body.responses[0].partition_responses[0].error_code
-            if code != 6 or time.monotonic() > deadline:
-                break
-            time.sleep(0.05)
-        assert code == 0, answer
+        produce_once_led(wire, name, 0, batch(values("w", 5)))
 
 
 def _start_fetch(address: tuple[str, int], name: str, offset: int, min_bytes: int, max_wait_ms: int) -> Wire:

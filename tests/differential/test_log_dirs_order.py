@@ -7,6 +7,7 @@ must be equal but for the log directory's name and size fields (kafka-shim keeps
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -52,8 +53,6 @@ def _layout(answer) -> list[tuple[str, list[int]]]:
 def _wait_until_kafka_holds(wires: list[Wire], expected: int) -> None:
     """Kafka opens and removes logs after the controller's record reaches the broker: wait until its answer holds
     as many partitions as kafka-shim's."""
-    import time
-
     deadline = time.monotonic() + 60
     while True:
         kafka = wires[0].request(DESCRIBE_LOG_DIRS, 4, D(topics=None)).body

@@ -20,13 +20,13 @@ from kafka_shim.protocol.messages import (
     ListOffsetsRequest,
     MetadataRequest,
     OffsetForLeaderEpochRequest,
-    ProduceRequest,
 )
 from kafka_shim.protocol.records import build_batch, decode_batches, encode_batch
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from tests.support.compare import field_diff
 from tests.support.peers import RealKafka, restart_real_kafka, start_real_kafka, stop_real_kafka
+from tests.support.produce import produce_once_led
 from tests.support.sasl_setup import USERS, listener_address, sasl_properties
 from tests.support.wire import Wire
 
@@ -67,18 +67,7 @@ def _admin(address: tuple[str, int]) -> Wire:
 
 
 def _produce(wire: Wire, partition: int, values: list[bytes]) -> None:
-    """Produce once the partition has a leader: Kafka's broker answers NOT_LEADER_OR_FOLLOWER (6) until the
-    controller's record of a new topic (or of a re-election) reaches it, which a busy machine makes take longer."""
-    records = encode_batch(build_batch([(None, v, [], int(time.time() * 1000)) for v in values]))
-    deadline = time.monotonic() + 90
-    while True:
-        answer = wire.request(PRODUCE, 9, ProduceRequest(transactional_id=None, acks=-1, timeout_ms=30_000, topic_data=[
-            ProduceRequest.TopicProduceData(name=TOPIC, partition_data=[ProduceRequest.PartitionProduceData(index=partition, records=records)])]))
-        code = answer.body.responses[0].partition_responses[0].error_code
-        if code != 6 or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
-    assert code == 0, answer
+    produce_once_led(wire, TOPIC, partition, encode_batch(build_batch([(None, v, [], int(time.time() * 1000)) for v in values])))
 
 
 def _leaders(wire: Wire, min_epoch: int) -> list[tuple[int, int, int]]:

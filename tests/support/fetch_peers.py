@@ -28,11 +28,11 @@ from kafka_shim.protocol.messages import (
     DeleteAclsRequest,
     DescribeAclsRequest,
     MetadataRequest,
-    ProduceRequest,
 )
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from tests.support.appending import append, create_topic
 from tests.support.compare import assert_same
+from tests.support.produce import produce_once_led
 from tests.support.wire import Answer, Wire
 
 METADATA, PRODUCE, CREATE_TOPICS = 3, 0, 19
@@ -77,16 +77,8 @@ class Peers:
         self.topic_ids[name] = (kafka_id, shim_id)
 
     def produce(self, topic: str, partition: int, data: bytes) -> None:
-        deadline = time.monotonic() + 30
         with self._admin() as admin:
-            while True:  # a new topic's leader may not be ready yet (NOT_LEADER_OR_FOLLOWER)
-                answer = admin.request(PRODUCE, 9, ProduceRequest(transactional_id=None, acks=-1, timeout_ms=30000, topic_data=[
-                    ProduceRequest.TopicProduceData(name=topic, partition_data=[ProduceRequest.PartitionProduceData(index=partition, records=data)])]))
-                code = answer.body.responses[0].partition_responses[0].error_code
-                if code != 6 or time.monotonic() > deadline:
-                    break
-                time.sleep(0.05)
-            assert code == 0, answer
+            produce_once_led(admin, topic, partition, data)
         append(self.shim, topic, partition, data)
 
     # -- ACLs --------------------------------------------------------------------------------------------------

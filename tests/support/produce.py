@@ -9,11 +9,13 @@ connection); the stub drops out by itself once the handler is registered.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from kafka_shim.protocol.codes import ApiKey
+from kafka_shim.protocol.messages import ProduceRequest
 from kafka_shim.protocol.records import TimestampType, decode_batches
 from kafka_shim.shim.handlers import REGISTRY, ApiHandler, CloseConnection, load_all
 
@@ -75,3 +77,19 @@ def records_of(data: bytes) -> list[Stored]:
                               r.key, r.value, tuple((h.key, h.value) for h in r.headers), batch.producer_id,
                               int(batch.compression)))
     return out
+
+
+def produce_once_led(wire, topic: str, partition: int, records: bytes, timeout_s: float = 90.0) -> None:
+    """Produce ``records`` (acks=-1) over ``wire`` and assert they were written. A real Kafka answers
+    NOT_LEADER_OR_FOLLOWER (6) until the controller's record of a new topic (or a re-election) reaches its broker, which
+    a busy machine makes take longer: that answer is retried until ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        answer = wire.request(ApiKey.PRODUCE, 9, ProduceRequest(transactional_id=None, acks=-1, timeout_ms=30000, topic_data=[
+            ProduceRequest.TopicProduceData(name=topic, partition_data=[
+                ProduceRequest.PartitionProduceData(index=partition, records=records)])]))
+        code = answer.body.responses[0].partition_responses[0].error_code
+        if code != 6 or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert code == 0, answer
