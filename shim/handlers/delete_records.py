@@ -10,8 +10,11 @@ offset: a single node has no followers to wait for, so ``timeout_ms`` is never w
 new start go at the next retention pass; fetches below it get OFFSET_OUT_OF_RANGE at once, long-polling ones
 included (Kafka 3.9 answers them the same 1, but only at their max_wait_ms or at the partition's next append).
 
-Answer order: Kafka groups the partitions in Scala hash maps, an order that carries no meaning; kafka-shim
-answers the allowed partitions in request order, then the denied, then the unknown ones, one entry per topic.
+Answer order is Kafka's, which its Scala collections decide (KafkaApis: ``authorized ++ unauthorized ++
+nonExisting``, then ``groupBy(topic)``): topics as an immutable HashMap of names iterates them (CHAMP order);
+within a topic, when some partition was allowed, as a fresh ``mutable.HashMap`` iterates (the partitions' maps stay
+mutable all the way), else in the order of the immutable Map the denied and unknown partitions were added to
+(insertion order up to four partitions in all, CHAMP order from five on). Compared with Kafka 3.9 on random requests.
 
 Version notes. v2 is the flexible form of v1; v1 is v0's.
 """
@@ -23,6 +26,9 @@ from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import DeleteRecordsResponse
 from kafka_shim.shim.cluster.topics import INTERNAL_TOPICS
 from kafka_shim.shim.handlers import handles
+from kafka_shim.shim.javacompat.hash_orders import scala_mutable_map_order, topic_partition_hash
+from kafka_shim.shim.javacompat.java_hash import java_string_hash
+from kafka_shim.shim.javacompat.scala_set import scala_set
 from kafka_shim.shim.log.errors import LogError
 from kafka_shim.shim.requests.authz import allowed_names, check, hidden_topics
 from kafka_shim.shim.requests.context import RequestContext
@@ -50,26 +56,48 @@ def delete_records(ctx: RequestContext, request: messages.DeleteRecordsRequest) 
     topics = ctx.services.cluster.topics
     hidden = hidden_topics(ctx, [t.name for t in request.topics], topics.__contains__)
     deletable = allowed_names(ctx, _DELETE, [t.name for t in request.topics if t.name not in hidden])
-    done: dict[str, list[_Partition]] = {}
-    denied: dict[str, list[_Partition]] = {}
-    unknown: dict[str, list[_Partition]] = {}
+    done: dict[_Key, _Partition] = {}
+    denied: dict[_Key, _Partition] = {}
+    unknown: dict[_Key, _Partition] = {}
     # KafkaApis keeps the partitions in maps: a partition named twice (in one topic entry or two) is one result,
     # deleted to the offset named last.
     offsets = {(t.name, p.partition_index): p.offset for t in request.topics for p in t.partitions}
     for (name, index), offset in offsets.items():
         if name in hidden:
-            unknown.setdefault(name, []).append(_failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+            unknown[name, index] = _failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         elif name not in deletable:
-            denied.setdefault(name, []).append(_failed(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+            denied[name, index] = _failed(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
         elif name not in topics or not 0 <= index < len(topics[name].partitions):
-            unknown.setdefault(name, []).append(_failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+            unknown[name, index] = _failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         else:
-            done.setdefault(name, []).append(_delete(ctx, name, index, offset))
-    merged: dict[str, list[_Partition]] = {}
-    for part in (done, denied, unknown):
-        for name, entries in part.items():
-            merged.setdefault(name, []).extend(entries)
-    return DeleteRecordsResponse(throttle_time_ms=0, topics=[_Topic(name=n, partitions=e) for n, e in merged.items()])
+            done[name, index] = _delete(ctx, name, index, offset)
+    results = {**done, **denied, **unknown}
+    return DeleteRecordsResponse(throttle_time_ms=0, topics=[
+        _Topic(name=name, partitions=[results[key] for key in keys]) for name, keys in _kafka_order(done, denied, unknown)])
+
+
+_Key = tuple[str, int]
+
+
+def _kafka_order(done: dict[_Key, _Partition], denied: dict[_Key, _Partition],
+                 unknown: dict[_Key, _Partition]) -> list[tuple[str, list[_Key]]]:
+    """The topics and their partitions in the order KafkaApis.handleDeleteRecordsRequest answers them."""
+    if done:
+        # ReplicaManager hands back a mutable.HashMap, so the merge and each topic's group are mutable HashMaps.
+        merged = [*done, *denied, *unknown]
+    else:
+        # Map.empty ++ unauthorized ++ nonExisting: an immutable Map, each part added in its mutable.HashMap order.
+        merged = scala_mutable_map_order(denied, topic_partition_hash) + scala_mutable_map_order(unknown, topic_partition_hash)
+    by_topic: dict[str, list[_Key]] = {}
+    for key in merged:
+        by_topic.setdefault(key[0], []).append(key)
+    if done:
+        ordered = {name: scala_mutable_map_order(keys, topic_partition_hash) for name, keys in by_topic.items()}
+    elif len(merged) <= 4:
+        ordered = by_topic  # Map1..Map4 and their builder keep insertion order
+    else:
+        ordered = {name: list(scala_set(keys, topic_partition_hash, hashed=True)) for name, keys in by_topic.items()}
+    return [(name, ordered[name]) for name in scala_set(ordered, java_string_hash, hashed=True)]
 
 
 def _delete(ctx: RequestContext, topic: str, partition: int, offset: int) -> _Partition:

@@ -10,6 +10,7 @@ stamped by the broker.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 
 import pytest
@@ -28,7 +29,6 @@ from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from tests.support.appending import T0, batch, values
 from tests.support.compare import assert_same
 from tests.support.fetch_peers import Peers, name_topic_ids
-from tests.support.wire import Answer
 
 FETCH, LIST_OFFSETS, DELETE_RECORDS, OFFSET_FOR_LEADER_EPOCH = 1, 2, 21, 23
 READ, DELETE, DESCRIBE, CLUSTER_ACTION = 3, 6, 8, 10
@@ -211,12 +211,6 @@ def test_offset_for_leader_epoch(peers, version) -> None:
     peers.same(OFFSET_FOR_LEADER_EPOCH, version, make, what=f"OffsetForLeaderEpoch v{version}")
 
 
-def _sorted(answer: Answer) -> None:
-    answer.body.topics.sort(key=lambda t: t.name)
-    for t in answer.body.topics:
-        t.partitions.sort(key=lambda p: p.partition_index)
-
-
 @pytest.mark.parametrize("version", range(3))
 def test_delete_records(peers, version) -> None:
     name = f"fo-delete-{version}"
@@ -234,14 +228,30 @@ def test_delete_records(peers, version) -> None:
         ])
     # ... (1, 1), (1, 0): a partition named twice is one result, deleted to the offset named last
     for offsets in ([(0, 2), (1, 0), (7, 1)], [(0, 1)], [(0, 99)], [(0, -1)], [(0, -2)], [(1, 1), (0, 2), (1, 0)]):
-        kafka, shim = peers.both(DELETE_RECORDS, version, make(offsets))
-        _sorted(kafka)
-        _sorted(shim)
-        kafka.correlation_id = shim.correlation_id
-        assert_same(kafka, shim, what=f"DeleteRecords v{version} {offsets}")
+        peers.same(DELETE_RECORDS, version, make(offsets), what=f"DeleteRecords v{version} {offsets}")
     peers.same(FETCH, 12, lambda side: _fetch(peers, side, 12, [(name, 0, 6)]), what="Fetch after DeleteRecords")
     peers.same(FETCH, 12, lambda side: _fetch(peers, side, 12, [(name, 0, 0)]), what="Fetch below the log start offset")
     peers.same(LIST_OFFSETS, 7, lambda side: _offsets(7, [(name, 0, -2), (name, 0, -1), (name, 0, T0)]), what="ListOffsets after DeleteRecords")
+
+
+def test_delete_records_answer_order_on_random_requests(peers) -> None:
+    """Kafka answers DeleteRecords in the order of its Scala maps: topics as a HashMap of names iterates them, and a
+    topic's partitions as a mutable HashMap does when some partition was allowed, else as the immutable Map the
+    denied and unknown ones were added to (insertion order up to four, a CHAMP trie's from five)."""
+    peers.topic("fo-order", 12)
+    peers.topic("fo-order-few", 3)
+    peers.grant("fo-order", DELETE)
+    peers.grant("fo-order-few", DELETE)
+    names = [("fo-order", 14), ("fo-order-few", 5), ("fo-secret", 4), ("fo-missing", 3), ("fo-data", 3)]
+    rng = random.Random(20261127)
+    for round_ in range(30):
+        chosen = rng.sample(names, rng.randint(1, 4))
+        asked = [(name, rng.sample(range(span), rng.randint(1, min(span, 6)))) for name, span in chosen]
+        request = DeleteRecordsRequest(timeout_ms=5000, topics=[
+            DeleteRecordsRequest.DeleteRecordsTopic(name=name, partitions=[
+                DeleteRecordsRequest.DeleteRecordsPartition(partition_index=p, offset=0) for p in parts])
+            for name, parts in asked])
+        peers.same(DELETE_RECORDS, 2, lambda side, request=request: request, what=f"DeleteRecords round {round_}: {asked}")
 
 
 def test_follower_fetch_without_cluster_action(peers) -> None:
