@@ -20,6 +20,7 @@ names topics by name or id; with ``delete.topic.enable=false`` every topic gets 
 
 from __future__ import annotations
 
+import random
 from collections.abc import Collection
 
 from kafka_shim.authorizer.api_checks.releases import CREATE_TOPICS_CLUSTER_CREATE
@@ -160,6 +161,10 @@ def delete_topics(ctx: RequestContext, request: messages.DeleteTopicsRequest) ->
         log.info("delete_topics_refused", reason="delete.topic.enable=false", error_code=code)
         return delete_topics_error_response(request, code, None)
     _log_refusals(ctx, "delete_topics", results)
+    if not rules.delete_topics_zookeeper:
+        # ControllerApis shuffles the answer so that positions reveal nothing: an absent topic and one the principal
+        # may not see would otherwise tell themselves apart by where they come (a ZooKeeper broker did not).
+        random.shuffle(results)
     return _throttled(ctx, DeleteTopicsResponse(responses=[
         _Deleted(name=r.name, topic_id=r.topic_id if r.topic_id is not None else ZERO_UUID, error_code=r.error, error_message=r.message)
         for r in results

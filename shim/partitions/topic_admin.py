@@ -4,7 +4,7 @@ Kafka's counterparts: ``ControllerApis`` (createTopics / deleteTopics / createPa
 the order of the answer) and ``ReplicationControlManager`` (names, existence, configs, replication factor, manual
 assignments, the partition counts). The checks, their order and their messages are Kafka's; where Kafka iterates a
 Java ``HashSet`` the answer comes in that order (``javacompat.java_hash``). Kafka shuffles DeleteTopics results on
-purpose; kafka-shim answers in the order it works them out.
+purpose; so does the handler (shim/handlers/topics.py), after this works them out in Kafka's order.
 
 No wire types and no authorizer here: the handler passes the authorization answers in as plain callables
 (``Authorizations``), so this is testable without a socket. Nothing awaits; the topics change on the event loop.

@@ -1,5 +1,5 @@
-"""The topic APIs over TCP where no Kafka differential covers them: delete.topic.enable=false, Metadata's automatic
-creation under ACLs, DescribeTopicPartitions' all-topics form under ACLs."""
+"""The topic APIs over TCP where no Kafka differential covers them: delete.topic.enable=false, DeleteTopics' shuffled
+answers, Metadata's automatic creation under ACLs, DescribeTopicPartitions' all-topics form under ACLs."""
 
 from __future__ import annotations
 
@@ -27,6 +27,24 @@ async def test_delete_disabled(version, code) -> None:
         assert [(r.name, r.error_code) for r in answer.responses] == [("kept", code), ("nope", code)]
         assert all(not r.error_message for r in answer.responses)
         assert "kept" in broker.state.topics
+
+
+async def test_delete_topics_answers_come_shuffled_as_kafkas() -> None:
+    # ControllerApis.deleteTopics shuffles its results, so that an absent topic and one the principal may not see do
+    # not tell themselves apart by position: the same request gets its entries in changing orders.
+    async with running(config(authorizer=False)) as broker:
+        client = await connect(broker)
+        orders = set()
+        try:
+            for _ in range(10):
+                names = [f"gone-{i}" for i in range(6)]  # unknown topics: each request answers all six with 3
+                answer = await client.request(DELETE_TOPICS, 6, DeleteTopicsRequest(topics=[
+                    DeleteTopicsRequest.DeleteTopicState(name=n) for n in names], timeout_ms=30000))
+                assert sorted((r.name, r.error_code) for r in answer.responses) == [(n, 3) for n in names]
+                orders.add(tuple(r.name for r in answer.responses))
+        finally:
+            await client.close()
+        assert len(orders) > 1  # ten requests in one order would happen by chance once in 720**9
 
 
 async def _metadata(broker, *names: str, version: int = 12, allow: bool = True):

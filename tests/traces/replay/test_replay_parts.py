@@ -115,3 +115,15 @@ def test_arrays_of_different_lengths_are_matched_by_their_entries_key() -> None:
     more = ApiVersionsResponse(api_keys=[key(api_key=0, max_version=11), key(api_key=1, max_version=17), key(api_key=3, max_version=13)])
     assert [(d.path, d.recorded, d.replayed) for d in Differ(IdMap()).compare(few, more)] == [
         ("api_keys.length", 2, 3), ("api_keys[api_key=3].max_version", 12, 13), ("api_keys[api_key=1]", "missing", "present")]
+
+
+def test_delete_topics_answers_compare_whatever_their_order_as_kafka_shuffles_them() -> None:
+    from kafka_shim.protocol.messages import DeleteTopicsResponse
+
+    entry = DeleteTopicsResponse.DeletableTopicResult
+    recorded = DeleteTopicsResponse(responses=[entry(name="a", error_code=0), entry(name="b", error_code=3), entry(name="c", error_code=29)])
+    shuffled = DeleteTopicsResponse(responses=[entry(name="c", error_code=29), entry(name="a", error_code=0), entry(name="b", error_code=3)])
+    assert Differ(IdMap()).compare(recorded, shuffled) == []
+    changed = DeleteTopicsResponse(responses=[entry(name="c", error_code=29), entry(name="a", error_code=0), entry(name="b", error_code=0)])
+    assert [(d.path, d.recorded, d.replayed) for d in Differ(IdMap()).compare(recorded, changed)] == [
+        ("responses[1].error_code", 3, 0)]
