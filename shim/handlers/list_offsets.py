@@ -15,7 +15,8 @@ earliest, and whatever the found batch carries by timestamp).
 
 Version notes. v0 answers the old offsets array (``max_num_offsets`` segment start offsets whose segment was last
 modified at or before the timestamp, newest first, the log end offset counting as modified now); negative
-timestamps below -2 give 35. v2: isolation level. v4: current leader epoch and the answer's leader epoch.
+timestamps below -2 give 35. v2: isolation level (a consumer's level other than 0 and 1: -1, timestamp and offset -1, for
+each partition past the duplicate and timestamp checks, as Kafka's IsolationLevel.forId throws there). v4: current leader epoch and the answer's leader epoch.
 """
 
 from __future__ import annotations
@@ -25,12 +26,14 @@ from collections import Counter
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import ListOffsetsResponse
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.handlers import handles
 from kafka_shim.shim.partitions import offsets
 from kafka_shim.shim.requests.authz import allowed_names, check
 from kafka_shim.shim.requests.context import RequestContext
 
 _DESCRIBE = check(ApiKey.LIST_OFFSETS, "topics")
+logger = get_logger("kafka_shim.list_offsets")
 CONSUMER_REPLICA_ID = -1
 DEBUGGING_REPLICA_ID = -2
 _NO_EPOCH = -1
@@ -108,6 +111,12 @@ def _v1(ctx: RequestContext, request: messages.ListOffsetsRequest, topic: str, p
         return _error(version, p.partition_index, ErrorCode.INVALID_REQUEST)
     if p.timestamp < 0 and version < offsets.SPECIAL_TIMESTAMP_MIN_VERSION.get(p.timestamp, 1 << 15):
         return _error(version, p.partition_index, ErrorCode.UNSUPPORTED_VERSION)
+    if request.replica_id == CONSUMER_REPLICA_ID and version >= 2 and request.isolation_level not in (0, 1):
+        # Kafka reads the level (IsolationLevel.forId, which throws) for each partition past those checks, existing
+        # or not, and answers the exception as UNKNOWN_SERVER_ERROR.
+        logger.warning("list_offsets_failed", topic=topic, partition=p.partition_index, error_code=ErrorCode.UNKNOWN_SERVER_ERROR,
+                    reason=f"Unknown isolation level {request.isolation_level}")
+        return _error(version, p.partition_index, ErrorCode.UNKNOWN_SERVER_ERROR)
     current = p.current_leader_epoch if version >= 4 and p.current_leader_epoch != _NO_EPOCH else None
     error, state = _partition_error(ctx, topic, p.partition_index, current)
     if error != ErrorCode.NONE:

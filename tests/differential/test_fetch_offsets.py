@@ -192,6 +192,20 @@ def test_list_offsets(peers, version) -> None:
                what=f"ListOffsets v{version}: denied, duplicate, unknown")
 
 
+@pytest.mark.parametrize("isolation", [2, -1])
+def test_list_offsets_with_an_unknown_isolation_level(peers, isolation) -> None:
+    # Kafka reads the level for each partition past the duplicate and timestamp checks and answers the
+    # IllegalArgumentException as -1; a replica's request (no level read) is answered as usual.
+    for version in (2, 5, 9):
+        kafka, _ = peers.same(LIST_OFFSETS, version, lambda side, version=version: _offsets(version, [
+            ("fo-data", 0, -1), ("fo-data", 1, -2), ("fo-data", 1, -2), ("fo-empty", 0, -7), ("fo-missing", 0, -1), ("fo-secret", 0, -1)],
+            isolation=isolation), what=f"ListOffsets v{version} isolation level {isolation}")
+        assert [p.error_code for t in kafka.body.topics for p in t.partitions] == [-1, 42, 42, 35, 29, 29]
+    request = _offsets(5, [("fo-data", 0, -1), ("fo-missing", 0, -1)], isolation=isolation)
+    request.replica_id = -2
+    peers.same(LIST_OFFSETS, 5, lambda side: request, what=f"a debugging replica's ListOffsets with isolation level {isolation}")
+
+
 def test_list_offsets_v0(peers) -> None:
     for stamp in (-1, -2, -3):
         peers.same(LIST_OFFSETS, 0, lambda side, stamp=stamp: _offsets(0, [("fo-data", 0, stamp), ("fo-empty", 0, stamp), ("fo-secret", 0, stamp),
