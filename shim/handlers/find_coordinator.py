@@ -12,7 +12,8 @@ Behaviour, per key (v4+ batch their keys and answer each; v0-3 carry one key and
   for transactional ids) exists. When it does not, the broker asks for it to be created, as Kafka's
   AutoTopicCreationManager does (``offsets.topic.num.partitions`` / ``offsets.topic.replication.factor``,
   ``transaction.state.log.*``, compacted; no ACL is asked, the broker creates it itself), and answers 15
-  (COORDINATOR_NOT_AVAILABLE); clients ask again. With Kafka's default replication factor of 3 a single broker cannot
+  (COORDINATOR_NOT_AVAILABLE); clients ask again. The topic counts from the next request on: every key of a v4+
+  batch that found it missing gets 15, as in Kafka, where the topic appears only after the request. With Kafka's default replication factor of 3 a single broker cannot
   create it and the answer stays 15: set ``offsets.topic.replication.factor=1`` as Kafka's shipped
   server.properties (and kafka-shim's example config) do.
 - Errors carry node id -1, host "" and port -1 (Node.noNode).
@@ -83,11 +84,14 @@ def find_coordinator(ctx: RequestContext, request: messages.FindCoordinatorReque
     key_type = request.key_type if version >= 1 else GROUP_KEY
     try:
         if version >= 4:
-            answers = [(key, *_coordinator_for(ctx, version, key_type, key)) for key in request.coordinator_keys]
+            # Kafka asks the controller for a missing internal topic and answers 15 for every key of the batch: the
+            # topic appears only after the request (AutoTopicCreationManager), so no key of it sees the topic.
+            existed = _internal_topics(ctx)
+            answers = [(key, *_coordinator_for(ctx, version, key_type, key, existed)) for key in request.coordinator_keys]
             return FindCoordinatorResponse(throttle_time_ms=0, coordinators=[
                 _Coordinator(key=key, node_id=node, host=host, port=port, error_code=code, error_message="")
                 for key, code, (node, host, port) in answers])
-        code, (node, host, port) = _coordinator_for(ctx, version, key_type, request.key)
+        code, (node, host, port) = _coordinator_for(ctx, version, key_type, request.key, _internal_topics(ctx))
     except _UnknownKeyType:
         log.info("find_coordinator_unknown_key_type", key_type=key_type, error_code=ErrorCode.INVALID_REQUEST,
                  hint="key type 0 is a group, 1 a transactional id")
@@ -98,8 +102,18 @@ def find_coordinator(ctx: RequestContext, request: messages.FindCoordinatorReque
                                    node_id=node, host=host, port=port)
 
 
-def _coordinator_for(ctx: RequestContext, version: int, key_type: int, key: str) -> tuple[int, tuple[int, str, int]]:
-    """KafkaApis.getCoordinator: (error code, (node id, host, port))."""
+def _internal_topics(ctx: RequestContext) -> frozenset[str]:
+    """The coordinators' internal topics that exist as the request arrives."""
+    partitions = ctx.services.partitions
+    if partitions is None:
+        return frozenset()
+    return frozenset(t for t in (GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC) if t in partitions.cluster.topics)
+
+
+def _coordinator_for(ctx: RequestContext, version: int, key_type: int, key: str,
+                     existed: frozenset[str]) -> tuple[int, tuple[int, str, int]]:
+    """KafkaApis.getCoordinator: (error code, (node id, host, port)); ``existed``: the internal topics that existed
+    when the request arrived."""
     if key_type == GROUP_KEY and not allowed(ctx, _GROUP, key):
         return ErrorCode.GROUP_AUTHORIZATION_FAILED, _NO_NODE
     if key_type == TRANSACTION_KEY and not allowed(ctx, _TXN, key):
@@ -119,8 +133,9 @@ def _coordinator_for(ctx: RequestContext, version: int, key_type: int, key: str)
     partitions = ctx.services.partitions
     if partitions is None:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, _NO_NODE
-    if topic not in partitions.cluster.topics:
-        _create_internal_topic(ctx, topic)
+    if topic not in existed:
+        if topic not in partitions.cluster.topics:
+            _create_internal_topic(ctx, topic)
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, _NO_NODE
     node = ctx.services.cluster.coordinator(topic, key)
     if node is None or node < 0 or node in ctx.services.cluster.down:
