@@ -92,6 +92,7 @@ class Broker:
         if release is None:
             release = _release_profile(config)
         self.services = _build_services(config, cluster, Endpoints(config), ApiTable(deferred_handlers(), release))
+        cluster.fix_coordinator_partition_counts(_configured_coordinator_partitions(config))
         if self.services.faults is not None:
             self.services.faults.nodes = self  # the control file's broker_down faults
         # Prometheus counters (kafka.shim.metrics.port): they outlive a reset, as a counter must only grow.
@@ -334,6 +335,7 @@ class Broker:
                                                           node_ids=list(old.cluster.node_ids)),
                                 old.endpoints, old.api_table)
         _recreate_internal_topics(fresh, internal)
+        fresh.cluster.fix_coordinator_partition_counts(_configured_coordinator_partitions(self.config))
         scram = old.scram
         # In place: the dispatcher and every listener's security settings hold these objects.
         for name in vars(fresh):
@@ -521,6 +523,19 @@ def _release_at_least(config: BrokerConfig, line: tuple[int, int]) -> bool:
     except UnknownRelease as exc:
         raise ConfigError(str(exc)) from None
     return (major, minor) >= line
+
+
+def _configured_coordinator_partitions(config: BrokerConfig) -> dict[str, int]:
+    """offsets.topic.num.partitions and transaction.state.log.num.partitions (50 each by default)."""
+    def count(key: str) -> int:
+        try:
+            value = int(config.raw.get(key, "50"))
+        except ValueError:
+            return 50  # the config checks refuse it elsewhere; the coordinators only need a count
+        return value if value >= 1 else 50
+
+    return {OFFSETS_TOPIC: count("offsets.topic.num.partitions"),
+            _TRANSACTION_STATE_TOPIC: count("transaction.state.log.num.partitions")}
 
 
 def _recreate_internal_topics(services: Services, names: list[str]) -> None:

@@ -27,6 +27,10 @@ class ClusterState:
     node_ids: list[int] = field(default_factory=list)  # every node, ascending ([node_id] when empty at creation)
     down: set[int] = field(default_factory=set)  # nodes a fault has stopped
     features: Features = field(default_factory=Features)  # finalized feature levels (UpdateFeatures, ApiVersions)
+    # The partition count each coordinator divides its keys by, fixed when the broker starts: Kafka's coordinators
+    # read it once (the internal topic's count, or offsets.topic.num.partitions / transaction.state.log.num.partitions
+    # while it does not exist), so a topic made later with fewer partitions leaves some keys without a coordinator.
+    coordinator_partition_counts: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.node_ids:
@@ -52,16 +56,33 @@ class ClusterState:
         """Whether ``node_id`` (the first node when None) leads the partition (not while it is leaderless)."""
         return self.topics[topic].partitions[partition].leader_id == (self.node_id if node_id is None else node_id)
 
-    def coordinator(self, internal_topic: str, key: str) -> int | None:
-        """The node that coordinates ``key`` (a group id in ``__consumer_offsets``, a transactional id in
-        ``__transaction_state``): the leader of partition abs(key.hashCode) % partitions (-1: leaderless); None while
-        the topic does not exist."""
+    def coordinator_partition(self, internal_topic: str, key: str) -> int | None:
+        """The partition of ``internal_topic`` that holds ``key``: abs(key.hashCode) % the coordinator's partition
+        count (which may name a partition the topic lacks); None while the topic does not exist."""
         topic = self.topics.get(internal_topic)
         if topic is None or not topic.partitions:
             return None
+        count = self.coordinator_partition_counts.get(internal_topic) or len(topic.partitions)
         h = java_string_hash(key)
         h = h - (1 << 32) if h & 0x80000000 else h
-        return topic.partitions[(0 if h == -(1 << 31) else abs(h)) % len(topic.partitions)].leader_id
+        return (0 if h == -(1 << 31) else abs(h)) % count
+
+    def coordinator(self, internal_topic: str, key: str) -> int | None:
+        """The node that coordinates ``key`` (a group id in ``__consumer_offsets``, a transactional id in
+        ``__transaction_state``): the leader of its partition (-1: leaderless, or a partition the topic lacks);
+        None while the topic does not exist."""
+        partition = self.coordinator_partition(internal_topic, key)
+        if partition is None:
+            return None
+        partitions = self.topics[internal_topic].partitions
+        return partitions[partition].leader_id if partition < len(partitions) else -1
+
+    def fix_coordinator_partition_counts(self, configured: dict[str, int]) -> None:
+        """What the coordinators divide keys by from now on (a broker's start): each internal topic's partition count,
+        or ``configured`` for one that does not exist yet."""
+        self.coordinator_partition_counts = {
+            name: len(self.topics[name].partitions) if name in self.topics and self.topics[name].partitions else count
+            for name, count in configured.items()}
 
     def placement(self, count: int, factor: int = 1) -> list[list[int]]:
         """Replicas for ``count`` new partitions, ``factor`` each: StripedReplicaPlacer's round robin over the live

@@ -1,6 +1,7 @@
-"""Which node coordinates a group or a transactional id: in a cluster of several nodes in one process, the leader of
-the group's ``__consumer_offsets`` partition (the id's ``__transaction_state`` partition); the others answer
-NOT_COORDINATOR, as Kafka's coordinators do for a key whose partition they do not lead (``isLocal``)."""
+"""Which node coordinates a group or a transactional id: the leader of the group's ``__consumer_offsets`` partition
+(the id's ``__transaction_state`` partition), in a cluster of several nodes in one process too; the others answer
+NOT_COORDINATOR, as Kafka's coordinators do for a key whose partition they do not lead (``isLocal``), and so does
+every node for a key whose partition the topic lacks."""
 
 from __future__ import annotations
 
@@ -13,11 +14,11 @@ from kafka_shim.shim.txn.txn_log import TRANSACTION_STATE_TOPIC
 
 def coordinates(ctx: RequestContext, group_id: str | None) -> bool:
     """Whether the node the request reached coordinates ``group_id``. True for a missing or empty id and while
-    ``__consumer_offsets`` does not exist: the group coordinator's own checks answer those."""
-    cluster = ctx.services.cluster
-    if not group_id or len(cluster.node_ids) == 1:
+    ``__consumer_offsets`` does not exist: the group coordinator's own checks answer those. False for a group whose
+    partition the topic lacks (made with fewer partitions than the coordinator divides by), as in Kafka."""
+    if not group_id:
         return True
-    node = cluster.coordinator(OFFSETS_TOPIC, group_id)
+    node = ctx.services.cluster.coordinator(OFFSETS_TOPIC, group_id)
     return node is None or node == ctx.node_id
 
 
