@@ -77,7 +77,7 @@ def test_an_unknown_codec_fails_the_request_below_v7_and_the_partition_from_v7(p
     (CASES["batch-length-38-cut"], (ErrorCode.UNKNOWN_SERVER_ERROR, None)),
     (SETS["then-garbage"], (ErrorCode.CORRUPT_MESSAGE, "Invalid magic found in record: 55")),  # v0-2: every batch
     (malformed_transactional_batches()["transactional-batch-length-44-cut"], (ErrorCode.UNKNOWN_SERVER_ERROR, None)),
-])
+], ids=["batch-length-14-cut", "batch-length-38-cut", "then-garbage", "transactional-batch-length-44-cut"])  # the bytes hold clock times
 def test_what_the_producer_id_walk_cannot_read_fails_the_request(records: bytes, expected: tuple) -> None:
     assert _failed(transactional_producers, records) == expected
 
