@@ -21,10 +21,8 @@ from kafka_shim.protocol.messages import (
     JoinGroupRequest,
     OffsetFetchRequest,
 )
-from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.groups.offsets_log import partition_for
-from kafka_shim.shim.testing.embedded import EmbeddedBroker
-from tests.support.peers import RealKafka, _address, start_real_kafka, stop_real_kafka
+from tests.support.fresh_pair import fresh_pair
 from tests.support.wire import Wire
 
 FIND_COORDINATOR, CREATE_TOPICS, CREATE_PARTITIONS, JOIN_GROUP, OFFSET_FETCH = 10, 19, 37, 11, 9
@@ -32,23 +30,9 @@ OFFSETS = "__consumer_offsets"
 
 
 @pytest.fixture(scope="module")
-def fresh_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealKafka]:
-    kafka = start_real_kafka(tmp_path_factory.mktemp("kafka-fewer-offsets-partitions"))
-    yield kafka
-    stop_real_kafka(kafka)
-
-
-@pytest.fixture(scope="module")
-def wires(fresh_kafka: RealKafka) -> Iterator[list[Wire]]:
-    config = BrokerConfig.from_properties({"listeners": "PLAINTEXT://127.0.0.1:0", "node.id": "1",
-                                           "offsets.topic.replication.factor": "1"})
-    with EmbeddedBroker(config) as shim:
-        admin = Wire(fresh_kafka.sasl)
-        admin.sasl_plain("admin", "admin-secret")
-        both = [admin, Wire(_address("PLAINTEXT://" + shim.bootstrap_servers))]
+def wires(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Wire]]:
+    with fresh_pair(tmp_path_factory.mktemp("kafka-fewer-offsets-partitions"), {"offsets.topic.replication.factor": "1"}) as both:
         yield both
-        for wire in both:
-            wire.close()
 
 
 def _groups_in(partition: int, count: int) -> list[str]:

@@ -14,9 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from kafka_shim.protocol.messages import FindCoordinatorRequest
-from kafka_shim.shim.config.broker_config import BrokerConfig
-from kafka_shim.shim.testing.embedded import EmbeddedBroker
-from tests.support.peers import RealKafka, _address, start_real_kafka, stop_real_kafka
+from tests.support.fresh_pair import fresh_pair
 from tests.support.wire import Wire
 
 FIND_COORDINATOR = 10
@@ -24,24 +22,11 @@ GROUP, TRANSACTION = 0, 1
 
 
 @pytest.fixture(scope="module")
-def fresh_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealKafka]:
-    kafka = start_real_kafka(tmp_path_factory.mktemp("kafka-fresh-coordinators"))
-    yield kafka
-    stop_real_kafka(kafka)
-
-
-@pytest.fixture(scope="module")
-def wires(fresh_kafka: RealKafka) -> Iterator[list[Wire]]:
-    config = BrokerConfig.from_properties({
-        "listeners": "PLAINTEXT://127.0.0.1:0", "node.id": "1", "offsets.topic.replication.factor": "1",
-        "transaction.state.log.replication.factor": "1", "transaction.state.log.min.isr": "1"})
-    with EmbeddedBroker(config) as shim:
-        admin = Wire(fresh_kafka.sasl)
-        admin.sasl_plain("admin", "admin-secret")
-        both = [admin, Wire(_address("PLAINTEXT://" + shim.bootstrap_servers))]
+def wires(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Wire]]:
+    shim_properties = {"offsets.topic.replication.factor": "1", "transaction.state.log.replication.factor": "1",
+                       "transaction.state.log.min.isr": "1"}
+    with fresh_pair(tmp_path_factory.mktemp("kafka-fresh-coordinators"), shim_properties) as both:
         yield both
-        for wire in both:
-            wire.close()
 
 
 def _coordinators(wire: Wire, key_type: int, keys: list[str]) -> list[tuple[str, int, int]]:
