@@ -13,9 +13,11 @@ Behaviour, per key (v4+ batch their keys and answer each; v0-3 carry one key and
   AutoTopicCreationManager does (``offsets.topic.num.partitions`` / ``offsets.topic.replication.factor``,
   ``transaction.state.log.*``, compacted; no ACL is asked, the broker creates it itself), and answers 15
   (COORDINATOR_NOT_AVAILABLE); clients ask again. The topic counts from the next request on: every key of a v4+
-  batch that found it missing gets 15, as in Kafka, where the topic appears only after the request. With Kafka's default replication factor of 3 a single broker cannot
-  create it and the answer stays 15: set ``offsets.topic.replication.factor=1`` as Kafka's shipped
-  server.properties (and kafka-shim's example config) do.
+  batch that found it missing gets 15, as in Kafka, where the topic appears only after the request. With Kafka's
+  default replication factor of 3 a single broker cannot create it and the answer stays 15: set
+  ``offsets.topic.replication.factor=1`` as Kafka's shipped server.properties (and kafka-shim's example config) do.
+- A key whose partition (abs(hashCode) % the count the coordinators fixed at the broker's start, ``ClusterState``)
+  the topic lacks, because it was made by hand with fewer partitions, gets 15 as well.
 - Errors carry node id -1, host "" and port -1 (Node.noNode).
 
 Version notes. v0 asks for a group only; v1+ key type; v1-3: ``error_message`` is Kafka's default message of the
