@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 Assignment = dict[uuid.UUID, frozenset[int]]
@@ -20,5 +20,7 @@ class MemberSpec:
     member_id: str
     instance_id: str | None = None
     rack_id: str | None = None
-    subscribed_topic_ids: frozenset[uuid.UUID] = frozenset()
+    # In Kafka's iteration order (its TopicIds view over the member's HashSet of topic names): where two topic ids
+    # fall in one bucket of the assignors' hash sets and maps, that order decides which comes first.
+    subscribed_topic_ids: Collection[uuid.UUID] = ()
     assignment: Mapping[uuid.UUID, frozenset[int]] = field(default_factory=dict)

@@ -532,7 +532,7 @@ class ConsumerGroupManager:
         counts = {shape.topic_id: shape.partitions for shape in group.subscription_metadata.values()}
         specs = {
             m.member_id: MemberSpec(m.member_id, m.instance_id, m.rack_id,
-                                    frozenset(ids[n] for n in m.subscribed_topic_names if n in ids),
+                                    tuple(ids[n] for n in m.subscribed_names_in_kafka_order() if n in ids),
                                     group.target.get(m.member_id, {}))
             for m in map(group.members.__getitem__, order)
         }

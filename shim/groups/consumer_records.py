@@ -82,8 +82,10 @@ def key(version: int, group_id: str, member_id: str | None = None) -> bytes:
 
 
 def _topic_partitions(partitions: Mapping[uuid.UUID, Iterable[int]]) -> bytes:
+    # In the map's own order, as Kafka writes its HashMap's entries: a target assignment read back keeps the order
+    # the next sticky assignment walks.
     return _carray([topic_id.bytes + _carray([_I32.pack(p) for p in sorted(ps)]) + _NO_TAGS
-                    for topic_id, ps in sorted(partitions.items(), key=lambda item: str(item[0]))])
+                    for topic_id, ps in partitions.items()])
 
 
 def epoch_value(epoch: int) -> bytes:

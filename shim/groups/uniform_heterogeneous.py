@@ -53,7 +53,7 @@ class UniformHeterogeneous:
         self.subscribers: dict[uuid.UUID, list[str]] = {}
         topics_in_order: list[uuid.UUID] = []
         for member_id, spec in members.items():
-            for topic_id in java_hash_set_order(sorted(spec.subscribed_topic_ids), kafka_uuid_hash):
+            for topic_id in java_hash_set_order(list(spec.subscribed_topic_ids), kafka_uuid_hash):
                 if topic_id not in partition_counts:
                     raise AssignorError(f"Members are subscribed to topic {kafka_uuid_string(topic_id)} which doesn't exist "
                                         "in the topic metadata.")
@@ -79,7 +79,9 @@ class UniformHeterogeneous:
             self._keep_current()
             self._assign_unassigned()
             self._balance()
-        return {m: {t: frozenset(ps) for t, ps in a.items()} for m, a in self.target.items()}
+        # Each member's map is a new HashMap filled by computeIfAbsent (kept partitions too): Kafka's iteration order.
+        return {m: {t: frozenset(a[t]) for t in java_hash_map_order(a, kafka_uuid_hash, by_compute=True)}
+                for m, a in self.target.items()}
 
     # -- Kafka's AssignmentManager ----------------------------------------------------------------------------
     def _by_size(self, members: list[str] | set[str]) -> list[str]:

@@ -6,7 +6,8 @@ topics and partitions in those maps' iteration order. Each order is a pure funct
 
 - ``java.util.HashMap`` (default capacity 16, load factor 0.75, resized once the size passes the threshold):
   by bucket ``(h ^ (h >>> 16)) & (n - 1)``, within a bucket in insertion order when filled by ``put``, in reverse
-  when filled by ``compute`` (ProduceRequest.partitionSizes).
+  when filled by ``compute`` / ``computeIfAbsent``, which link a new key at the bucket's head
+  (ProduceRequest.partitionSizes; the KIP-848 assignors' member assignments). A resize keeps each bucket's order.
 - Scala 2.13 ``mutable.HashMap`` (capacity 16, load factor 0.75, grown before an insertion that would reach the
   threshold): by bucket ``improved & (n - 1)`` with ``improved = h ^ (h >>> 16)``, within a bucket by ascending
   improved hash (signed), as its ``put0`` keeps each bucket sorted.
@@ -56,6 +57,19 @@ def java_hash_map_order(keys: Iterable[T], hash_code: Callable[[T], int], *, by_
             length *= 2
     position = {key: (-index if by_compute else index) for index, key in enumerate(distinct)}
     return sorted(distinct, key=lambda k: (_spread(hash_code(k) & _MASK) & (length - 1), position[k]))
+
+
+def java_map_order(put: Iterable[T], computed: Iterable[T], hash_code: Callable[[T], int]) -> list[T]:
+    """The keys of a ``java.util.HashMap`` filled by ``put`` with ``put`` (in order: a copy of another map), then by
+    ``computeIfAbsent`` with ``computed`` (in order): within a bucket the computed keys come first, the latest
+    first, then the put ones in their order."""
+    puts = list(dict.fromkeys(put))
+    computes = [k for k in dict.fromkeys(computed) if k not in set(puts)]
+    length = _INITIAL_CAPACITY
+    while len(puts) + len(computes) > length * 3 // 4:
+        length *= 2
+    position = {key: index for index, key in enumerate(puts)} | {key: -1 - index for index, key in enumerate(computes)}
+    return sorted([*puts, *computes], key=lambda k: (_spread(hash_code(k) & _MASK) & (length - 1), position[k]))
 
 
 def scala_mutable_map_order(keys: Iterable[T], hash_code: Callable[[T], int]) -> list[T]:

@@ -35,7 +35,7 @@ from kafka_shim.protocol.messages import (
 )
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.groups.assignors import UNIFORM, AssignorError, MemberSpec, assign, kafka_member_order
-from kafka_shim.shim.javacompat.java_hash import java_string_hash
+from kafka_shim.shim.javacompat.java_hash import hash_set_order, java_string_hash
 from kafka_shim.shim.javacompat.scala_set import kafka_uuid_hash
 from kafka_shim.shim.javacompat.timeline_table import TimelineTableOrder
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
@@ -392,7 +392,8 @@ def test_uniform_assignor_with_different_subscriptions_as_kafka_builds_it(peers:
             before = table.order()
             table.put(member_id)
             table.put(member_id)
-            subscriptions[side][member_id] = frozenset(peers.topic_ids[t][side] for t in topics)
+            # Kafka's TopicIds: the ids in the order of the member's HashSet of names
+            subscriptions[side][member_id] = tuple(peers.topic_ids[t][side] for t in hash_set_order(topics))
             counts = {peers.topic_ids[t][side]: n for t, n in shapes.items()}
             specs = {m: MemberSpec(m, subscribed_topic_ids=subscriptions[side][m], assignment=targets[side].get(m, {}))
                      for m in kafka_member_order(before, member_id)}
@@ -439,7 +440,7 @@ def test_uniform_assignor_on_random_mixed_groups(peers: Peers, seed: int) -> Non
                 subscriptions[side].pop(member_id)
                 continue
             ids = {name: peers.topic_ids[name][side] for name in shapes}
-            subscribed = {**subscriptions[side], member_id: frozenset(ids[t] for t in topics)}
+            subscribed = {**subscriptions[side], member_id: tuple(ids[t] for t in hash_set_order(topics))}
             specs = {m: MemberSpec(m, subscribed_topic_ids=subscribed[m], assignment=targets[side].get(m, {}))
                      for m in kafka_member_order(table.order(), member_id)}
             try:

@@ -162,3 +162,36 @@ def test_uniform_gives_the_extra_partitions_in_kafkas_member_order() -> None:
     assert assign(UNIFORM, specs, {topic: 3}, homogeneous=True) == {"zz": {topic: frozenset({1, 2})}, "a": {topic: frozenset({0})}}
     # A member that a static member replaces is left out, after the table grew for it.
     assert kafka_member_order(["a", "x"], "zz", removed="x") == ["zz", "a"]
+
+
+def test_uniform_walks_a_members_topics_in_kafkas_map_order_ties_included() -> None:
+    """A run of Kafka 3.9 (seed 10 of the random uniform differential test): topic ids 9b5e... and 76bb... share a
+    bucket of the members' HashMaps, where computeIfAbsent puts the later topic first. member-0 takes every
+    partition, member-1 joins, member-0 leaves, member-3 joins: member-1 keeps 9b5e-0 before 76bb's partitions, as
+    Kafka answered (and Kafka's own UniformAssignor gives, driven the same way); walking sorted ids kept 76bb-0..4."""
+    from kafka_shim.shim.groups.assignors import kafka_member_order
+    from kafka_shim.shim.javacompat.java_hash import hash_set_order
+
+    names = ["cg-r10-0", "cg-r10-1", "cg-r10-2", "cg-r10-3"]
+    t0, t1, t3 = (uuid.UUID(u) for u in ("9b5edc90-043f-4fa5-81d0-7ff1d37bedad", "76bb1168-5aa4-4be3-bdfa-02903b8dcbe0",
+                                          "ef2066d8-86a8-4639-95c9-088a0741f5b3"))
+    ids = dict(zip(names, (t0, t1, uuid.UUID("0306b5e4-1111-4222-8333-444455556666"), t3), strict=True))
+    counts = dict(zip(ids.values(), (1, 7, 8, 1), strict=True))
+    targets: dict = {}
+    subscriptions: dict = {}
+    members: list[str] = []
+    for member_id, topics in (("member-0", names), ("member-1", names[:2] + names[3:]), (None, "member-0"),
+                              ("member-3", names[:2] + names[3:])):
+        if member_id is None:  # a leave: Kafka recomputes at the next join
+            members.remove(topics)
+            targets.pop(topics)
+            subscriptions.pop(topics)
+            continue
+        subscriptions[member_id] = tuple(ids[n] for n in hash_set_order(topics))
+        specs = {m: MemberSpec(m, subscribed_topic_ids=subscriptions[m], assignment=targets.get(m, {}))
+                 for m in kafka_member_order(members, member_id)}
+        members.append(member_id)
+        targets = assign(UNIFORM, specs, counts, homogeneous=len(set(subscriptions.values())) == 1)
+    assert {m: {t: set(ps) for t, ps in a.items()} for m, a in targets.items()} == {
+        "member-1": {t0: {0}, t1: {0, 1, 2, 3}}, "member-3": {t1: {4, 5, 6}, t3: {0}}}
+    assert list(targets["member-1"]) == [t0, t1]  # Kafka's iteration order of the map
