@@ -137,9 +137,10 @@ def _uniform_homogeneous(members: Mapping[str, MemberSpec], partition_counts: Ma
     for member_id in order:
         quota = minimum + (1 if extra > 0 else 0)
         extra -= 1 if extra > 0 else 0
-        current = members[member_id].assignment  # in Kafka's iteration order (see _in_kafka_order)
+        current = members[member_id].assignment  # its map's order: a bucket's topics as the dict lists them
         kept: dict[uuid.UUID, set[int]] = {}
-        for topic_id, owned_partitions in current.items():
+        for topic_id in java_hash_map_order(current, kafka_uuid_hash):
+            owned_partitions = current[topic_id]
             if topic_id not in subscribed:
                 continue  # no longer subscribed: revoked
             partitions = int_hash_set_order(sorted(owned_partitions))
