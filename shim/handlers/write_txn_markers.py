@@ -22,14 +22,18 @@ Version notes. Kafka 3.9 has v0-1 (v1 flexible).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TypeVar
 
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import WriteTxnMarkersResponse
 from kafka_shim.shim.handlers import handles
-from kafka_shim.shim.javacompat.hash_orders import java_hash_map_order, scala_mutable_map_order, topic_partition_hash
+from kafka_shim.shim.javacompat.hash_orders import (
+    java_concurrent_hash_map_order,
+    java_hash_map_order,
+    scala_mutable_map_order,
+    topic_partition_hash,
+)
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.partitions.transactions import write_marker
 from kafka_shim.shim.requests.authz import refused_whole
@@ -48,21 +52,10 @@ def _long_hash(value: int) -> int:
     return (unsigned ^ (unsigned >> 32)) & 0xFFFFFFFF
 
 
-def _concurrent_hash_map_order(keys: list[T], hash_code: Callable[[T], int]) -> list[T]:
-    """A ``java.util.concurrent.ConcurrentHashMap`` (default capacity 16) filled in this order: by bucket, within a
-    bucket in insertion order; it doubles its table once its size reaches 3/4 of it (HashMap: once it passes)."""
-    distinct = list(dict.fromkeys(keys))
-    length = 16
-    while len(distinct) >= length * 3 // 4:
-        length *= 2
-    position = {key: index for index, key in enumerate(distinct)}
-    return sorted(distinct, key=lambda k: ((hash_code(k) ^ (hash_code(k) >> 16)) & (length - 1), position[k]))
-
-
 def _answer(errors: dict[int, dict[tuple[str, int], int]], *, concurrent: bool) -> WriteTxnMarkersResponse:
     """WriteTxnMarkersResponse(Map<Long, Map<TopicPartition, Errors>>): per producer id, per topic, in the order of
     Kafka's maps (ConcurrentHashMaps when KafkaApis collected the errors, HashMaps in getErrorResponse)."""
-    order = _concurrent_hash_map_order if concurrent else java_hash_map_order
+    order = java_concurrent_hash_map_order if concurrent else java_hash_map_order
     markers = []
     for producer_id in order(list(errors), _long_hash):
         per_partition = errors[producer_id]

@@ -11,6 +11,10 @@ topics and partitions in those maps' iteration order. Each order is a pure funct
 - Scala 2.13 ``mutable.HashMap`` (capacity 16, load factor 0.75, grown before an insertion that would reach the
   threshold): by bucket ``improved & (n - 1)`` with ``improved = h ^ (h >>> 16)``, within a bucket by ascending
   improved hash (signed), as its ``put0`` keeps each bucket sorted.
+- ``java.util.concurrent.ConcurrentHashMap`` (and ``java.util.Properties``, which keeps one; 16 slots to start): by
+  bucket ``(h ^ (h >>> 16)) & 0x7fffffff & (n - 1)``, new keys appended to their bucket; the table doubles once the
+  size reaches three quarters of it, and the move keeps the trailing run of each bucket whose keys go the same way
+  and links the keys before it in reverse, so collisions can come out of insertion order.
 - Scala 2.13 immutable ``Map``: up to four entries in insertion order (Map1..Map4), then a CHAMP HashMap, iterated
   as the immutable HashSet is (:mod:`.scala_set`).
 
@@ -70,6 +74,45 @@ def java_map_order(put: Iterable[T], computed: Iterable[T], hash_code: Callable[
         length *= 2
     position = {key: index for index, key in enumerate(puts)} | {key: -1 - index for index, key in enumerate(computes)}
     return sorted([*puts, *computes], key=lambda k: (_spread(hash_code(k) & _MASK) & (length - 1), position[k]))
+
+
+def java_concurrent_hash_map_order(keys: Iterable[T], hash_code: Callable[[T], int]) -> list[T]:
+    """The distinct ``keys`` as a ``ConcurrentHashMap`` (or ``Properties``) filled in this order iterates them.
+
+    Not modelled: a bucket of eight keys, which makes a table under 64 slots grow instead of turning into a tree.
+    """
+    length = _INITIAL_CAPACITY
+    table: list[list[tuple[T, int]]] = [[] for _ in range(length)]
+    seen: set[T] = set()
+    for key in keys:
+        if key in seen:
+            continue
+        seen.add(key)
+        h = _spread(hash_code(key) & _MASK) & 0x7FFFFFFF
+        table[h & (length - 1)].append((key, h))
+        if len(seen) >= length - (length >> 2):  # addCount: resize once the count reaches sizeCtl
+            table = _concurrent_transfer(table, length)
+            length *= 2
+    return [key for bucket in table for key, _ in bucket]
+
+
+def _concurrent_transfer(table: list[list[tuple[T, int]]], length: int) -> list[list[tuple[T, int]]]:
+    """ConcurrentHashMap.transfer: each bucket splits on the bit ``length``; its last run of nodes that all go one way
+    is moved as it is, the nodes before it are pushed in front of their new bucket one by one (so reversed)."""
+    grown: list[list[tuple[T, int]]] = [[] for _ in range(2 * length)]
+    for index, bucket in enumerate(table):
+        if not bucket:
+            continue
+        run_start = len(bucket) - 1
+        while run_start > 0 and (bucket[run_start - 1][1] & length) == (bucket[-1][1] & length):
+            run_start -= 1
+        low: list[tuple[T, int]] = []
+        high: list[tuple[T, int]] = []
+        (high if bucket[-1][1] & length else low).extend(bucket[run_start:])
+        for node in bucket[:run_start]:
+            (high if node[1] & length else low).insert(0, node)
+        grown[index], grown[index + length] = low, high
+    return grown
 
 
 def scala_mutable_map_order(keys: Iterable[T], hash_code: Callable[[T], int]) -> list[T]:

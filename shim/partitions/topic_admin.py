@@ -356,7 +356,7 @@ class TopicAdmin:
             refused = _Refused(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
         if refused is not None:
             raise refused
-        nulls = [n for n, v in topic.configs if v is None]
+        nulls = [n for n, v in topic.configs if v is None]  # computeConfigChanges: an ArrayList in request order
         if nulls:
             raise _Refused(ErrorCode.INVALID_CONFIG, "Null value not supported for topic configs: " + ",".join(nulls))
         overrides = {n: v for n, v in topic.configs if v is not None}

@@ -555,3 +555,91 @@ def test_random_broker_sequence(brokers, seed: int) -> None:
             converged(brokers, describe((BROKER, "1", None), (BROKER, "", None), synonyms=True), f"after step {step}")
     finally:
         reset_broker_configs(brokers)
+
+
+# -- Kafka's checks of dynamic broker values, and the order its messages list keys in -----------------------------------
+
+_OVERRIDES = "max.connections.per.ip.overrides"
+
+
+@pytest.mark.parametrize("request_", [
+    # KafkaConfig reads the per-IP overrides (Csv.parseCsvMap, toInt) before validateValues checks the addresses
+    *(incremental((BROKER, "1", [(_OVERRIDES, SET, value)]), validate_only=True)
+      for value in ["a:1,b", ",a:1", "a:1,", " , ", "a:x,b:y,c:z", "a b:1", "h@st:1,é:2", "1.2.3.4:99999999999", "x:", ":5"]),
+    legacy((BROKER, "1", {_OVERRIDES: "x"}), validate_only=True),
+    # DynamicMetricsReporters loads each class, and names every key the alteration changes
+    *(incremental((BROKER, "", [("metric.reporters", SET, value)]), validate_only=True)
+      for value in ["org.apache.kafka.common.metrics.JmxReporter", " ", "org.apache.kafka.common.metrics.JmxReporter,",
+                    "java.lang.String"]),
+    incremental((BROKER, "", [("metric.reporters", SET, "x"), ("log.retention.ms", SET, "5"), ("num.io.threads", SET, "8"),
+                              ("log.cleaner.threads", SET, "1")]), validate_only=True),
+    # the broker quota keys (QuotaConfigs) are LONGs at least 0, parsed before KafkaConfig's dynamic keys
+    *(incremental((BROKER, name, [(key, SET, value)]), validate_only=True)
+      for name, key, value in [("1", "leader.replication.throttled.rate", "x"), ("1", "follower.replication.throttled.rate", "-5"),
+                               ("", "replica.alter.log.dirs.io.max.bytes.per.second", "1.5"),
+                               ("1", "listener.name.a.leader.replication.throttled.rate", "x")]),
+    incremental((BROKER, "1", [("leader.replication.throttled.rate", SET, "5"), ("num.io.threads", SET, "x"),
+                               ("follower.replication.throttled.rate", SET, "y")]), validate_only=True),
+    # listener-prefixed max.connections, max.connection.creation.rate and num.network.threads may be cluster-wide
+    *(incremental((BROKER, "", [(f"listener.name.plaintext.{key}", SET, "3")]), validate_only=True)
+      for key in ["max.connections", "max.connection.creation.rate", "num.network.threads"]),
+    # sets of keys in the order of Kafka's Properties, printed as Scala prints a Set (a HashSet from five keys on)
+    incremental((BROKER, "", [("process.roles", SET, "broker"), ("num.partitions", SET, "3")]), validate_only=True),
+    incremental((BROKER, "", [(key, SET, "1") for key in ["process.roles", "node.id", "broker.id", "num.partitions",
+                                                          "log.dirs", "zookeeper.connect"]]), validate_only=True),
+    incremental((BROKER, "", [("listener.name.plaintext.ssl.keystore.location", SET, "x"), ("ssl.cipher.suites", SET, "x"),
+                              ("listener.name.x.max.connections", SET, "3"), ("listener.name.sasl_plaintext.ssl.key.password", SET, "x"),
+                              ("advertised.listeners", SET, "PLAINTEXT://a:1"), ("listener.name.a.b", SET, "1")]),
+                validate_only=True),
+    incremental((BROKER, "", [("listener.name.plaintext.ssl.keystore.location", SET, "x"), ("listener.name.x.max.connections", SET, "3"),
+                              ("advertised.listeners", SET, "PLAINTEXT://a:1")]), validate_only=True),
+], ids=lambda request: repr(request)[:90])
+def test_broker_values_kafka_refuses(brokers, request_: Any) -> None:
+    same(brokers, "admin", request_.api_key, 1 if isinstance(request_, IA) else 2, request_, repr(request_))
+
+
+def test_broker_quota_keys_are_described_with_their_type(brokers) -> None:
+    """leader/follower.replication.throttled.rate are not KafkaConfig's keys but DynamicConfig's: described (once set)
+    as LONGs, not sensitive, read-only in the description."""
+    try:
+        same(brokers, "admin", 44, 1, incremental(
+            (BROKER, "1", [("leader.replication.throttled.rate", SET, "100"), ("x.unknown", SET, "5")]),
+            (BROKER, "", [("follower.replication.throttled.rate", SET, "7")])), "setting the quota keys")
+        converged(brokers, describe((BROKER, "1", None), (BROKER, "", None), synonyms=True), "brokers with quota keys")
+        converged(brokers, describe((BROKER, "1", ["leader.replication.throttled.rate", "follower.replication.throttled.rate",
+                                                   "replica.alter.log.dirs.io.max.bytes.per.second"])), "the keys by name")
+    finally:
+        reset_broker_configs(brokers)
+
+
+_KNOWN_TOPIC_KEYS = ["retention.ms", "cleanup.policy", "segment.bytes", "min.insync.replicas", "compression.type", "flush.ms",
+                     "max.message.bytes", "segment.ms", "index.interval.bytes", "retention.bytes", "delete.retention.ms",
+                     "file.delete.delay.ms", "segment.jitter.ms", "preallocate"]
+_KNOWN_TOPIC_VALUES = {"cleanup.policy": "delete", "compression.type": "gzip", "preallocate": "false"}
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_which_unknown_topic_key_kafka_names(brokers, seed: int) -> None:
+    """Kafka names the first unknown key its Properties (a ConcurrentHashMap) iterates, after a HashMap: the name
+    depends on every key's hash and on how many keys there are, not on the request's order."""
+    import random
+
+    rng = random.Random(seed)
+    name = make_topic(brokers, {"retention.ms": "1000", "flush.ms": "5"})
+    for step in range(40):
+        keys = rng.sample(_KNOWN_TOPIC_KEYS, rng.randint(0, 12))
+        keys += ["u" + "".join(rng.choice("abcxyz.") for _ in range(rng.randint(1, 4))) for _ in range(rng.randint(2, 6))]
+        rng.shuffle(keys)
+        configs = [(key, _KNOWN_TOPIC_VALUES.get(key, "1000")) for key in keys]
+        kind = step % 3
+        if kind == 0:
+            request: Any = CreateTopicsRequest(topics=[CreateTopicsRequest.CreatableTopic(
+                name="cfg-unknown-keys", num_partitions=1, replication_factor=1, assignments=[],
+                configs=[CreateTopicsRequest.CreatableTopicConfig(name=k, value=v) for k, v in configs])],
+                timeout_ms=30000, validate_only=True)
+            same(brokers, "admin", 19, 7, request, f"seed {seed} step {step}: create with {keys}")
+        elif kind == 1:
+            same(brokers, "admin", 33, 2, legacy((TOPIC, name, dict(configs)), validate_only=True), f"seed {seed} step {step}: {keys}")
+        else:
+            request = incremental((TOPIC, name, [(k, SET, v) for k, v in configs]), validate_only=True)
+            same(brokers, "admin", 44, 1, request, f"seed {seed} step {step}: {keys}")

@@ -197,7 +197,11 @@ class ConfigAdmin:
     def _alter_topic(self, name: str, ops: list[ConfigOp], incremental: bool, validate_only: bool) -> None:
         topic = self.topics.get(name)
         current = dict(topic.configs) if topic is not None else {}
-        wanted = apply_topic_ops(current, ops) if incremental else {op.name: op.value for op in ops}
+        if incremental:
+            wanted = apply_topic_ops(current, ops)
+        else:  # Kafka copies the existing overrides first, then sets the new ones and drops the others
+            replacing = {op.name: op.value for op in ops}
+            wanted = {name: replacing[name] for name in current if name in replacing} | replacing
         if not name:
             raise Refused(ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed.")
         invalid = invalid_topic_name(name)

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-from kafka_shim.shim.cluster.configs.definition import ConfigType, Range, Validator, ValidList, ValidString
+from kafka_shim.shim.cluster.configs.definition import LONG_MAX, ConfigType, Range, Validator, ValidList, ValidString
 from kafka_shim.shim.cluster.configs.topic_configs import GzipLevel
 
 T = ConfigType
@@ -386,6 +386,14 @@ _ROWS = (
 )
 
 BROKER_CONFIGS: dict[str, BrokerKey] = {row[0]: BrokerKey(*row) for row in _ROWS}
+
+# QuotaConfigs.brokerQuotaConfigs: dynamic-only keys (not KafkaConfig's, so never described unless set, and read-only
+# in a description) that DynamicConfig.Broker parses, before KafkaConfig's dynamic keys, and types in DescribeConfigs.
+BROKER_QUOTA_CONFIGS: dict[str, BrokerKey] = {
+    name: BrokerKey(name, T.LONG, str(LONG_MAX), C, validator=Range(0))
+    for name in ("leader.replication.throttled.rate", "follower.replication.throttled.rate",
+                 "replica.alter.log.dirs.io.max.bytes.per.second")
+}
 
 # DynamicBrokerConfig.ListenerMechanismConfigs: listener.name.<l>.<mechanism>.<key> stands for <key>.
 _LISTENER_MECHANISM_KEYS = ("sasl.jaas.config", "sasl.login.class", "sasl.login.callback.handler.class",

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import lru_cache
 
-from kafka_shim.shim.cluster.configs.broker_configs import BROKER_CONFIGS, override_properties, synonyms_of
+from kafka_shim.shim.cluster.configs.broker_configs import BROKER_CONFIGS, BROKER_QUOTA_CONFIGS, override_properties, synonyms_of
 from kafka_shim.shim.cluster.configs.definition import ConfigSource, ConfigType, ConfigValueError, parse_type, to_config_string
 from kafka_shim.shim.cluster.configs.describe import ConfigSynonym, DescribedConfig
 from kafka_shim.shim.cluster.configs.scala_order import scala_hashmap_order
@@ -41,8 +41,10 @@ def _shown(name: str, raw: str | None) -> str | None:
 
 @lru_cache(maxsize=4096)
 def config_type_of(name: str) -> ConfigType:
-    """KafkaConfig.configType: the key's own type, else that of its first known synonym (listener.name.<l>.ssl.*
-    keys have their base key's type), else unknown."""
+    """KafkaConfig.configType: the key's own type (a broker quota key's too), else that of its first known synonym
+    (listener.name.<l>.ssl.* keys have their base key's type), else unknown."""
+    if name in BROKER_QUOTA_CONFIGS:
+        return BROKER_QUOTA_CONFIGS[name].type
     for candidate in (name, *synonyms_of(name)):
         if candidate in BROKER_CONFIGS:
             return BROKER_CONFIGS[candidate].type

@@ -17,14 +17,26 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from kafka_shim.protocol.codes import ErrorCode
-from kafka_shim.shim.cluster.configs.broker_configs import BROKER_CONFIGS, LISTENER_PREFIX, B, R, override_properties
-from kafka_shim.shim.cluster.configs.definition import ConfigType, ConfigValueError, parse_and_validate
+from kafka_shim.shim.cluster.configs.broker_configs import (
+    BROKER_CONFIGS,
+    BROKER_QUOTA_CONFIGS,
+    LISTENER_PREFIX,
+    B,
+    R,
+    override_properties,
+)
+from kafka_shim.shim.cluster.configs.definition import ConfigType, ConfigValueError, parse_and_validate, parse_type
 from kafka_shim.shim.cluster.configs.loggers import BrokerLoggers
 from kafka_shim.shim.cluster.configs.scala_order import scala_hashmap_order
+from kafka_shim.shim.javacompat.hash_orders import java_concurrent_hash_map_order, java_hash_map_order
+from kafka_shim.shim.javacompat.java_hash import java_string_hash
+from kafka_shim.shim.javacompat.scala_set import scala_set_order
+from kafka_shim.shim.javacompat.strings import java_trim
 
 BROKER_CONFIGS_FILE = "kafka-shim-broker-configs.json"
 _FILE_VERSION = 1
@@ -39,7 +51,10 @@ DYNAMIC_SECURITY_CONFIGS = (
 
 # DynamicConfig.Broker's ConfigDef defines the dynamic keys by filtering KafkaConfig's into a Scala HashMap, so
 # ConfigDef.parse (which reports the first bad value) visits them in that map's order.
-_DYNAMIC_PARSE_ORDER = scala_hashmap_order([name for name, key in BROKER_CONFIGS.items() if key.mode != R])
+_DYNAMIC_PARSE_ORDER = [
+    *BROKER_QUOTA_CONFIGS.items(),
+    *((name, BROKER_CONFIGS[name]) for name in scala_hashmap_order([n for n, key in BROKER_CONFIGS.items() if key.mode != R])),
+]
 
 
 class BrokerConfigError(Exception):
@@ -53,21 +68,36 @@ class BrokerConfigError(Exception):
 
 
 def _scala_set(names: list[str]) -> str:
-    # Scala's Set.toString; small sets keep their insertion order (Set1..Set4), which is the order found here.
-    return "Set(" + ", ".join(names) + ")"
+    """Scala's immutable Set built by adding ``names`` in order, as its toString prints it: up to four in that order
+    (Set1..Set4), more as a HashSet in its trie's order."""
+    distinct = list(dict.fromkeys(names))
+    prefix = "Set" if len(distinct) <= 4 else "HashSet"
+    return prefix + "(" + ", ".join(scala_set_order(distinct, java_string_hash)) + ")"
 
 
 def _scala_hash_set(names: list[str]) -> str:
     return "HashSet(" + ", ".join(scala_hashmap_order(names)) + ")"
 
 
+# DynamicBrokerConfig.ClusterLevelListenerConfigs: listener-prefixed keys that may also be set cluster-wide.
+_CLUSTER_LEVEL_LISTENER_KEYS = frozenset({"max.connections", "max.connection.creation.rate", "num.network.threads"})
+
+
+def _per_broker_only(name: str) -> bool:
+    match = LISTENER_PREFIX.fullmatch(name)
+    return match is not None and match[1] not in _CLUSTER_LEVEL_LISTENER_KEYS
+
+
 def validate_dynamic_broker_configs(props: Mapping[str, str], per_broker: bool) -> None:
     """DynamicBrokerConfig.validateConfigs: what the resource's dynamic configs may hold, Kafka's checks in its order.
 
-    ``props`` is every dynamic config the resource will hold after the alteration. Keys Kafka does not know are
-    allowed (Kafka stores them too); values are parsed with the key's type and checked by its validator.
+    ``props`` is every dynamic config the resource will hold after the alteration, in the order Kafka puts them in
+    its Properties (the stored ones, then the request's), whose iteration order the sets in the messages keep.
+    Keys Kafka does not know are allowed (Kafka stores them too); values are parsed with the key's type and checked
+    by its validator (the broker quota keys first: DynamicConfig.Broker defines them before KafkaConfig's).
     """
-    non_dynamic = [name for name in props if name in BROKER_CONFIGS and BROKER_CONFIGS[name].mode == R]
+    names = java_concurrent_hash_map_order(props, java_string_hash)
+    non_dynamic = [name for name in names if name in BROKER_CONFIGS and BROKER_CONFIGS[name].mode == R]
     if non_dynamic:
         raise BrokerConfigError("Cannot update these configs dynamically: " + _scala_set(non_dynamic))
     security = [name for name in DYNAMIC_SECURITY_CONFIGS if name in props]
@@ -80,16 +110,15 @@ def validate_dynamic_broker_configs(props: Mapping[str, str], per_broker: bool) 
     for name, value in props.items():
         match = LISTENER_PREFIX.fullmatch(name)
         base_props[match[1] if match else name] = value
-    for name in _DYNAMIC_PARSE_ORDER:
-        key = BROKER_CONFIGS[name]
-        if name in base_props:
+    for name, key in _DYNAMIC_PARSE_ORDER:
+        if name in base_props and key.type is not ConfigType.PASSWORD:
             try:
-                _parse_broker_value(name, base_props[name], key.type)
+                parse_and_validate(name, base_props[name], key.type, key.validator)
             except ConfigValueError as error:
                 raise BrokerConfigError(error.message) from None
     if not per_broker:
-        per_broker_keys = [name for name in props
-                           if (name in BROKER_CONFIGS and BROKER_CONFIGS[name].mode == B) or LISTENER_PREFIX.fullmatch(name)]
+        per_broker_keys = [name for name in names if name in BROKER_CONFIGS and BROKER_CONFIGS[name].mode == B]
+        per_broker_keys += [name for name in names if _per_broker_only(name)]
         if per_broker_keys:
             raise BrokerConfigError(
                 "Cannot update these configs at default cluster level, broker id must be specified: " + _scala_set(per_broker_keys)
@@ -102,6 +131,10 @@ THREAD_POOL_KEYS = ("num.io.threads", "num.replica.fetchers", "num.recovery.thre
                     "num.network.threads")
 
 
+# The MetricsReporter classes with a public no-argument constructor on a Kafka 3.9 broker's class path.
+LOADABLE_METRICS_REPORTERS = frozenset({"org.apache.kafka.common.metrics.JmxReporter",
+                                        "org.apache.kafka.tools.PushHttpMetricsReporter"})
+
 _HOUR_MS = 60 * 60 * 1000
 _MIB = 1024 * 1024
 
@@ -109,7 +142,9 @@ _MIB = 1024 * 1024
 def validate_config_values(properties: Mapping[str, str]) -> None:
     """KafkaConfig.validateValues' checks that dynamic keys can fail, in its order. Kafka builds a KafkaConfig from the
     new effective properties before asking any reconfigurable, and its exceptions reach the client unwrapped:
-    ``requirement failed: ...``, or ``/ by zero`` for zero cleaner threads (an integer division)."""
+    ``requirement failed: ...``, or ``/ by zero`` for zero cleaner threads (an integer division). The per-IP
+    connection overrides are parsed first, as the constructor reads them before it validates."""
+    ip_overrides = connections_per_ip_overrides(str(properties.get("max.connections.per.ip.overrides", "")))
     roll_ms = _number(properties, "log.roll.ms")
     if (roll_ms if roll_ms is not None else _HOUR_MS * _int_value(properties, "log.roll.hours")) < 1:
         raise BrokerConfigError("requirement failed: log.roll.ms must be greater than or equal to 1")
@@ -125,9 +160,42 @@ def validate_config_values(properties: Mapping[str, str]) -> None:
     per_thread = abs(dedupe) // abs(threads) * (1 if (dedupe < 0) == (threads < 0) else -1)  # Java's division: toward 0
     if per_thread <= _MIB:
         raise BrokerConfigError("requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread.")
-    if _int_value(properties, "max.connections.per.ip") == 0 and not str(properties.get("max.connections.per.ip.overrides", "")).strip():
+    if _int_value(properties, "max.connections.per.ip") == 0 and not ip_overrides:
         raise BrokerConfigError("requirement failed: max.connections.per.ip can be set to zero only if "
                                 "max.connections.per.ip.overrides property is set.")
+    invalid = [address for address in scala_hashmap_order(list(ip_overrides)) if not _VALID_HOST.fullmatch(address)]
+    if invalid:
+        raise BrokerConfigError(f"max.connections.per.ip.overrides contains invalid addresses : {','.join(invalid)}")
+
+
+_VALID_HOST = re.compile(r"[0-9a-zA-Z\-%._:]*")  # Utils.VALID_HOST_CHARACTERS
+_CSV_SEPARATOR = re.compile(r"[ \t\n\x0b\f\r]*,[ \t\n\x0b\f\r]*")  # Java's \\s*,\\s*
+
+
+def connections_per_ip_overrides(raw: str) -> dict[str, int]:
+    """``max.connections.per.ip.overrides`` as KafkaConfig reads it (Csv.parseCsvMap, then each count's toInt), with
+    the exceptions Kafka's broker answers: a pair without ``:`` fails String.substring, a count Integer.parseInt."""
+    text = raw.strip()
+    pairs: dict[str, str] = {}
+    if text:
+        pieces = _CSV_SEPARATOR.split(text)
+        while pieces and not pieces[-1]:  # String.split drops trailing empty strings
+            pieces.pop()
+        for piece in pieces:
+            colon = piece.rfind(":")
+            if colon < 0:
+                raise BrokerConfigError("Error parsing configuration property 'max.connections.per.ip.overrides': "
+                                        f"begin 0, end -1, length {len(piece.encode('utf-16-le')) // 2}")
+            pairs[java_trim(piece[:colon])] = java_trim(piece[colon + 1:])
+    counts: dict[str, int] = {}
+    for address in java_hash_map_order(pairs, java_string_hash):
+        try:
+            count = parse_type("max.connections.per.ip.overrides", pairs[address], ConfigType.INT)
+        except ConfigValueError:
+            raise BrokerConfigError(f'For input string: "{pairs[address]}"') from None
+        assert isinstance(count, int)
+        counts[address] = count
+    return counts
 
 
 def validate_reconfiguration(current: Mapping[str, str], proposed: Mapping[str, str]) -> None:
@@ -135,6 +203,13 @@ def validate_reconfiguration(current: Mapping[str, str], proposed: Mapping[str, 
     against the current ones (DynamicBrokerConfig.processReconfiguration wraps their ConfigException as Kafka
     prints it): the thread pools, then the log cleaner (registered last, when the broker's metadata is published)."""
     validate_config_values(proposed)
+    changed = [name for name, value in proposed.items() if current.get(name) != value]
+    if "metric.reporters" in changed:  # DynamicMetricsReporters loads every class named
+        reporters = parse_type("metric.reporters", str(proposed["metric.reporters"]), ConfigType.LIST)
+        assert isinstance(reporters, list)
+        if any(reporter not in LOADABLE_METRICS_REPORTERS for reporter in reporters):
+            raise _invalid_dynamic(f"Validation of dynamic config update of Set({', '.join(scala_hashmap_order(changed))}) "
+                                   "failed with class class kafka.server.DynamicMetricsReporters")
     for name in THREAD_POOL_KEYS:
         old, new = _int_value(current, name), _int_value(proposed, name)
         if new == old:
@@ -180,11 +255,6 @@ def _int_value(properties: Mapping[str, str], name: str) -> int:
         return int(str(raw).strip())
     except ValueError:
         return int(BROKER_CONFIGS[name].default or 0)
-
-
-def _parse_broker_value(name: str, raw: str, kind: ConfigType) -> None:
-    if kind is not ConfigType.PASSWORD:
-        parse_and_validate(name, raw, kind, BROKER_CONFIGS[name].validator)
 
 
 class DynamicBrokerConfigs:

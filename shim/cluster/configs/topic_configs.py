@@ -25,6 +25,8 @@ from kafka_shim.shim.cluster.configs.definition import (
     parse_and_validate,
     to_config_string,
 )
+from kafka_shim.shim.javacompat.hash_orders import java_concurrent_hash_map_order, java_hash_map_order
+from kafka_shim.shim.javacompat.java_hash import java_string_hash
 
 T = ConfigType
 HOUR_MS = 60 * 60 * 1000
@@ -342,14 +344,18 @@ def validate_topic_configs(
 ) -> dict[str, Value]:
     """Checks a topic's complete set of config overrides as Kafka's controller does; returns every effective value.
 
-    ``configs`` is what the topic will hold (for an alteration: the existing overrides with the changes applied);
+    ``configs`` is what the topic will hold (for an alteration: the existing overrides, then the keys added: the order
+    Kafka fills its HashMap in, which decides the order of colliding keys);
     ``existing`` is what it holds now (only remote.storage.enable's transition looks at it). Raises
     ConfigValueError (INVALID_CONFIG) with Kafka's message.
     """
-    nulls = [name for name, value in configs.items() if value is None]
+    # Kafka holds the configs in a HashMap, copies the non-null ones into a Properties (a ConcurrentHashMap) and
+    # names the first unknown key that one iterates, so the key named depends on the hashes of all of them.
+    in_kafka_order = java_hash_map_order(configs, java_string_hash)
+    nulls = [name for name in in_kafka_order if configs[name] is None]  # unreached: CreateTopics refuses them first
     if nulls:
         raise ConfigValueError("Null value not supported for topic configs: " + ",".join(nulls))
-    for name in configs:
+    for name in java_concurrent_hash_map_order(in_kafka_order, java_string_hash):
         if not config_set.accepts(name):
             raise ConfigValueError(f"Unknown topic config name: {name}")
     overrides = {name: value for name, value in configs.items() if value is not None}

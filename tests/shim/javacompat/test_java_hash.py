@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from kafka_shim.shim.javacompat.hash_orders import java_concurrent_hash_map_order, java_hash_map_order
 from kafka_shim.shim.javacompat.java_hash import JavaHashMap, hash_set_order, java_order, java_string_hash
 
 
@@ -83,3 +84,13 @@ def test_hash_set_sizes_its_table_for_the_collection_at_once() -> None:
         "mech-10", "mech-11", "mech-8", "mech-9", "mech-6", "mech-7", "mech-4", "mech-5", "mech-2", "mech-3", "mech-0", "mech-1"]
     assert java_order(names) == [
         "mech-11", "mech-8", "mech-9", "mech-6", "mech-7", "mech-4", "mech-5", "mech-2", "mech-10", "mech-3", "mech-0", "mech-1"]
+
+
+def test_a_concurrent_hash_map_reverses_colliding_keys_when_it_grows() -> None:
+    """Properties / ConcurrentHashMap: k365 and k354 share a bucket; the twelfth key makes the table grow, and the
+    move links k365 (not the bucket's trailing run) in front of k354. Printed by a Java 17 Properties' keySet."""
+    keys = ["k832", "k365", "k424", "k354", "k1", "k551", "k553", "k638", "k805", "k627", "k339", "k469", "k614"]
+    assert java_concurrent_hash_map_order(keys, java_string_hash) == [
+        "k638", "k627", "k805", "k1", "k354", "k365", "k551", "k553", "k424", "k832", "k469", "k339", "k614"]
+    # before growing (eleven keys, 16 buckets) a bucket keeps insertion order, as a HashMap's does
+    assert java_concurrent_hash_map_order(keys[:11], java_string_hash) == java_hash_map_order(keys[:11], java_string_hash)
