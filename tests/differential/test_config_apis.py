@@ -593,6 +593,26 @@ _OVERRIDES = "max.connections.per.ip.overrides"
                 validate_only=True),
     incremental((BROKER, "", [("listener.name.plaintext.ssl.keystore.location", SET, "x"), ("listener.name.x.max.connections", SET, "3"),
                               ("advertised.listeners", SET, "PLAINTEXT://a:1")]), validate_only=True),
+    # listeners: parsed first (early.start.listeners), then KafkaConfig's KRaft rules, then DynamicListenerConfig's
+    *(incremental((BROKER, "1", [(key, SET, value) for key, value in pairs]), validate_only=True) for pairs in [
+        [("advertised.listeners", "INTERNAL://x:1")], [("advertised.listeners", "PLAINTEXT://x:1")], [("advertised.listeners", "")],
+        [("advertised.listeners", "CONTROLLER://x:1")], [("advertised.listeners", "INTERNAL://0.0.0.0:1")],
+        [("advertised.listeners", "FOO://x:1,INTERNAL://x:2")], [("advertised.listeners", "INTERNAL://x:1,INTERNAL://y:2")],
+        [("advertised.listeners", "garbage")], [("advertised.listeners", "INTERNAL://x")], [("advertised.listeners", "internal://[::1]:1")],
+        [("advertised.listeners", "INTERNAL://x:99999999999")], [("advertised.listeners", "INTERNAL://x:1,CONTROLLER://0.0.0.0:3")],
+        [("advertised.listeners", "PLAINTEXT://y:2,SASL_PLAINTEXT://z:3")], [("advertised.listeners", "INTERNAL://x:1"), ("listeners", "garbage")],
+        [("listener.name.internal.ssl.keystore.location", "x"), ("advertised.listeners", "INTERNAL://x:1")],
+        [("listeners", "CONTROLLER://127.0.0.1:9")], [("listeners", "PLAINTEXT://127.0.0.1:1")],
+        [("listeners", "CONTROLLER://127.0.0.1:9,INTERNAL://127.0.0.1:5,PLAINTEXT://127.0.0.1:5")],
+        [("listeners", "CONTROLLER://127.0.0.1:9,INTERNAL://:5,PLAINTEXT://:5")],
+        [("listeners", "CONTROLLER://127.0.0.1:9,INTERNAL://127.0.0.1:5,PLAINTEXT://[::1]:5,SASL_PLAINTEXT://h:5")],
+        [("listeners", "CONTROLLER://127.0.0.1:9,INTERNAL://127.0.0.1:5,PLAINTEXT://[::1]:5,SASL_PLAINTEXT://10.0.0.1:5")],
+        [("listener.security.protocol.map", "A:FOO")], [("listener.security.protocol.map", "x")],
+        [("listener.security.protocol.map", "CONTROLLER:SASL_PLAINTEXT,INTERNAL:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT")],
+        [("listener.security.protocol.map", "CONTROLLER:SASL_PLAINTEXT,INTERNAL:SASL_PLAINTEXT,PLAINTEXT:PLAINTEXT,"
+                                            "SASL_PLAINTEXT:SASL_PLAINTEXT,EXTRA:SSL")],
+    ]),
+    legacy((BROKER, "1", {"advertised.listeners": "INTERNAL://x:1"}), validate_only=True),
 ], ids=lambda request: repr(request)[:90])
 def test_broker_values_kafka_refuses(brokers, request_: Any) -> None:
     same(brokers, "admin", request_.api_key, 1 if isinstance(request_, IA) else 2, request_, repr(request_))

@@ -31,6 +31,12 @@ from kafka_shim.shim.cluster.configs.broker_configs import (
     override_properties,
 )
 from kafka_shim.shim.cluster.configs.definition import ConfigType, ConfigValueError, parse_and_validate, parse_type
+from kafka_shim.shim.cluster.configs.listener_checks import (
+    ListenerConfigError,
+    check_bound_listeners,
+    check_listener_reconfiguration,
+    check_listeners,
+)
 from kafka_shim.shim.cluster.configs.loggers import BrokerLoggers
 from kafka_shim.shim.cluster.configs.scala_order import scala_hashmap_order
 from kafka_shim.shim.javacompat.hash_orders import java_concurrent_hash_map_order, java_hash_map_order
@@ -139,11 +145,17 @@ _HOUR_MS = 60 * 60 * 1000
 _MIB = 1024 * 1024
 
 
-def validate_config_values(properties: Mapping[str, str]) -> None:
+def validate_config_values(properties: Mapping[str, str], current: Mapping[str, str] | None = None) -> None:
     """KafkaConfig.validateValues' checks that dynamic keys can fail, in its order. Kafka builds a KafkaConfig from the
     new effective properties before asking any reconfigurable, and its exceptions reach the client unwrapped:
     ``requirement failed: ...``, or ``/ by zero`` for zero cleaner threads (an integer division). The per-IP
-    connection overrides are parsed first, as the constructor reads them before it validates."""
+    listeners, then the per-IP connection overrides are parsed first, as the constructor reads them before it
+    validates. The listener rules
+    apply only where ``current`` (the configuration now in force) keeps them (listener_checks)."""
+    try:
+        check_bound_listeners(current if current is not None else properties, properties)
+    except ListenerConfigError as error:
+        raise BrokerConfigError(error.message) from None
     ip_overrides = connections_per_ip_overrides(str(properties.get("max.connections.per.ip.overrides", "")))
     roll_ms = _number(properties, "log.roll.ms")
     if (roll_ms if roll_ms is not None else _HOUR_MS * _int_value(properties, "log.roll.hours")) < 1:
@@ -160,6 +172,10 @@ def validate_config_values(properties: Mapping[str, str]) -> None:
     per_thread = abs(dedupe) // abs(threads) * (1 if (dedupe < 0) == (threads < 0) else -1)  # Java's division: toward 0
     if per_thread <= _MIB:
         raise BrokerConfigError("requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread.")
+    try:
+        check_listeners(current if current is not None else properties, properties)
+    except ListenerConfigError as error:
+        raise BrokerConfigError(error.message) from None
     if _int_value(properties, "max.connections.per.ip") == 0 and not ip_overrides:
         raise BrokerConfigError("requirement failed: max.connections.per.ip can be set to zero only if "
                                 "max.connections.per.ip.overrides property is set.")
@@ -201,8 +217,9 @@ def connections_per_ip_overrides(raw: str) -> dict[str, int]:
 def validate_reconfiguration(current: Mapping[str, str], proposed: Mapping[str, str]) -> None:
     """The new effective configs' own checks (``validate_config_values``), then the reconfigurable components' checks
     against the current ones (DynamicBrokerConfig.processReconfiguration wraps their ConfigException as Kafka
-    prints it): the thread pools, then the log cleaner (registered last, when the broker's metadata is published)."""
-    validate_config_values(proposed)
+    prints it): the metric reporters' classes, the thread pools, the log cleaner (registered last, when the broker's
+    metadata is published), then the listeners (a KRaft broker's advertised endpoints never change)."""
+    validate_config_values(proposed, current)
     changed = [name for name, value in proposed.items() if current.get(name) != value]
     if "metric.reporters" in changed:  # DynamicMetricsReporters loads every class named
         reporters = parse_type("metric.reporters", str(proposed["metric.reporters"]), ConfigType.LIST)
@@ -232,6 +249,10 @@ def validate_reconfiguration(current: Mapping[str, str], proposed: Mapping[str, 
             raise _invalid_dynamic(f"Log cleaner threads cannot be reduced to less than half the current value {old_threads}")
         if new_threads > old_threads * 2:
             raise _invalid_dynamic(f"Log cleaner threads cannot be increased to more than double the current value {old_threads}")
+    try:  # DynamicListenerConfig, the next reconfigurable to validate
+        check_listener_reconfiguration(current, proposed)
+    except ListenerConfigError as error:
+        raise _invalid_dynamic(error.message) from None
 
 
 def _invalid_dynamic(reason: str) -> BrokerConfigError:
