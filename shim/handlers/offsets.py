@@ -42,7 +42,7 @@ from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import OffsetCommitResponse, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse
 from kafka_shim.shim.groups.offsets import FetchedOffset, OffsetAndMetadata, TopicPartition, by_topic
-from kafka_shim.shim.handlers import handles
+from kafka_shim.shim.handlers import CloseConnection, handles
 from kafka_shim.shim.javacompat.hash_orders import (
     java_hash_map_order,
     scala_immutable_map_order,
@@ -95,7 +95,8 @@ class _PartitionErrors:
 def _split_topics(ctx: RequestContext, request_topics: list, topic_check: Check, errors: _PartitionErrors) -> list[tuple[str, list]]:
     """KafkaApis' first pass of OffsetCommit and OffsetDelete: 29 for unreadable topics, 3 for unknown topics and
     partitions (on an emulated 0.11, 3 first for topics not describable or unknown); the partitions left, per topic in
-    request order."""
+    request order. Since 3.5 an unreadable or unknown topic is answered even with no partitions."""
+    echo_empty = not ctx.services.release_rules.offset_commit_topics_in_hash_order
     known = ctx.services.cluster.topics
     names = [t.name for t in request_topics]
     hidden = hidden_topics(ctx, names, known.__contains__)
@@ -105,12 +106,12 @@ def _split_topics(ctx: RequestContext, request_topics: list, topic_check: Check,
         if t.name in hidden:
             for p in t.partitions:
                 errors.add(t.name, p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        elif t.name not in readable:
+        elif t.name not in readable or t.name not in known:
+            if echo_empty:  # Builder.addPartitions creates the topic's entry before adding what it lists
+                errors.topics.setdefault(t.name, [])
+            code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if t.name in readable else ErrorCode.TOPIC_AUTHORIZATION_FAILED
             for p in t.partitions:
-                errors.add(t.name, p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-        elif t.name not in known:
-            for p in t.partitions:
-                errors.add(t.name, p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+                errors.add(t.name, p.partition_index, code)
         else:
             count = len(known[t.name].partitions)
             kept = []
@@ -277,6 +278,10 @@ def offset_fetch(ctx: RequestContext, request: messages.OffsetFetchRequest) -> O
             return _v0_error_response(request, ErrorCode.UNSUPPORTED_VERSION)
         return _fetch_from_zookeeper(ctx, request)
     if version >= 8:
+        if not request.groups:
+            # The answer has no group-level errors, so OffsetFetchResponse.errorCounts takes it for a v0-7 answer and
+            # counts its null error: Kafka's request channel fails to send it and never answers the connection again.
+            raise CloseConnection("OffsetFetch v8+ naming no group: Kafka 3.9 never answers it")
         answers = [_fetch_group(ctx, g.group_id, g.topics, _FETCH_GROUPS, _FETCH_GROUP_TOPICS,
                                 (g.member_id, g.member_epoch) if version >= 9 and g.member_id is not None else None,
                                 request.require_stable)

@@ -53,6 +53,7 @@ def txn_offset_commit(ctx: RequestContext, request: messages.TxnOffsetCommitRequ
     hidden = hidden_topics(ctx, [t.name for t in request.topics], known.__contains__)
     readable = allowed_names(ctx, _TOPICS, [t.name for t in request.topics if t.name not in hidden])
     answer: dict[str, list[_Partition]] = {}  # the response Builder: one entry per topic, in first-seen order
+    echo_empty = not ctx.services.release_rules.offset_commit_topics_in_hash_order  # the Builder since 3.5
 
     def add(topic: str, partition: int, code: int) -> None:
         answer.setdefault(topic, []).append(_Partition(partition_index=partition, error_code=code))
@@ -64,12 +65,12 @@ def txn_offset_commit(ctx: RequestContext, request: messages.TxnOffsetCommitRequ
         if t.name in hidden:
             for p in t.partitions:
                 add(t.name, p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        elif t.name not in readable:
+        elif t.name not in readable or t.name not in known:
+            if echo_empty:  # Builder.addPartitions creates the topic's entry before adding what it lists
+                answer.setdefault(t.name, [])
+            code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if t.name in readable else ErrorCode.TOPIC_AUTHORIZATION_FAILED
             for p in t.partitions:
-                add(t.name, p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-        elif t.name not in known:
-            for p in t.partitions:
-                add(t.name, p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+                add(t.name, p.partition_index, code)
         else:
             before = len(wanted)
             for p in t.partitions:

@@ -13,11 +13,18 @@ from collections.abc import Iterator
 
 import pytest
 
-from kafka_shim.protocol.messages import FindCoordinatorRequest, OffsetCommitRequest, OffsetDeleteRequest, OffsetFetchRequest
+from kafka_shim.protocol.messages import (
+    FindCoordinatorRequest,
+    OffsetCommitRequest,
+    OffsetDeleteRequest,
+    OffsetFetchRequest,
+    TxnOffsetCommitRequest,
+)
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from tests.support.appending import create_topic
 from tests.support.fetch_peers import Peers
+from tests.support.wire import Wire
 
 OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR, OFFSET_DELETE = 8, 9, 10, 47
 READ, DELETE, DESCRIBE = 3, 6, 8
@@ -351,3 +358,48 @@ def test_commits_and_deletions_are_records_of_the_offsets_topic(peers) -> None:
     peers.same(OFFSET_DELETE, 0, lambda side: delete(group, {"co-a": [0, 2]}), what="deleting two offsets")
     after = _offsets_log_end(peers, group)
     assert after[0] - before[0] == after[1] - before[1] == 6, (before, after)
+
+
+TXN_OFFSET_COMMIT, WRITE, TRANSACTIONAL_ID = 28, 4, 5
+
+
+def test_topics_named_without_partitions(peers) -> None:
+    """Since 3.5 Kafka's response builders open a topic's entry before adding its partitions, so an unreadable or
+    unknown topic named with no partitions is answered with none; a readable one is left out."""
+    group = "co-no-partitions"
+    _granted(peers, group, (READ, DELETE), {"co-a": (READ,)})
+    peers.grant("co-txn", WRITE, resource_type=TRANSACTIONAL_ID)
+    topics = {"co-missing": [], "co-a": [0], "co-secret": [], "co-b": [], "co-gone": [3]}
+    for version in (2, 6, 8, 9):
+        peers.same(OFFSET_COMMIT, version, lambda side, v=version: commit(v, group, topics), what=f"OffsetCommit v{version}")
+    peers.same(OFFSET_COMMIT, 8, lambda side: commit(8, group, {"co-missing": [], "co-secret": []}), what="nothing but empty topics")
+    twice = commit(8, group, {"co-secret": []})
+    twice.topics += commit(8, group, {"co-missing": [0], "co-a": []}).topics + commit(8, group, {"co-secret": [1]}).topics
+    peers.same(OFFSET_COMMIT, 8, lambda side: twice, what="an empty topic named again later keeps its first place")
+    peers.same(OFFSET_DELETE, 0, lambda side: delete(group, topics), what="OffsetDelete")
+
+    def txn_commit(side: int, version: int) -> TxnOffsetCommitRequest:
+        return TxnOffsetCommitRequest(transactional_id="co-txn", group_id=group, producer_id=424242, producer_epoch=0,
+                                      generation_id=-1, member_id="", group_instance_id=None, topics=[
+            TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic(name=name, partitions=[
+                TxnOffsetCommitRequest.TxnOffsetCommitRequestPartition(partition_index=p, committed_offset=5,
+                                                                      committed_leader_epoch=-1, committed_metadata="")
+                for p in parts]) for name, parts in topics.items()])
+
+    for version in (0, 3, 4):
+        peers.same(TXN_OFFSET_COMMIT, version, lambda side, v=version: txn_commit(side, v), what=f"TxnOffsetCommit v{version}")
+
+
+def test_offset_fetch_naming_no_group(peers) -> None:
+    # Kafka counts the errors of a v8+ answer without groups as a v0-7 answer's null error, fails to send it and
+    # never answers the connection again; kafka-shim closes it.
+    for version in (8, 9):
+        with Wire(peers.oracle.plaintext, timeout=3) as wire:
+            try:
+                kafka = wire.request(OFFSET_FETCH, version, OffsetFetchRequest(require_stable=False, groups=[]))
+            except TimeoutError:
+                kafka = None
+        with Wire(peers.shim_address, timeout=10) as wire:
+            shim = wire.request(OFFSET_FETCH, version, OffsetFetchRequest(require_stable=False, groups=[]))
+        assert kafka is None or kafka.closed, f"Kafka answered: {kafka}"
+        assert shim.closed, f"kafka-shim answered OffsetFetch v{version} naming no group: {shim}"
