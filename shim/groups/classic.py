@@ -53,6 +53,7 @@ class JoinResult:
     leader_id: str = ""
     skip_assignment: bool = False
     members: list[tuple[str, str | None, bytes]] = field(default_factory=list)  # (member id, instance id, metadata)
+    never_answered: bool = False  # a JoinGroup Kafka never answers (its group's join completion failed)
 
 
 @dataclass
@@ -143,6 +144,7 @@ class ClassicGroup:
         self.new_member_added = False  # a member joined while an initial (group.initial.rebalance.delay.ms) delay runs
         self.initial_delay = False  # the join phase is an InitialDelayedJoin, which only its timer completes
         self.join_timer: Timer | None = None
+        self.join_failed = False  # a join completion failed: PreparingRebalance for good, as Kafka's old coordinator
         self.sync_timer: Timer | None = None
         self._subscribed: set[str] | None = None
 
@@ -334,8 +336,13 @@ class ClassicGroup:
         if self.protocol_name is None:
             return None
         topics: set[str] = set()
-        for member in self.members.values():
-            parsed = subscription_topics(member.metadata(self.protocol_name))
+        for member in self.kafka_order():  # the first member whose bytes fail decides how
+            try:
+                parsed = subscription_topics(member.metadata(self.protocol_name))
+            except UnreadableSubscription:
+                if self.new_coordinator:
+                    return None
+                raise
             if parsed is None:
                 return None
             topics |= parsed
@@ -346,23 +353,46 @@ class ClassicGroup:
         return f"{group_instance_id if group_instance_id is not None else client_id}-{uuid.uuid4()}"
 
 
+class UnreadableSubscription(Exception):
+    """Subscription bytes that Kafka's generated reader fails on with a plain RuntimeException (a negative or
+    oversized count, a null or overlong topic name, oversized user data), which the old group coordinator does not
+    catch: only its SchemaException (bytes that end too soon) means "topics unknown"."""
+
+
 def subscription_topics(metadata: bytes) -> set[str] | None:
-    """The topics of a ConsumerProtocolSubscription (any version; later fields are not needed); None if unreadable."""
-    try:
-        (version,) = struct.unpack_from(">h", metadata, 0)
-        if version < 0:
-            return None
-        (count,) = struct.unpack_from(">i", metadata, 2)
-        if count < 0:
-            return None
-        offset, topics = 6, set()
-        for _ in range(count):
-            (length,) = struct.unpack_from(">h", metadata, offset)
-            offset += 2
-            if length < 0 or offset + length > len(metadata):
-                return None
-            topics.add(metadata[offset:offset + length].decode("utf-8"))
-            offset += length
-        return topics
-    except (struct.error, UnicodeDecodeError):
+    """The topics of a ConsumerProtocolSubscription read as Kafka's coordinator reads it: its version skipped, then
+    the version 0 fields (the prefix of every version). None where Kafka's reader runs out of bytes (SchemaException);
+    UnreadableSubscription where it throws anything else."""
+    data, offset = memoryview(metadata), 2
+    if len(data) < 2:
         return None
+
+    def remaining() -> int:
+        return len(data) - offset
+
+    if remaining() < 4:
+        return None
+    (count,) = struct.unpack_from(">i", data, offset)
+    offset += 4
+    if count < 0:
+        raise UnreadableSubscription("non-nullable field topics was serialized as null")
+    if count > remaining():
+        raise UnreadableSubscription(f"Tried to allocate a collection of size {count}, but there are only {remaining()} bytes remaining.")
+    topics = set()
+    for _ in range(count):
+        if remaining() < 2:
+            return None
+        (length,) = struct.unpack_from(">h", data, offset)
+        offset += 2
+        if length < 0:
+            raise UnreadableSubscription("non-nullable field topics element was serialized as null")
+        if length > remaining():  # new String(array, offset, length) past the array's end
+            raise UnreadableSubscription("String index out of range")
+        topics.add(bytes(data[offset:offset + length]).decode("utf-8", errors="replace"))
+        offset += length
+    if remaining() < 4:
+        return None
+    (user_data,) = struct.unpack_from(">i", data, offset)
+    if user_data > remaining() - 4:  # ByteBuffer.limit past the capacity
+        raise UnreadableSubscription(f"newLimit > capacity: ({user_data} > {remaining() - 4})")
+    return topics

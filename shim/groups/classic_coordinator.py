@@ -47,6 +47,7 @@ from kafka_shim.shim.groups.classic import (
     JoinResult,
     SyncCallback,
     SyncResult,
+    UnreadableSubscription,
 )
 from kafka_shim.shim.groups.settings import GroupSettings
 from kafka_shim.shim.groups.timers import Scheduler
@@ -54,6 +55,10 @@ from kafka_shim.shim.groups.timers import Scheduler
 log = get_logger("kafka_shim.groups")
 
 NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000  # GroupCoordinator.NewMemberJoinTimeoutMs
+
+
+def _never_answered(result: JoinResult) -> None:
+    """The join callback left on a member whose join Kafka never answers: it keeps the member awaiting its join."""
 
 
 class ClassicCoordinator:
@@ -66,6 +71,10 @@ class ClassicCoordinator:
         # Called where Kafka's GroupMetadataManager.storeGroup writes the group's metadata record (a new generation's
         # assignment, a group that became Empty, a static member replaced): persistence hooks in here.
         self.on_group_stored: Callable[[ClassicGroup], None] | None = None
+        # The JoinGroup being handled, and whether a join completion failed (while handling a request, Kafka's request
+        # thread answers that request UNKNOWN_SERVER_ERROR through handleError; in a timer, nobody).
+        self._answering: JoinCallback | None = None
+        self._failed_in_request = False
 
     def _store(self, group: ClassicGroup) -> None:
         if self.on_group_stored is not None:
@@ -101,6 +110,20 @@ class ClassicCoordinator:
              session_timeout_ms: int, protocol_type: str, protocols: list[tuple[str, bytes]], reason: str | None,
              callback: JoinCallback) -> None:
         """GroupCoordinator.handleJoinGroup: ``callback`` is called once, now or when the rebalance completes."""
+        self._answering = callback
+        try:
+            self._join(group_id, member_id, group_instance_id, require_known_member_id=require_known_member_id,
+                       support_skipping_assignment=support_skipping_assignment, client_id=client_id,
+                       client_host=client_host, rebalance_timeout_ms=rebalance_timeout_ms,
+                       session_timeout_ms=session_timeout_ms, protocol_type=protocol_type, protocols=protocols,
+                       reason=reason, callback=callback)
+        finally:
+            self._answering = None
+
+    def _join(self, group_id: str, member_id: str, group_instance_id: str | None, *, require_known_member_id: bool,
+              support_skipping_assignment: bool, client_id: str, client_host: str, rebalance_timeout_ms: int,
+              session_timeout_ms: int, protocol_type: str, protocols: list[tuple[str, bytes]], reason: str | None,
+              callback: JoinCallback) -> None:
         if not group_id:
             callback(JoinResult(ErrorCode.INVALID_GROUP_ID, member_id))
             return
@@ -314,6 +337,9 @@ class ClassicCoordinator:
         group.join_timer = self.scheduler.call_later(delay_ms, expire)
 
     def _try_complete_join(self, group: ClassicGroup) -> None:
+        if group.join_failed:
+            self._abandon_joins(group, failing=False)
+            return
         if group.initial_delay or group.join_timer is None:
             return
         if group.has_all_members_joined():
@@ -336,7 +362,18 @@ class ClassicCoordinator:
             group.join_timer = self.scheduler.call_later(group.rebalance_timeout_ms(), lambda: self._complete_join(group))
             self._try_complete_join(group)
             return
-        group.init_next_generation(self.scheduler.now_ms())
+        try:
+            group.init_next_generation(self.scheduler.now_ms())
+        except UnreadableSubscription as error:
+            # GroupMetadata.computeSubscribedTopics lets a RuntimeException of the subscription reader through
+            # onCompleteJoin: the generation and protocol have moved on, the group stays PreparingRebalance with no
+            # delayed join left to complete it, and no join callback ever runs (Kafka 3.9's old coordinator).
+            log.error("group_join_completion_failed", group_id=group.group_id, generation_id=group.generation_id,
+                      reason=str(error))
+            group.join_failed = True
+            self._failed_in_request = True
+            self._abandon_joins(group, failing=True)
+            return
         if group.is_state(EMPTY):
             log.info("group_empty", group_id=group.group_id, generation_id=group.generation_id)
             self._store(group)
@@ -352,6 +389,20 @@ class ClassicCoordinator:
         generation = group.generation_id
         group.sync_timer = self.scheduler.call_later(group.rebalance_timeout_ms(),
                                                      lambda: self._expire_pending_sync(group, generation))
+
+    def _abandon_joins(self, group: ClassicGroup, *, failing: bool) -> None:
+        """The members' JoinGroups on a group whose join completion failed: Kafka never answers them (kafka-shim
+        closes their connections), except the JoinGroup whose handling made the completion fail (``failing``), which
+        gets UNKNOWN_SERVER_ERROR. The members stay awaiting their join, so their sessions never expire, as in Kafka."""
+        for member in group.members.values():
+            callback = member.awaiting_join
+            if callback is None or callback is _never_answered:
+                continue
+            member.awaiting_join = _never_answered
+            if failing and callback is self._answering:
+                callback(JoinResult(ErrorCode.UNKNOWN_SERVER_ERROR, UNKNOWN_MEMBER_ID))
+            else:
+                callback(JoinResult(ErrorCode.UNKNOWN_SERVER_ERROR, UNKNOWN_MEMBER_ID, never_answered=True))
 
     # --- SyncGroup ---
 
@@ -514,7 +565,10 @@ class ClassicCoordinator:
         if group.is_state(DEAD):
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, []
         errors = []
+        self._failed_in_request = False
         for member_id, instance_id, reason in members:
+            if self._failed_in_request:  # a join completion failed on a removal: Kafka's handleError answers
+                return ErrorCode.UNKNOWN_SERVER_ERROR, []
             if member_id == UNKNOWN_MEMBER_ID:
                 current = group.current_static_member_id(instance_id) if instance_id is not None else None
                 if current is None:
@@ -531,6 +585,8 @@ class ClassicCoordinator:
                 if not error:
                     self._member_left(group, member_id, reason)
                 errors.append(error)
+        if self._failed_in_request:
+            return ErrorCode.UNKNOWN_SERVER_ERROR, []
         return ErrorCode.NONE, errors
 
     def _member_left(self, group: ClassicGroup, member_id: str, reason: str | None) -> None:

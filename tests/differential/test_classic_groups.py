@@ -20,6 +20,7 @@ import pytest
 from kafka_shim.authorizer import AclOperation, AclPermissionType, PatternType, ResourceType
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import (
+    DescribeGroupsRequest,
     FindCoordinatorRequest,
     HeartbeatRequest,
     JoinGroupRequest,
@@ -531,3 +532,77 @@ def test_member_that_does_not_rejoin_is_dropped_at_the_rebalance_timeout(peers, 
     for elapsed in took.values():
         assert rebalance_ms / 1000 - 0.3 <= elapsed <= rebalance_ms / 1000 + 5, took
     assert abs(took[peers.oracle.plaintext] - took[peers.shim_address]) < 2.0, took
+
+
+def _unanswered(t: Transcript, what: str, api_key: int, version: int, body: Any, on: str) -> None:
+    """A request Kafka never answers (kafka-shim closes the connection instead): recorded as such on both sides."""
+    wire = t.wires[on] = Wire(t.address, timeout=5.0)  # the connection is Kafka's to hang: nothing else goes on it
+    try:
+        answer = wire.request(api_key, version, body)
+        outcome = "closed" if answer.closed else answer.body.to_dict()
+    except TimeoutError:
+        outcome = "closed"
+    t.answers.append((what, {"no answer": outcome}))
+
+
+def _describe(t: Transcript, what: str, group: str) -> list[str]:
+    answer = t.request(what, ApiKey.DESCRIBE_GROUPS, 5, DescribeGroupsRequest(groups=[group], include_authorized_operations=False),
+                       on="admin")
+    return [m.member_id for m in answer.body.groups[0].members]
+
+
+# ConsumerProtocolSubscription bytes that Kafka's generated reader fails on with a RuntimeException (five topics
+# announced, no byte left): the old coordinator's computeSubscribedTopics catches only SchemaException.
+_UNREADABLE = struct.pack(">hi", 0, 5)
+
+
+def test_a_subscription_kafkas_reader_throws_on_leaves_the_group_rebalancing(peers, group, group_protocols) -> None:
+    """The join completes in Kafka's timer (a new group's initial delay): the generation moves on, the group stays
+    PreparingRebalance, and no JoinGroup of it is ever answered."""
+    if group_protocols != "classic":
+        pytest.skip("Kafka's new coordinator fails the operation and rolls the group back: not modelled")
+    peers.grant(group_acl(group, READ))
+    peers.grant(group_acl(group, DESCRIBE))
+
+    def script(t: Transcript) -> None:
+        _unanswered(t, "join with an unreadable subscription", JOIN, 3,
+                    join_body(3, group, protocols=[_Protocol(name="range", metadata=_UNREADABLE)]), on="a")
+        deadline = time.monotonic() + 30
+        while True:  # the failed completion runs on Kafka's timer, a moment after the join
+            first = _describe(t, "describe after the failed join", group)
+            if t.answers[-1][1]["groups"][0]["group_state"] == "PreparingRebalance" or time.monotonic() > deadline:
+                break
+            t.answers.pop()
+            time.sleep(0.2)
+        _unanswered(t, "a second member's join", JOIN, 3, join_body(3, group), on="b")
+        for generation in (0, 1):
+            t.request(f"heartbeat at generation {generation}", HEARTBEAT, 3,
+                      HeartbeatRequest(group_id=group, generation_id=generation, member_id=first[0]), on="admin")
+        t.request("sync", SYNC, 3, sync_body(3, group, 1, first[0], {}), on="admin")
+        t.request("the first member leaves", LEAVE, 3, LeaveGroupRequest(group_id=group, members=[_Leaving(member_id=first[0])]),
+                  on="admin")
+        _describe(t, "describe after the leave", group)
+
+    answers = compare(peers, script)
+    assert answers[1][1]["groups"][0]["group_state"] == "PreparingRebalance", answers[1]
+
+
+def test_a_rejoin_with_a_subscription_kafkas_reader_throws_on(peers, group, group_protocols) -> None:
+    """The join completes while Kafka handles the member's own rejoin: that JoinGroup gets UNKNOWN_SERVER_ERROR."""
+    if group_protocols != "classic":
+        pytest.skip("Kafka's new coordinator fails the operation and rolls the group back: not modelled")
+    peers.grant(group_acl(group, READ))
+    peers.grant(group_acl(group, DESCRIBE))
+
+    def script(t: Transcript) -> None:
+        answer = t.request("join", JOIN, 5, join_body(5, group))
+        member = answer.body.member_id
+        answer = t.request("join with id", JOIN, 5, join_body(5, group, member))
+        t.request("sync", SYNC, 5, sync_body(5, group, answer.body.generation_id, member, {member: b"a"}))
+        t.request("rejoin with an unreadable subscription", JOIN, 5,
+                  join_body(5, group, member, protocols=[_Protocol(name="range", metadata=_UNREADABLE)]))
+        _describe(t, "describe", group)
+        _unanswered(t, "the member joins again", JOIN, 5, join_body(5, group, member), on="b")
+
+    answers = compare(peers, script)
+    assert answers[3][1]["error_code"] == ErrorCode.UNKNOWN_SERVER_ERROR, answers[3]

@@ -7,7 +7,7 @@ import struct
 import pytest
 
 from kafka_shim.protocol.codes import ErrorCode
-from kafka_shim.shim.groups.classic import JoinResult, SyncResult, subscription_topics
+from kafka_shim.shim.groups.classic import JoinResult, SyncResult, UnreadableSubscription, subscription_topics
 from kafka_shim.shim.groups.coordinator import GroupCoordinator
 from kafka_shim.shim.groups.settings import GroupSettings
 from kafka_shim.shim.groups.timers import ManualScheduler
@@ -358,10 +358,23 @@ def test_offset_commit_restarts_the_session() -> None:
 @pytest.mark.parametrize(("data", "topics"), [
     (_subscription("a", "b"), {"a", "b"}),
     (b"\x00\x01", None),
-    (struct.pack(">hi", 3, 1) + struct.pack(">h", 5) + b"ab", None),
-])
+    (struct.pack(">hi", -1, 1) + struct.pack(">h", 1) + b"x" + struct.pack(">i", -1), {"x"}),  # any version reads as v0
+    (struct.pack(">hi", 0, 1) + struct.pack(">h", 1) + b"x", None),  # no user data: the reader runs out of bytes
+], ids=["two-topics", "version-only", "negative-version", "no-user-data"])
 def test_subscription_topics(data: bytes, topics: set[str] | None) -> None:
     assert subscription_topics(data) == topics
+
+
+@pytest.mark.parametrize("data", [
+    struct.pack(">hi", 0, 5) + b"\x00",  # more topics than bytes left
+    struct.pack(">hi", 0, -1),
+    struct.pack(">hi", 3, 1) + struct.pack(">h", 5) + b"ab",  # a name longer than what is left
+    struct.pack(">hi", 0, 1) + struct.pack(">h", -1) + b"....",
+    struct.pack(">hi", 0, 0) + struct.pack(">i", 9) + b"ab",  # user data longer than what is left
+], ids=["count", "negative-count", "name-length", "null-name", "user-data"])
+def test_subscriptions_kafkas_reader_throws_on(data: bytes) -> None:
+    with pytest.raises(UnreadableSubscription):
+        subscription_topics(data)
 
 
 def test_store_hook_at_kafkas_store_points_and_loaded_groups() -> None:
