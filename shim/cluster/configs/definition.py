@@ -86,6 +86,24 @@ _JAVA_DECIMAL = re.compile(r"[+-]?(?:NaN|Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]
 _JAVA_HEX = re.compile(r"([+-]?)0[xX]((?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?\d+)[fFdD]?", re.ASCII)
 
 
+def parse_csv_map(name: str, raw: str) -> dict[str, str]:
+    """KafkaConfig.getMap: Csv.parseCsvMap (pairs split at their last ``:``, both sides trimmed, a repeated key's last
+    value kept where it first came), its failure (a pair without ``:`` fails String.substring) wrapped as Kafka words
+    it. The keys in the order the pairs came; Kafka's HashMap order is the caller's to apply."""
+    text = java_trim(raw)
+    pairs: dict[str, str] = {}
+    pieces = _LIST_SPLIT.split(text) if text else []
+    while pieces and not pieces[-1]:  # String.split drops trailing empty strings
+        pieces.pop()
+    for piece in pieces:
+        colon = piece.rfind(":")
+        if colon < 0:
+            raise ConfigValueError(f"Error parsing configuration property '{name}': "
+                                   f"begin 0, end -1, length {len(piece.encode('utf-16-le')) // 2}")
+        pairs[java_trim(piece[:colon])] = java_trim(piece[colon + 1:])
+    return pairs
+
+
 def java_double_str(value: float) -> str:
     """Double.toString: shortest digits, plain between 1e-3 and 1e7, else computerized notation ``d.dddE<n>``."""
     if math.isnan(value):

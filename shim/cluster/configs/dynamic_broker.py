@@ -30,7 +30,13 @@ from kafka_shim.shim.cluster.configs.broker_configs import (
     R,
     override_properties,
 )
-from kafka_shim.shim.cluster.configs.definition import ConfigType, ConfigValueError, parse_and_validate, parse_type
+from kafka_shim.shim.cluster.configs.definition import (
+    ConfigType,
+    ConfigValueError,
+    parse_and_validate,
+    parse_csv_map,
+    parse_type,
+)
 from kafka_shim.shim.cluster.configs.listener_checks import (
     ListenerConfigError,
     check_bound_listeners,
@@ -42,7 +48,6 @@ from kafka_shim.shim.cluster.configs.scala_order import scala_hashmap_order
 from kafka_shim.shim.javacompat.hash_orders import java_concurrent_hash_map_order, java_hash_map_order
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.javacompat.scala_set import scala_set_order
-from kafka_shim.shim.javacompat.strings import java_trim
 
 BROKER_CONFIGS_FILE = "kafka-shim-broker-configs.json"
 _FILE_VERSION = 1
@@ -185,24 +190,15 @@ def validate_config_values(properties: Mapping[str, str], current: Mapping[str, 
 
 
 _VALID_HOST = re.compile(r"[0-9a-zA-Z\-%._:]*")  # Utils.VALID_HOST_CHARACTERS
-_CSV_SEPARATOR = re.compile(r"[ \t\n\x0b\f\r]*,[ \t\n\x0b\f\r]*")  # Java's \\s*,\\s*
 
 
 def connections_per_ip_overrides(raw: str) -> dict[str, int]:
     """``max.connections.per.ip.overrides`` as KafkaConfig reads it (Csv.parseCsvMap, then each count's toInt), with
     the exceptions Kafka's broker answers: a pair without ``:`` fails String.substring, a count Integer.parseInt."""
-    text = raw.strip()
-    pairs: dict[str, str] = {}
-    if text:
-        pieces = _CSV_SEPARATOR.split(text)
-        while pieces and not pieces[-1]:  # String.split drops trailing empty strings
-            pieces.pop()
-        for piece in pieces:
-            colon = piece.rfind(":")
-            if colon < 0:
-                raise BrokerConfigError("Error parsing configuration property 'max.connections.per.ip.overrides': "
-                                        f"begin 0, end -1, length {len(piece.encode('utf-16-le')) // 2}")
-            pairs[java_trim(piece[:colon])] = java_trim(piece[colon + 1:])
+    try:
+        pairs = parse_csv_map("max.connections.per.ip.overrides", raw)
+    except ConfigValueError as error:
+        raise BrokerConfigError(error.message) from None
     counts: dict[str, int] = {}
     for address in java_hash_map_order(pairs, java_string_hash):
         try:

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kafka_shim.shim.cluster.configs.broker_configs import BROKER_CONFIGS
+from kafka_shim.shim.cluster.configs.definition import ConfigValueError, parse_csv_map
 from kafka_shim.shim.javacompat.hash_orders import java_hash_map_order
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.javacompat.scala_set import scala_set_order
@@ -67,17 +68,10 @@ def security_protocol_map(props: Mapping[str, str]) -> dict[str, str]:
     """KafkaConfig.effectiveListenerSecurityProtocolMap: the configured map (Csv.parseCsvMap, names upper-cased,
     protocols checked in its HashMap's order); when none is configured, KRaft maps the controller listeners to
     PLAINTEXT unless some listener uses SSL or SASL."""
-    pairs: dict[str, str] = {}
-    text = _get(props, "listener.security.protocol.map") or ""
-    pieces = _CSV.split(text) if text else []
-    while pieces and not pieces[-1]:  # String.split drops trailing empty strings
-        pieces.pop()
-    for piece in pieces:
-        colon = piece.rfind(":")
-        if colon < 0:
-            raise ListenerConfigError("Error parsing configuration property 'listener.security.protocol.map': "
-                                      f"begin 0, end -1, length {len(piece.encode('utf-16-le')) // 2}")
-        pairs[java_trim(piece[:colon])] = java_trim(piece[colon + 1:])
+    try:
+        pairs = parse_csv_map("listener.security.protocol.map", _get(props, "listener.security.protocol.map") or "")
+    except ConfigValueError as error:
+        raise ListenerConfigError(error.message) from None
     mapping: dict[str, str] = {}
     for name in java_hash_map_order(pairs, java_string_hash):
         protocol = pairs[name]
