@@ -10,8 +10,9 @@ UNSUPPORTED_VERSION (35); an unknown topic or partition 3; a current leader epoc
 the first offset of the earliest open transaction; the log end for a replica); earliest (-2) the log start offset;
 a timestamp the first record at or after it; max timestamp (-3) the first record with the largest timestamp; a
 timestamp or max timestamp found at or past the last fetchable offset counts as not found (so READ_COMMITTED does
-not see into an open transaction); nothing found: offset and timestamp -1 with no error. Leader epochs (v4+) are 0 on this single node (-1 before anything was written for
-earliest, and whatever the found batch carries by timestamp).
+not see into an open transaction); nothing found: offset and timestamp -1 with no error. Leader epochs (v4+): the current one for latest, the epoch the
+log start offset was written in for earliest (-1 when the epoch cache starts after it), whatever the found batch
+carries by timestamp.
 
 Version notes. v0 answers the old offsets array (``max_num_offsets`` segment start offsets whose segment was last
 modified at or before the timestamp, newest first, the log end offset counting as modified now); negative
@@ -130,7 +131,7 @@ def _v1(ctx: RequestContext, request: messages.ListOffsetsRequest, topic: str, p
     else:
         last_fetchable = log.log_end_offset
     leader_epoch = ctx.services.cluster.topics[topic].partitions[p.partition_index].leader_epoch
-    found = offsets.offset_for_timestamp(log, p.timestamp, leader_epoch, last_fetchable)
+    found = offsets.offset_for_timestamp(log, p.timestamp, leader_epoch, last_fetchable, state.epoch_cache)  # type: ignore[attr-defined]
     if found is None:
         return _error(version, p.partition_index, ErrorCode.NONE)
     entry = _Partition(partition_index=p.partition_index, error_code=ErrorCode.NONE, timestamp=found.timestamp, offset=found.offset)

@@ -74,13 +74,22 @@ def end_offset_for_epoch(log: PartitionLog, leader_epoch: int, requested: int,
     return UNDEFINED_EPOCH, UNDEFINED_OFFSET
 
 
-def offset_for_timestamp(log: PartitionLog, timestamp: int, leader_epoch: int, last_fetchable: int) -> Found | None:
+def earliest_epoch(log: PartitionLog, leader_epoch: int, epoch_cache: Sequence[tuple[int, int]] = ()) -> int:
+    """UnifiedLog's epoch of the log start offset: the cache's earliest entry once Kafka has cut the cache at the log
+    start (truncateFromStart keeps the last entry starting at or before it), -1 when none starts there."""
+    entries = epoch_cache or ((leader_epoch, epoch_cache_start(log)),)
+    covering = [epoch for epoch, start in entries if start <= log.log_start_offset]
+    return covering[-1] if covering else UNDEFINED_EPOCH
+
+
+def offset_for_timestamp(log: PartitionLog, timestamp: int, leader_epoch: int, last_fetchable: int,
+                         epoch_cache: Sequence[tuple[int, int]] = ()) -> Found | None:
     """Partition.fetchOffsetForTimestamp for ListOffsets v1+ (``timestamp`` is a supported special value or >= 0)."""
     if timestamp == LATEST:
         return Found(NO_TIMESTAMP, last_fetchable, leader_epoch)
     if timestamp in (EARLIEST, EARLIEST_LOCAL):
-        # No remote storage here: the earliest local offset is the log start offset.
-        return Found(NO_TIMESTAMP, log.log_start_offset, leader_epoch)
+        # No remote storage here: the earliest local offset is the log start offset, with the epoch it was written in.
+        return Found(NO_TIMESTAMP, log.log_start_offset, earliest_epoch(log, leader_epoch, epoch_cache))
     if timestamp == LATEST_TIERED:
         found: Found | None = Found(NO_TIMESTAMP, -1, -1)  # no tiered storage: Kafka's fixed answer
     elif timestamp == MAX_TIMESTAMP:

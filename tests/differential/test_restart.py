@@ -2,8 +2,8 @@
 
 A single-node KRaft broker comes back with every partition's leader epoch two higher (the controller takes the
 leadership away at shutdown and gives it back at registration), the new epoch starting at the log end: Metadata,
-ListOffsets, OffsetForLeaderEpoch and the batches written afterwards show it. kafka-shim keeps its epochs in each
-partition's leader-epoch-checkpoint, as Kafka does.
+ListOffsets (latest, and earliest with the epoch its log start was written in), OffsetForLeaderEpoch and the batches
+written afterwards show it. kafka-shim keeps its epochs in each partition's leader-epoch-checkpoint, as Kafka does.
 """
 
 from __future__ import annotations
@@ -94,9 +94,10 @@ def _snapshot(address: tuple[str, int], stage: str, min_epoch: int) -> dict:
             OffsetForLeaderEpochRequest.OffsetForLeaderTopic(topic=TOPIC, partitions=[
                 OffsetForLeaderEpochRequest.OffsetForLeaderPartition(partition=p, current_leader_epoch=-1, leader_epoch=e)
                 for p in (0, 1)])])).body.to_dict()["topics"] for e in range(6)}
-        latest = wire.request(LIST_OFFSETS, 8, ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=[
+        latest, earliest = (wire.request(LIST_OFFSETS, 8, ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=[
             ListOffsetsRequest.ListOffsetsTopic(name=TOPIC, partitions=[
-                ListOffsetsRequest.ListOffsetsPartition(partition_index=p, current_leader_epoch=-1, timestamp=-1) for p in (0, 1)])]))
+                ListOffsetsRequest.ListOffsetsPartition(partition_index=p, current_leader_epoch=-1, timestamp=timestamp)
+                for p in (0, 1)])])) for timestamp in (-1, -2))
         fetched = wire.request(FETCH, 12, FetchRequest(
             replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=1 << 20, isolation_level=0, session_id=0, session_epoch=-1,
             topics=[FetchRequest.FetchTopic(topic=TOPIC, partitions=[FetchRequest.FetchPartition(
@@ -106,6 +107,8 @@ def _snapshot(address: tuple[str, int], stage: str, min_epoch: int) -> dict:
         "leaders": [(p, epoch) for p, _, epoch in leaders],
         "end_offsets_for_epochs": ends,
         "latest": [(p.partition_index, p.offset, p.leader_epoch) for p in latest.body.topics[0].partitions],
+        # the epoch the log start offset was written in, not the current one
+        "earliest": [(p.partition_index, p.offset, p.leader_epoch) for p in earliest.body.topics[0].partitions],
         "batch_epochs": [(b.base_offset, b.partition_leader_epoch) for b in decode_batches(fetched.records)],
     }
 

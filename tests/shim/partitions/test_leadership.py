@@ -9,7 +9,7 @@ from kafka_shim.shim.log.log_manager import LogManager
 from kafka_shim.shim.partitions.append import append_records
 from kafka_shim.shim.partitions.leadership import LeadershipError, change_leader, elect, node_down, node_up, reassign
 from kafka_shim.shim.partitions.manager import Partitions
-from kafka_shim.shim.partitions.offsets import end_offset_for_epoch
+from kafka_shim.shim.partitions.offsets import EARLIEST, earliest_epoch, end_offset_for_epoch, offset_for_timestamp
 from tests.support.appending import batch, values
 
 
@@ -52,6 +52,20 @@ def test_the_epoch_cache_ends_an_old_epoch_where_the_next_led_one_starts() -> No
     change_leader(partitions, "t", 0, -1)  # epoch 2: nobody leads, nothing is assigned
     change_leader(partitions, "t", 0, 1)  # epoch 3 from offset 5
     assert end_offset_for_epoch(state.log, 3, 2, state.epoch_cache) == (1, 5)
+
+
+def test_earliest_offsets_carry_the_epoch_their_log_start_was_written_in() -> None:
+    partitions = _partitions(2)
+    partitions.create_topic("t", 1, replicas=[[1, 2]])
+    state = partitions.get("t", 0)
+    assert append_records(partitions, "t", 0, batch(values("a", 3))).error == 0
+    change_leader(partitions, "t", 0, 2)  # epoch 1 from offset 3
+    assert append_records(partitions, "t", 0, batch(values("b", 2))).error == 0
+    earliest = offset_for_timestamp(state.log, EARLIEST, 1, state.log.high_watermark, state.epoch_cache)
+    assert (earliest.offset, earliest.leader_epoch) == (0, 0)  # not the current epoch, 1
+    state.log.delete_records(4)  # Kafka cuts its epoch cache at the new log start: epoch 1 starts there now
+    assert earliest_epoch(state.log, 1, state.epoch_cache) == 1
+    assert earliest_epoch(state.log, 1, [(1, 6)]) == -1  # no entry starts at or before the log start
 
 
 def test_the_coordinator_is_the_leader_of_the_keys_partition() -> None:
