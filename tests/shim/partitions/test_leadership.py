@@ -38,13 +38,19 @@ def test_a_node_down_moves_its_leaders_to_the_next_in_sync_replica_and_back_up_l
     assert (p1.leader_id, p1.leader_epoch) == (2, 2)
 
 
-def test_the_epoch_cache_ends_an_old_epoch_where_the_next_led_one_starts() -> None:
-    partitions = _partitions(2)
+def _two_epochs(partitions: Partitions):
+    """Topic t's partition 0 with offsets 0-2 written at epoch 0 and 3-4 at epoch 1 (another leader)."""
     partitions.create_topic("t", 1, replicas=[[1, 2]])
     state = partitions.get("t", 0)
     assert append_records(partitions, "t", 0, batch(values("a", 3))).error == 0
     change_leader(partitions, "t", 0, 2)  # epoch 1 from offset 3
     assert append_records(partitions, "t", 0, batch(values("b", 2))).error == 0
+    return state
+
+
+def test_the_epoch_cache_ends_an_old_epoch_where_the_next_led_one_starts() -> None:
+    partitions = _partitions(2)
+    state = _two_epochs(partitions)
     assert state.epoch_cache == [(0, 0), (1, 3)]
     assert end_offset_for_epoch(state.log, 1, 0, state.epoch_cache) == (0, 3)
     assert end_offset_for_epoch(state.log, 1, 1, state.epoch_cache) == (1, 5)
@@ -55,12 +61,7 @@ def test_the_epoch_cache_ends_an_old_epoch_where_the_next_led_one_starts() -> No
 
 
 def test_earliest_offsets_carry_the_epoch_their_log_start_was_written_in() -> None:
-    partitions = _partitions(2)
-    partitions.create_topic("t", 1, replicas=[[1, 2]])
-    state = partitions.get("t", 0)
-    assert append_records(partitions, "t", 0, batch(values("a", 3))).error == 0
-    change_leader(partitions, "t", 0, 2)  # epoch 1 from offset 3
-    assert append_records(partitions, "t", 0, batch(values("b", 2))).error == 0
+    state = _two_epochs(_partitions(2))
     earliest = offset_for_timestamp(state.log, EARLIEST, 1, state.log.high_watermark, state.epoch_cache)
     assert (earliest.offset, earliest.leader_epoch) == (0, 0)  # not the current epoch, 1
     state.log.delete_records(4)  # Kafka cuts its epoch cache at the new log start: epoch 1 starts there now
