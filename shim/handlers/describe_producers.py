@@ -19,6 +19,7 @@ from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import DescribeProducersResponse
 from kafka_shim.shim.cluster.topics import invalid_topic_name
 from kafka_shim.shim.handlers import handles
+from kafka_shim.shim.javacompat.hash_orders import java_hash_map_order, long_hash
 from kafka_shim.shim.partitions.append import expire_idle_producers
 from kafka_shim.shim.requests.authz import allowed, check
 from kafka_shim.shim.requests.context import RequestContext
@@ -65,8 +66,10 @@ def _active(ctx: RequestContext, topic: str, index: int) -> DescribeProducersRes
     if ctx.node_id not in known.partitions[index].replicas:
         return _Partition(partition_index=index, error_code=ErrorCode.NOT_LEADER_OR_FOLLOWER)
     expire_idle_producers(partitions, state, partitions.logs.clock())  # as Kafka's scheduler would have by now
+    # ProducerStateManager keeps its producers in a java.util.HashMap by producer id, which the answer walks.
+    by_id = {e.producer_id: e for e in state.producers.entries()}
     return _Partition(partition_index=index, error_code=ErrorCode.NONE, active_producers=[
         _Producer(producer_id=e.producer_id, producer_epoch=e.epoch, last_sequence=e.last_seq, last_timestamp=e.last_timestamp,
                   coordinator_epoch=e.coordinator_epoch,
                   current_txn_start_offset=-1 if e.current_txn_first_offset is None else e.current_txn_first_offset)
-        for e in state.producers.entries()])
+        for e in (by_id[pid] for pid in java_hash_map_order(by_id, long_hash))])

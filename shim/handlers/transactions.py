@@ -29,7 +29,7 @@ from kafka_shim.protocol.messages import AddOffsetsToTxnResponse, AddPartitionsT
 from kafka_shim.shim.cluster.topics import INTERNAL_TOPICS
 from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.groups.offsets_log import OFFSETS_TOPIC, partition_for
-from kafka_shim.shim.handlers import handles
+from kafka_shim.shim.handlers import CloseConnection, handles
 from kafka_shim.shim.javacompat.hash_orders import (
     java_hash_map_order,
     scala_immutable_map_order,
@@ -93,6 +93,9 @@ def add_partitions_to_txn(ctx: RequestContext, request: messages.AddPartitionsTo
         if not allowed(ctx, _ADD_CLUSTER, CLUSTER_NAME):
             return AddPartitionsToTxnResponse(throttle_time_ms=0, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
                                               results_by_transaction=[])
+        if not request.transactions:
+            # Kafka sends the answer once every transaction has its result: with none, it never answers.
+            raise CloseConnection("AddPartitionsToTxn v4+ naming no transaction: Kafka 3.9 never answers it")
         # partitionsByTransaction is a HashMap by id (a repeated id's last entry wins); errorResponseForTransaction
         # finds the first entry with the id.
         last = {txn.transactional_id: txn for txn in request.transactions}

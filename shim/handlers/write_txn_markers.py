@@ -22,8 +22,6 @@ Version notes. Kafka 3.9 has v0-1 (v1 flexible).
 
 from __future__ import annotations
 
-from typing import TypeVar
-
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import WriteTxnMarkersResponse
@@ -31,6 +29,7 @@ from kafka_shim.shim.handlers import handles
 from kafka_shim.shim.javacompat.hash_orders import (
     java_concurrent_hash_map_order,
     java_hash_map_order,
+    long_hash,
     scala_mutable_map_order,
     topic_partition_hash,
 )
@@ -43,13 +42,6 @@ _Result = WriteTxnMarkersResponse.WritableTxnMarkerResult
 _Topic = WriteTxnMarkersResponse.WritableTxnMarkerTopicResult
 _Partition = WriteTxnMarkersResponse.WritableTxnMarkerPartitionResult
 _MASK64 = (1 << 64) - 1
-T = TypeVar("T")
-
-
-def _long_hash(value: int) -> int:
-    """java.lang.Long.hashCode, unsigned 32-bit."""
-    unsigned = value & _MASK64
-    return (unsigned ^ (unsigned >> 32)) & 0xFFFFFFFF
 
 
 def _answer(errors: dict[int, dict[tuple[str, int], int]], *, concurrent: bool) -> WriteTxnMarkersResponse:
@@ -57,7 +49,7 @@ def _answer(errors: dict[int, dict[tuple[str, int], int]], *, concurrent: bool) 
     Kafka's maps (ConcurrentHashMaps when KafkaApis collected the errors, HashMaps in getErrorResponse)."""
     order = java_concurrent_hash_map_order if concurrent else java_hash_map_order
     markers = []
-    for producer_id in order(list(errors), _long_hash):
+    for producer_id in order(list(errors), long_hash):
         per_partition = errors[producer_id]
         topics: dict[str, list[_Partition]] = {}
         for topic, partition in order(list(per_partition), topic_partition_hash):

@@ -40,6 +40,12 @@ def topic_partition_hash(key: tuple[str, int]) -> int:
     return (31 * (31 + partition) + java_string_hash(topic)) & _MASK
 
 
+def long_hash(value: int) -> int:
+    """java.lang.Long.hashCode (the two halves xored), unsigned 32-bit."""
+    unsigned = value & 0xFFFFFFFFFFFFFFFF
+    return (unsigned ^ (unsigned >> 32)) & _MASK
+
+
 def _spread(h: int) -> int:
     return h ^ (h >> 16)
 

@@ -298,3 +298,19 @@ def test_denied_transaction_requests_answer_as_kafka(peers: Peers) -> None:
     peers.same(ADD_PARTITIONS, 4, AddPartitionsToTxnRequest(transactions=[AddPartitionsToTxnRequest.AddPartitionsToTxnTransaction(
         transactional_id=txn, producer_id=1, producer_epoch=0, verify_only=True, topics=[_TopicTxn(name="t", partitions=[0])])]),
         "AddPartitionsToTxn v4 with READ but not CLUSTER_ACTION on the cluster")
+
+
+def test_add_partitions_v4_naming_no_transaction(oracle_open, shim_peer: EmbeddedBroker) -> None:
+    # Kafka sends a v4+ answer once every transaction has its result, so with none it never answers; kafka-shim closes.
+    request = AddPartitionsToTxnRequest(transactions=[])
+    for version in (4, 5):
+        with Wire(oracle_open.plaintext, timeout=3) as wire:
+            try:
+                kafka: Answer | None = wire.request(ADD_PARTITIONS, version, request)
+            except TimeoutError:
+                kafka = None
+        host, port = shim_peer.bootstrap_servers.rsplit(":", 1)
+        with Wire((host, int(port)), timeout=10) as wire:
+            shim = wire.request(ADD_PARTITIONS, version, request)
+        assert kafka is None or kafka.closed, f"Kafka answered: {kafka}"
+        assert shim.closed, f"kafka-shim answered AddPartitionsToTxn v{version} naming no transaction: {shim}"
