@@ -253,7 +253,7 @@ def _answer_walked(ctx: RequestContext, request: messages.ProduceRequest, scans_
         for key, entry in list(accepted.items()):
             state = partitions.get(*key)
             pairs = transactional_producers(entry.records) if state is not None else set()
-            if state is None or not pairs:
+            if state is None or not pairs or not _needs_verification(ctx, state, next(iter(pairs))[0]):
                 continue
             verifying = True
             refused = _verify_transaction(ctx, transactional_id or "", key, state, next(iter(pairs)), version)
@@ -281,22 +281,29 @@ def _answer_walked(ctx: RequestContext, request: messages.ProduceRequest, scans_
             else:
                 written[entry.key] = commit(partitions, state, outcome, request.acks, entry.settings)
     if verifying:
-        # After a transaction verification ReplicaManager's maps are mutable HashMaps all the way to the answer.
+        # After a transaction verification ReplicaManager's maps are mutable HashMaps all the way to the answer (when
+        # no partition needed one, it answers straight away, as for other produces).
         merged = {**written, **unverified, **unauthorized, **unknown, **invalid}
         return {key: merged[key] for key in scala_mutable_map_order(merged, topic_partition_hash)}
     return _kafka_order(written, unauthorized, unknown, invalid)
 
 
+def _needs_verification(ctx: RequestContext, state: PartitionState, producer_id: int) -> bool:
+    """UnifiedLog.maybeStartTransactionVerification: verification is on and the producer id has no ongoing
+    transaction in this partition, whatever its epoch (UnifiedLog.hasOngoingTransaction looks at the id alone: a
+    batch of another epoch is left to the log's own epoch and sequence checks)."""
+    if ctx.services.config.raw.get("transaction.partition.verification.enable", "true").strip().lower() == "false":
+        return False
+    known = state.producers.entry(producer_id)
+    return known is None or known.current_txn_first_offset is None
+
+
 def _verify_transaction(ctx: RequestContext, transactional_id: str, key: Key, state: PartitionState,
                         producer: tuple[int, int], version: int) -> AppendResult | None:
-    """ReplicaManager.maybeStartTransactionVerificationForPartitions for one partition: None when the batch may be
-    appended, else the answer (the coordinator's error as ReplicaManager and AddPartitionsToTxnManager translate it)."""
+    """ReplicaManager.maybeStartTransactionVerificationForPartitions for one partition that needs it: None when the
+    batch may be appended, else the answer (the coordinator's error as ReplicaManager and AddPartitionsToTxnManager
+    translate it)."""
     producer_id, epoch = producer
-    known = state.producers.entry(producer_id)
-    if known is not None and known.epoch == epoch and known.current_txn_first_offset is not None:
-        return None  # UnifiedLog.maybeStartTransactionVerification: already in an ongoing transaction here
-    if ctx.services.config.raw.get("transaction.partition.verification.enable", "true").strip().lower() == "false":
-        return None
     coordinator = verifying_coordinator(ctx, transactional_id)
     if isinstance(coordinator, int):
         code = coordinator

@@ -314,3 +314,53 @@ def test_add_partitions_v4_naming_no_transaction(oracle_open, shim_peer: Embedde
             shim = wire.request(ADD_PARTITIONS, version, request)
         assert kafka is None or kafka.closed, f"Kafka answered: {kafka}"
         assert shim.closed, f"kafka-shim answered AddPartitionsToTxn v{version} naming no transaction: {shim}"
+
+
+def _other_epochs(run: Script, names: dict[str, str]) -> None:
+    """Produces of another epoch to a partition where the producer id has an open transaction: Kafka verifies none of
+    them (UnifiedLog.hasOngoingTransaction looks at the id alone), so the log's epoch and sequence checks answer;
+    and a Produce that needs no verification is answered in the plain produce order."""
+    topic, other, txn, group = names["topic"], names["other"], names["txn"], names["group"]
+    for name in (topic, other):
+        run("create " + name, CREATE_TOPICS, 7, CreateTopicsRequest(timeout_ms=30_000, validate_only=False, topics=[
+            CreateTopicsRequest.CreatableTopic(name=name, num_partitions=2, replication_factor=1, assignments=[], configs=[])]))
+    run.wait_for_coordinator(txn, group)
+    pid = run("init", INIT_PID, 4, InitProducerIdRequest(transactional_id=txn, transaction_timeout_ms=60_000,
+                                                          producer_id=-1, producer_epoch=-1)).body.producer_id
+    run("KIP-360 init", INIT_PID, 4, InitProducerIdRequest(transactional_id=txn, transaction_timeout_ms=60_000,
+                                                           producer_id=pid, producer_epoch=0))
+    run("add", ADD_PARTITIONS, 3, _add_v3_with(txn, pid, 1, [(topic, [1]), (other, [0])]))
+    run("produce at epoch 1", PRODUCE, 9, _produce(topic, 1, _batch(pid, 1, 0, [b"a"]), txn))
+    run("produce to the other topic", PRODUCE, 9, _produce(other, 0, _batch(pid, 1, 0, [b"o"]), txn))
+    run("an older epoch", PRODUCE, 9, _produce(topic, 1, _batch(pid, 0, 1, [b"b"]), txn))
+    run("a newer epoch, sequence 1", PRODUCE, 9, _produce(topic, 1, _batch(pid, 2, 1, [b"c"]), txn))
+    several = ProduceRequest(transactional_id=txn, acks=-1, timeout_ms=30_000, topic_data=[
+        ProduceRequest.TopicProduceData(name=other, partition_data=[
+            ProduceRequest.PartitionProduceData(index=5, records=_batch(pid, 1, 1, [b"x"])),
+            ProduceRequest.PartitionProduceData(index=0, records=_batch(pid, 1, 1, [b"y"]))]),
+        ProduceRequest.TopicProduceData(name=f"{topic}-nope", partition_data=[
+            ProduceRequest.PartitionProduceData(index=3, records=_batch(pid, 1, 1, [b"z"]))]),
+        ProduceRequest.TopicProduceData(name=topic, partition_data=[
+            ProduceRequest.PartitionProduceData(index=1, records=_batch(pid, 1, 1, [b"w"]))])])
+    run("several partitions, none to verify", PRODUCE, 9, several)
+    run("a newer epoch, sequence 0", PRODUCE, 9, _produce(topic, 1, _batch(pid, 2, 0, [b"d"]), txn))
+
+
+def _add_v3_with(txn: str, pid: int, epoch: int, topics: list[tuple[str, list[int]]]) -> AddPartitionsToTxnRequest:
+    return AddPartitionsToTxnRequest(v3_and_below_transactional_id=txn, v3_and_below_producer_id=pid,
+                                     v3_and_below_producer_epoch=epoch,
+                                     v3_and_below_topics=[_TopicTxn(name=name, partitions=parts) for name, parts in topics])
+
+
+def test_produces_of_another_epoch_inside_an_open_transaction(open_pair) -> None:
+    kafka_script, shim_script = open_pair
+    suffix = uuid.uuid4().hex[:8]
+    names = {"topic": f"txe-{suffix}", "other": f"txe-other-{suffix}", "txn": f"tide-{suffix}", "group": f"ge-{suffix}"}
+    kafka, shim = kafka_script(), shim_script()
+    try:
+        _other_epochs(kafka, names)
+        _other_epochs(shim, names)
+        _compare(kafka, shim)
+    finally:
+        kafka.close()
+        shim.close()
