@@ -126,13 +126,17 @@ def _txn_offsets(txn: str, group: str, pid: int, epoch: int, topic: str, offset:
                                               committed_metadata="m")])])
 
 
+def _topics_and_coordinators(run: Script, names: dict[str, str]) -> None:
+    for name in (names["topic"], names["other"]):
+        run("create " + name, CREATE_TOPICS, 7, CreateTopicsRequest(timeout_ms=30_000, validate_only=False, topics=[
+            CreateTopicsRequest.CreatableTopic(name=name, num_partitions=2, replication_factor=1, assignments=[], configs=[])]))
+    run.wait_for_coordinator(names["txn"], names["group"])
+
+
 def _script(run: Script, names: dict[str, str]) -> None:
     """The whole conversation: the same requests on both brokers, built with each broker's own producer ids."""
     topic, other, txn, group = names["topic"], names["other"], names["txn"], names["group"]
-    for name in (topic, other):
-        run("create " + name, CREATE_TOPICS, 7, CreateTopicsRequest(timeout_ms=30_000, validate_only=False, topics=[
-            CreateTopicsRequest.CreatableTopic(name=name, num_partitions=2, replication_factor=1, assignments=[], configs=[])]))
-    run.wait_for_coordinator(txn, group)
+    _topics_and_coordinators(run, names)
     first = run("init", INIT_PID, 4, InitProducerIdRequest(transactional_id=txn, transaction_timeout_ms=60_000,
                                                             producer_id=-1, producer_epoch=-1)).body
     pid = first.producer_id
@@ -243,18 +247,24 @@ def open_pair(oracle_open, shim_peer: EmbeddedBroker) -> Iterator[tuple[Callable
     yield (lambda: Script(oracle_open.plaintext)), (lambda: Script((host, int(port))))
 
 
-def test_a_whole_transaction_script_answers_as_kafka(open_pair) -> None:
+def _on_both(open_pair, script: Callable[[Script, dict[str, str]], None], prefix: str) -> None:
+    """The script on Kafka, then on kafka-shim, under fresh names; the answers compared step by step."""
     kafka_script, shim_script = open_pair
     suffix = uuid.uuid4().hex[:8]
-    names = {"topic": f"txn-{suffix}", "other": f"txn-other-{suffix}", "txn": f"tid-{suffix}", "group": f"g-{suffix}"}
+    names = {"topic": f"{prefix}-{suffix}", "other": f"{prefix}-other-{suffix}", "txn": f"tid-{prefix}-{suffix}",
+             "group": f"g-{prefix}-{suffix}"}
     kafka, shim = kafka_script(), shim_script()
     try:
-        _script(kafka, names)
-        _script(shim, names)
+        script(kafka, names)
+        script(shim, names)
         _compare(kafka, shim)
     finally:
         kafka.close()
         shim.close()
+
+
+def test_a_whole_transaction_script_answers_as_kafka(open_pair) -> None:
+    _on_both(open_pair, _script, "txn")
 
 
 # -- denied ------------------------------------------------------------------------------------------------------------
@@ -320,11 +330,8 @@ def _other_epochs(run: Script, names: dict[str, str]) -> None:
     """Produces of another epoch to a partition where the producer id has an open transaction: Kafka verifies none of
     them (UnifiedLog.hasOngoingTransaction looks at the id alone), so the log's epoch and sequence checks answer;
     and a Produce that needs no verification is answered in the plain produce order."""
-    topic, other, txn, group = names["topic"], names["other"], names["txn"], names["group"]
-    for name in (topic, other):
-        run("create " + name, CREATE_TOPICS, 7, CreateTopicsRequest(timeout_ms=30_000, validate_only=False, topics=[
-            CreateTopicsRequest.CreatableTopic(name=name, num_partitions=2, replication_factor=1, assignments=[], configs=[])]))
-    run.wait_for_coordinator(txn, group)
+    topic, other, txn = names["topic"], names["other"], names["txn"]
+    _topics_and_coordinators(run, names)
     pid = run("init", INIT_PID, 4, InitProducerIdRequest(transactional_id=txn, transaction_timeout_ms=60_000,
                                                           producer_id=-1, producer_epoch=-1)).body.producer_id
     run("KIP-360 init", INIT_PID, 4, InitProducerIdRequest(transactional_id=txn, transaction_timeout_ms=60_000,
@@ -353,14 +360,4 @@ def _add_v3_with(txn: str, pid: int, epoch: int, topics: list[tuple[str, list[in
 
 
 def test_produces_of_another_epoch_inside_an_open_transaction(open_pair) -> None:
-    kafka_script, shim_script = open_pair
-    suffix = uuid.uuid4().hex[:8]
-    names = {"topic": f"txe-{suffix}", "other": f"txe-other-{suffix}", "txn": f"tide-{suffix}", "group": f"ge-{suffix}"}
-    kafka, shim = kafka_script(), shim_script()
-    try:
-        _other_epochs(kafka, names)
-        _other_epochs(shim, names)
-        _compare(kafka, shim)
-    finally:
-        kafka.close()
-        shim.close()
+    _on_both(open_pair, _other_epochs, "txe")
