@@ -378,13 +378,17 @@ def test_topics_named_without_partitions(peers) -> None:
     peers.same(OFFSET_COMMIT, 8, lambda side: twice, what="an empty topic named again later keeps its first place")
     peers.same(OFFSET_DELETE, 0, lambda side: delete(group, topics), what="OffsetDelete")
 
+    # Only refused and unknown topics: a valid partition would go to the transaction coordinator, whose answer
+    # depends on whether each broker's __transaction_state exists yet.
+    refused_only = {name: parts for name, parts in topics.items() if name != "co-a"}
+
     def txn_commit(side: int, version: int) -> TxnOffsetCommitRequest:
         return TxnOffsetCommitRequest(transactional_id="co-txn", group_id=group, producer_id=424242, producer_epoch=0,
                                       generation_id=-1, member_id="", group_instance_id=None, topics=[
             TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic(name=name, partitions=[
                 TxnOffsetCommitRequest.TxnOffsetCommitRequestPartition(partition_index=p, committed_offset=5,
                                                                       committed_leader_epoch=-1, committed_metadata="")
-                for p in parts]) for name, parts in topics.items()])
+                for p in parts]) for name, parts in refused_only.items()])
 
     for version in (0, 3, 4):
         peers.same(TXN_OFFSET_COMMIT, version, lambda side, v=version: txn_commit(side, v), what=f"TxnOffsetCommit v{version}")
