@@ -387,6 +387,16 @@ _ROWS = (
 
 BROKER_CONFIGS: dict[str, BrokerKey] = {row[0]: BrokerKey(*row) for row in _ROWS}
 
+# SslConfigs.RECONFIGURABLE_CONFIGS: changed only per listener (listener.name.<l>.ssl.keystore.location...).
+DYNAMIC_SECURITY_CONFIGS = (
+    "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password", "ssl.key.password", "ssl.truststore.type",
+    "ssl.truststore.location", "ssl.truststore.password", "ssl.keystore.key", "ssl.keystore.certificate.chain",
+    "ssl.truststore.certificates",
+)
+
+# DynamicBrokerConfig.ClusterLevelListenerConfigs: listener-prefixed keys that may also be set cluster-wide.
+CLUSTER_LEVEL_LISTENER_KEYS = frozenset({"max.connections", "max.connection.creation.rate", "num.network.threads"})
+
 # QuotaConfigs.brokerQuotaConfigs: dynamic-only keys (not KafkaConfig's, so never described unless set, and read-only
 # in a description) that DynamicConfig.Broker parses, before KafkaConfig's dynamic keys, and types in DescribeConfigs.
 BROKER_QUOTA_CONFIGS: dict[str, BrokerKey] = {

@@ -25,6 +25,8 @@ from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.shim.cluster.configs.broker_configs import (
     BROKER_CONFIGS,
     BROKER_QUOTA_CONFIGS,
+    CLUSTER_LEVEL_LISTENER_KEYS,
+    DYNAMIC_SECURITY_CONFIGS,
     LISTENER_PREFIX,
     B,
     R,
@@ -52,12 +54,6 @@ from kafka_shim.shim.javacompat.scala_set import scala_set_order
 BROKER_CONFIGS_FILE = "kafka-shim-broker-configs.json"
 _FILE_VERSION = 1
 
-# SslConfigs.RECONFIGURABLE_CONFIGS: changed only per listener (listener.name.<l>.ssl.keystore.location...).
-DYNAMIC_SECURITY_CONFIGS = (
-    "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password", "ssl.key.password", "ssl.truststore.type",
-    "ssl.truststore.location", "ssl.truststore.password", "ssl.keystore.key", "ssl.keystore.certificate.chain",
-    "ssl.truststore.certificates",
-)
 
 
 # DynamicConfig.Broker's ConfigDef defines the dynamic keys by filtering KafkaConfig's into a Scala HashMap, so
@@ -90,13 +86,9 @@ def _scala_hash_set(names: list[str]) -> str:
     return "HashSet(" + ", ".join(scala_hashmap_order(names)) + ")"
 
 
-# DynamicBrokerConfig.ClusterLevelListenerConfigs: listener-prefixed keys that may also be set cluster-wide.
-_CLUSTER_LEVEL_LISTENER_KEYS = frozenset({"max.connections", "max.connection.creation.rate", "num.network.threads"})
-
-
 def _per_broker_only(name: str) -> bool:
     match = LISTENER_PREFIX.fullmatch(name)
-    return match is not None and match[1] not in _CLUSTER_LEVEL_LISTENER_KEYS
+    return match is not None and match[1] not in CLUSTER_LEVEL_LISTENER_KEYS
 
 
 def validate_dynamic_broker_configs(props: Mapping[str, str], per_broker: bool) -> None:
@@ -153,10 +145,9 @@ _MIB = 1024 * 1024
 def validate_config_values(properties: Mapping[str, str], current: Mapping[str, str] | None = None) -> None:
     """KafkaConfig.validateValues' checks that dynamic keys can fail, in its order. Kafka builds a KafkaConfig from the
     new effective properties before asking any reconfigurable, and its exceptions reach the client unwrapped:
-    ``requirement failed: ...``, or ``/ by zero`` for zero cleaner threads (an integer division). The per-IP
-    listeners, then the per-IP connection overrides are parsed first, as the constructor reads them before it
-    validates. The listener rules
-    apply only where ``current`` (the configuration now in force) keeps them (listener_checks)."""
+    ``requirement failed: ...``, or ``/ by zero`` for zero cleaner threads (an integer division). The listeners, then
+    the per-IP connection overrides, are parsed first, as the constructor reads them before it validates. The listener
+    rules apply only where ``current`` (the configuration now in force) keeps them (listener_checks)."""
     try:
         check_bound_listeners(current if current is not None else properties, properties)
     except ListenerConfigError as error:

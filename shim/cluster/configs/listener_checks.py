@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kafka_shim.shim.cluster.configs.broker_configs import BROKER_CONFIGS
+from kafka_shim.shim.cluster.configs.broker_configs import BROKER_CONFIGS, CLUSTER_LEVEL_LISTENER_KEYS, DYNAMIC_SECURITY_CONFIGS
 from kafka_shim.shim.cluster.configs.definition import ConfigValueError, parse_csv_map
 from kafka_shim.shim.javacompat.hash_orders import java_hash_map_order
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
@@ -148,14 +148,7 @@ def _ip_version(host: str | None) -> int:
         return 0
 
 
-@dataclass(frozen=True)
-class _Listeners:
-    listeners: list[Endpoint]
-    advertised_brokers: list[Endpoint]
-    advertised_controllers: list[Endpoint]
-
-
-def _resolve(props: Mapping[str, str]) -> _Listeners:
+def _resolve(props: Mapping[str, str]) -> None:
     """The listener rules of KafkaConfig.validateValues, in its order."""
     protocols = security_protocol_map(props)
     controllers = _controller_names(props)
@@ -190,8 +183,7 @@ def _resolve(props: Mapping[str, str]) -> _Listeners:
         _require(not [e for e in listeners() if e.name in controllers],
                  "controller.listener.names must not contain a value appearing in the 'listeners' configuration when running "
                  "KRaft with just the broker role")
-    bound = listeners()
-    listener_names = scala_set_order([e.name for e in bound], java_string_hash)
+    listener_names = scala_set_order([e.name for e in listeners()], java_string_hash)
     if "broker" in roles:
         _require(bool(broker_names), "There must be at least one broker advertised listener. Perhaps all listeners appear in "
                                      "controller.listener.names?")
@@ -203,9 +195,7 @@ def _resolve(props: Mapping[str, str]) -> _Listeners:
                  f"Found {','.join(broker_names)}. The valid options based on the current configuration are {','.join(listener_names)}")
     routable = "advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. Use a routable IP address."
     _require(all(e.host != "0.0.0.0" for e in brokers), routable)
-    controllers_advertised = advertised_controllers()
-    _require(all(e.host != "0.0.0.0" for e in controllers_advertised), routable)
-    return _Listeners(bound, brokers, controllers_advertised)
+    _require(all(e.host != "0.0.0.0" for e in advertised_controllers()), routable)
 
 
 def _inter_broker_listener(props: Mapping[str, str]) -> str:
@@ -238,11 +228,7 @@ def check_listeners(current: Mapping[str, str], proposed: Mapping[str, str]) -> 
 
 # Listener-prefixed keys a listener may change while it runs: SslConfigs.RECONFIGURABLE_CONFIGS and the acceptor's
 # connection quotas and network threads (SocketServer / DataPlaneAcceptor.ListenerReconfigurableConfigs).
-_RECONFIGURABLE_PER_LISTENER = frozenset({
-    "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password", "ssl.key.password", "ssl.truststore.type",
-    "ssl.truststore.location", "ssl.truststore.password", "ssl.keystore.key", "ssl.keystore.certificate.chain",
-    "ssl.truststore.certificates", "max.connections", "max.connection.creation.rate", "num.network.threads",
-})
+_RECONFIGURABLE_PER_LISTENER = frozenset(DYNAMIC_SECURITY_CONFIGS) | CLUSTER_LEVEL_LISTENER_KEYS
 
 
 def check_listener_reconfiguration(current: Mapping[str, str], proposed: Mapping[str, str]) -> None:
