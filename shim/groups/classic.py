@@ -145,6 +145,9 @@ class ClassicGroup:
         self.initial_delay = False  # the join phase is an InitialDelayedJoin, which only its timer completes
         self.join_timer: Timer | None = None
         self.join_failed = False  # a join completion failed: PreparingRebalance for good, as Kafka's old coordinator
+        # The new coordinator's join completion failed outside an initial rebalance: no join timer is left, and the
+        # join or removal that finds every member joined completes the rebalance.
+        self.completes_on_joins = False
         self.sync_timer: Timer | None = None
         self._subscribed: set[str] | None = None
 
@@ -337,12 +340,7 @@ class ClassicGroup:
             return None
         topics: set[str] = set()
         for member in self.kafka_order():  # the first member whose bytes fail decides how
-            try:
-                parsed = subscription_topics(member.metadata(self.protocol_name))
-            except UnreadableSubscription:
-                if self.new_coordinator:
-                    return None
-                raise
+            parsed = subscription_topics(member.metadata(self.protocol_name))
             if parsed is None:
                 return None
             topics |= parsed

@@ -58,7 +58,8 @@ NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000  # GroupCoordinator.NewMemberJoinTime
 
 
 def _never_answered(result: JoinResult) -> None:
-    """The join callback left on a member whose join Kafka never answers: it keeps the member awaiting its join."""
+    """The join callback left on a member whose join has nothing more to answer (Kafka never answers it, or its
+    response future is already done): it keeps the member awaiting its join."""
 
 
 class ClassicCoordinator:
@@ -111,6 +112,7 @@ class ClassicCoordinator:
              callback: JoinCallback) -> None:
         """GroupCoordinator.handleJoinGroup: ``callback`` is called once, now or when the rebalance completes."""
         self._answering = callback
+        self._failed_in_request = False
         try:
             self._join(group_id, member_id, group_instance_id, require_known_member_id=require_known_member_id,
                        support_skipping_assignment=support_skipping_assignment, client_id=client_id,
@@ -150,7 +152,7 @@ class ClassicCoordinator:
         else:
             self._current_member_join(group, member_id, group_instance_id, client_id, client_host, rebalance_timeout_ms,
                                       session_timeout_ms, protocol_type, protocols, callback, why)
-        if group.is_state(PREPARING_REBALANCE):
+        if group.is_state(PREPARING_REBALANCE) and not self._failed_in_request:
             self._try_complete_join(group)
 
     def _accept_joining_member(self, group: ClassicGroup, member_id: str) -> bool:
@@ -332,7 +334,7 @@ class ClassicCoordinator:
                 self._start_initial_delay(group, min(configured, remaining_ms), max(remaining_ms - delay_ms, 0))
             else:
                 group.initial_delay = False
-                self._complete_join(group)
+                self._complete_join(group, initial=True)
 
         group.join_timer = self.scheduler.call_later(delay_ms, expire)
 
@@ -340,17 +342,18 @@ class ClassicCoordinator:
         if group.join_failed:
             self._abandon_joins(group, failing=False)
             return
-        if group.initial_delay or group.join_timer is None:
+        if group.initial_delay or (group.join_timer is None and not group.completes_on_joins):
             return
         if group.has_all_members_joined():
             self._complete_join(group)
 
-    def _complete_join(self, group: ClassicGroup) -> None:
-        """GroupCoordinator.onCompleteJoin (DelayedJoin completed or expired)."""
+    def _complete_join(self, group: ClassicGroup, *, initial: bool = False) -> None:
+        """GroupCoordinator.onCompleteJoin (DelayedJoin completed or expired; ``initial``: an InitialDelayedJoin)."""
         if group.join_timer is not None:
             group.join_timer.cancel()
             group.join_timer = None
         group.initial_delay = False
+        group.completes_on_joins = False
         for member in [m for m in group.not_yet_rejoined() if not m.is_static]:
             log.info("member_removed_not_rejoined", group_id=group.group_id, member_id=member.member_id)
             group.remove(member.member_id)
@@ -365,6 +368,9 @@ class ClassicCoordinator:
         try:
             group.init_next_generation(self.scheduler.now_ms())
         except UnreadableSubscription as error:
+            if self.settings.new_coordinator:
+                self._completion_failed_on_new_coordinator(group, error, initial=initial)
+                return
             # GroupMetadata.computeSubscribedTopics lets a RuntimeException of the subscription reader through
             # onCompleteJoin: the generation and protocol have moved on, the group stays PreparingRebalance with no
             # delayed join left to complete it, and no join callback ever runs (Kafka 3.9's old coordinator).
@@ -389,6 +395,26 @@ class ClassicCoordinator:
         generation = group.generation_id
         group.sync_timer = self.scheduler.call_later(group.rebalance_timeout_ms(),
                                                      lambda: self._expire_pending_sync(group, generation))
+
+    def _completion_failed_on_new_coordinator(self, group: ClassicGroup, error: UnreadableSubscription, *,
+                                              initial: bool) -> None:
+        """ClassicGroup.computeSubscribedTopics throws inside the new coordinator's write operation, which fails as a
+        whole: the generation and protocol have moved on, the group stays PreparingRebalance with no join timer, and
+        the JoinGroup being handled gets UNKNOWN_SERVER_ERROR (its member still counts as joined). The other
+        members' joins stay pending: the next join or removal that finds every member joined completes the
+        rebalance again, unless the failed one was the initial rebalance of an Empty group (maybeCompleteJoinPhase
+        skips a group whose previous state is Empty)."""
+        log.error("group_join_completion_failed", group_id=group.group_id, generation_id=group.generation_id,
+                  reason=str(error))
+        group.completes_on_joins = not initial
+        self._failed_in_request = True
+        answering = self._answering
+        if answering is None:
+            return
+        for member in group.members.values():
+            if member.awaiting_join is answering:
+                member.awaiting_join = _never_answered
+        answering(JoinResult(ErrorCode.UNKNOWN_SERVER_ERROR, UNKNOWN_MEMBER_ID))
 
     def _abandon_joins(self, group: ClassicGroup, *, failing: bool) -> None:
         """The members' JoinGroups on a group whose join completion failed: Kafka never answers them (kafka-shim
@@ -564,6 +590,8 @@ class ClassicCoordinator:
             return ErrorCode.NONE, [ErrorCode.UNKNOWN_MEMBER_ID] * len(members)
         if group.is_state(DEAD):
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, []
+        if self.settings.new_coordinator:
+            return self._leave_on_new_coordinator(group, members)
         errors = []
         self._failed_in_request = False
         for member_id, instance_id, reason in members:
@@ -589,12 +617,48 @@ class ClassicCoordinator:
             return ErrorCode.UNKNOWN_SERVER_ERROR, []
         return ErrorCode.NONE, errors
 
-    def _member_left(self, group: ClassicGroup, member_id: str, reason: str | None) -> None:
+    def _leave_on_new_coordinator(self, group: ClassicGroup,
+                                  members: list[tuple[str, str | None, str | None]]) -> tuple[int, list[int]]:
+        """GroupMetadataManager.classicGroupLeaveToClassicGroup: every named member leaves first, then the group
+        rebalances, or completes its join phase, once (the old coordinator does so after each member)."""
+        errors = []
+        for member_id, instance_id, reason in members:
+            if member_id == UNKNOWN_MEMBER_ID:
+                current = group.current_static_member_id(instance_id) if instance_id is not None else None
+                if current is None:
+                    errors.append(ErrorCode.UNKNOWN_MEMBER_ID)
+                else:
+                    self._member_left(group, current, reason, update_group=False)
+                    errors.append(ErrorCode.NONE)
+            elif group.is_pending_member(member_id):
+                group.remove(member_id)
+                log.info("pending_member_left", group_id=group.group_id, member_id=member_id)
+                errors.append(ErrorCode.NONE)
+            else:
+                error = self._validate_current_member(group, member_id, instance_id)
+                if not error:
+                    self._member_left(group, member_id, reason, update_group=False)
+                errors.append(error)
+        if ErrorCode.NONE in errors:
+            self._failed_in_request = False
+            if group.state in (STABLE, COMPLETING_REBALANCE):
+                self._maybe_prepare_rebalance(group, "explicit LeaveGroup request")
+            elif group.state == PREPARING_REBALANCE:
+                self._try_complete_join(group)
+            if self._failed_in_request:  # the write operation failed as a whole: handleOperationException
+                return ErrorCode.UNKNOWN_SERVER_ERROR, []
+        return ErrorCode.NONE, errors
+
+    def _member_left(self, group: ClassicGroup, member_id: str, reason: str | None, *, update_group: bool = True) -> None:
         member = group.members[member_id]
         why = reason if reason is not None else "not provided"
         log.info("member_left", group_id=group.group_id, member_id=member_id, group_instance_id=member.group_instance_id,
                  reason=why)
-        self._remove_member_and_update_group(group, member, f"removing member {member_id} on LeaveGroup; client reason: {why}")
+        if update_group:
+            self._remove_member_and_update_group(group, member, f"removing member {member_id} on LeaveGroup; client reason: {why}")
+        else:
+            group.invoke_join_callback(member, JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, UNKNOWN_MEMBER_ID))
+            group.remove(member_id)
 
     # --- OffsetCommit's member checks (for the offsets part of the coordinator) ---
 

@@ -518,8 +518,11 @@ class GroupCoordinator:
             protocol = group.protocol_name or NO_PROTOCOL
             return GroupSummary(group_id, state=group.state, protocol_type=protocol_type, protocol=protocol,
                                 members=[_member_summary(members[m], protocol) for m in order])
+        # Outside Stable no metadata is shown; the new coordinator (ClassicGroupMember.describeNoMetadata) still shows
+        # each member's last assignment, which a rebalance from Stable keeps until the next SyncGroup.
         return GroupSummary(group_id, state=group.state, protocol_type=protocol_type,
-                            members=[_member_summary(members[m], None) for m in order])
+                            members=[_member_summary(members[m], None, with_assignment=self.settings.new_coordinator)
+                                     for m in order])
 
     def list_groups(self, states: Iterable[str] = (), types: Iterable[str] = ()) -> list[GroupOverview]:
         """GroupCoordinator.handleListGroups: every group held, filtered by state (case-insensitive) and type; the
@@ -619,10 +622,12 @@ class _OffsetsOnlyGroup:
     members: dict[str, Any] = {}
 
 
-def _member_summary(member: Any, protocol: str | None) -> MemberSummary:
+def _member_summary(member: Any, protocol: str | None, *, with_assignment: bool = False) -> MemberSummary:
     """MemberMetadata.summary (the member's metadata for the group's protocol) or summaryNoMetadata."""
     if protocol is None:
-        return MemberSummary(member.member_id, member.group_instance_id, member.client_id, member.client_host, b"", b"")
+        assignment = bytes(member.assignment or b"") if with_assignment else b""
+        return MemberSummary(member.member_id, member.group_instance_id, member.client_id, member.client_host, b"",
+                             assignment)
     metadata = next((data for name, data in member.protocols if name == protocol), b"")
     return MemberSummary(member.member_id, member.group_instance_id, member.client_id, member.client_host,
                          bytes(metadata), bytes(member.assignment or b""))

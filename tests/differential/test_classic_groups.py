@@ -153,14 +153,17 @@ class Transcript:
             return [self.relabel(v) for v in tree]
         return tree
 
-    def record(self, what: str, answer: Answer) -> Answer:
-        assert not answer.closed, f"{self.address} closed the connection on {what}"
+    def tree(self, answer: Answer) -> Any:
         tree = self.relabel(normalise(answer.body.to_dict(), ("throttle_time_ms",)))
         if isinstance(tree.get("members"), list) and "leader" in tree:
             # The leader's list follows a Scala HashMap of the (random) member ids, so its order differs between any
             # two brokers, Kafka's own included: compared as a set.
             tree["members"] = sorted(tree["members"], key=lambda m: m["member_id"])
-        self.answers.append((what, tree))
+        return tree
+
+    def record(self, what: str, answer: Answer) -> Answer:
+        assert not answer.closed, f"{self.address} closed the connection on {what}"
+        self.answers.append((what, self.tree(answer)))
         return answer
 
     def request(self, what: str, api_key: int, version: int, body: Any, on: str = "a") -> Answer:
@@ -539,15 +542,18 @@ def _unanswered(t: Transcript, what: str, api_key: int, version: int, body: Any,
     wire = t.wires[on] = Wire(t.address, timeout=5.0)  # the connection is Kafka's to hang: nothing else goes on it
     try:
         answer = wire.request(api_key, version, body)
-        outcome = "closed" if answer.closed else answer.body.to_dict()
+        outcome = "closed" if answer.closed else t.tree(answer)
     except TimeoutError:
         outcome = "closed"
     t.answers.append((what, {"no answer": outcome}))
 
 
 def _describe(t: Transcript, what: str, group: str) -> list[str]:
+    """DescribeGroups, its members compared as a set: both coordinators list them in a hash map's order of the
+    (random) member ids."""
     answer = t.request(what, ApiKey.DESCRIBE_GROUPS, 5, DescribeGroupsRequest(groups=[group], include_authorized_operations=False),
                        on="admin")
+    t.answers[-1][1]["groups"][0]["members"].sort(key=lambda m: m["member_id"])
     return [m.member_id for m in answer.body.groups[0].members]
 
 
@@ -558,9 +564,8 @@ _UNREADABLE = struct.pack(">hi", 0, 5)
 
 def test_a_subscription_kafkas_reader_throws_on_leaves_the_group_rebalancing(peers, group, group_protocols) -> None:
     """The join completes in Kafka's timer (a new group's initial delay): the generation moves on, the group stays
-    PreparingRebalance, and no JoinGroup of it is ever answered."""
-    if group_protocols != "classic":
-        pytest.skip("Kafka's new coordinator fails the operation and rolls the group back: not modelled")
+    PreparingRebalance, and no JoinGroup of it is answered (the new coordinator does not complete a rebalance that
+    started from Empty on a join, and no timer is left)."""
     peers.grant(group_acl(group, READ))
     peers.grant(group_acl(group, DESCRIBE))
 
@@ -588,9 +593,8 @@ def test_a_subscription_kafkas_reader_throws_on_leaves_the_group_rebalancing(pee
 
 
 def test_a_rejoin_with_a_subscription_kafkas_reader_throws_on(peers, group, group_protocols) -> None:
-    """The join completes while Kafka handles the member's own rejoin: that JoinGroup gets UNKNOWN_SERVER_ERROR."""
-    if group_protocols != "classic":
-        pytest.skip("Kafka's new coordinator fails the operation and rolls the group back: not modelled")
+    """The join completes while Kafka handles the member's own rejoin: that JoinGroup gets UNKNOWN_SERVER_ERROR. The
+    old coordinator then never answers a join of the group; the new one completes the rebalance at the next join."""
     peers.grant(group_acl(group, READ))
     peers.grant(group_acl(group, DESCRIBE))
 
@@ -606,3 +610,98 @@ def test_a_rejoin_with_a_subscription_kafkas_reader_throws_on(peers, group, grou
 
     answers = compare(peers, script)
     assert answers[3][1]["error_code"] == ErrorCode.UNKNOWN_SERVER_ERROR, answers[3]
+
+
+def _pending(t: Transcript, what: str, on: str) -> None:
+    """The answer to a JoinGroup sent earlier on ``on``, or "closed" when none comes (Kafka's old coordinator never
+    answers it; kafka-shim closes the connection)."""
+    wire = t.wires[on]
+    wire.sock.settimeout(5.0)
+    try:
+        answer = wire.read_answer(JOIN, 5)
+        outcome = "closed" if answer.closed else t.tree(answer)
+    except TimeoutError:
+        outcome = "closed"
+    t.answers.append((what, {"pending join": outcome}))
+
+
+def _join_pending(t: Transcript, group: str, member: str, on: str) -> None:
+    t.send(JOIN, 5, join_body(5, group, member), on=on)
+
+
+def test_a_failed_rebalance_and_the_other_members_pending_joins(peers, group, group_protocols) -> None:
+    """A rejoin with unreadable metadata completes the join phase while another member's JoinGroup waits: Kafka's new
+    coordinator keeps that join waiting and answers it when the member's next, readable, join completes the
+    rebalance; the old one answers neither."""
+    peers.grant(group_acl(group, READ))
+    peers.grant(group_acl(group, DESCRIBE))
+
+    def script(t: Transcript) -> None:
+        a = t.request("join a", JOIN, 5, join_body(5, group)).body.member_id
+        answer = t.request("join a with id", JOIN, 5, join_body(5, group, a))
+        t.request("sync a", SYNC, 5, sync_body(5, group, answer.body.generation_id, a, {a: b"a"}))
+        b = t.request("join b", JOIN, 5, join_body(5, group), on="b").body.member_id
+        _join_pending(t, group, b, on="b")  # a new member: the group rebalances and b waits for a
+        deadline = time.monotonic() + 30
+        while True:
+            _describe(t, "describe while b waits", group)
+            if t.answers[-1][1]["groups"][0]["group_state"] == "PreparingRebalance" or time.monotonic() > deadline:
+                break
+            t.answers.pop()
+            time.sleep(0.1)
+        t.request("a rejoins with an unreadable subscription", JOIN, 5,
+                  join_body(5, group, a, protocols=[_Protocol(name="range", metadata=_UNREADABLE)]))
+        _describe(t, "describe after the failed completion", group)
+        _unanswered(t, "a rejoins with a readable subscription", JOIN, 5, join_body(5, group, a), on="c")
+        _pending(t, "b's join", on="b")
+        _describe(t, "describe at the end", group)
+
+    answers = compare(peers, script)
+    assert answers[5][1]["error_code"] == ErrorCode.UNKNOWN_SERVER_ERROR, answers[5]
+    if group_protocols != "classic":
+        assert answers[7][1]["no answer"]["generation_id"] == 3, answers[7]
+
+
+def test_a_leave_naming_two_members_of_a_rebalancing_group(peers, group, group_protocols) -> None:
+    """Of three members of a Stable group, the leader and one other have rejoined when a LeaveGroup names the third
+    and the other. Kafka's old coordinator removes them one at a time: the first removal completes the join phase
+    (both rejoined members answered), the second starts another rebalance. The new one removes both, then completes
+    the join phase once, with the leader alone (the other's join answered UNKNOWN_MEMBER_ID)."""
+    peers.grant(group_acl(group, READ))
+    peers.grant(group_acl(group, DESCRIBE))
+
+    def script(t: Transcript) -> None:
+        ids, generation = {}, 0
+        for count, name in enumerate(("a", "b", "c")):  # one member at a time, each rebalance with all so far
+            ids[name] = t.request(f"join {name}", JOIN, 5, join_body(5, group), on=name).body.member_id
+            joined = ("a", "b", "c")[:count + 1]
+            for member in joined:
+                _join_pending(t, group, ids[member], on=member)
+            answers = {member: t.receive(f"{member}'s join as {name} arrives", JOIN, 5, on=member).body for member in joined}
+            generation, leader = answers[name].generation_id, answers[name].leader
+            for member in sorted(joined, key=lambda m: ids[m] != leader):  # the leader first: the others answered at once
+                t.request(f"sync {member} as {name} arrives", SYNC, 5,
+                          sync_body(5, group, generation, ids[member],
+                                    {m: b"x" for m in ids.values()} if ids[member] == leader else {}), on=member)
+        order = sorted(("a", "b", "c"), key=lambda m: ids[m] != leader)
+        leader_name, rejoined, absent = order
+        _join_pending(t, group, ids[leader_name], on=leader_name)  # the leader's rejoin starts a rebalance
+        deadline = time.monotonic() + 30
+        while True:  # before it, the other's rejoin would be answered at once (Stable, same protocols)
+            _describe(t, "describe before the leave", group)
+            if t.answers[-1][1]["groups"][0]["group_state"] == "PreparingRebalance" or time.monotonic() > deadline:
+                break
+            t.answers.pop()
+            time.sleep(0.1)
+        _join_pending(t, group, ids[rejoined], on=rejoined)
+        _describe(t, "describe with two members rejoined", group)
+        t.request("leave", LEAVE, 3, LeaveGroupRequest(group_id=group, members=[_Leaving(member_id=ids[absent]),
+                                                                             _Leaving(member_id=ids[rejoined])]),
+                  on="admin")
+        _pending(t, "the rejoined member's join", on=rejoined)
+        _pending(t, "the leader's join", on=leader_name)
+        _describe(t, "describe after the leave", group)
+
+    answers = compare(peers, script)
+    final = answers[-1][1]["groups"][0]
+    assert final["group_state"] == ("PreparingRebalance" if group_protocols == "classic" else "CompletingRebalance"), final
