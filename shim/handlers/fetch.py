@@ -35,7 +35,7 @@ from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import FetchResponse
 from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.handlers import handles
-from kafka_shim.shim.partitions.down_convert import UnsupportedForDownConversion, down_convert
+from kafka_shim.shim.partitions.down_convert import NegativeTimestamp, UnsupportedForDownConversion, down_convert
 from kafka_shim.shim.partitions.fetch_sessions import (
     FINAL_EPOCH,
     ZERO_UUID,
@@ -49,7 +49,7 @@ from kafka_shim.shim.partitions.read import ReadParams, read_partitions
 from kafka_shim.shim.partitions.waiting import AppendWaiters
 from kafka_shim.shim.requests import request_quota
 from kafka_shim.shim.requests.authz import allowed, allowed_names, check, hidden_topics
-from kafka_shim.shim.requests.context import RequestContext
+from kafka_shim.shim.requests.context import CloseConnection, RequestContext
 from kafka_shim.shim.requests.work import EncodeOffLoop
 
 log = get_logger(__name__)
@@ -121,7 +121,7 @@ async def fetch(ctx: RequestContext, request: messages.FetchRequest) -> FetchRes
         log.warning("fetch_isolation_level_unknown", isolation_level=request.isolation_level,
                     client=f"{ctx.client_host}:{ctx.client_port}", answered="UNKNOWN_SERVER_ERROR",
                     hint="isolation_level is 0 (READ_UNCOMMITTED) or 1 (READ_COMMITTED)")
-        return fetch_error_response(request, ErrorCode.UNKNOWN_SERVER_ERROR, None)
+        return fetch_error_response(request, ErrorCode.UNKNOWN_SERVER_ERROR, None, version)
     if interesting:
         max_bytes = min(request.max_bytes if version >= 3 else _INT32_MAX, services.config.fetch_max_bytes,
                         _max_quota_window_bytes(ctx, from_follower))
@@ -148,9 +148,12 @@ async def fetch(ctx: RequestContext, request: messages.FetchRequest) -> FetchRes
         error, response_session, kept = context.respond(answers + refused)
     except FetchSessionFailure as exc:
         return _session_failure(ctx, request, exc)
+    try:
+        topics = _topics(ctx, partitions, kept, context.partitions(), version)
+    except NegativeTimestamp as exc:
+        return _unconvertible(ctx, request, exc)
     response = FetchResponse(throttle_time_ms=ctx.throttle_ms, error_code=error, session_id=response_session,
-                             responses=_topics(ctx, partitions, kept, context.partitions(), version),
-                             node_endpoints=_node_endpoints(ctx, kept, version))
+                             responses=topics, node_endpoints=_node_endpoints(ctx, kept, version))
     if sum(answer.records_size for _, answer in kept) > LARGE_ANSWER_BYTES:
         return EncodeOffLoop(response)
     return response
@@ -162,7 +165,22 @@ def _session_failure(ctx: RequestContext, request: messages.FetchRequest, exc: F
     log.warning("fetch_session_failed", session_id=request.session_id, session_epoch=request.session_epoch,
                 error=str(exc), client=f"{ctx.client_host}:{ctx.client_port}", answered="UNKNOWN_SERVER_ERROR",
                 hint="session ids come from the broker's answers; topic ids from Metadata (never the zero id)")
-    return fetch_error_response(request, ErrorCode.UNKNOWN_SERVER_ERROR, None)
+    # The version, not the topic ids, decides whether partitions are listed: a v13+ request naming only the zero
+    # topic id (the usual cause of this failure) must still get none.
+    return fetch_error_response(request, ErrorCode.UNKNOWN_SERVER_ERROR, None, ctx.api_version)
+
+
+def _unconvertible(ctx: RequestContext, request: messages.FetchRequest, exc: NegativeTimestamp) -> FetchResponse:
+    """A record Fetch v0-3 must down-convert has a timestamp below -1. Kafka converts the first chunk while handling
+    the request: its handleError answers the whole fetch with UNKNOWN_SERVER_ERROR. Later chunks it converts while
+    sending the answer, and the failure closes the connection."""
+    fields = {"client": f"{ctx.client_host}:{ctx.client_port}", "error": str(exc),
+              "hint": "records with timestamps below -1 cannot be fetched below Fetch v4"}
+    if not exc.first:
+        log.warning("fetch_down_conversion_failed", answered="connection closed", **fields)
+        raise CloseConnection(f"down-converting a later chunk failed: {exc}")
+    log.warning("fetch_down_conversion_failed", answered="UNKNOWN_SERVER_ERROR", **fields)
+    return fetch_error_response(request, ErrorCode.UNKNOWN_SERVER_ERROR, None, ctx.api_version)
 
 
 def _max_quota_window_bytes(ctx: RequestContext, from_follower: bool) -> int:
@@ -301,17 +319,20 @@ def _same_topic(a: TopicPartitionId, b: TopicPartitionId) -> bool:
 def _wire_partition(ctx: RequestContext, partitions: Partitions, tp: TopicPartitionId, answer: PartitionAnswer,
                     version: int, fetch_offset: int) -> _Partition:
     records = answer.records
-    if version <= 9 and tp.topic is not None and answer.error_code == ErrorCode.NONE and tp.topic in partitions.cluster.topics:
+    if version <= 9 and _hosted(partitions, tp):
+        # KafkaApis.maybeConvertFetchedData runs on every partition whose log this broker holds, whatever its error
+        # (out of range, not authorized, ...): the topic's config, not the answer, decides these two refusals.
         values = partitions.topic_values(tp.topic)
         if values.get("compression.type") == "zstd":
             return _refused(tp.partition, ErrorCode.UNSUPPORTED_COMPRESSION_TYPE)
         if version <= 3:
             if not values.get("message.downconversion.enable", True):
                 return _refused(tp.partition, ErrorCode.UNSUPPORTED_VERSION)
-            try:
-                records = down_convert(records or b"", 0 if version <= 1 else 1, fetch_offset)
-            except UnsupportedForDownConversion:
-                return _refused(tp.partition, ErrorCode.UNSUPPORTED_COMPRESSION_TYPE)
+            if answer.error_code == ErrorCode.NONE:
+                try:
+                    records = down_convert(records or b"", 0 if version <= 1 else 1, fetch_offset)
+                except UnsupportedForDownConversion:
+                    return _refused(tp.partition, ErrorCode.UNSUPPORTED_COMPRESSION_TYPE)
     entry = _Partition(
         partition_index=tp.partition,
         error_code=answer.error_code,
@@ -331,6 +352,12 @@ def _wire_partition(ctx: RequestContext, partitions: Partitions, tp: TopicPartit
             leader = topic.partitions[tp.partition]
             entry.current_leader = FetchResponse.LeaderIdAndEpoch(leader_id=leader.leader_id, leader_epoch=leader.leader_epoch)
     return entry
+
+
+def _hosted(partitions: Partitions, tp: TopicPartitionId) -> bool:
+    """Whether this broker holds the partition's log (ReplicaManager.getLogConfig finds a config for it)."""
+    topic = partitions.cluster.topics.get(tp.topic) if tp.topic is not None else None
+    return topic is not None and 0 <= tp.partition < len(topic.partitions)
 
 
 def _node_endpoints(ctx: RequestContext, kept: list[tuple[TopicPartitionId, PartitionAnswer]], version: int) -> list:

@@ -13,6 +13,9 @@ Kafka's counterparts: ``LazyDownConversionRecords`` / ``LazyDownConversionRecord
   (magic 0/1 have none); magic 0 drops timestamps too. LogAppendTime batches stamp every message with it.
 - zstd cannot be converted: :class:`UnsupportedForDownConversion` for the first batch (the handler answers
   UNSUPPORTED_COMPRESSION_TYPE), an overflow message for a later one (the client fetches it again and gets the error).
+- A converted record stamped below -1 (Kafka writes such records when it keeps a batch in place) is refused by
+  Kafka's MemoryRecordsBuilder: :class:`NegativeTimestamp`, in the first chunk or a later one (the handler answers
+  UNKNOWN_SERVER_ERROR, or closes the connection).
 
 Compressed bytes come from kafka-shim's codecs, not Java's, so a compressed wrapper holds the same messages as
 Kafka's but not byte for byte the same compressed stream (Kafka's own output differs between JVM versions too).
@@ -38,12 +41,22 @@ class UnsupportedForDownConversion(Exception):
     """A batch that magic 0/1 cannot carry (zstd)."""
 
 
+class NegativeTimestamp(Exception):
+    """A converted record's timestamp is below -1: Kafka's MemoryRecordsBuilder.appendWithOffset throws an
+    IllegalArgumentException. ``first``: in the first converted chunk, which Kafka converts while handling the
+    request (the whole fetch fails, UNKNOWN_SERVER_ERROR); later ones it converts while sending (connection closed)."""
+
+    def __init__(self, timestamp: int, first: bool) -> None:
+        super().__init__(f"Invalid negative timestamp {timestamp}")
+        self.first = first
+
+
 def down_convert(records: bytes, magic: int, fetch_offset: int) -> bytes:
     """The bytes a Fetch v0-3 answer carries for ``records`` (stored batches, maybe ending with a cut one)."""
     batches = [bytes(records[h.position:h.position + h.size]) for h in walk(records)]
     first, rest = None, 0
     while rest < len(batches) and first is None:
-        converted = _convert([batches[rest]], magic, fetch_offset)  # raises for a first zstd batch
+        converted = _convert([batches[rest]], magic, fetch_offset, first=True)  # raises for a first zstd batch
         rest += 1
         first = converted or None
     if first is None:
@@ -67,7 +80,7 @@ def _next_chunk(batches: list[bytes], at: int, magic: int, fetch_offset: int) ->
             size += len(batches[at])
             at += 1
         try:
-            converted = _convert(chunk, magic, fetch_offset)
+            converted = _convert(chunk, magic, fetch_offset, first=False)
         except UnsupportedForDownConversion:
             return None, len(batches)
         if converted:
@@ -82,19 +95,21 @@ def _overflow(remaining: int) -> bytes:
     return head + bytes(size - len(head))
 
 
-def _convert(raw_batches: list[bytes], magic: int, fetch_offset: int) -> bytes:
-    out = bytearray()
+def _convert(raw_batches: list[bytes], magic: int, fetch_offset: int, first: bool) -> bytes:
+    # RecordsUtil.downConvert looks at every batch of the chunk (a zstd one refuses the chunk) before it converts any:
+    # a zstd batch anywhere in the chunk wins over a record the conversion would refuse in an earlier batch.
+    batches = []
     for raw in raw_batches:
         batch = decode_batch(raw, as_kafka_reads=True)
         if batch.is_control:
             continue
         if batch.compression is Compression.ZSTD:
             raise UnsupportedForDownConversion("Down-conversion of zstandard-compressed batches is not supported")
-        out += _convert_batch(batch, magic, fetch_offset)
-    return bytes(out)
+        batches.append(batch)
+    return b"".join(_convert_batch(batch, magic, fetch_offset, first) for batch in batches)
 
 
-def _convert_batch(batch: RecordBatch, magic: int, fetch_offset: int) -> bytes:
+def _convert_batch(batch: RecordBatch, magic: int, fetch_offset: int, first: bool) -> bytes:
     log_append = batch.timestamp_type is TimestampType.LOG_APPEND_TIME
     timestamp_type_bit = _TIMESTAMP_TYPE_BIT if log_append and magic > 0 else 0
     messages = []
@@ -103,6 +118,8 @@ def _convert_batch(batch: RecordBatch, magic: int, fetch_offset: int) -> bytes:
         if batch.compression is Compression.NONE and offset < fetch_offset:
             continue
         timestamp = batch.max_timestamp if log_append else batch.base_timestamp + record.timestamp_delta
+        if timestamp < -1:  # checked for magic 0 too, which then drops the timestamp
+            raise NegativeTimestamp(timestamp, first)
         messages.append((offset, timestamp, record.key, record.value))
     if not messages:
         return b""

@@ -947,6 +947,12 @@ def _rebuilt(records: list[_Rec], codec: Compression, producer: tuple | None, se
     """LogValidator.buildRecordsAndAssignOffsets: a new magic-2 batch (base offset 0; the log assigns offsets)."""
     if not records:
         raise _invalid("Compressed outer record has no batches at all")
+    negative = next((r for r in records if r.timestamp < NO_TIMESTAMP), None)
+    if negative is not None:
+        # Kafka's MemoryRecordsBuilder.appendWithOffset refuses a timestamp below -1 with an IllegalArgumentException,
+        # which ReplicaManager answers as UNKNOWN_SERVER_ERROR (no message). Only a batch rebuilt here meets that
+        # builder: one kept in place, with the same record, is written.
+        raise _Refused(Refusal(ErrorCode.UNKNOWN_SERVER_ERROR, f"Invalid negative timestamp {negative.timestamp}"))
     first_timestamp = records[0].timestamp
     max_timestamp = max(r.timestamp for r in records)
     producer_id, epoch, sequence, transactional = NO_PRODUCER_ID, -1, -1, False
