@@ -44,6 +44,7 @@ from kafka_shim.shim.partitions.manager import Partitions
 from kafka_shim.shim.partitions.transactions import write_marker
 from kafka_shim.shim.partitions.waiting import AppendWaiters
 from kafka_shim.shim.producers.ids import ID_FILE_NAME, ProducerIdAllocator
+from kafka_shim.shim.producers.state import PartitionProducers
 from kafka_shim.shim.quotas.client_quotas import ClientQuotas
 from kafka_shim.shim.quotas.connection_quotas import ConnectionQuotas
 from kafka_shim.shim.quotas.metering import QuotaMeters
@@ -609,6 +610,10 @@ class _OffsetsTopic:
     def leader_epoch(self, partition: int) -> int:
         return _leader_epoch_of(self.partitions, OFFSETS_TOPIC, partition)
 
+    def producers(self, partition: int) -> PartitionProducers | None:
+        state = self.partitions.get(OFFSETS_TOPIC, partition)
+        return None if state is None else state.producers
+
 
 class _InternalTopic(_OffsetsTopic):
     """An internal topic's partitions for a coordinator (txn/ may not import the partitions manager either)."""
@@ -632,6 +637,10 @@ class _InternalTopic(_OffsetsTopic):
 
     def leader_epoch(self, partition: int) -> int:
         return _leader_epoch_of(self.partitions, self.name, partition)
+
+    def producers(self, partition: int) -> PartitionProducers | None:
+        state = self.partitions.get(self.name, partition)
+        return None if state is None else state.producers
 
 
 def _leader_epoch_of(partitions: Partitions, topic: str, partition: int) -> int:

@@ -43,6 +43,7 @@ from kafka_shim.shim.groups.offsets import (
     OffsetAndMetadata,
     OffsetStore,
     OffsetTables,
+    RecordsNotBuilt,
     SinkError,
     TopicPartition,
     commit_order,
@@ -172,7 +173,13 @@ class GroupCoordinator:
             error = self.validate_txn_offset_commit(group_id, generation_id, member_id, group_instance_id)
         if error != ErrorCode.NONE:
             return [(tp, error) for tp in order]
-        stored = self.offsets.commit_transactional(group_id, producer_id, producer_epoch, offsets)
+        try:
+            stored = self.offsets.commit_transactional(group_id, producer_id, producer_epoch, offsets)
+        except RecordsNotBuilt:
+            if not self.settings.new_coordinator:
+                raise  # the old coordinator throws out of the request (the handler answers it whole)
+            # CoordinatorRuntime fails the write; GroupCoordinatorService answers each of its partitions.
+            return [(tp, ErrorCode.UNKNOWN_SERVER_ERROR) for tp in order]
         return [(tp, stored[tp]) for tp in order]
 
     def complete_transaction(self, producer_id: int, committed: bool, offsets_partition: int | None = None) -> None:

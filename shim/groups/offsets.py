@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
+from kafka_shim.protocol.records import NO_PRODUCER_EPOCH as _NO_PRODUCER_EPOCH
+from kafka_shim.protocol.records import NO_PRODUCER_ID as _NO_PRODUCER_ID
 from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.javacompat.hash_orders import (
     scala_immutable_map_order,
@@ -106,6 +108,11 @@ class SinkError(Exception):
     def __init__(self, error_code: int, message: str) -> None:
         super().__init__(message)
         self.error_code = error_code
+
+
+class RecordsNotBuilt(Exception):
+    """Kafka's MemoryRecordsBuilder refuses the batch before anything is written (an IllegalArgumentException, which
+    Kafka answers UNKNOWN_SERVER_ERROR): a transactional commit at epoch -1 (NO_PRODUCER_EPOCH) with a producer id."""
 
 
 # OffsetCommit and OffsetFetch accept the empty group id, for old clients (GroupCoordinator.isValidGroupId).
@@ -234,11 +241,21 @@ class OffsetStore:
     def commit_transactional(self, group_id: str, producer_id: int, producer_epoch: int,
                              offsets: Sequence[tuple[TopicPartition, OffsetAndMetadata]]) -> dict[TopicPartition, int]:
         """GroupMetadataManager.storeOffsets for a transaction: written now (a transactional batch of the producer),
-        applied when the transaction's commit marker reaches the group's partition (:meth:`complete_transaction`)."""
+        applied when the transaction's commit marker reaches the group's partition (:meth:`complete_transaction`).
+        A refused append fails the producer's pending offsets of these partitions on the old coordinator
+        (GroupMetadata.failPendingTxnOffsetCommit), earlier commits' included; the new one keeps them (its
+        timeline state goes back to before this write)."""
         def write(accepted: dict[TopicPartition, OffsetAndMetadata]) -> None:
+            if producer_epoch == _NO_PRODUCER_EPOCH and producer_id != _NO_PRODUCER_ID:
+                raise RecordsNotBuilt("Invalid negative producer epoch")
             append = getattr(self.sink, "append_transactional_offsets", None) if self.sink is not None else None
             if append is not None:
-                append(group_id, producer_id, producer_epoch, accepted)
+                try:
+                    append(group_id, producer_id, producer_epoch, accepted)
+                except SinkError:
+                    if self.tables is None:
+                        self._fail_pending(producer_id, group_id, accepted)
+                    raise
             pending = self._pending.setdefault(producer_id, {}).setdefault(group_id, {})
             for tp, o in accepted.items():
                 pending[tp] = (self._next(), o)
@@ -292,6 +309,16 @@ class OffsetStore:
             del self._pending[producer_id]
             self._pending_tables.pop(producer_id, None)
         return done
+
+    def _fail_pending(self, producer_id: int, group_id: str, partitions: Iterable[TopicPartition]) -> None:
+        by_group = self._pending.get(producer_id, {})
+        pending = by_group.get(group_id, {})
+        for tp in partitions:
+            pending.pop(tp, None)
+        if not pending:
+            by_group.pop(group_id, None)
+        if not by_group:
+            self._pending.pop(producer_id, None)
 
     def pending_groups(self, producer_id: int) -> list[str]:
         return list(self._pending.get(producer_id, {}))

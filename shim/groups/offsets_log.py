@@ -30,6 +30,7 @@ from kafka_shim.shim.groups.offsets import OffsetAndMetadata, SinkError, TopicPa
 from kafka_shim.shim.groups.record_reader import RecordReader
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.log.partition_log import PartitionLog, decoded_batches, wall_clock_ms
+from kafka_shim.shim.producers.state import Outcome, PartitionProducers
 
 log = get_logger(__name__)
 
@@ -49,6 +50,9 @@ class OffsetsTopic(Protocol):
 
     def leader_epoch(self, partition: int) -> int:
         """The partition's leader epoch, stamped on the batches the coordinator writes (as on a producer's)."""
+
+    def producers(self, partition: int) -> PartitionProducers | None:
+        """The partition's producer state, which a transactional batch written here joins (None: not kept)."""
 
     def appended(self, partition: int) -> None:
         """Tell the broker a partition grew (fetches waiting on it wake up)."""
@@ -213,7 +217,10 @@ class OffsetsLog:
     def append_transactional_offsets(self, group_id: str, producer_id: int, producer_epoch: int,
                                      offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> None:
         """TxnOffsetCommit's records: a transactional batch of the producer (GroupMetadataManager.storeOffsets with a
-        producer id), applied by the transaction's marker."""
+        producer id), applied by the transaction's marker. As any append of the partition it goes through the
+        partition's producer state (origin COORDINATOR: an epoch older than the producer's there is
+        INVALID_PRODUCER_EPOCH), and opens the producer's transaction there until the marker: a later TxnOffsetCommit
+        of the producer is then not verified, and a marker of an older epoch than the last batch's is refused."""
         self._append(group_id, [(offset_commit_key(group_id, tp), offset_commit_value(o)) for tp, o in offsets.items()],
                      producer=(producer_id, producer_epoch), base_sequence=0)
 
@@ -237,10 +244,20 @@ class OffsetsLog:
         data = encode_batch(build_batch([(key, value, [], now) for key, value in records], base_sequence=base_sequence,
                                         **transactional))
         partition = partition_for(group_id, count)
+        # A fake topic of the unit tests may keep no producer state.
+        producers = self.topic.producers(partition) if producer is not None and hasattr(self.topic, "producers") else None
+        if producers is not None and producer is not None:
+            verdict = producers.check_coordinator_append(*producer)
+            if verdict.outcome is Outcome.REJECT:
+                raise SinkError(verdict.error, verdict.detail or verdict.error.name)
         try:
-            self.topic.log(partition).append(data, leader_epoch=self.topic.leader_epoch(partition))
+            info = self.topic.log(partition).append(data, leader_epoch=self.topic.leader_epoch(partition))
         except Exception as exc:  # OSError from the disk, LogError from the log: Kafka's append fails with 56
             raise SinkError(getattr(exc, "error_code", ErrorCode.KAFKA_STORAGE_ERROR), str(exc)) from exc
+        if producers is not None and producer is not None:
+            timestamp = info.log_append_time if info.log_append_time != -1 else now
+            producers.record_append(producer[0], producer[1], base_sequence, base_sequence + len(records) - 1,
+                                    info.base_offset, info.last_offset, timestamp, transactional=True)
         self.topic.appended(partition)
 
     def load(self) -> Loaded:

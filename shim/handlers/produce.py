@@ -18,8 +18,9 @@ Behaviour (KafkaApis.handleProduceRequest, then ReplicaManager; the append itsel
   partition: a partition not added to the transaction gets INVALID_TXN_STATE ("Partition was not added to the
   transaction"; TRANSACTION_ABORTABLE from v11), a fenced epoch INVALID_PRODUCER_EPOCH, another producer id
   INVALID_PRODUCER_ID_MAPPING, a coordinator that is busy or elsewhere NOT_ENOUGH_REPLICAS with Kafka's "Unable to
-  verify ..." message. ``acks`` other than -1, 0, 1: 21 in every partition that got this far. Then each partition is
-  appended (shim.partitions.append).
+  verify ..." message. Whatever the answer, the partition keeps the lowest sequence verified, which holds back the
+  producer's higher ones (shim.producers.verification). ``acks`` other than -1, 0, 1: 21 in every partition that got
+  this far. Then each partition is appended (shim.partitions.append).
 - acks=0: no response at all; if any partition has an error the connection is closed instead (as Kafka does, so
   that the producer notices and refreshes its metadata).
 
@@ -43,6 +44,7 @@ from kafka_shim.authorizer.api_checks.releases import IDEMPOTENT_WRITE_CLUSTER
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import ProduceResponse
+from kafka_shim.protocol.records import NO_SEQUENCE
 from kafka_shim.shim.cluster.topics import INTERNAL_TOPICS
 from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.handlers import CloseConnection, handles
@@ -73,7 +75,7 @@ from kafka_shim.shim.partitions.validator import (
 )
 from kafka_shim.shim.requests.authz import allowed, allowed_names, check, hidden_topics
 from kafka_shim.shim.requests.context import NO_RESPONSE, RequestContext
-from kafka_shim.shim.requests.coordination import verifying_coordinator
+from kafka_shim.shim.requests.coordination import verification_enabled, verifying_coordinator
 from kafka_shim.shim.requests.work import Pure, Steps, run_inline, run_sliced
 
 log = get_logger(__name__)
@@ -256,7 +258,12 @@ def _answer_walked(ctx: RequestContext, request: messages.ProduceRequest, scans_
             if state is None or not pairs or not _needs_verification(ctx, state, next(iter(pairs))[0]):
                 continue
             verifying = True
-            refused = _verify_transaction(ctx, transactional_id or "", key, state, next(iter(pairs)), version)
+            producer_id, epoch = next(iter(pairs))
+            # The partition remembers the verification whatever the coordinator answers (its lowest sequence holds
+            # back higher ones until a transactional append: shim.producers.verification).
+            state.producers.verifying.start(producer_id, _first_base_sequence(entry.records), epoch,
+                                            time.time_ns() // 1_000_000)
+            refused = _verify_transaction(ctx, transactional_id or "", key, state, (producer_id, epoch), version)
             if refused is not None:
                 unverified[key] = refused
                 del accepted[key]
@@ -292,10 +299,18 @@ def _needs_verification(ctx: RequestContext, state: PartitionState, producer_id:
     """UnifiedLog.maybeStartTransactionVerification: verification is on and the producer id has no ongoing
     transaction in this partition, whatever its epoch (UnifiedLog.hasOngoingTransaction looks at the id alone: a
     batch of another epoch is left to the log's own epoch and sequence checks)."""
-    if ctx.services.config.raw.get("transaction.partition.verification.enable", "true").strip().lower() == "false":
-        return False
-    known = state.producers.entry(producer_id)
-    return known is None or known.current_txn_first_offset is None
+    return verification_enabled(ctx) and not state.producers.has_ongoing_transaction(producer_id)
+
+
+def _first_base_sequence(records: bytes) -> int:
+    """records.firstBatch.baseSequence, which ReplicaManager.handleProduceAppend verifies the partition with (a legacy
+    first batch has none); transactional_producers has checked that a v2 first batch is long enough."""
+    if len(records) < _BASE_SEQUENCE_END or records[_MAGIC_AT] != 2:
+        return NO_SEQUENCE
+    return int.from_bytes(records[_BASE_SEQUENCE_END - 4 : _BASE_SEQUENCE_END], "big", signed=True)
+
+
+_MAGIC_AT, _BASE_SEQUENCE_END = 16, 57  # in a v2 batch header
 
 
 def _verify_transaction(ctx: RequestContext, transactional_id: str, key: Key, state: PartitionState,

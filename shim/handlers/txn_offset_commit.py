@@ -7,7 +7,10 @@ READ on each topic, else 29 on its partitions; unknown topics and partitions 3 (
 order). The other partitions go to the group coordinator: an empty group id INVALID_GROUP_ID (24), a node that does
 not coordinate the group NOT_COORDINATOR (16); then the transaction coordinator verifies that the group's partition
 was added to the transaction (AddOffsetsToTxn): another producer id INVALID_PRODUCER_ID_MAPPING (49), another epoch
-INVALID_PRODUCER_EPOCH (47), not added INVALID_TXN_STATE (48; TRANSACTION_ABORTABLE (120) from v4 on); then the
+INVALID_PRODUCER_EPOCH (47), not added INVALID_TXN_STATE (48; TRANSACTION_ABORTABLE (120) from v4 on) -- unless the
+producer id already has an open transaction in that ``__consumer_offsets`` partition, whatever the epoch: then the
+partition's epoch check answers an older epoch 47 when the offsets are written, and epoch -1 fails in Kafka's record
+builder (UNKNOWN_SERVER_ERROR: on the whole request with the old coordinator, on its partitions with the new); then the
 member checks of a transactional commit (GroupCoordinator.commit_transactional_offsets: a generation and member id,
 v3+, must match when given; a KIP-848 member's epoch on the new coordinator); then the offsets are stored, and become the
 group's committed offsets when the transaction commits (its marker reaches the group's partition) or are dropped when
@@ -20,15 +23,18 @@ Version notes. v2 committed leader epoch; v3 generation id, member id, group ins
 
 from __future__ import annotations
 
+import time
+
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import TxnOffsetCommitResponse
-from kafka_shim.shim.groups.offsets import OffsetAndMetadata
+from kafka_shim.protocol.records import NO_SEQUENCE
+from kafka_shim.shim.groups.offsets import OffsetAndMetadata, RecordsNotBuilt
 from kafka_shim.shim.groups.offsets_log import OFFSETS_TOPIC, partition_for
 from kafka_shim.shim.handlers import handles
 from kafka_shim.shim.requests.authz import allowed, allowed_names, check, hidden_topics
 from kafka_shim.shim.requests.context import RequestContext
-from kafka_shim.shim.requests.coordination import coordinates, verifying_coordinator
+from kafka_shim.shim.requests.coordination import coordinates, verification_enabled, verifying_coordinator
 
 _TXN, _GROUP, _TOPICS = (check(ApiKey.TXN_OFFSET_COMMIT, key) for key in ("transactional_id", "group", "topics"))
 _Topic = TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic
@@ -89,9 +95,13 @@ def txn_offset_commit(ctx: RequestContext, request: messages.TxnOffsetCommitRequ
         member_id = request.member_id if version >= 3 else ""
         generation = request.generation_id if version >= 3 else -1
         instance = request.group_instance_id if version >= 3 else None
-        results = coordinator.commit_transactional_offsets(
-            request.group_id, member_id, instance, generation, request.producer_id, request.producer_epoch, wanted,
-            verified=_verify(ctx, request), local=coordinates(ctx, request.group_id))
+        try:
+            results = coordinator.commit_transactional_offsets(
+                request.group_id, member_id, instance, generation, request.producer_id, request.producer_epoch, wanted,
+                verified=_verify(ctx, request), local=coordinates(ctx, request.group_id))
+        except RecordsNotBuilt:
+            # The old coordinator's exception reaches KafkaApis, whose error answer covers the whole request.
+            return txn_offset_commit_error_response(request, ErrorCode.UNKNOWN_SERVER_ERROR, None)
         if coordinator.settings.new_coordinator:
             return _merged(answer, entries, results)
         for (topic, partition), code in results:
@@ -125,16 +135,26 @@ def _merged(errors: dict[str, list[_Partition]], entries: list[tuple[str, int]],
 def _verify(ctx: RequestContext, request: messages.TxnOffsetCommitRequest) -> int:
     """ReplicaManager.maybeStartTransactionVerificationForPartition on the group's ``__consumer_offsets`` partition,
     with the errors turned into what an OffsetCommit answers (AddPartitionsToTxnManager: not added is
-    INVALID_TXN_STATE below v4, a fenced epoch INVALID_PRODUCER_EPOCH)."""
+    INVALID_TXN_STATE below v4, a fenced epoch INVALID_PRODUCER_EPOCH). Nothing is verified when the producer id
+    already has an open transaction in that partition, whatever the request's epoch (UnifiedLog.hasOngoingTransaction):
+    the partition's epoch check on the append, or Kafka's record builder for epoch -1, answers instead."""
     if not request.group_id:
         return ErrorCode.NONE  # the group coordinator answers INVALID_GROUP_ID first
-    coordinator = verifying_coordinator(ctx, request.transactional_id)
-    if isinstance(coordinator, int):
-        return _as_commit_error(coordinator, ctx.api_version)
+    if not verification_enabled(ctx):
+        return ErrorCode.NONE
     offsets_topic = ctx.services.cluster.topics.get(OFFSETS_TOPIC)
     if offsets_topic is None:
         return ErrorCode.NONE  # the group coordinator answers NOT_COORDINATOR
     partition = (OFFSETS_TOPIC, partition_for(request.group_id, len(offsets_topic.partitions)))
+    state = ctx.services.partitions.get(*partition) if ctx.services.partitions is not None else None
+    if state is not None:
+        if state.producers.has_ongoing_transaction(request.producer_id):
+            return ErrorCode.NONE
+        # GroupCoordinator starts it with RecordBatch.NO_SEQUENCE: its own appends are never sequence-checked.
+        state.producers.verifying.start(request.producer_id, NO_SEQUENCE, request.producer_epoch, time.time_ns() // 1_000_000)
+    coordinator = verifying_coordinator(ctx, request.transactional_id)
+    if isinstance(coordinator, int):
+        return _as_commit_error(coordinator, ctx.api_version)
     errors = coordinator.verify_partitions(request.transactional_id, request.producer_id, request.producer_epoch, [partition])
     return _as_commit_error(errors[partition], ctx.api_version)
 

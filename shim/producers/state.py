@@ -19,6 +19,8 @@ Facts from Apache Kafka 3.9 (storage/.../internals/log/), each cited where it is
   ``ongoingTxns``, ``firstUnstableOffset``, ``lastStableOffset(CompletedTxn)``, ``completeTxn``): a transactional
   batch opens the producer's transaction on the partition (its first offset) unless one is open; a plain batch while
   one is open is INVALID_TXN_STATE (48); a marker (see :meth:`PartitionProducers.check_marker`) closes it.
+- Transaction verification entries (``verification.py``): while one exists for a producer, a batch whose first
+  sequence is above its lowest one is OUT_OF_ORDER_SEQUENCE_NUMBER; a transactional batch or marker removes it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from enum import Enum
 
 from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.protocol.records import NO_PRODUCER_EPOCH, NO_SEQUENCE
+from kafka_shim.shim.producers.verification import VerificationEntries
 
 # ProducerStateEntry.NUM_BATCHES_TO_RETAIN: how many recent batches per producer are remembered for duplicates.
 NUM_BATCHES_TO_RETAIN = 5
@@ -80,7 +83,7 @@ class BatchMetadata:
 
 @dataclass(slots=True)
 class ProducerEntry:
-    """What a partition knows about one producer id (Kafka's ProducerStateEntry, without transaction verification)."""
+    """What a partition knows about one producer id (Kafka's ProducerStateEntry; verification entries are kept apart)."""
 
     producer_id: int
     epoch: int = NO_PRODUCER_EPOCH
@@ -209,6 +212,8 @@ class PartitionProducers:
         self._producers: dict[int, ProducerEntry] = {}
         # ProducerStateManager.ongoingTxns: producer id -> first offset of its open transaction on this partition.
         self._ongoing: dict[int, int] = {}
+        # ProducerStateManager.verificationStates: apart from the entries, as in Kafka (a snapshot load leaves them).
+        self.verifying = VerificationEntries()
 
     def __len__(self) -> int:
         return len(self._producers)
@@ -218,6 +223,11 @@ class PartitionProducers:
 
     def entries(self) -> Iterator[ProducerEntry]:
         return iter(self._producers.values())
+
+    def has_ongoing_transaction(self, producer_id: int) -> bool:
+        """UnifiedLog.hasOngoingTransaction: the producer id has an open transaction here, whatever its epoch."""
+        entry = self._producers.get(producer_id)
+        return entry is not None and entry.current_txn_first_offset is not None
 
     def check_append(self, producer_id: int, epoch: int, first_seq: int, last_seq: int, *, offset: int = -1) -> AppendCheck:
         """Kafka's answer for one client batch; ``offset`` (the base offset it would get) only goes into ``detail``."""
@@ -273,6 +283,15 @@ class PartitionProducers:
                 ErrorCode.INVALID_PRODUCER_EPOCH,
                 detail=f"Epoch of {where} is {batch.epoch}, older than the last seen epoch {updated.epoch}",
             )
+        # checkSequence first holds the batch against a verification entry's lowest sequence, whatever the epochs.
+        verifying = self.verifying.get(batch.producer_id)
+        if verifying is not None and batch.first_seq > verifying.lowest_sequence:
+            return AppendCheck(
+                Outcome.REJECT,
+                ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                detail=f"Out of order sequence number for {where}: {batch.first_seq} (incoming seq. number), "
+                f"{verifying.lowest_sequence} (earliest seen sequence)",
+            )
         # ProducerAppendInfo.checkSequence (3.9; the KIP-360 rules):
         if batch.epoch != updated.epoch:
             # A newer epoch must start at sequence 0 -- unless the partition has no epoch for this producer at all
@@ -327,9 +346,12 @@ class PartitionProducers:
         if entry is None:
             entry = self._producers[producer_id] = ProducerEntry(producer_id)
         entry.add_batch(epoch, last_seq, last_offset, offset_delta, max_timestamp)
-        if transactional and entry.current_txn_first_offset is None:
-            entry.current_txn_first_offset = base_offset
-            self._ongoing[producer_id] = base_offset
+        if transactional:
+            # UnifiedLog.updateProducers: the transaction has a first offset now, so its verification is over.
+            self.verifying.clear(producer_id)
+            if entry.current_txn_first_offset is None:
+                entry.current_txn_first_offset = base_offset
+                self._ongoing[producer_id] = base_offset
 
     # -- transactions -------------------------------------------------------------------------------------------------
 
@@ -340,6 +362,17 @@ class PartitionProducers:
     def ongoing_transactions(self) -> dict[int, int]:
         """Producer id -> first offset of each open transaction, earliest first."""
         return dict(sorted(self._ongoing.items(), key=lambda item: item[1]))
+
+    def check_coordinator_append(self, producer_id: int, epoch: int, *, offset: int = -1) -> AppendCheck:
+        """A transactional batch a coordinator writes (origin COORDINATOR: TxnOffsetCommit's offsets): only
+        ProducerAppendInfo.checkProducerEpoch applies, an older epoch INVALID_PRODUCER_EPOCH; sequences are not
+        checked."""
+        entry = self._producers.get(producer_id)
+        if entry is None or epoch >= entry.epoch:
+            return ACCEPTED
+        return AppendCheck(Outcome.REJECT, ErrorCode.INVALID_PRODUCER_EPOCH,
+                           detail=f"Epoch of producer {producer_id} at offset {offset} in {self.partition} is {epoch}, "
+                           f"which is smaller than the last seen epoch {entry.epoch}")
 
     def check_marker(self, producer_id: int, epoch: int, coordinator_epoch: int, *, offset: int = -1) -> AppendCheck:
         """ProducerAppendInfo.appendEndTxnMarker's checks for a marker the coordinator writes (origin COORDINATOR):
@@ -368,6 +401,7 @@ class PartitionProducers:
             entry = self._producers[producer_id] = ProducerEntry(producer_id)
         first = entry.current_txn_first_offset
         entry.end_transaction(epoch, coordinator_epoch, timestamp)
+        self.verifying.clear(producer_id)  # a marker ends what was being verified too (UnifiedLog.updateProducers)
         return None if first is None else CompletedTxn(producer_id, first, offset, not committed)
 
     def last_stable_offset_after(self, completed: CompletedTxn) -> int:
@@ -400,6 +434,8 @@ class PartitionProducers:
         expired = [pid for pid, entry in self._producers.items() if self._is_expired(entry, now_ms)]
         for pid in expired:
             del self._producers[pid]
+        # Verification entries never followed by a transactional append go by their creation time.
+        self.verifying.remove_expired(now_ms, self.expiration_ms)
         return expired
 
     def _is_expired(self, entry: ProducerEntry, now_ms: int) -> bool:

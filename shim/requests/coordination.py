@@ -38,6 +38,12 @@ def fenced_for(error: int, version: int, first_known: int) -> int:
     return ErrorCode.INVALID_PRODUCER_EPOCH if error == ErrorCode.PRODUCER_FENCED and version < first_known else error
 
 
+def verification_enabled(ctx: RequestContext) -> bool:
+    """``transaction.partition.verification.enable`` (KIP-890, on by default): off, ReplicaManager verifies nothing
+    and the partitions keep no verification entries."""
+    return ctx.services.config.raw.get("transaction.partition.verification.enable", "true").strip().lower() != "false"
+
+
 def verifying_coordinator(ctx: RequestContext, transactional_id: str) -> TransactionCoordinator | int:
     """The coordinator a partition's leader asks to verify a transactional write (KIP-890; AddPartitionsToTxnManager):
     whichever node leads the id's ``__transaction_state`` partition, reached from any node; COORDINATOR_NOT_AVAILABLE

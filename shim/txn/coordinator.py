@@ -25,7 +25,9 @@ The rules, in the order Kafka checks them (TransactionCoordinator, 3.9):
   comes with the transaction already complete unless a partition has no leader: then the transaction stays in its
   Prepare state (later requests get CONCURRENT_TRANSACTIONS) and the markers are retried every
   ``RETRY_BACKOFF_MS`` until written, as Kafka's TransactionMarkerChannelManager retries. A partition whose topic was
-  deleted is dropped from the transaction.
+  deleted is dropped from the transaction. A partition that refuses its marker for a newer producer or coordinator
+  epoch makes Kafka abandon the markers: the transaction stays in its Prepare state, with the Complete state pending,
+  for good.
 - Every ``transaction.abort.timed.out.transaction.cleanup.interval.ms`` (10 s), Ongoing transactions older than their
   timeout are fenced and aborted; every ``transaction.remove.expired.transaction.cleanup.interval.ms`` (1 h), ids
   idle in Empty or a Complete state for ``transactional.id.expiration.ms`` (7 days) are removed (a tombstone).
@@ -138,18 +140,17 @@ class TransactionCoordinator:
         self.transactions: dict[str, TransactionMetadata] = {}
         self._retry: Timer | None = None
         self._timers: list[Timer] = []
-        # Ids whose markers are still to be written: (result, coordinator epoch).
-        self._unsent: dict[str, tuple[bool, int]] = {}
+        # Ids whose markers are still to be written: (result, coordinator epoch, the pending Complete state).
+        self._unsent: dict[str, tuple[bool, int, Transit]] = {}
 
     # -- start and stop -----------------------------------------------------------------------------------------------
 
     def load(self) -> None:
         """Read the transaction log; finish the markers of transactions it left in a Prepare state."""
         self.transactions = self.txn_log.load()
-        for transactional_id, txn in self.transactions.items():
+        for txn in self.transactions.values():
             if txn.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
-                self._unsent[transactional_id] = (txn.state == TxnState.PREPARE_COMMIT,
-                                                  self.coordinator_epoch(transactional_id))
+                self._queue_markers(txn, txn.state == TxnState.PREPARE_COMMIT)
         if self.transactions:
             log.info("transactions_loaded", count=len(self.transactions), unfinished=sorted(self._unsent))
         self._send_markers()
@@ -300,7 +301,7 @@ class TransactionCoordinator:
                     log.warning("transaction_epoch_fence_not_written", transactional_id=txn.transactional_id,
                                 error=ErrorCode(error).name, epoch=txn.producer_epoch)
                 return error
-            self._unsent[txn.transactional_id] = (committed, self.coordinator_epoch(txn.transactional_id))
+            self._queue_markers(txn, committed)
             self._send_markers()
             return ErrorCode.NONE
         if (state == TxnState.COMPLETE_COMMIT and committed) or (state == TxnState.COMPLETE_ABORT and not committed):
@@ -313,9 +314,16 @@ class TransactionCoordinator:
 
     # -- markers ------------------------------------------------------------------------------------------------------
 
+    def _queue_markers(self, txn: TransactionMetadata, committed: bool) -> None:
+        """The markers go out with the Complete state already prepared (sendTxnMarkersCallback, or the load of a
+        Prepare state): until it is written the id's requests answer CONCURRENT_TRANSACTIONS, an EndTxn of the other
+        result too, and a transaction whose markers are abandoned keeps it pending for good, as on Kafka."""
+        self._unsent[txn.transactional_id] = (committed, self.coordinator_epoch(txn.transactional_id),
+                                              txn.prepare_complete(self.now_ms()))
+
     def _send_markers(self) -> None:
         """Write the markers of every transaction waiting for them; complete those that are done."""
-        for transactional_id, (committed, coordinator_epoch) in list(self._unsent.items()):
+        for transactional_id, (committed, coordinator_epoch, completion) in list(self._unsent.items()):
             txn = self.transactions.get(transactional_id)
             if txn is None or txn.state not in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
                 self._unsent.pop(transactional_id, None)
@@ -330,13 +338,15 @@ class TransactionCoordinator:
                 if error in _ABANDONING_MARKER_ERRORS:
                     # TransactionMarkerRequestCompletionHandler: "this txn can now be ignored": the markers are
                     # dropped and the transaction is never completed, so it stays prepared (and its id answers
-                    # CONCURRENT_TRANSACTIONS) as on Kafka.
+                    # CONCURRENT_TRANSACTIONS) as on Kafka, listing this partition. The leader wrote the other
+                    # partitions' markers of the same request, so the loop goes on.
                     log.warning("transaction_markers_abandoned", transactional_id=transactional_id,
                                 partition=f"{topic}-{partition}", error=ErrorCode(error).name, state=txn.state.name,
                                 hint="the partition's producer epoch is newer than this transaction's (e.g. after "
-                                     "kafka-transactions.sh abort with a higher epoch): Kafka leaves it prepared too")
+                                     "kafka-transactions.sh abort with a higher epoch, or a TxnOffsetCommit of a "
+                                     "newer epoch): Kafka leaves it prepared too")
                     abandoned = True
-                    break
+                    continue
                 if error not in (ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
                     log.warning("transaction_marker_not_written", transactional_id=transactional_id,
                                 partition=f"{topic}-{partition}", error=ErrorCode(error).name,
@@ -348,7 +358,7 @@ class TransactionCoordinator:
             if txn.partitions:
                 continue
             del self._unsent[transactional_id]
-            self._write(txn, txn.prepare_complete(self.now_ms()))
+            self._write(txn, completion)
             log.info("transaction_completed", transactional_id=transactional_id, producer_id=txn.producer_id,
                      producer_epoch=txn.producer_epoch, result="COMMIT" if committed else "ABORT")
         if self._unsent and self.scheduler is not None and self._retry is None:

@@ -11,7 +11,7 @@ The rules (kafka.coordinator.transaction.TransactionMetadata / TransactionState,
 - A transition is *prepared* (``prepare_*`` returns the target as a :class:`Transit` and sets ``pending``), written to
   the transaction log, then *completed* (:meth:`TransactionMetadata.complete`). While one is pending, another request
   gets CONCURRENT_TRANSACTIONS. kafka-shim writes the log synchronously, so ``pending`` only lasts while markers wait
-  for a partition leader.
+  for a partition leader (the Complete state is prepared as they go out), or for good once they are abandoned.
 - Epochs: InitProducerId bumps the epoch (a new metadata goes from -1 to 0); at ``Short.MaxValue - 1`` the epoch is
   exhausted and the next InitProducerId rotates to a new producer id at epoch 0. Fencing an ongoing transaction bumps
   the epoch once more (never returned to the client).

@@ -23,6 +23,7 @@ from kafka_shim.protocol.messages import (
     InitProducerIdRequest,
     ListOffsetsRequest,
     ListTransactionsRequest,
+    MetadataRequest,
     OffsetFetchRequest,
     ProduceRequest,
     TxnOffsetCommitRequest,
@@ -33,7 +34,7 @@ from tests.support.acl_peers import ANONYMOUS, CLUSTER, GROUP, READ, TOPIC, TRAN
 from tests.support.compare import field_diff, normalise
 from tests.support.wire import Answer, Wire
 
-PRODUCE, FETCH, LIST_OFFSETS, OFFSET_FETCH, FIND_COORDINATOR, INIT_PID, CREATE_TOPICS = 0, 1, 2, 9, 10, 22, 19
+PRODUCE, FETCH, LIST_OFFSETS, METADATA, OFFSET_FETCH, FIND_COORDINATOR, INIT_PID, CREATE_TOPICS = 0, 1, 2, 3, 9, 10, 22, 19
 ADD_PARTITIONS, ADD_OFFSETS, END_TXN, TXN_OFFSET_COMMIT, DESCRIBE_TXNS, LIST_TXNS = 24, 25, 26, 28, 65, 66
 # What legitimately differs between the two brokers' answers: the producer ids each hands out, times.
 IGNORED = ("throttle_time_ms", "topics.*.topic_id", "producer_id", "*.producer_id", "*.*.producer_id", "*.*.*.producer_id",
@@ -361,3 +362,90 @@ def _add_v3_with(txn: str, pid: int, epoch: int, topics: list[tuple[str, list[in
 
 def test_produces_of_another_epoch_inside_an_open_transaction(open_pair) -> None:
     _on_both(open_pair, _other_epochs, "txe")
+
+
+def _held_back_sequences(run: Script, names: dict[str, str]) -> None:
+    """A transactional Produce refused because its partition is not in the transaction leaves a verification entry
+    there (Kafka's VerificationStateEntry) holding the lowest sequence tried: until a transactional batch of the
+    producer is written to the partition, a batch of a higher sequence is OUT_OF_ORDER_SEQUENCE_NUMBER (45), the
+    producer's plain (idempotent) batches too; a newer epoch replaces the entry's sequence."""
+    topic, other, txn = names["topic"], names["other"], names["txn"]
+    _topics_and_coordinators(run, names)
+    _wait_for_partitions(run, [topic, other], 2)
+    pid = run("init", INIT_PID, 4, InitProducerIdRequest(transactional_id=txn, transaction_timeout_ms=60_000,
+                                                          producer_id=-1, producer_epoch=-1)).body.producer_id
+    run("sequence 3, the partition not added", PRODUCE, 9, _produce(topic, 0, _batch(pid, 0, 3, [b"a"]), txn))
+    run("sequence 1, the partition not added", PRODUCE, 9, _produce(topic, 0, _batch(pid, 0, 1, [b"a"]), txn))
+    run("sequence 4, the partition not added, v11", PRODUCE, 11, _produce(topic, 0, _batch(pid, 0, 4, [b"a"]), txn))
+    run("add", ADD_PARTITIONS, 3, _add_v3_with(txn, pid, 0, [(topic, [0])]))
+    run("sequence 2, above the lowest tried", PRODUCE, 9, _produce(topic, 0, _batch(pid, 0, 2, [b"a", b"b"]), txn))
+    run("sequence 1, the lowest tried", PRODUCE, 9, _produce(topic, 0, _batch(pid, 0, 1, [b"a"]), txn))
+    run("sequence 2, once written", PRODUCE, 9, _produce(topic, 0, _batch(pid, 0, 2, [b"a"]), txn))
+    run("another partition, not added", PRODUCE, 9, _produce(other, 0, _batch(pid, 0, 0, [b"a"]), txn))
+    run("a plain batch of the producer, sequence 3", PRODUCE, 9,
+        _produce(other, 0, _batch(pid, 0, 3, [b"a"], transactional=False), None))
+    run("a plain batch of the producer, sequence 0", PRODUCE, 9,
+        _produce(other, 0, _batch(pid, 0, 0, [b"a"], transactional=False), None))
+    run("a plain batch of the producer, sequence 1", PRODUCE, 9,
+        _produce(other, 0, _batch(pid, 0, 1, [b"a"], transactional=False), None))
+    run("abort", END_TXN, 3, EndTxnRequest(transactional_id=txn, producer_id=pid, producer_epoch=0, committed=False))
+    run.wait_until_complete(txn)
+    run("sequence 4 again, not added", PRODUCE, 9, _produce(other, 1, _batch(pid, 0, 4, [b"a"]), txn))
+    run("KIP-360 init", INIT_PID, 4, InitProducerIdRequest(transactional_id=txn, transaction_timeout_ms=60_000,
+                                                           producer_id=pid, producer_epoch=0))
+    run("add at the new epoch", ADD_PARTITIONS, 3, _add_v3_with(txn, pid, 1, [(other, [1])]))
+    run("sequence 7 at the new epoch", PRODUCE, 9, _produce(other, 1, _batch(pid, 1, 7, [b"a"]), txn))
+    run("sequence 8 at the new epoch", PRODUCE, 9, _produce(other, 1, _batch(pid, 1, 8, [b"a"]), txn))
+
+
+def test_a_produce_refused_verification_holds_back_higher_sequences(open_pair) -> None:
+    _on_both(open_pair, _held_back_sequences, "txs")
+
+
+def _verify_only(run: Script, names: dict[str, str]) -> None:
+    """AddPartitionsToTxn v4 ``verify_only`` (what a partition leader asks the coordinator): Kafka answers from a Scala
+    Map of the partitions' errors, so beyond four partitions in the immutable HashMap's order. Up to four it keeps
+    the order of a mutable HashSet of (partition, error) pairs, which hashes the Errors enum by identity: that
+    order changes from one Kafka JVM to the next, so those answers are compared sorted."""
+    topic, other, txn = names["topic"], names["other"], names["txn"]
+    for name in (topic, other):
+        run("create " + name, CREATE_TOPICS, 7, CreateTopicsRequest(timeout_ms=30_000, validate_only=False, topics=[
+            CreateTopicsRequest.CreatableTopic(name=name, num_partitions=8, replication_factor=1, assignments=[], configs=[])]))
+    run.wait_for_coordinator(txn, names["group"])
+    _wait_for_partitions(run, [topic, other], 8)
+    pid = run("init", INIT_PID, 4, InitProducerIdRequest(transactional_id=txn, transaction_timeout_ms=60_000,
+                                                          producer_id=-1, producer_epoch=-1)).body.producer_id
+
+    def verify(what: str, topics: list[tuple[str, list[int]]], producer_id: int = pid, *, sort: bool = False) -> None:
+        answer = run(what, ADD_PARTITIONS, 4, AddPartitionsToTxnRequest(transactions=[
+            AddPartitionsToTxnRequest.AddPartitionsToTxnTransaction(
+                transactional_id=txn, producer_id=producer_id, producer_epoch=0, verify_only=True,
+                topics=[_TopicTxn(name=name, partitions=parts) for name, parts in topics])]))
+        for result in answer.body.results_by_transaction if sort else []:
+            result.topic_results.sort(key=lambda t: t.name)  # topics sharing a HashMap bucket follow that order too
+            for topic_result in result.topic_results:
+                topic_result.results_by_partition.sort(key=lambda p: p.partition_index)
+
+    verify("none added", [(topic, list(range(8)))])
+    verify("another producer id", [(topic, list(range(8))[::-1])], pid + 1000)
+    run("add", ADD_PARTITIONS, 3, _add_v3_with(txn, pid, 0, [(topic, [0, 1, 2, 5]), (other, [3])]))
+    verify("some added", [(topic, list(range(8))[::-1]), (other, [2, 3])])
+    verify("four partitions", [(other, [2, 3]), (topic, [1, 0])], sort=True)
+
+
+def _wait_for_partitions(run: Script, topics: list[str], count: int) -> None:
+    """Metadata until every topic shows ``count`` partitions: a Kafka broker learns of new partitions from its
+    metadata log a moment after CreateTopics answers, and until then AddPartitionsToTxn answers them 3."""
+    deadline = time.monotonic() + 60
+    request = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=name) for name in topics],
+                              allow_auto_topic_creation=False)
+    while True:
+        known = run.wire.request(METADATA, 12, request).body.topics
+        if all(t.error_code == 0 and len(t.partitions) == count for t in known):
+            return
+        assert time.monotonic() < deadline, f"{topics} never all showed {count} partitions at {run.wire.address}"
+        time.sleep(0.05)
+
+
+def test_verify_only_answers_list_partitions_in_kafkas_order(open_pair) -> None:
+    _on_both(open_pair, _verify_only, "txv")

@@ -9,6 +9,7 @@ Kafka's new group coordinator, where a KIP-848 member also commits inside a tran
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -16,10 +17,12 @@ import pytest
 
 from kafka_shim.protocol.messages import (
     AddOffsetsToTxnRequest,
+    AddPartitionsToTxnRequest,
     ConsumerGroupHeartbeatRequest,
     CreateTopicsRequest,
     DeleteGroupsRequest,
     DescribeGroupsRequest,
+    DescribeTransactionsRequest,
     EndTxnRequest,
     InitProducerIdRequest,
     ListGroupsRequest,
@@ -29,7 +32,7 @@ from kafka_shim.protocol.messages import (
 )
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
-from tests.differential.test_transactions import Script, _compare
+from tests.differential.test_transactions import Script, _batch, _compare, _fetch, _produce, _wait_for_partitions
 from tests.support.peers import RealKafka
 from tests.support.sasl_setup import USERS, listener_address, sasl_properties
 from tests.support.wire import Answer
@@ -38,6 +41,7 @@ pytestmark = pytest.mark.oracle
 
 OFFSET_FETCH, LIST_GROUPS, DESCRIBE_GROUPS, INIT_PID, ADD_OFFSETS, END_TXN, TXN_OFFSET_COMMIT = 9, 16, 15, 22, 25, 26, 28
 CREATE_TOPICS, DELETE_GROUPS, OFFSET_DELETE, CONSUMER_HEARTBEAT = 19, 42, 47, 68
+PRODUCE, FETCH, ADD_PARTITIONS, DESCRIBE_TXNS = 0, 1, 24, 65
 _Topic, _Partition = TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic, TxnOffsetCommitRequest.TxnOffsetCommitRequestPartition
 
 
@@ -146,6 +150,75 @@ def test_txn_offset_commits_answer_as_kafka(oracle: RealKafka, shim_txn: Embedde
     try:
         _conversation(kafka, names, new_coordinator)
         _conversation(shim, names, new_coordinator)
+        _compare(kafka, shim)
+    finally:
+        kafka.close()
+        shim.close()
+
+
+def _other_epochs(run: Script, names: dict[str, str]) -> None:
+    """TxnOffsetCommits of other epochs once the producer id has an open transaction in the group's
+    ``__consumer_offsets`` partition: Kafka verifies none of them (UnifiedLog.hasOngoingTransaction looks at the id
+    alone), so a newer epoch is stored, an older one is refused by the partition's epoch check (47, which on the old
+    coordinator also drops the partition's pending offset), and epoch -1 fails in Kafka's record builder
+    (UNKNOWN_SERVER_ERROR: the old coordinator's error answers the whole request, the new one's its own partitions).
+    The transaction's commit marker is then older than the partition's epoch: Kafka writes the other partitions'
+    markers, abandons that one and leaves the transaction in PrepareCommit for good."""
+    topic, other, txn, group = names["topic"], names["other"], names["txn"], names["group"]
+    for name in (topic, other):
+        run("create " + name, CREATE_TOPICS, 7, CreateTopicsRequest(timeout_ms=30_000, validate_only=False, topics=[
+            CreateTopicsRequest.CreatableTopic(name=name, num_partitions=3, replication_factor=1, assignments=[], configs=[])]))
+    run.wait_for_coordinator(txn, group)
+    _wait_for_partitions(run, [topic, other], 3)
+    pid = run("init", INIT_PID, 4, InitProducerIdRequest(transactional_id=txn, transaction_timeout_ms=60_000, producer_id=-1,
+                                                         producer_epoch=-1)).body.producer_id
+    run("add", ADD_PARTITIONS, 3, AddPartitionsToTxnRequest(
+        v3_and_below_transactional_id=txn, v3_and_below_producer_id=pid, v3_and_below_producer_epoch=0,
+        v3_and_below_topics=[AddPartitionsToTxnRequest.AddPartitionsToTxnTopic(name=topic, partitions=[0])]))
+    run("produce", PRODUCE, 9, _produce(topic, 0, _batch(pid, 0, 0, [b"a"]), txn))
+    run("add offsets", ADD_OFFSETS, 3, AddOffsetsToTxnRequest(transactional_id=txn, producer_id=pid, producer_epoch=0, group_id=group))
+    run("epoch -1 before any commit (verified: fenced)", TXN_OFFSET_COMMIT, 3, _commit(txn, group, pid, -1, [(topic, [0])]))
+    run("epoch 0", TXN_OFFSET_COMMIT, 3, _commit(txn, group, pid, 0, [(topic, [0, 1])]))
+    run("epoch 1, not verified", TXN_OFFSET_COMMIT, 3, _commit(txn, group, pid, 1, [(topic, [1])]))
+    run("epoch 0 again, older than the partition's", TXN_OFFSET_COMMIT, 3, _commit(txn, group, pid, 0, [(topic, [0])]))
+    run("epoch -1 with refused topics and partitions", TXN_OFFSET_COMMIT, 3, _commit(
+        txn, group, pid, -1, [(f"{topic}-nope", [0]), (topic, [1, 0, 7]), (other, [0]), (topic, [1])]))
+    run("epoch -1 v4", TXN_OFFSET_COMMIT, 4, _commit(txn, group, pid, -1, [(topic, [2])]))
+    too_large = _commit(txn, group, pid, -1, [(topic, [0, 2])])
+    for partition in too_large.topics[0].partitions:
+        partition.committed_metadata = "m" * 5000  # past offset.metadata.max.bytes: nothing to build
+    run("epoch -1, every metadata too large", TXN_OFFSET_COMMIT, 3, too_large)
+    run("stable fetch while open", OFFSET_FETCH, 7, _stable_fetch(group, [(topic, [0, 1, 2])]))
+    run("commit", END_TXN, 3, EndTxnRequest(transactional_id=txn, producer_id=pid, producer_epoch=0, committed=True))
+    _wait_for_markers(run, txn)
+    run("describe after the markers", DESCRIBE_TXNS, 0, DescribeTransactionsRequest(transactional_ids=[txn]))
+    run("init while stuck", INIT_PID, 4, InitProducerIdRequest(transactional_id=txn, transaction_timeout_ms=60_000,
+                                                               producer_id=-1, producer_epoch=-1))
+    run("commit again", END_TXN, 3, EndTxnRequest(transactional_id=txn, producer_id=pid, producer_epoch=0, committed=True))
+    run("abort while stuck", END_TXN, 3, EndTxnRequest(transactional_id=txn, producer_id=pid, producer_epoch=0, committed=False))
+    run("stable fetch while stuck", OFFSET_FETCH, 7, _stable_fetch(group, [(topic, [0, 1, 2])]))
+    run("read_committed fetch of the data", FETCH, 11, _fetch(topic, 0, 0, 1))
+
+
+def _wait_for_markers(run: Script, txn: str) -> None:
+    """DescribeTransactions until the transaction lists no partition but ``__consumer_offsets`` ones: Kafka answers
+    EndTxn before it sends the markers, and drops each partition from the list once its marker is written."""
+    deadline = time.monotonic() + 60
+    while True:
+        state = run.wire.request(DESCRIBE_TXNS, 0, DescribeTransactionsRequest(transactional_ids=[txn])).body.transaction_states[0]
+        if all(t.topic == "__consumer_offsets" for t in state.topics):
+            return
+        assert time.monotonic() < deadline, f"{txn}: markers not written at {run.wire.address}: {state}"
+        time.sleep(0.05)
+
+
+def test_txn_offset_commits_of_other_epochs_in_an_open_transaction(oracle: RealKafka, shim_txn: EmbeddedBroker) -> None:
+    suffix = uuid.uuid4().hex[:8]
+    names = {"topic": f"toe-{suffix}", "other": f"toe-other-{suffix}", "txn": f"toe-tid-{suffix}", "group": f"ge-{suffix}"}
+    kafka, shim = _script(oracle.sasl), _script(listener_address(shim_txn.broker, "SASL_PLAINTEXT"))
+    try:
+        _other_epochs(kafka, names)
+        _other_epochs(shim, names)
         _compare(kafka, shim)
     finally:
         kafka.close()

@@ -221,3 +221,32 @@ def test_retrying_any_of_the_last_batches_never_writes_twice(data: st.DataObject
             assert log.produce(PID, 0, first_seq, retry_size) == (ErrorCode.NONE, original, 1_000)
     assert log.end == sum(sizes)
     assert [batch.base_offset for batch in log.written] == [base for _, _, base in sent]
+
+
+def test_a_verification_entry_holds_back_higher_sequences_until_a_transactional_append() -> None:
+    # VerificationStateEntry: the lowest sequence of the epoch, replaced by any sequence of a newer epoch.
+    log = FakeLog()
+    log.producers.verifying.start(PID, 3, 0, now_ms=1_000)
+    log.producers.verifying.start(PID, 1, 0, now_ms=2_000)
+    log.producers.verifying.start(PID, 2, 0, now_ms=3_000)
+    assert log.producers.verifying.get(PID).lowest_sequence == 1
+    assert log.produce(PID, 0, 2, 1)[0] == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert log.produce(PID, 0, 1, 1)[0] == ErrorCode.NONE  # a plain batch leaves the entry
+    assert log.produce(PID, 0, 2, 1)[0] == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+    log.producers.verifying.start(PID, 7, 1, now_ms=4_000)
+    assert log.producers.verifying.get(PID).lowest_sequence == 7
+    log.producers.record_append(PID, 1, 0, 0, 10, 10, 5_000, transactional=True)
+    assert log.producers.verifying.get(PID) is None
+
+
+def test_a_marker_clears_a_verification_entry_and_expiry_counts_from_its_creation() -> None:
+    producers = PartitionProducers(expiration_ms=1_000)
+    producers.verifying.start(1, 0, 0, now_ms=100)
+    producers.verifying.start(2, 0, 0, now_ms=500)
+    producers.record_marker(1, 0, 0, offset=0, timestamp=600, committed=False)
+    assert producers.verifying.get(1) is None
+    producers.verifying.start(2, -1, 0, now_ms=1_400)  # an update keeps the creation time
+    producers.remove_expired(1_499)
+    assert producers.verifying.get(2) is not None
+    producers.remove_expired(1_500)
+    assert producers.verifying.get(2) is None

@@ -167,6 +167,8 @@ def test_markers_wait_for_a_leader_and_the_transaction_stays_prepared(parts) -> 
     assert coordinator.get("t").state == TxnState.PREPARE_COMMIT
     assert coordinator.add_partitions("t", p.producer_id, p.producer_epoch, [("a", 0)]) == ErrorCode.CONCURRENT_TRANSACTIONS
     assert coordinator.end_transaction("t", p.producer_id, p.producer_epoch, True) == ErrorCode.CONCURRENT_TRANSACTIONS
+    # The Complete state is pending while the markers go out, so the other end is CONCURRENT_TRANSACTIONS too.
+    assert coordinator.end_transaction("t", p.producer_id, p.producer_epoch, False) == ErrorCode.CONCURRENT_TRANSACTIONS
     markers.refuse.clear()
     scheduler.advance(200)
     assert coordinator.get("t").state == TxnState.COMPLETE_COMMIT
@@ -176,14 +178,17 @@ def test_markers_wait_for_a_leader_and_the_transaction_stays_prepared(parts) -> 
 def test_a_marker_refused_for_a_newer_producer_epoch_leaves_the_transaction_prepared(parts) -> None:
     """Kafka abandons the markers of a transaction when a partition answers INVALID_PRODUCER_EPOCH (its producer
     epoch was raised, e.g. by kafka-transactions.sh abort with a higher epoch) and never completes it: the id then
-    answers CONCURRENT_TRANSACTIONS, as on Kafka 3.9 (found with the Java Admin's abortTransaction, fenceProducers)."""
+    answers CONCURRENT_TRANSACTIONS, as on Kafka 3.9 (found with the Java Admin's abortTransaction, fenceProducers).
+    The other partitions of the transaction get their markers (the leader wrote them all) and leave its list."""
     coordinator, markers, _, _, scheduler = parts
     p = coordinator.init_producer_id("t", 30_000, None)
     coordinator.add_partitions("t", p.producer_id, p.producer_epoch, [("a", 0), ("a", 1)])
     markers.fenced.add(("a", 0))
     assert coordinator.end_transaction("t", p.producer_id, p.producer_epoch, False) == ErrorCode.NONE
     scheduler.advance(10_000)
-    assert coordinator.get("t").state == TxnState.PREPARE_ABORT and markers.written == []
+    txn = coordinator.get("t")
+    assert (txn.state, txn.partitions) == (TxnState.PREPARE_ABORT, {("a", 0)})
+    assert markers.written == [("a", 1, p.producer_id, p.producer_epoch, False)]
     assert coordinator.init_producer_id("t", 30_000, None).error == ErrorCode.CONCURRENT_TRANSACTIONS
 
 
