@@ -13,13 +13,14 @@ import struct
 import zlib
 from collections.abc import Callable
 from enum import IntEnum
-from functools import cache
+from functools import cache, partial
 from importlib import import_module
 from types import ModuleType
 from typing import Protocol
 
 from kafka_shim.protocol.errors import DecodeError, EncodeError
 from kafka_shim.protocol.primitives import Malformed, read_uvarint
+from kafka_shim.protocol.records.snappy_raw import compress_raw
 
 # What errors name as the message: a batch is not a schema message, but it is the unit that failed.
 RECORD_BATCH = "RecordBatch"
@@ -157,12 +158,15 @@ def _codec(codec: Compression) -> _Codec | None:
     if codec is Compression.GZIP:
         return _Gzip()
     if codec is Compression.SNAPPY:
+        # Compressed as snappy 1.1.10 (Kafka 3.9's snappy-java) writes it: see snappy_raw. cramjam agrees with it
+        # on fragments above 8 KiB and does those; python-snappy's library may be another snappy, so without
+        # cramjam every fragment is compressed in Python (slower, the same bytes).
         cramjam = _optional_module("cramjam")
         if cramjam is not None:
-            return _Snappy(cramjam.snappy.compress_raw, cramjam.snappy.decompress_raw)
+            return _Snappy(partial(compress_raw, large=cramjam.snappy.compress_raw), cramjam.snappy.decompress_raw)
         snappy = _optional_module("snappy")
         if snappy is not None and hasattr(snappy, "compress"):
-            return _Snappy(snappy.compress, snappy.decompress)
+            return _Snappy(compress_raw, snappy.decompress)
         return None
     if codec is Compression.LZ4:
         lz4_frame = _optional_module("lz4.frame")

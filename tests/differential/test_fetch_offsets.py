@@ -123,6 +123,21 @@ def test_fetch_old_versions_of_an_lz4_batch(peers) -> None:
         assert frame[6] == (0x1A if version < 2 else 0x82), f"Fetch v{version}: header checksum {frame[6]:#x}"
 
 
+def test_fetch_old_versions_of_a_snappy_batch(peers) -> None:
+    """A snappy batch down-converted: its records become legacy messages recompressed with snappy into one wrapper,
+    byte for byte as snappy-java 1.1.10.5 writes them (a message set of a few KiB: snappy sizes its hash table to it,
+    where cramjam alone picked other matches)."""
+    peers.topic("fo-snappy", 1)
+    noise = random.Random("fo-snappy")
+    records = [(b"user-%d" % (i % 7), b'{"id": %d, "action": "%s", "score": %d}' % (i, noise.choice([b"view", b"buy"]), noise.randrange(100)),
+                [], T0 + i) for i in range(40)]
+    peers.produce("fo-snappy", 0, batch(records, Compression.SNAPPY))
+    peers.grant("fo-snappy", READ, DESCRIBE)
+    for version in (0, 1, 2, 3):
+        peers.same(FETCH, version, lambda side, version=version: _fetch(peers, side, version, [("fo-snappy", 0, 0)]),
+                   what=f"Fetch v{version} of a snappy batch")
+
+
 @pytest.mark.parametrize("max_bytes,partition_max_bytes", [(0, 0), (1, 1 << 20), (100, 100), (1 << 20, 80), (500, 1 << 20),
                                                            (1 << 20, -1), (-1, 1 << 20)])
 def test_fetch_size_limits(peers, max_bytes, partition_max_bytes) -> None:
