@@ -676,7 +676,8 @@ class ConsumerGroupManager:
             return self._classic_join(group, member_id, instance_id, require_known_member_id, client_id, client_host,
                                       rebalance_timeout_ms, session_timeout_ms, protocol_type, protocols, topics)
         except GroupError as e:
-            return JoinResult(e.code, member_id)
+            # Thrown in Kafka: GroupCoordinatorService answers a bare JoinGroupResponseData with the code, no member id.
+            return JoinResult(e.code, "")
 
     def _classic_join(self, group: ConsumerGroup, member_id: str, instance_id: str | None, require_known_member_id: bool,
                       client_id: str, client_host: str, rebalance_timeout_ms: int, session_timeout_ms: int,

@@ -225,7 +225,9 @@ class GroupCoordinator:
         consumed: list[TopicPartition] = []
         if state == "Empty":
             eligible = list(partitions)
-        elif state in ("PreparingRebalance", "CompletingRebalance", "Stable") and getattr(group, "protocol_type", None) == "consumer":
+        elif isinstance(group, ConsumerGroup) or (
+                state in ("PreparingRebalance", "CompletingRebalance", "Stable") and getattr(group, "protocol_type", None) == "consumer"):
+            # A KIP-848 group allows it in every state (ConsumerGroup.validateOffsetDelete), Assigning and Reconciling too.
             subscribed = group.subscribed_topics()  # None: unknown, so every topic counts as consumed (Kafka's caution)
             consumed = [tp for tp in partitions if subscribed is None or tp[0] in subscribed]
             eligible = [tp for tp in partitions if not (subscribed is None or tp[0] in subscribed)]

@@ -149,8 +149,10 @@ def offset_commit(ctx: RequestContext, request: messages.OffsetCommitRequest) ->
         if groups.settings.new_coordinator:
             error = groups.commit_error(request.group_id, request.member_id, request.group_instance_id,
                                         request.generation_id_or_member_epoch, ctx.api_version, local)
-            if error != ErrorCode.NONE:  # thrown by the new coordinator: KafkaApis answers getErrorResponse
-                return offset_commit_error_response(request, error, None)
+            if error != ErrorCode.NONE:
+                # Thrown by the new coordinator: GroupCoordinatorService answers it over the request KafkaApis passed
+                # on (the valid partitions only), which KafkaApis merges into its own errors like any answer.
+                return _commit_answer([(name, [(p.partition_index, error) for p in partitions]) for name, partitions in valid], errors)
         results = groups.commit_offsets(request.group_id, request.member_id, request.group_instance_id,
                                         request.generation_id_or_member_epoch, offsets, ctx.api_version, local)
         if groups.settings.new_coordinator:
