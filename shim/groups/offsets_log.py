@@ -244,8 +244,7 @@ class OffsetsLog:
         data = encode_batch(build_batch([(key, value, [], now) for key, value in records], base_sequence=base_sequence,
                                         **transactional))
         partition = partition_for(group_id, count)
-        # A fake topic of the unit tests may keep no producer state.
-        producers = self.topic.producers(partition) if producer is not None and hasattr(self.topic, "producers") else None
+        producers = self.topic.producers(partition) if producer is not None else None
         if producers is not None and producer is not None:
             verdict = producers.check_coordinator_append(*producer)
             if verdict.outcome is Outcome.REJECT:

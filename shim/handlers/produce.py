@@ -44,7 +44,6 @@ from kafka_shim.authorizer.api_checks.releases import IDEMPOTENT_WRITE_CLUSTER
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import ProduceResponse
-from kafka_shim.protocol.records import NO_SEQUENCE
 from kafka_shim.shim.cluster.topics import INTERNAL_TOPICS
 from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.handlers import CloseConnection, handles
@@ -68,6 +67,7 @@ from kafka_shim.shim.partitions.validator import (
     AppendSettings,
     RequestFailed,
     check_request,
+    first_base_sequence,
     first_batch_idempotent,
     first_batch_transactional,
     transactional_producers,
@@ -261,7 +261,7 @@ def _answer_walked(ctx: RequestContext, request: messages.ProduceRequest, scans_
             producer_id, epoch = next(iter(pairs))
             # The partition remembers the verification whatever the coordinator answers (its lowest sequence holds
             # back higher ones until a transactional append: shim.producers.verification).
-            state.producers.verifying.start(producer_id, _first_base_sequence(entry.records), epoch,
+            state.producers.verifying.start(producer_id, first_base_sequence(entry.records), epoch,
                                             time.time_ns() // 1_000_000)
             refused = _verify_transaction(ctx, transactional_id or "", key, state, (producer_id, epoch), version)
             if refused is not None:
@@ -300,17 +300,6 @@ def _needs_verification(ctx: RequestContext, state: PartitionState, producer_id:
     transaction in this partition, whatever its epoch (UnifiedLog.hasOngoingTransaction looks at the id alone: a
     batch of another epoch is left to the log's own epoch and sequence checks)."""
     return verification_enabled(ctx) and not state.producers.has_ongoing_transaction(producer_id)
-
-
-def _first_base_sequence(records: bytes) -> int:
-    """records.firstBatch.baseSequence, which ReplicaManager.handleProduceAppend verifies the partition with (a legacy
-    first batch has none); transactional_producers has checked that a v2 first batch is long enough."""
-    if len(records) < _BASE_SEQUENCE_END or records[_MAGIC_AT] != 2:
-        return NO_SEQUENCE
-    return int.from_bytes(records[_BASE_SEQUENCE_END - 4 : _BASE_SEQUENCE_END], "big", signed=True)
-
-
-_MAGIC_AT, _BASE_SEQUENCE_END = 16, 57  # in a v2 batch header
 
 
 def _verify_transaction(ctx: RequestContext, transactional_id: str, key: Key, state: PartitionState,

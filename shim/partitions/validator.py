@@ -43,6 +43,7 @@ from kafka_shim.protocol.errors import DecodeError
 from kafka_shim.protocol.java_utf8 import java_decode
 from kafka_shim.protocol.records import (
     NO_PRODUCER_ID,
+    NO_SEQUENCE,
     Compression,
     Header,
     Record,
@@ -370,6 +371,14 @@ def transactional_producers(records: bytes | None) -> set[tuple[int, int]]:
                 raise RequestFailed(_too_short(min(len(b.view), len(first.view)), "producer epoch and base sequence"))
             found.add((producer_id, _INT16.unpack_from(b.view, 51)[0]))
     return found
+
+
+def first_base_sequence(records: bytes) -> int:
+    """records.firstBatch.baseSequence, which ReplicaManager.handleProduceAppend verifies a partition with (a legacy
+    first batch has none); :func:`transactional_producers` has checked that a magic-2 first batch is long enough."""
+    if len(records) < _BASE_SEQUENCE_END or records[16] != 2:
+        return NO_SEQUENCE
+    return _INT32.unpack_from(records, _BASE_SEQUENCE_END - 4)[0]
 
 
 def _too_short(size: int, fields: str) -> Refusal:

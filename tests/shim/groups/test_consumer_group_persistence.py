@@ -78,6 +78,9 @@ class _Topic:
     def leader_epoch(self, partition: int) -> int:
         return 0
 
+    def producers(self, partition: int) -> None:
+        return None  # no producer state kept here
+
     def appended(self, partition: int) -> None:
         pass
 

@@ -158,6 +158,9 @@ def _offsets_log_in_memory():
         def leader_epoch(self, partition: int) -> int:
             return 0
 
+        def producers(self, partition: int) -> None:
+            return None  # no producer state kept here
+
         def appended(self, partition):
             pass
 
