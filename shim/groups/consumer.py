@@ -268,13 +268,21 @@ class ConsumerGroup:
         return [m for m in self.members.values() if m.classic is not None]
 
     def supports_classic_protocols(self, protocol_type: str, names: set[str]) -> bool:
-        """ConsumerGroup.supportsClassicProtocols: type "consumer" and a protocol every classic member offers."""
+        """ConsumerGroup.supportsClassicProtocols: type "consumer" and a protocol whose count among the classic members'
+        protocols is the number of classic members. Kafka counts each protocol a member lists (a name listed twice
+        counts twice), so a classic member naming a protocol twice makes every later classic join inconsistent, its
+        own rejoins too, until it leaves."""
         if protocol_type != "consumer":
             return False
         if not self.members:
             return bool(names)
         classic = self.classic_members()
-        return any(all(name in {n for n, _ in m.classic.protocols} for m in classic) for name in names)
+        counts: dict[str, int] = {}
+        for member in classic:
+            assert member.classic is not None
+            for name, _ in member.classic.protocols:
+                counts[name] = counts.get(name, 0) + 1
+        return any(counts.get(name, 0) == len(classic) for name in names)
 
     def waiting_on_unreleased_partition(self, member: ConsumerMember) -> bool:
         if member.state is not MemberState.UNRELEASED_PARTITIONS:
@@ -693,10 +701,6 @@ class ConsumerGroupManager:
             raise GroupError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, f"Member {member_id}'s protocols are not supported.")
         if require_known_member_id and unknown:
             return JoinResult(ErrorCode.MEMBER_ID_REQUIRED, member_id)
-        try:
-            subscription = decode_subscription(protocols[0][1])
-        except MalformedProtocol as e:
-            raise GroupError(ErrorCode.UNKNOWN_SERVER_ERROR, "Malformed embedded consumer protocol in subscription deserialization.") from e
         replaced: str | None = None
         if instance_id is None:
             member = group.members.get(member_id) or ConsumerMember(member_id=member_id)
@@ -716,6 +720,12 @@ class ConsumerGroupManager:
                     raise GroupError(ErrorCode.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id {instance_id} "
                                      f"was fenced by member {existing.member_id}.")
                 member = existing
+        # deserializeSubscription comes after the member is found: an unknown or fenced static member is told so
+        # whatever its subscription bytes.
+        try:
+            subscription = decode_subscription(protocols[0][1])
+        except MalformedProtocol as e:
+            raise GroupError(ErrorCode.UNKNOWN_SERVER_ERROR, "Malformed embedded consumer protocol in subscription deserialization.") from e
         updated = replace(
             member, instance_id=instance_id if instance_id is not None else member.instance_id,
             rack_id=subscription.rack_id if subscription.rack_id is not None else member.rack_id,
@@ -885,7 +895,11 @@ class ConsumerGroupManager:
     def validate_offset_fetch(self, group: ConsumerGroup, member_id: str | None, member_epoch: int) -> int:
         if member_id is None and member_epoch < 0:
             return 0
-        member = group.members.get(member_id or "")
+        if member_id is None:
+            # members.get(null, offset): the timeline map hashes the key, a NullPointerException the coordinator
+            # answers as UNKNOWN_SERVER_ERROR.
+            return ErrorCode.UNKNOWN_SERVER_ERROR
+        member = group.members.get(member_id)
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
         return self._member_epoch_check(member, member_epoch)

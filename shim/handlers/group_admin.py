@@ -87,18 +87,15 @@ def _is_local(ctx: RequestContext) -> Callable[[str], bool]:
 
 
 def _by_shard(ctx: RequestContext, group_ids: list[str]) -> list[int]:
-    """The new group coordinator's answer order (GroupCoordinatorService.describeGroups / deleteGroups): empty ids
-    first (answered at once), then the others grouped by their ``__consumer_offsets`` partition in the order of a
-    java.util.HashMap filled with computeIfAbsent, each group in request order. Positions into ``group_ids``."""
+    """The new group coordinator's answer order (GroupCoordinatorService.describeGroups / deleteGroups): the groups
+    grouped by their ``__consumer_offsets`` partition in the order of a java.util.HashMap filled with
+    computeIfAbsent, each group in request order. Only a null id is answered first, which these requests cannot carry:
+    the empty id goes to its partition (0) like any other. Positions into ``group_ids``."""
     count = ctx.services.groups.settings.offsets_topic_num_partitions
     shards: dict[tuple[str, int], list[int]] = {}
-    empty = []
     for index, group_id in enumerate(group_ids):
-        if group_id:
-            shards.setdefault((OFFSETS_TOPIC, offsets_partition(group_id, count)), []).append(index)
-        else:
-            empty.append(index)
-    return empty + [index for shard in java_hash_map_order(shards, topic_partition_hash, by_compute=True) for index in shards[shard]]
+        shards.setdefault((OFFSETS_TOPIC, offsets_partition(group_id, count)), []).append(index)
+    return [index for shard in java_hash_map_order(shards, topic_partition_hash, by_compute=True) for index in shards[shard]]
 
 
 def _described(summary: GroupSummary) -> _Described:

@@ -285,7 +285,7 @@ def offset_fetch(ctx: RequestContext, request: messages.OffsetFetchRequest) -> O
             # counts its null error: Kafka's request channel fails to send it and never answers the connection again.
             raise CloseConnection("OffsetFetch v8+ naming no group: Kafka 3.9 never answers it")
         answers = [_fetch_group(ctx, g.group_id, g.topics, _FETCH_GROUPS, _FETCH_GROUP_TOPICS,
-                                (g.member_id, g.member_epoch) if version >= 9 and g.member_id is not None else None,
+                                (g.member_id, g.member_epoch) if version >= 9 else None,
                                 request.require_stable)
                    for g in request.groups]
         if ctx.services.release_rules.offset_fetch_groups_in_hash_order:
