@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from kafka_shim.shim.cluster.features import Features
-from kafka_shim.shim.cluster.topics import Partition, Topic
+from kafka_shim.shim.cluster.topics import Partition, Topic, TopicTable
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.javacompat.kafka_uuid import random_uuid
 
@@ -23,7 +23,7 @@ from kafka_shim.shim.javacompat.kafka_uuid import random_uuid
 class ClusterState:
     cluster_id: str
     node_id: int  # the first node's (node.id); the only one of a one-broker process
-    topics: dict[str, Topic] = field(default_factory=dict)
+    topics: dict[str, Topic] = field(default_factory=TopicTable)  # a TopicTable: also Kafka's controller order
     node_ids: list[int] = field(default_factory=list)  # every node, ascending ([node_id] when empty at creation)
     down: set[int] = field(default_factory=set)  # nodes a fault has stopped
     features: Features = field(default_factory=Features)  # finalized feature levels (UpdateFeatures, ApiVersions)
@@ -33,6 +33,8 @@ class ClusterState:
     coordinator_partition_counts: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.topics, TopicTable):
+            self.topics = TopicTable(self.topics)
         if not self.node_ids:
             self.node_ids = [self.node_id]
         self._next_placement = 0

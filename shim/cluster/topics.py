@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
+
+from kafka_shim.shim.javacompat.java_hash import java_string_hash
+from kafka_shim.shim.javacompat.timeline_table import TimelineTableOrder
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
@@ -53,3 +58,59 @@ class Topic:
     @property
     def is_internal(self) -> bool:
         return self.name in INTERNAL_TOPICS
+
+
+class TopicTable(dict[str, Topic]):
+    """The cluster's topics by name (a dict in creation order), which also follows the iteration order of the
+    controller's ``topicsByName`` (ReplicationControlManager's TimelineHashMap, a table that grows with the topics
+    ever held at once and never shrinks): ElectLeaders for every partition lists the topics in that order.
+
+    Every way a dict changes goes through the table, so the partitions module can keep treating it as a plain dict.
+    """
+
+    def __init__(self, topics: Mapping[str, Topic] | None = None) -> None:
+        super().__init__()
+        self._order: TimelineTableOrder[str] = TimelineTableOrder(java_string_hash)
+        self.update(topics or {})
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A copy or pickle is rebuilt from the names in creation order (the default would put them before the
+        # table exists); the table's growth from topics deleted since is not kept.
+        return (TopicTable, (dict(self),))
+
+    def kafka_order(self) -> list[str]:
+        """The names as Kafka's controller iterates its topics."""
+        return self._order.order()
+
+    def __setitem__(self, name: str, topic: Topic) -> None:
+        if name not in self:  # Kafka puts a name once, at its TopicRecord
+            self._order.put(name)
+        super().__setitem__(name, topic)
+
+    def __delitem__(self, name: str) -> None:
+        super().__delitem__(name)
+        self._order.remove(name)
+
+    def pop(self, name: str, *default: Any) -> Any:  # type: ignore[override]
+        if name in self:
+            self._order.remove(name)
+        return super().pop(name, *default)
+
+    def popitem(self) -> tuple[str, Topic]:
+        name, topic = super().popitem()
+        self._order.remove(name)
+        return name, topic
+
+    def setdefault(self, name: str, topic: Topic) -> Topic:  # type: ignore[override]
+        if name not in self:
+            self[name] = topic
+        return self[name]
+
+    def update(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        for name, topic in dict(*args, **kwargs).items():
+            self[name] = topic
+
+    def clear(self) -> None:
+        for name in list(self):
+            self._order.remove(name)
+        super().clear()

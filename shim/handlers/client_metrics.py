@@ -3,7 +3,9 @@ KRaft broker answers it (KafkaApis.handleListClientMetricsResources); `kafka-cli
 
 Behaviour. DESCRIBE_CONFIGS on the CLUSTER, else the error form: 31 and no resources. The subscriptions are the
 CLIENT_METRICS config resources set through (Incremental)AlterConfigs (shim/cluster/configs); one whose last
-config is deleted is gone. Kafka lists them from a hash map; kafka-shim in the order they were first set.
+config is deleted is gone. Listed in the order of Kafka's ClientMetricsManager subscription map (a ConcurrentHashMap
+of names; a deleted one leaves it, a re-created one joins its bucket's end). Not modelled: the table never shrinks, so
+after more than eleven subscriptions were deleted Kafka's order may differ.
 
 Version notes. Kafka 3.9 has v0 (flexible).
 """
@@ -14,6 +16,8 @@ from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import ListClientMetricsResourcesResponse
 from kafka_shim.shim.handlers import handles
+from kafka_shim.shim.javacompat.hash_orders import java_concurrent_hash_map_order
+from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.requests.authz import refused_whole
 from kafka_shim.shim.requests.context import RequestContext
 
@@ -32,6 +36,7 @@ def list_client_metrics_resources(ctx: RequestContext, request: messages.ListCli
     if refused_whole(ctx, request) is not None:
         return list_client_metrics_resources_error_response(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
     configs = ctx.services.broker_configs
-    names = list(configs.client_metrics) if configs is not None else []
+    # configs.client_metrics holds the names in the order they were (re)created, as the map's puts came.
+    names = java_concurrent_hash_map_order(list(configs.client_metrics), java_string_hash) if configs is not None else []
     return ListClientMetricsResourcesResponse(throttle_time_ms=0, error_code=ErrorCode.NONE,
                                               client_metrics_resources=[_Resource(name=n) for n in names])

@@ -13,8 +13,9 @@ kafka-shim keeps no metadata log, so the high watermark and every log end offset
 (lag 0) on an empty log, rather than an invented offset that would look like Kafka's ever-growing one. The leader's
 fetch and caught-up times are now, as Kafka reports its leader's; observers are reported the same (always caught
 up). v2's replica directory ids are zero, as a statically configured quorum (``controller.quorum.voters``,
-kraft.version 0) reports them; the voter's node entry has no listeners because kafka-shim serves no controller
-listener (Kafka lists its CONTROLLER endpoint here).
+kraft.version 0) reports them. The voter's node entry lists its controller endpoint as the static quorum names it:
+the first of ``controller.listener.names`` with the voter's host and port from ``controller.quorum.voters``; with no
+such configuration (kafka-shim needs none) it has no listeners.
 
 Version notes. v1 adds the fetch and caught-up timestamps, v2 (flexible) error messages, directory ids and nodes.
 """
@@ -47,6 +48,7 @@ _Topic = DescribeQuorumResponse.TopicData
 _Partition = DescribeQuorumResponse.PartitionData
 _Replica = DescribeQuorumResponse.ReplicaState
 _Node = DescribeQuorumResponse.Node
+_Listener = DescribeQuorumResponse.Listener
 
 
 def describe_quorum_error_response(request: messages.DescribeQuorumRequest, code: int, message: str | None) -> DescribeQuorumResponse:
@@ -89,5 +91,20 @@ def describe_quorum(ctx: RequestContext, request: messages.DescribeQuorumRequest
                            observers=[replica(n) for n in cluster.live_nodes if n != leader])
     response = DescribeQuorumResponse(error_code=ErrorCode.NONE, topics=[_Topic(topic_name=METADATA_TOPIC, partitions=[partition])])
     if ctx.api_version >= 2:  # the voters' nodes exist from v2
-        response.nodes = [_Node(node_id=leader, listeners=[])]
+        response.nodes = [_Node(node_id=leader, listeners=_voter_listeners(ctx, leader))]
     return response
+
+
+def _voter_listeners(ctx: RequestContext, node: int) -> list[DescribeQuorumResponse.Listener]:
+    """A static quorum's voter endpoint (VoterSet.fromInetSocketAddresses): named after the first controller listener,
+    at the address ``controller.quorum.voters`` gives the node ("id@host:port", comma separated)."""
+    raw = ctx.services.config.raw
+    names = raw.get("controller.listener.names", "").strip()
+    if not names:
+        return []
+    for voter in raw.get("controller.quorum.voters", "").split(","):
+        node_id, _, address = voter.strip().partition("@")
+        host, _, port = address.rpartition(":")
+        if node_id.strip() == str(node) and host and port.isdigit():
+            return [_Listener(name=names.split(",")[0].strip().upper(), host=host.strip("[]"), port=int(port))]
+    return []

@@ -9,10 +9,13 @@ sync; ELIGIBLE_LEADERS_NOT_AVAILABLE (83) when an unclean election finds no live
 under a new epoch. ``topic_partitions`` null means every partition of every topic, and then the partitions that
 needed no election are left out (each topic is listed, even with no partition). An unknown election type is
 INVALID_REQUEST ("Unknown election type N") for the whole request; ``timeout_ms`` <= 0 REQUEST_TIMED_OUT, as the
-controller's deadline has passed. On one node the preferred replica always leads: every election is not needed;
-a cluster in one process (kafka.shim.brokers) has leaders to move back (after a stopped node or a moved leader).
+controller's deadline has passed (checked first, whatever the election type); an empty (not null) list is answered
+at once with no error, whatever the election type and timeout (QuorumController's shortcut). On one node the
+preferred replica always leads: every election is not needed; a cluster in one process (kafka.shim.brokers) has
+leaders to move back (after a stopped node or a moved leader).
 
-Answer order: the request's order; for null, the topics in creation order (Kafka iterates a hash map there).
+Answer order: the request's order; for null, the topics in the order of the controller's table of topics by name
+(a TimelineHashMap: by hash slot, grown with the most topics held at once, colliding names latest first).
 
 Version notes. v1 adds election_type (v0 is preferred) and the top-level error code; v2 is flexible.
 """
@@ -22,6 +25,7 @@ from __future__ import annotations
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import ElectLeadersResponse
+from kafka_shim.shim.cluster.topics import Topic, TopicTable
 from kafka_shim.shim.handlers import handles
 from kafka_shim.shim.handlers.scram_credentials import controller_not_authorized_message
 from kafka_shim.shim.partitions.leadership import LeadershipError, elect
@@ -48,17 +52,25 @@ def elect_leaders(ctx: RequestContext, request: messages.ElectLeadersRequest) ->
     if refused_whole(ctx, request) is not None:
         return elect_leaders_error_response(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, controller_not_authorized_message(ctx),
                                             ctx.api_version)
+    if request.topic_partitions is not None and not request.topic_partitions:
+        # QuorumController.electLeaders answers an empty (not null) list at once, before the election type or the
+        # deadline is looked at: no error whatever they are.
+        return ElectLeadersResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, replica_election_results=[])
+    if request.timeout_ms <= 0:
+        # The controller's event queue fails an event whose deadline has passed before running it, so before the
+        # election type is read.
+        return elect_leaders_error_response(request, ErrorCode.REQUEST_TIMED_OUT, None, ctx.api_version)
     election = request.election_type if ctx.api_version >= 1 else PREFERRED
     if election not in (PREFERRED, UNCLEAN):
         return elect_leaders_error_response(request, ErrorCode.INVALID_REQUEST, f"Unknown election type {election}", ctx.api_version)
-    if request.timeout_ms <= 0:
-        return elect_leaders_error_response(request, ErrorCode.REQUEST_TIMED_OUT, None, ctx.api_version)
     partitions = ctx.services.partitions
     assert partitions is not None
     unclean = election == UNCLEAN
     results: list[_Result] = []
     if request.topic_partitions is None:
-        for name, topic in list(partitions.cluster.topics.items()):
+        known = partitions.cluster.topics
+        for name in _controller_order(known):
+            topic = known[name]
             outcomes = [(p.index, _outcome(partitions, name, p.index, unclean)) for p in topic.partitions]
             results.append(_Result(topic=name, partition_result=[
                 _Partition(partition_id=index, error_code=code, error_message=message)
@@ -69,6 +81,11 @@ def elect_leaders(ctx: RequestContext, request: messages.ElectLeadersRequest) ->
                 _Partition(partition_id=p, error_code=code, error_message=message)
                 for p in t.partitions for code, message in [_outcome(partitions, t.topic, p, unclean)]]))
     return ElectLeadersResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, replica_election_results=results)
+
+
+def _controller_order(topics: dict[str, Topic]) -> list[str]:
+    """The topics as ReplicationControlManager iterates its topicsByName (a TimelineHashMap) for a null list."""
+    return topics.kafka_order() if isinstance(topics, TopicTable) else list(topics)
 
 
 def _outcome(partitions, topic: str, index: int, unclean: bool) -> tuple[int, str | None]:

@@ -27,7 +27,9 @@ Answer order: DescribeLogDirs lists the partitions as Kafka's ``LogManager.curre
 ``ConcurrentHashMap`` of every log on the node keyed by TopicPartition, its table grown for the most logs it ever
 held: ``Partitions.peak_open``; within a bucket in creation order), grouped by topic in the order of the Scala
 ``HashMap`` that ``groupBy`` builds over all the node's topics. In a cluster of several in-process brokers the table is
-sized for the partitions of all of them. AlterReplicaLogDirs answers in request order (Kafka: hash maps).
+sized for the partitions of all of them. AlterReplicaLogDirs answers as KafkaApis groups ReplicaManager's result (a
+Scala ``mutable.HashMap`` of partitions) by topic: topics in the immutable ``HashMap`` order ``groupBy`` builds, each
+topic's partitions in its own ``mutable.HashMap``'s order; a partition named twice once, with the last path.
 
 Version notes. DescribeLogDirs v1 is v0 (throttling), v2 flexible, v3 adds the top-level error, v4 the volume
 sizes. AlterReplicaLogDirs v1 is v0, v2 flexible.
@@ -47,7 +49,7 @@ from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import AlterReplicaLogDirsResponse, DescribeLogDirsResponse
 from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.handlers import handles
-from kafka_shim.shim.javacompat.hash_orders import topic_partition_hash
+from kafka_shim.shim.javacompat.hash_orders import scala_mutable_map_order, topic_partition_hash
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.javacompat.scala_set import scala_set
 from kafka_shim.shim.requests.authz import allowed, check
@@ -179,15 +181,27 @@ def alter_replica_log_dirs(ctx: RequestContext, request: messages.AlterReplicaLo
             for p in t.partitions:
                 destinations[(t.name, p)] = d.path
     dirs = configured_log_dirs(ctx)
-    results: dict[str, list[_AlterPartition]] = {}
+    codes: dict[tuple[str, int], ErrorCode] = {}
     for (topic, partition), path in destinations.items():
-        code = _alter_one(ctx, dirs, topic, partition, path)
+        code = codes[(topic, partition)] = _alter_one(ctx, dirs, topic, partition, path)
         if code != ErrorCode.NONE:
             log.info("alter_replica_log_dir_refused", topic=topic, partition=partition, log_dir=path, error_code=int(code))
-        results.setdefault(topic, []).append(_AlterPartition(partition_index=partition, error_code=code))
     return AlterReplicaLogDirsResponse(throttle_time_ms=0, results=[
-        _AlterTopic(topic_name=name, partitions=parts) for name, parts in results.items()
+        _AlterTopic(topic_name=topic, partitions=[_AlterPartition(partition_index=p, error_code=codes[(topic, p)]) for _, p in keys])
+        for topic, keys in _kafka_alter_order(list(codes))
     ])
+
+
+def _kafka_alter_order(keys: list[tuple[str, int]]) -> list[tuple[str, list[tuple[str, int]]]]:
+    """The (topic, its partitions) of KafkaApis' ``result.groupBy(_._1.topic)``: ReplicaManager maps the request's
+    partitions into a Scala mutable.HashMap; groupBy puts each topic's into a mutable.HashMap of its own and the
+    topics into an immutable HashMap (built from empty, so hashed even for a few topics). Each order depends on the
+    hash codes only."""
+    by_topic: dict[str, list[tuple[str, int]]] = {}
+    for key in scala_mutable_map_order(keys, topic_partition_hash):
+        by_topic.setdefault(key[0], []).append(key)
+    return [(topic, scala_mutable_map_order(by_topic[topic], topic_partition_hash))
+            for topic in scala_set(by_topic, java_string_hash, hashed=True)]
 
 
 def _alter_one(ctx: RequestContext, dirs: list[str], topic: str, partition: int, path: str) -> ErrorCode:

@@ -10,7 +10,8 @@ none NO_REASSIGNMENT_IN_PROGRESS (85). The logs are shared, so new replicas on l
 reassignment completes in the same step (the leader stays if it is kept, else the first live replica leads under a
 new epoch); one that adds a stopped node stays ongoing until the node is back (kafka.shim.brokers). List: the
 ongoing ones (replicas, adding, removing), all or those of the listed topics' partitions; unknown names are left
-out. Alter with ``timeout_ms`` <= 0 is REQUEST_TIMED_OUT, as the controller's deadline has passed.
+out. Alter with ``timeout_ms`` <= 0 is REQUEST_TIMED_OUT, as the controller's deadline has passed; an Alter naming no
+topic is answered at once (QuorumController's shortcut): no error, message "" rather than null, whatever the timeout.
 
 Version notes. Kafka 3.9 has v0 of both (flexible).
 """
@@ -55,6 +56,10 @@ def alter_partition_reassignments(ctx: RequestContext, request: messages.AlterPa
     if refused_whole(ctx, request) is not None:
         return alter_reassignments_error_response(request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
                                                   controller_not_authorized_message(ctx))
+    if not request.topics:
+        # QuorumController answers an empty request at once with a fresh response, whose message is the schema's
+        # default "" (not the null the controller's own path sets), and before the deadline is looked at.
+        return AlterPartitionReassignmentsResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message="", responses=[])
     if request.timeout_ms <= 0:
         return alter_reassignments_error_response(request, ErrorCode.REQUEST_TIMED_OUT, None)
     partitions = ctx.services.partitions

@@ -127,7 +127,7 @@ class ClientQuotas:
             if key in results:
                 results[key] = (alteration.entity, ErrorCode.INVALID_REQUEST, f"Ignoring duplicate entity {entity_text(alteration.entity)}")
                 continue
-            error = self._check(alteration.entity, wanted)
+            error = self._check(alteration.entity, wanted, len(alteration.ops))
             results[key] = (alteration.entity, *error) if error else (alteration.entity, ErrorCode.NONE, None)
             if not error:
                 changes.append((alteration.entity, wanted))
@@ -138,7 +138,7 @@ class ClientQuotas:
         order = java_hash_map_order(list(results), lambda k: _entity_hash(results[k][0]))
         return [results[k] for k in order]
 
-    def _check(self, entity: Entity, wanted: dict[str, float | None]) -> tuple[int, str] | None:
+    def _check(self, entity: Entity, wanted: dict[str, float | None], op_count: int) -> tuple[int, str] | None:
         if not entity:
             return ErrorCode.INVALID_REQUEST, "Invalid empty client quota entity"
         types = dict(entity)
@@ -156,7 +156,9 @@ class ClientQuotas:
             keys = IP_KEYS
         else:
             keys = USER_AND_CLIENT_KEYS
-        for key in java_order(list(wanted)):
+        # The first refused value is reported, in the order of the controller's ``new HashMap<>(ops.size())`` of the
+        # alteration's keys: a table sized for the ops, not the default one.
+        for key in _map_order(list(wanted), java_string_hash, op_count):
             value = wanted[key]
             if value is None:
                 continue
