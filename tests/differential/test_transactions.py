@@ -449,3 +449,55 @@ def _wait_for_partitions(run: Script, topics: list[str], count: int) -> None:
 
 def test_verify_only_answers_list_partitions_in_kafkas_order(open_pair) -> None:
     _on_both(open_pair, _verify_only, "txv")
+
+
+def _timed_out(run: Script, names: dict[str, str]) -> None:
+    """A transaction left open past its timeout (a Kafka Streams thread paused longer than its
+    ``transaction.timeout.ms``): the coordinator's timer (every
+    ``transaction.abort.timed.out.transaction.cleanup.interval.ms``, 10 s) fences it with a bumped epoch and aborts
+    it; then the stale producer's requests at its old epoch (Produce 47, AddPartitionsToTxn / EndTxn 90...), its
+    KIP-360 recovery with that epoch (refused, 90) and a new producer's transaction."""
+    topic, txn, group = names["topic"], names["txn"], names["group"]
+    _topics_and_coordinators(run, names)
+    _wait_for_partitions(run, [topic], 2)
+    pid = run("init", INIT_PID, 4, InitProducerIdRequest(transactional_id=txn, transaction_timeout_ms=1000,
+                                                          producer_id=-1, producer_epoch=-1)).body.producer_id
+    run("add", ADD_PARTITIONS, 3, _add_v3_with(txn, pid, 0, [(topic, [0])]))
+    run("add offsets", ADD_OFFSETS, 3, AddOffsetsToTxnRequest(transactional_id=txn, producer_id=pid, producer_epoch=0,
+                                                              group_id=group))
+    run("produce", PRODUCE, 9, _produce(topic, 0, _batch(pid, 0, 0, [b"a", b"b"]), txn))
+    deadline = time.monotonic() + 60
+    while True:  # the coordinator's timer aborts it within one interval (10 s) after the timeout
+        state = run.wire.request(DESCRIBE_TXNS, 0, DescribeTransactionsRequest(
+            transactional_ids=[txn])).body.transaction_states[0].transaction_state
+        if state == "CompleteAbort":
+            break
+        assert time.monotonic() < deadline, f"{txn} was never aborted at {run.wire.address}: {state}"
+        time.sleep(0.2)
+    run("describe after the timeout", DESCRIBE_TXNS, 0, DescribeTransactionsRequest(transactional_ids=[txn]))
+    run("fetch read_committed after the timeout", FETCH, 11, _fetch(topic, 0, 0, 1))
+    run("stale produce", PRODUCE, 9, _produce(topic, 0, _batch(pid, 0, 1, [b"late"]), txn))
+    run("stale produce v11", PRODUCE, 11, _produce(topic, 0, _batch(pid, 0, 1, [b"late"]), txn))
+    run("stale add", ADD_PARTITIONS, 3, _add_v3_with(txn, pid, 0, [(topic, [1])]))
+    run("stale add offsets", ADD_OFFSETS, 3, AddOffsetsToTxnRequest(transactional_id=txn, producer_id=pid,
+                                                                    producer_epoch=0, group_id=group))
+    run("stale txn offset commit", TXN_OFFSET_COMMIT, 3, _txn_offsets(txn, group, pid, 0, topic, 2))
+    run("stale commit", END_TXN, 3, EndTxnRequest(transactional_id=txn, producer_id=pid, producer_epoch=0, committed=True))
+    run("stale abort", END_TXN, 3, EndTxnRequest(transactional_id=txn, producer_id=pid, producer_epoch=0, committed=False))
+    run("stale abort v1", END_TXN, 1, EndTxnRequest(transactional_id=txn, producer_id=pid, producer_epoch=0, committed=False))
+    # KIP-360 recovery with the epoch the timeout fenced is refused (PRODUCER_FENCED): only a new producer goes on.
+    run("KIP-360 init with the stale epoch", INIT_PID, 4, InitProducerIdRequest(
+        transactional_id=txn, transaction_timeout_ms=60_000, producer_id=pid, producer_epoch=0))
+    epoch = run("init a new producer", INIT_PID, 4, InitProducerIdRequest(
+        transactional_id=txn, transaction_timeout_ms=60_000, producer_id=-1, producer_epoch=-1)).body.producer_epoch
+    run("describe after the new producer", DESCRIBE_TXNS, 0, DescribeTransactionsRequest(transactional_ids=[txn]))
+    run("add at the new epoch", ADD_PARTITIONS, 3, _add_v3_with(txn, pid, epoch, [(topic, [0])]))
+    run("produce at the new epoch", PRODUCE, 9, _produce(topic, 0, _batch(pid, epoch, 0, [b"c"]), txn))
+    run("commit at the new epoch", END_TXN, 3, EndTxnRequest(transactional_id=txn, producer_id=pid, producer_epoch=epoch,
+                                                             committed=True))
+    run.wait_until_complete(txn)
+    run("fetch read_committed after the commit", FETCH, 11, _fetch(topic, 0, 0, 1))
+
+
+def test_a_transaction_aborted_by_its_timeout(open_pair) -> None:
+    _on_both(open_pair, _timed_out, "txto")
