@@ -53,7 +53,6 @@ class JoinResult:
     leader_id: str = ""
     skip_assignment: bool = False
     members: list[tuple[str, str | None, bytes]] = field(default_factory=list)  # (member id, instance id, metadata)
-    never_answered: bool = False  # a JoinGroup Kafka never answers (its group's join completion failed)
 
 
 @dataclass
@@ -118,7 +117,12 @@ class ClassicMember:
         return protocols == self.protocols
 
     def vote(self, candidates: set[str]) -> str:
-        return next(name for name, _ in self.protocols if name in candidates)
+        for name, _ in self.protocols:
+            if name in candidates:
+                return name
+        # A member listing a protocol twice counts it twice: once the others are gone, no count matches the group's
+        # size and nothing is a candidate (MemberMetadata.vote / ClassicGroupMember.vote throw).
+        raise NoCandidateProtocol("Member does not support any of the candidate protocols")
 
 
 class ClassicGroup:
@@ -215,7 +219,8 @@ class ClassicGroup:
         return [self.members[m] for m in scala_mutable_map_order(self.members, java_string_hash)]
 
     def rebalance_timeout_ms(self) -> int:
-        return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
+        """The members' longest rebalance timeout, never below 0 (Kafka folds from 0: a JoinGroup may say -1)."""
+        return max([0, *(m.rebalance_timeout_ms for m in self.members.values())])
 
     def add(self, member: ClassicMember, callback: JoinCallback | None) -> None:
         if member.group_instance_id is not None:
@@ -351,7 +356,17 @@ class ClassicGroup:
         return f"{group_instance_id if group_instance_id is not None else client_id}-{uuid.uuid4()}"
 
 
-class UnreadableSubscription(Exception):
+class JoinCompletionFailure(Exception):
+    """A RuntimeException that Kafka's coordinator lets through a join completion (initNextGeneration, after the
+    generation has moved on): see ClassicCoordinator._complete_join for what each coordinator does then."""
+
+
+class NoCandidateProtocol(JoinCompletionFailure):
+    """No protocol every member supports (ClassicGroupMember.vote's IllegalArgumentException): the generation has moved
+    on, the protocol has not."""
+
+
+class UnreadableSubscription(JoinCompletionFailure):
     """Subscription bytes that Kafka's generated reader fails on with a plain RuntimeException (a negative or
     oversized count, a null or overlong topic name, oversized user data), which the old group coordinator does not
     catch: only its SchemaException (bytes that end too soon) means "topics unknown"."""

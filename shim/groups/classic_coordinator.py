@@ -44,10 +44,11 @@ from kafka_shim.shim.groups.classic import (
     ClassicGroup,
     ClassicMember,
     JoinCallback,
+    JoinCompletionFailure,
     JoinResult,
+    NoCandidateProtocol,
     SyncCallback,
     SyncResult,
-    UnreadableSubscription,
 )
 from kafka_shim.shim.groups.settings import GroupSettings
 from kafka_shim.shim.groups.timers import Scheduler
@@ -76,6 +77,9 @@ class ClassicCoordinator:
         # thread answers that request UNKNOWN_SERVER_ERROR through handleError; in a timer, nobody).
         self._answering: JoinCallback | None = None
         self._failed_in_request = False
+        # Whether the JoinGroup being handled added or updated a member (the new coordinator tries to complete the
+        # join phase only then; the old one after every JoinGroup).
+        self._member_joined = False
 
     def _store(self, group: ClassicGroup) -> None:
         if self.on_group_stored is not None:
@@ -113,6 +117,7 @@ class ClassicCoordinator:
         """GroupCoordinator.handleJoinGroup: ``callback`` is called once, now or when the rebalance completes."""
         self._answering = callback
         self._failed_in_request = False
+        self._member_joined = False
         try:
             self._join(group_id, member_id, group_instance_id, require_known_member_id=require_known_member_id,
                        support_skipping_assignment=support_skipping_assignment, client_id=client_id,
@@ -152,7 +157,10 @@ class ClassicCoordinator:
         else:
             self._current_member_join(group, member_id, group_instance_id, client_id, client_host, rebalance_timeout_ms,
                                       session_timeout_ms, protocol_type, protocols, callback, why)
-        if group.is_state(PREPARING_REBALANCE) and not self._failed_in_request:
+        # GroupCoordinator.handleJoinGroup checks the join purgatory after any JoinGroup; GroupMetadataManager calls
+        # maybeCompleteJoinPhase only where a member was added or updated, not after an error answer.
+        if (group.is_state(PREPARING_REBALANCE) and not self._failed_in_request
+                and (self._member_joined or not self.settings.new_coordinator)):
             self._try_complete_join(group)
 
     def _accept_joining_member(self, group: ClassicGroup, member_id: str) -> bool:
@@ -259,6 +267,7 @@ class ClassicCoordinator:
                                   client_host: str, rebalance_timeout_ms: int, session_timeout_ms: int,
                                   protocol_type: str, protocols: list[tuple[str, bytes]], callback: JoinCallback,
                                   reason: str) -> None:
+        self._member_joined = True
         member = ClassicMember(member_id, instance_id, client_id, client_host, rebalance_timeout_ms, session_timeout_ms,
                                protocol_type, list(protocols), is_new=True)
         if group.is_state(PREPARING_REBALANCE) and group.generation_id == 0:
@@ -273,12 +282,24 @@ class ClassicCoordinator:
     def _update_static_member(self, group: ClassicGroup, old_id: str, new_id: str, instance_id: str,
                               protocols: list[tuple[str, bytes]], rebalance_timeout_ms: int, session_timeout_ms: int,
                               callback: JoinCallback, reason: str, support_skipping_assignment: bool) -> None:
+        self._member_joined = True
         current_leader = group.leader_id or ""
         member = group.replace_static_member(instance_id, old_id, new_id)
         self._schedule_heartbeat_expiration(group, member, member.session_timeout_ms)
         group.update_member(member, protocols, rebalance_timeout_ms, session_timeout_ms, callback)
         if group.state == STABLE:
-            if group.protocol_name == group.select_protocol():
+            try:
+                selected = group.select_protocol()
+            except NoCandidateProtocol as error:
+                # selectProtocol throws out of the JoinGroup (the old coordinator's handleError, the new one's failed
+                # write operation): UNKNOWN_SERVER_ERROR, while the member keeps its new id and protocols and its
+                # join stays pending, unanswered; the group stays Stable.
+                log.error("static_member_join_failed", group_id=group.group_id, member_id=new_id, reason=str(error))
+                self._failed_in_request = True
+                member.awaiting_join = _never_answered
+                callback(JoinResult(ErrorCode.UNKNOWN_SERVER_ERROR, UNKNOWN_MEMBER_ID))
+                return
+            if group.protocol_name == selected:
                 # Same protocol next generation: no rebalance, the member gets the current generation back.
                 self._store(group)
                 is_leader = group.is_leader(new_id)
@@ -298,6 +319,7 @@ class ClassicCoordinator:
     def _update_member_and_rebalance(self, group: ClassicGroup, member: ClassicMember, protocols: list[tuple[str, bytes]],
                                      rebalance_timeout_ms: int, session_timeout_ms: int, callback: JoinCallback,
                                      reason: str) -> None:
+        self._member_joined = True
         group.update_member(member, protocols, rebalance_timeout_ms, session_timeout_ms, callback)
         self._maybe_prepare_rebalance(group, reason)
 
@@ -367,13 +389,14 @@ class ClassicCoordinator:
             return
         try:
             group.init_next_generation(self.scheduler.now_ms())
-        except UnreadableSubscription as error:
+        except JoinCompletionFailure as error:
             if self.settings.new_coordinator:
                 self._completion_failed_on_new_coordinator(group, error, initial=initial)
                 return
             # GroupMetadata.computeSubscribedTopics lets a RuntimeException of the subscription reader through
-            # onCompleteJoin: the generation and protocol have moved on, the group stays PreparingRebalance with no
-            # delayed join left to complete it, and no join callback ever runs (Kafka 3.9's old coordinator).
+            # onCompleteJoin, as selectProtocol does MemberMetadata.vote's IllegalArgumentException: the generation
+            # (and protocol, for the former) have moved on, the group stays PreparingRebalance with no delayed join
+            # left to complete it, and no rebalance answers its members' joins (Kafka 3.9's old coordinator).
             log.error("group_join_completion_failed", group_id=group.group_id, generation_id=group.generation_id,
                       reason=str(error))
             group.join_failed = True
@@ -396,14 +419,15 @@ class ClassicCoordinator:
         group.sync_timer = self.scheduler.call_later(group.rebalance_timeout_ms(),
                                                      lambda: self._expire_pending_sync(group, generation))
 
-    def _completion_failed_on_new_coordinator(self, group: ClassicGroup, error: UnreadableSubscription, *,
+    def _completion_failed_on_new_coordinator(self, group: ClassicGroup, error: JoinCompletionFailure, *,
                                               initial: bool) -> None:
-        """ClassicGroup.computeSubscribedTopics throws inside the new coordinator's write operation, which fails as a
-        whole: the generation and protocol have moved on, the group stays PreparingRebalance with no join timer, and
-        the JoinGroup being handled gets UNKNOWN_SERVER_ERROR (its member still counts as joined). The other
-        members' joins stay pending: the next join or removal that finds every member joined completes the
-        rebalance again, unless the failed one was the initial rebalance of an Empty group (maybeCompleteJoinPhase
-        skips a group whose previous state is Empty)."""
+        """ClassicGroup.computeSubscribedTopics (or selectProtocol) throws inside the new coordinator's write operation,
+        which fails as a whole, its records unwritten; the ClassicGroup is no timeline structure, so nothing of it is
+        rolled back: the generation (and protocol, when only the subscription failed) have moved on, the group stays
+        PreparingRebalance with no join timer, and the JoinGroup being handled gets UNKNOWN_SERVER_ERROR (its member
+        still counts as joined; a LeaveGroup's members stay removed). The other members' joins stay pending: the next
+        join or removal that finds every member joined completes the rebalance again, unless the failed one was the
+        initial rebalance of an Empty group (maybeCompleteJoinPhase skips a group whose previous state is Empty)."""
         log.error("group_join_completion_failed", group_id=group.group_id, generation_id=group.generation_id,
                   reason=str(error))
         group.completes_on_joins = not initial
@@ -417,18 +441,18 @@ class ClassicCoordinator:
         answering(JoinResult(ErrorCode.UNKNOWN_SERVER_ERROR, UNKNOWN_MEMBER_ID))
 
     def _abandon_joins(self, group: ClassicGroup, *, failing: bool) -> None:
-        """The members' JoinGroups on a group whose join completion failed: Kafka never answers them (kafka-shim
-        closes their connections), except the JoinGroup whose handling made the completion fail (``failing``), which
-        gets UNKNOWN_SERVER_ERROR. The members stay awaiting their join, so their sessions never expire, as in Kafka."""
+        """The members' JoinGroups on a group whose join completion failed on Kafka's old coordinator: no delayed join
+        is left to answer them, so they stay pending, answered only when their member is removed (UNKNOWN_MEMBER_ID,
+        e.g. by a LeaveGroup) or replaced (FENCED_INSTANCE_ID); their members stay awaiting their join, so their
+        sessions never expire, as in Kafka. The JoinGroup whose handling made the completion fail (``failing``) gets
+        UNKNOWN_SERVER_ERROR (KafkaApis' handleError) and nothing more."""
+        answering = self._answering
+        if not failing or answering is None:
+            return
         for member in group.members.values():
-            callback = member.awaiting_join
-            if callback is None or callback is _never_answered:
-                continue
-            member.awaiting_join = _never_answered
-            if failing and callback is self._answering:
-                callback(JoinResult(ErrorCode.UNKNOWN_SERVER_ERROR, UNKNOWN_MEMBER_ID))
-            else:
-                callback(JoinResult(ErrorCode.UNKNOWN_SERVER_ERROR, UNKNOWN_MEMBER_ID, never_answered=True))
+            if member.awaiting_join is answering:
+                member.awaiting_join = _never_answered
+        answering(JoinResult(ErrorCode.UNKNOWN_SERVER_ERROR, UNKNOWN_MEMBER_ID))
 
     # --- SyncGroup ---
 

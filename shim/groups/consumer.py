@@ -52,7 +52,8 @@ from kafka_shim.shim.groups import assignors
 from kafka_shim.shim.groups.assignors import AssignorError, MemberSpec
 from kafka_shim.shim.groups.classic import JoinResult, SyncResult
 from kafka_shim.shim.groups.consumer_protocol import MalformedProtocol, decode_subscription, encode_assignment, version_of
-from kafka_shim.shim.javacompat.java_hash import hash_set_order, java_order, java_string_hash
+from kafka_shim.shim.groups.server_assignors import ServerAssignorCounts
+from kafka_shim.shim.javacompat.java_hash import hash_set_order, java_string_hash
 from kafka_shim.shim.javacompat.timeline_table import TimelineTableOrder
 
 log = get_logger(__name__)
@@ -160,6 +161,8 @@ class ConsumerGroup:
         self.members: dict[str, ConsumerMember] = {}
         # Kafka's members TimelineHashMap, whose order ConsumerGroupDescribe lists them in.
         self._member_table: TimelineTableOrder[str] = TimelineTableOrder(java_string_hash)
+        # Kafka's serverAssignors TimelineHashMap, kept in step with the member updates its records replay.
+        self.server_assignors = ServerAssignorCounts()
         self.target: dict[str, Partitions] = {}
         self.static_members: dict[str, str] = {}  # instance id -> member id
         self.subscription_metadata: dict[str, TopicShape] = {}
@@ -200,18 +203,10 @@ class ConsumerGroup:
         return {name for m in self.members.values() for name in m.subscribed_topic_names}
 
     def preferred_assignor(self, default: str) -> str:
-        """The server assignor most members asked for, else the default. Ties go to the first in the HashMap's
-        iteration order (ConsumerGroup.computePreferredServerAssignor: Stream.max keeps the first of equals), so
-        ``uniform`` wins over ``range``."""
-        counts: dict[str, int] = {}
-        for member in self.members.values():
-            if member.server_assignor is not None:
-                counts[member.server_assignor] = counts.get(member.server_assignor, 0) + 1
-        if not counts:
-            return default
-        ordered = java_order(list(counts))
-        most = max(counts.values())
-        return next(name for name in ordered if counts[name] == most)
+        """ConsumerGroup.preferredServerAssignor (ConsumerGroupDescribe's assignor name): the server assignor most
+        members asked for, a tie going to the first in the group's TimelineHashMap; the default when none asked."""
+        name = self.server_assignors.preferred()
+        return default if name is None else name
 
     def partition_owner_epoch(self, topic_id: uuid.UUID, partition: int) -> int:
         """ConsumerGroup.currentPartitionEpoch: the holder's epoch, -1 when the partition is free."""
@@ -225,8 +220,12 @@ class ConsumerGroup:
         old = self.members.get(member.member_id)
         if old is not None:
             self._release(old)
+            if old != member:  # the record of the change replays as updateMember(old, new)
+                self.server_assignors.update(old.server_assignor, member.server_assignor)
         else:  # a new member is written as two records (its metadata, its assignment), each a put in Kafka's table
             self._member_table.put(member.member_id)
+            self.server_assignors.update(None, member.server_assignor)
+            self.server_assignors.update(member.server_assignor, member.server_assignor)
         self._member_table.put(member.member_id)
         self.members[member.member_id] = member
         for topic_id, partitions in (*member.assigned.items(), *member.pending_revocation.items()):
@@ -242,6 +241,8 @@ class ConsumerGroup:
         # Kafka replays the assignment's tombstone as one more put of the member, then the metadata's as the removal.
         self._member_table.put(member_id)
         self._member_table.remove(member_id)
+        self.server_assignors.update(member.server_assignor, member.server_assignor)
+        self.server_assignors.update(member.server_assignor, None)
         self._release(member)
         self.target.pop(member_id, None)
         if member.instance_id is not None and self.static_members.get(member.instance_id) == member_id:
@@ -254,6 +255,7 @@ class ConsumerGroup:
         snapshot of a request whose records it does not write). Members are immutable; the tables are copied."""
         state = {name: dict(value) if isinstance(value, dict) else value for name, value in vars(self).items()}
         state["_member_table"] = copy.deepcopy(self._member_table)
+        state["server_assignors"] = copy.deepcopy(self.server_assignors)
         return state
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -531,11 +533,11 @@ class ConsumerGroupManager:
         self._check_epoch(existing, hb.member_epoch, hb.owned)
         return existing, None
 
-    def _update_target(self, group: ConsumerGroup, order: list[str]) -> None:
-        """TargetAssignmentBuilder: run the preferred assignor over every member's subscription (as topic ids),
-        the members in ``order`` (assignors.kafka_member_order)."""
+    def _update_target(self, group: ConsumerGroup, order: list[str], preferred: str | None) -> None:
+        """TargetAssignmentBuilder: run the ``preferred`` assignor (else the default) over every member's
+        subscription (as topic ids), the members in ``order`` (assignors.kafka_member_order)."""
         default = self.assignor_names[0] if self.assignor_names else assignors.UNIFORM
-        name = group.preferred_assignor(default)
+        name = default if preferred is None else preferred
         ids = {name: shape.topic_id for name, shape in group.subscription_metadata.items()}
         counts = {shape.topic_id: shape.partitions for shape in group.subscription_metadata.values()}
         specs = {
@@ -749,6 +751,9 @@ class ConsumerGroupManager:
         which recomputes the target assignment."""
         member_id = updated.member_id
         members_before = [m.member_id for m in group.members_in_kafka_order()]
+        # The target assignment is computed before Kafka replays this request's records: from the group's counts as
+        # they were, with only this member's change applied (computePreferredServerAssignor).
+        assignor = group.server_assignors.preferred_with(member.server_assignor, updated.server_assignor)
         # Kafka refreshes the subscription metadata on a change of subscription and when topics change (its
         # metadata image listener); recomputing it at every heartbeat gives the same answers.
         names = {n for m in group.members.values() if m.member_id not in (member_id, replaced) for n in m.subscribed_topic_names}
@@ -772,7 +777,7 @@ class ConsumerGroupManager:
             group.group_epoch += 1
         if group.group_epoch > group.assignment_epoch:
             try:
-                self._update_target(group, assignors.kafka_member_order(members_before, member_id, replaced))
+                self._update_target(group, assignors.kafka_member_order(members_before, member_id, replaced), assignor)
             except GroupError:
                 assert saved is not None
                 group.restore(saved)

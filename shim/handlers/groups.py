@@ -28,7 +28,7 @@ from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.groups.classic import JoinResult, SyncResult
 from kafka_shim.shim.groups.consumer import ConsumerGroup
 from kafka_shim.shim.groups.coordinator import GroupCoordinator
-from kafka_shim.shim.handlers import CloseConnection, handles
+from kafka_shim.shim.handlers import handles
 from kafka_shim.shim.handlers.consumer_groups import consumer_topics
 from kafka_shim.shim.requests.authz import allowed, check
 from kafka_shim.shim.requests.context import RequestContext
@@ -158,9 +158,6 @@ async def join_group(ctx: RequestContext, request: messages.JoinGroupRequest) ->
         protocols=[(p.name, bytes(p.metadata)) for p in request.protocols],
         reason=request.reason if version >= 8 else None, callback=respond)
     result = await answer
-    if result.never_answered:
-        raise CloseConnection(f"JoinGroup to group {request.group_id!r}, whose rebalance failed on a member's unreadable "
-                              "subscription: Kafka 3.9 never answers it")
     _log_refusal("JoinGroup", request.group_id, request.member_id, result.error)
     return _join_response(result, version)
 

@@ -710,3 +710,68 @@ def test_a_leave_naming_two_members_of_a_rebalancing_group(peers, group, group_p
     answers = compare(peers, script)
     final = answers[-1][1]["groups"][0]
     assert final["group_state"] == ("PreparingRebalance" if group_protocols == "classic" else "CompletingRebalance"), final
+
+
+_TWICE = [_Protocol(name="range", metadata=subscription("t")), _Protocol(name="range", metadata=subscription("t"))]
+
+
+def test_a_leave_that_leaves_no_protocol_every_member_supports(peers, group, group_protocols) -> None:
+    """A member listing ``range`` twice counts it twice: once the static member beside it leaves, the count (2) is not
+    the group's size (1), no protocol is a candidate and the join completion's selectProtocol throws (vote's
+    IllegalArgumentException). The LeaveGroup is answered UNKNOWN_SERVER_ERROR (the old coordinator's handleError, the
+    new one's failed write operation) but its member stays gone, and the generation has moved on. ``range`` counts 2
+    for 1 member now: b's rejoin is INCONSISTENT_GROUP_PROTOCOL, which the new coordinator (unlike the old one) does
+    not follow with a try at completing the join phase. When b leaves too, the new coordinator completes it (the group
+    Empty, the generation on again), as a new member's join shows; the old one answers no join of the group again."""
+    peers.grant(group_acl(group, READ))
+    peers.grant(group_acl(group, DESCRIBE))
+
+    def script(t: Transcript) -> None:
+        a = t.request("join a (static)", JOIN, 5, join_body(5, group, instance="inst-a"))
+        t.request("sync a", SYNC, 5, sync_body(5, group, a.body.generation_id, a.body.member_id,
+                                               {a.body.member_id: b"a"}, instance="inst-a"))
+        b = t.request("join b naming range twice", JOIN, 5, join_body(5, group, protocols=_TWICE), on="b").body.member_id
+        t.send(JOIN, 5, join_body(5, group, b, protocols=_TWICE), on="b")  # a new member: the group rebalances
+        _describe_once_rebalancing(t, "describe while b waits", group)
+        t.request("a leaves", LEAVE, 3, LeaveGroupRequest(group_id=group, members=[_Leaving(member_id=a.body.member_id)]),
+                  on="admin")
+        _describe(t, "describe after the failed completion", group)
+        _unanswered(t, "b rejoins naming range once", JOIN, 5, join_body(5, group, b), on="c")
+        _describe(t, "describe after b's rejoin", group)
+        t.request("b leaves", LEAVE, 3, LeaveGroupRequest(group_id=group, members=[_Leaving(member_id=b)]), on="admin")
+        _pending(t, "b's first join", on="b")
+        _describe(t, "describe after b left", group)
+        _unanswered(t, "a new member joins", JOIN, 5, join_body(5, group, instance="inst-c"), on="d")
+        _describe(t, "describe at the end", group)
+
+    answers = compare(peers, script)
+    assert answers[4][1]["error_code"] == ErrorCode.UNKNOWN_SERVER_ERROR, answers[4]
+    assert answers[6][1]["no answer"]["error_code"] == ErrorCode.INCONSISTENT_GROUP_PROTOCOL, answers[6]
+    if group_protocols != "classic":
+        assert answers[11][1]["no answer"]["generation_id"] == 4, answers[11]
+
+
+def test_a_leave_answers_a_join_a_failed_rebalance_left_waiting(peers, group, group_protocols) -> None:
+    """A rejoin with unreadable metadata fails the join phase while b's JoinGroup waits: b's join stays pending on
+    both coordinators, and when b leaves, the removal answers it UNKNOWN_MEMBER_ID. The old coordinator then has no
+    delayed join to complete (the LeaveGroup succeeds); the new one completes the join phase with a alone, whose
+    unreadable subscription fails it again: that LeaveGroup is UNKNOWN_SERVER_ERROR."""
+    peers.grant(group_acl(group, READ))
+    peers.grant(group_acl(group, DESCRIBE))
+
+    def script(t: Transcript) -> None:
+        a = t.request("join a", JOIN, 5, join_body(5, group)).body.member_id
+        answer = t.request("join a with id", JOIN, 5, join_body(5, group, a))
+        t.request("sync a", SYNC, 5, sync_body(5, group, answer.body.generation_id, a, {a: b"a"}))
+        b = t.request("join b", JOIN, 5, join_body(5, group), on="b").body.member_id
+        _join_pending(t, group, b, on="b")  # a new member: the group rebalances and b waits for a
+        _describe_once_rebalancing(t, "describe while b waits", group)
+        t.request("a rejoins with an unreadable subscription", JOIN, 5,
+                  join_body(5, group, a, protocols=[_Protocol(name="range", metadata=_UNREADABLE)]))
+        t.request("b leaves", LEAVE, 3, LeaveGroupRequest(group_id=group, members=[_Leaving(member_id=b)]), on="admin")
+        _pending(t, "b's join", on="b")
+        _describe(t, "describe at the end", group)
+
+    answers = compare(peers, script)
+    assert answers[5][1]["error_code"] == ErrorCode.UNKNOWN_SERVER_ERROR, answers[5]
+    assert answers[7][1]["pending join"]["error_code"] == ErrorCode.UNKNOWN_MEMBER_ID, answers[7]

@@ -11,6 +11,10 @@
   the null id up in its timeline map, whose hashing throws NullPointerException: UNKNOWN_SERVER_ERROR for the group.
 - DescribeGroups: GroupCoordinatorService answers only a null id first; the empty id goes to its
   ``__consumer_offsets`` partition (0) like any other group id.
+- The server assignor of a consumer group on a tie: the heartbeat that computes a target assignment copies the
+  group's counts into a java.util.HashMap and applies its member's change with ``compute``, which links a name it
+  (re)adds at the head of its bin, so that name wins the tie (ConsumerGroup.computePreferredServerAssignor);
+  ConsumerGroupDescribe streams the counts' TimelineHashMap, where ``uniform`` comes first.
 
 Member ids are random per broker: each side's ids are replaced by the label of the member that got them.
 """
@@ -19,14 +23,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka_shim.protocol.messages import DescribeGroupsRequest, JoinGroupRequest, OffsetFetchRequest
+import pytest
+
+from kafka_shim.protocol.messages import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupHeartbeatRequest,
+    DescribeGroupsRequest,
+    JoinGroupRequest,
+    OffsetFetchRequest,
+)
 from tests.differential import test_committed_offsets as _offsets
 from tests.differential.new_group_coordinator.test_consumer_group_probe_findings import JOIN, Members, _subscription
 from tests.differential.test_committed_offsets import OFFSET_COMMIT, READ, _granted, commit
+from tests.support.compare import field_diff, normalise
 from tests.support.fetch_peers import Peers
 
 shim_secured, peers = _offsets.shim_secured, _offsets.peers
-OFFSET_FETCH, DESCRIBE_GROUPS = 9, 15
+OFFSET_FETCH, DESCRIBE_GROUPS, CONSUMER_HEARTBEAT, CONSUMER_DESCRIBE = 9, 15, 68, 69
 DESCRIBE_OP, GROUP = 8, 3
 
 
@@ -110,3 +123,118 @@ def test_describe_groups_places_the_empty_group_id_by_its_partition(peers: Peers
     for groups in (["s204g1a", "s204g1b", "", "s204g0b"], ["gpf2-x", "", "gpf2-y", ""], [""]):
         peers.same(DESCRIBE_GROUPS, 5, lambda side, g=groups: DescribeGroupsRequest(groups=g, include_authorized_operations=False),
                    what=f"DescribeGroups {groups}")
+
+
+class _Chooser:
+    """Consumer-protocol members of one group with member ids of their own (the same on both brokers, so that the
+    assignors, which order members by id, give the same assignments), each heartbeat and ConsumerGroupDescribe
+    compared on both brokers."""
+
+    def __init__(self, peers: Peers, group: str) -> None:
+        self.peers, self.group = peers, group
+        self.epochs: dict[str, int] = {}
+        self.step = 0
+
+    def heartbeat(self, member: str, topics: list[str] | None = None, assignor: str | None = None, *,
+                  instance: str | None = None, join: bool = False, leave: bool = False) -> Any:
+        epoch = 0 if join else -1 if leave else self.epochs[member]
+        body = ConsumerGroupHeartbeatRequest(
+            group_id=self.group, member_id=member, member_epoch=epoch, instance_id=instance, rack_id=None,
+            rebalance_timeout_ms=30000 if join else -1, subscribed_topic_names=topics, server_assignor=assignor,
+            topic_partitions=[] if join else None)
+        answer = self._same(CONSUMER_HEARTBEAT, body,
+                            f"heartbeat of {member} (epoch {epoch}, topics {topics}, assignor {assignor})")
+        assert answer["error_code"] == 0, answer
+        self.epochs[member] = answer["member_epoch"]
+        return answer
+
+    def describe(self) -> Any:
+        body = ConsumerGroupDescribeRequest(group_ids=[self.group], include_authorized_operations=False)
+        return self._same(CONSUMER_DESCRIBE, body, "ConsumerGroupDescribe")["groups"][0]
+
+    def _same(self, api_key: int, body: Any, what: str) -> Any:
+        """Both answers with each broker's topic ids named, topics sorted by name (their order follows the ids)."""
+        self.step += 1
+        trees = []
+        for side, answer in enumerate(self.peers.both(api_key, 0, lambda side: body)):
+            assert not answer.closed, (side, answer)
+            names = {ids[side]: name for name, ids in self.peers.topic_ids.items()}
+            trees.append(_named(normalise(answer.body.to_dict(), ("throttle_time_ms",)), names))
+        lines = field_diff(trees[0], trees[1])
+        assert not lines, f"step {self.step}, {what}: Kafka and kafka-shim disagree:\n  " + "\n  ".join(lines)
+        return trees[0]
+
+
+def _named(node: Any, names: dict) -> Any:
+    if isinstance(node, dict):
+        node = {k: names.get(v, v) if k == "topic_id" else _named(v, names) for k, v in node.items()}
+        if isinstance(node.get("topic_partitions"), list):
+            node["topic_partitions"].sort(key=lambda t: t["topic_id"])
+        return node
+    if isinstance(node, list):
+        return [_named(v, names) for v in node]
+    return node
+
+
+# Every member takes partitions of one topic (6 partitions, where the range and uniform assignors part ways): their
+# choices then depend on member ids only, the same on both brokers, not on topic ids (each broker's own). A
+# subscription naming a missing topic too changes the group epoch without changing what is assigned.
+SIX = "gpf2-six"
+A, A2 = [SIX], [SIX, "co-missing"]
+
+
+def _one_one_tie(members: _Chooser) -> None:
+    """The reported case: a static member without a choice, then uniform, then range (1-1): range's own heartbeat
+    computes with range, ConsumerGroupDescribe names uniform; whose heartbeat recomputes decides after that."""
+    members.heartbeat("m-static", A, instance="inst-s", join=True)
+    members.heartbeat("m-uniform", A, "uniform", join=True)
+    members.heartbeat("m-range", A, "range", join=True)
+    group = members.describe()
+    assert group["assignor_name"] == "uniform", group
+    members.heartbeat("m-static", A2)  # no choice of its own: the copy's order, uniform first
+    members.describe()
+    members.heartbeat("m-range", A2)  # range counts 1: removed and linked back at the head, range again
+    members.describe()
+    members.heartbeat("m-uniform", A2)
+    members.describe()
+
+
+def _two_two_tie(members: _Chooser) -> None:
+    """2-2: a name counting 2 stays in place in the copy (uniform first); a leave then breaks the tie."""
+    for member, assignor in (("m-u1", "uniform"), ("m-r1", "range"), ("m-u2", "uniform"), ("m-r2", "range")):
+        members.heartbeat(member, A, assignor, join=True)
+        members.describe()
+    members.heartbeat("m-r1", A2)
+    members.describe()
+    members.heartbeat("m-u1", leave=True)
+    members.heartbeat("m-r2", A2)  # the leave bumped the group epoch: this heartbeat computes the assignment
+    members.describe()
+    members.heartbeat("m-u2", A2)
+    members.describe()
+
+
+def _to_zero_and_back(members: _Chooser) -> None:
+    """A count going to zero (the name leaves the map) and coming back."""
+    members.heartbeat("m-a", A, "range", join=True)
+    members.heartbeat("m-b", A, "uniform", join=True)  # 1-1 computed by uniform's heartbeat
+    members.describe()
+    members.heartbeat("m-a", leave=True)  # range gone
+    members.heartbeat("m-b", A2)
+    members.describe()
+    members.heartbeat("m-c", A, "range", join=True)  # range back (1-1), linked at the head of the copy
+    assert members.describe()["assignor_name"] == "uniform"
+    members.heartbeat("m-d", A, join=True)  # a member without a choice computes: uniform first
+    members.describe()
+    members.heartbeat("m-c", A2, "uniform")  # range gone again: uniform 2
+    members.describe()
+    members.heartbeat("m-e", A, "range", join=True)
+    members.describe()
+
+
+@pytest.mark.parametrize("script", [_one_one_tie, _two_two_tie, _to_zero_and_back], ids=lambda f: f.__name__.strip("_"))
+def test_the_server_assignor_chosen_on_a_tie(peers: Peers, script) -> None:
+    group = f"gpf2-assignor-{script.__name__.strip('_')}"
+    if SIX not in peers.topic_ids:
+        peers.topic(SIX, 6)
+    _granted(peers, group, (READ, DESCRIBE_OP), {SIX: (READ, DESCRIBE_OP)})
+    script(_Chooser(peers, group))
