@@ -641,6 +641,20 @@ def _describe_once_rebalancing(t: Transcript, what: str, group: str) -> None:
         time.sleep(0.1)
 
 
+def _b_waits_while_a_rejoins_unreadable(t: Transcript, group: str) -> tuple[str, str]:
+    """a alone and Stable, then b joins (the group rebalances, b's JoinGroup waits for a), then a rejoins with a
+    subscription Kafka's reader throws on: the join phase fails. The member ids of a and b."""
+    a = t.request("join a", JOIN, 5, join_body(5, group)).body.member_id
+    answer = t.request("join a with id", JOIN, 5, join_body(5, group, a))
+    t.request("sync a", SYNC, 5, sync_body(5, group, answer.body.generation_id, a, {a: b"a"}))
+    b = t.request("join b", JOIN, 5, join_body(5, group), on="b").body.member_id
+    _join_pending(t, group, b, on="b")  # a new member: the group rebalances and b waits for a
+    _describe_once_rebalancing(t, "describe while b waits", group)
+    t.request("a rejoins with an unreadable subscription", JOIN, 5,
+              join_body(5, group, a, protocols=[_Protocol(name="range", metadata=_UNREADABLE)]))
+    return a, b
+
+
 def test_a_failed_rebalance_and_the_other_members_pending_joins(peers, group, group_protocols) -> None:
     """A rejoin with unreadable metadata completes the join phase while another member's JoinGroup waits: Kafka's new
     coordinator keeps that join waiting and answers it when the member's next, readable, join completes the
@@ -649,14 +663,7 @@ def test_a_failed_rebalance_and_the_other_members_pending_joins(peers, group, gr
     peers.grant(group_acl(group, DESCRIBE))
 
     def script(t: Transcript) -> None:
-        a = t.request("join a", JOIN, 5, join_body(5, group)).body.member_id
-        answer = t.request("join a with id", JOIN, 5, join_body(5, group, a))
-        t.request("sync a", SYNC, 5, sync_body(5, group, answer.body.generation_id, a, {a: b"a"}))
-        b = t.request("join b", JOIN, 5, join_body(5, group), on="b").body.member_id
-        _join_pending(t, group, b, on="b")  # a new member: the group rebalances and b waits for a
-        _describe_once_rebalancing(t, "describe while b waits", group)
-        t.request("a rejoins with an unreadable subscription", JOIN, 5,
-                  join_body(5, group, a, protocols=[_Protocol(name="range", metadata=_UNREADABLE)]))
+        a, _ = _b_waits_while_a_rejoins_unreadable(t, group)
         _describe(t, "describe after the failed completion", group)
         _unanswered(t, "a rejoins with a readable subscription", JOIN, 5, join_body(5, group, a), on="c")
         _pending(t, "b's join", on="b")
@@ -760,14 +767,7 @@ def test_a_leave_answers_a_join_a_failed_rebalance_left_waiting(peers, group, gr
     peers.grant(group_acl(group, DESCRIBE))
 
     def script(t: Transcript) -> None:
-        a = t.request("join a", JOIN, 5, join_body(5, group)).body.member_id
-        answer = t.request("join a with id", JOIN, 5, join_body(5, group, a))
-        t.request("sync a", SYNC, 5, sync_body(5, group, answer.body.generation_id, a, {a: b"a"}))
-        b = t.request("join b", JOIN, 5, join_body(5, group), on="b").body.member_id
-        _join_pending(t, group, b, on="b")  # a new member: the group rebalances and b waits for a
-        _describe_once_rebalancing(t, "describe while b waits", group)
-        t.request("a rejoins with an unreadable subscription", JOIN, 5,
-                  join_body(5, group, a, protocols=[_Protocol(name="range", metadata=_UNREADABLE)]))
+        _, b = _b_waits_while_a_rejoins_unreadable(t, group)
         t.request("b leaves", LEAVE, 3, LeaveGroupRequest(group_id=group, members=[_Leaving(member_id=b)]), on="admin")
         _pending(t, "b's join", on="b")
         _describe(t, "describe at the end", group)
