@@ -23,7 +23,7 @@ from kafka_shim.shim.javacompat.kafka_uuid import random_uuid
 class ClusterState:
     cluster_id: str
     node_id: int  # the first node's (node.id); the only one of a one-broker process
-    topics: dict[str, Topic] = field(default_factory=TopicTable)  # a TopicTable: also Kafka's controller order
+    topics: TopicTable = field(default_factory=TopicTable)  # by name; also in Kafka's controller order
     node_ids: list[int] = field(default_factory=list)  # every node, ascending ([node_id] when empty at creation)
     down: set[int] = field(default_factory=set)  # nodes a fault has stopped
     features: Features = field(default_factory=Features)  # finalized feature levels (UpdateFeatures, ApiVersions)

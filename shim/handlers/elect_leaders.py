@@ -25,7 +25,6 @@ from __future__ import annotations
 from kafka_shim.protocol import messages
 from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import ElectLeadersResponse
-from kafka_shim.shim.cluster.topics import Topic, TopicTable
 from kafka_shim.shim.handlers import handles
 from kafka_shim.shim.handlers.scram_credentials import controller_not_authorized_message
 from kafka_shim.shim.partitions.leadership import LeadershipError, elect
@@ -69,7 +68,7 @@ def elect_leaders(ctx: RequestContext, request: messages.ElectLeadersRequest) ->
     results: list[_Result] = []
     if request.topic_partitions is None:
         known = partitions.cluster.topics
-        for name in _controller_order(known):
+        for name in known.kafka_order():
             topic = known[name]
             outcomes = [(p.index, _outcome(partitions, name, p.index, unclean)) for p in topic.partitions]
             results.append(_Result(topic=name, partition_result=[
@@ -81,11 +80,6 @@ def elect_leaders(ctx: RequestContext, request: messages.ElectLeadersRequest) ->
                 _Partition(partition_id=p, error_code=code, error_message=message)
                 for p in t.partitions for code, message in [_outcome(partitions, t.topic, p, unclean)]]))
     return ElectLeadersResponse(throttle_time_ms=0, error_code=ErrorCode.NONE, replica_election_results=results)
-
-
-def _controller_order(topics: dict[str, Topic]) -> list[str]:
-    """The topics as ReplicationControlManager iterates its topicsByName (a TimelineHashMap) for a null list."""
-    return topics.kafka_order() if isinstance(topics, TopicTable) else list(topics)
 
 
 def _outcome(partitions, topic: str, index: int, unclean: bool) -> tuple[int, str | None]:
