@@ -8,7 +8,9 @@ Behaviour.
   principal that logged in with a token answers DELEGATION_TOKEN_REQUEST_NOT_ALLOWED (64), with -1 timestamps.
 - Create: a token for another owner (v3 ``owner_principal_*``) needs CREATE_TOKENS on USER <owner>, else 65; renewers
   must be Users (67); then, at the controller, 61 while ``delegation.token.secret.key`` is unset (timestamps 0, as
-  its answer leaves them). The answer names the owner and (v3) the requester.
+  its answer leaves them). The answer names the owner (as the request spelled it) and (v3) the requester. An owner
+  name with a null owner type answers UNKNOWN_SERVER_ERROR for ANONYMOUS before any other check (Kafka's principal
+  cannot be built).
 - Renew / expire: 61, 62 unknown HMAC, 66 expired, 63 neither owner nor renewer (see shim.security.tokens for the
   order); the new expiry timestamp, 0 on errors.
 - Describe: 61 while tokens are disabled; an empty owner list answers no tokens; otherwise each token whose owner,
@@ -57,10 +59,13 @@ def token_requests_allowed(ctx: RequestContext) -> bool:
 # -- CreateDelegationToken -----------------------------------------------------------------------------------------
 
 def _created(version: int, owner: str, requester: str, code: int, token: Token | None = None,
-             timestamp: int = ERROR_TIMESTAMP) -> CreateDelegationTokenResponse:
+             timestamp: int = ERROR_TIMESTAMP, owner_parts: tuple[str, str] | None = None) -> CreateDelegationTokenResponse:
     named = version >= 3  # CreateDelegationTokenResponse.prepareResponse names the requester from v3
+    # The answer names the owner as the request did (a type may hold a ':'); only the stored "Type:name" string is
+    # split again at its first ':' when a token is described or logged in with.
+    owner_type, owner_name = owner_parts or (principal_type(owner), principal_name(owner))
     return CreateDelegationTokenResponse(
-        error_code=code, principal_type=principal_type(owner), principal_name=principal_name(owner),
+        error_code=code, principal_type=owner_type, principal_name=owner_name,
         token_requester_principal_type=principal_type(requester) if named else "",
         token_requester_principal_name=principal_name(requester) if named else "",
         issue_timestamp_ms=token.issue_ms if token else timestamp, expiry_timestamp_ms=token.expiry_ms if token else timestamp,
@@ -88,21 +93,27 @@ def describe_error_response(request: messages.DescribeDelegationTokenRequest, co
 @handles(ApiKey.CREATE_DELEGATION_TOKEN, 0, 3, error_response=create_error_response)
 def create_delegation_token(ctx: RequestContext, request: messages.CreateDelegationTokenRequest) -> CreateDelegationTokenResponse:
     requester = ctx.principal
-    owner = requester
+    owner, parts = requester, None
     if request.owner_principal_name:
-        owner = f"{request.owner_principal_type}:{request.owner_principal_name}"
+        if request.owner_principal_type is None:
+            # Kafka builds the owner's principal before any check, and a null type makes that throw: the request's
+            # generic error answer (UNKNOWN_SERVER_ERROR, ANONYMOUS), even on a connection refused token requests.
+            return create_error_response(request, ErrorCode.UNKNOWN_SERVER_ERROR, None, ctx.api_version)
+        parts = (request.owner_principal_type, request.owner_principal_name)
+        owner = f"{parts[0]}:{parts[1]}"
     renewers = [f"{r.principal_type}:{r.principal_name}" for r in request.renewers]
     if not token_requests_allowed(ctx):
-        return _created(ctx.api_version, owner, requester, ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED)
+        return _created(ctx.api_version, owner, requester, ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, owner_parts=parts)
     if owner != requester and not allowed(ctx, _CREATE_FOR_OTHERS, owner):
-        return _created(ctx.api_version, owner, requester, ErrorCode.DELEGATION_TOKEN_AUTHORIZATION_FAILED)
+        return _created(ctx.api_version, owner, requester, ErrorCode.DELEGATION_TOKEN_AUTHORIZATION_FAILED, owner_parts=parts)
     if any(principal_type(r) != "User" for r in renewers):
-        return _created(ctx.api_version, owner, requester, ErrorCode.INVALID_PRINCIPAL_TYPE)
+        return _created(ctx.api_version, owner, requester, ErrorCode.INVALID_PRINCIPAL_TYPE, owner_parts=parts)
     tokens = ctx.services.tokens
     if tokens is None or not tokens.enabled:
-        return _created(ctx.api_version, owner, requester, ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED, timestamp=0)
+        return _created(ctx.api_version, owner, requester, ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED, timestamp=0,
+                        owner_parts=parts)
     result = tokens.create(owner, requester, renewers, request.max_lifetime_ms)
-    return _created(ctx.api_version, owner, requester, result.error, result.token, timestamp=0)
+    return _created(ctx.api_version, owner, requester, result.error, result.token, timestamp=0, owner_parts=parts)
 
 
 # -- RenewDelegationToken / ExpireDelegationToken ------------------------------------------------------------------

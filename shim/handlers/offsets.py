@@ -50,6 +50,7 @@ from kafka_shim.shim.javacompat.hash_orders import (
     topic_partition_hash,
 )
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
+from kafka_shim.shim.javacompat.java_long import java_long
 from kafka_shim.shim.requests.authz import allowed, allowed_names, check, hidden_topics
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.requests.coordination import coordinates
@@ -140,7 +141,7 @@ def offset_commit(ctx: RequestContext, request: messages.OffsetCommitRequest) ->
         groups = ctx.services.groups
         now = groups.offsets.now_ms()
         retention = request.retention_time_ms if 2 <= ctx.api_version <= 4 else DEFAULT_RETENTION_TIME
-        expire = None if retention == DEFAULT_RETENTION_TIME else _java_long(now + retention)
+        expire = None if retention == DEFAULT_RETENTION_TIME else java_long(now + retention)
         offsets = [((name, p.partition_index),
                     OffsetAndMetadata(p.committed_offset, p.committed_leader_epoch, p.committed_metadata or "",
                                       now if p.commit_timestamp == DEFAULT_TIMESTAMP else p.commit_timestamp, expire))
@@ -168,11 +169,6 @@ def offset_commit(ctx: RequestContext, request: messages.OffsetCommitRequest) ->
         OffsetCommitResponse.OffsetCommitResponseTopic(name=name, partitions=[
             OffsetCommitResponse.OffsetCommitResponsePartition(partition_index=p, error_code=e) for p, e in entries])
         for name, entries in errors.topics.items()])
-
-
-def _java_long(value: int) -> int:
-    """A sum as a Java long holds it: ``now + retention`` wraps past 2^63-1, as in Kafka (an expiry in the past)."""
-    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
 
 
 def _per_request_topic(valid: list[tuple[str, list]], results: list[tuple[TopicPartition, int]]) -> list[tuple[str, list[tuple[int, int]]]]:

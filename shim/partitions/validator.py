@@ -56,6 +56,7 @@ from kafka_shim.protocol.records import (
 from kafka_shim.protocol.records.compression import decompress
 from kafka_shim.protocol.records.crc import crc32c
 from kafka_shim.protocol.records.whole_records import IllegalLength, WholeRecordError, read_stream, read_uncompressed
+from kafka_shim.shim.javacompat.java_long import java_long
 from kafka_shim.shim.partitions import legacy
 from kafka_shim.shim.partitions.partial_records import PartialRecordError, read_partially
 from kafka_shim.shim.partitions.record_scans import scan_uniform as _scan_uniform
@@ -78,15 +79,10 @@ _INT32 = struct.Struct(">i")
 _INT16, _INT64 = struct.Struct(">h"), struct.Struct(">q")
 _CRC_AT, _ATTRIBUTES_AT, _MAX_TIMESTAMP_AT = 17, 21, 35
 _CODEC_MASK, _TIMESTAMP_TYPE_BIT, _TRANSACTIONAL_BIT, _CONTROL_BIT = 0x07, 0x08, 0x10, 0x20
-_LONG_MIN, _LONG_RANGE, _LONG_MAX = -(2**63), 2**64, 2**63 - 1
+_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 
 _TARGETS = {"uncompressed": Compression.NONE, "gzip": Compression.GZIP, "snappy": Compression.SNAPPY,
             "lz4": Compression.LZ4, "zstd": Compression.ZSTD}
-
-
-def java_long(value: int) -> int:
-    """``value`` wrapped to a Java long, as Kafka's arithmetic on timestamps wraps."""
-    return (value - _LONG_MIN) % _LONG_RANGE + _LONG_MIN
 
 
 @dataclass(frozen=True, slots=True)

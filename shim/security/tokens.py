@@ -12,6 +12,8 @@ DelegationTokenCache's lookups, and the SCRAM credentials a token authenticates 
 - Renew and expire find the token by HMAC (DELEGATION_TOKEN_NOT_FOUND, 62), allow only its owner or a renewer
   (DELEGATION_TOKEN_OWNER_MISMATCH, 63) and refuse an expired token (DELEGATION_TOKEN_EXPIRED, 66): renew checks expiry
   before the caller, expire the caller first, and a negative expiry period expires the token at once (removes it).
+- Timestamps are the clock plus a period in Java's wrapping long arithmetic, as the controller computes them: an expire
+  period near Long.MAX_VALUE gives a negative expiry, so the token is expired at once (renew then answers 66).
 - Every ``delegation.token.expiry.check.interval.ms`` (1 h) tokens past their expiry or max timestamp are removed.
 
 With a data directory the tokens live in ``kafka-shim-delegation-tokens.json`` there (rewritten atomically on each
@@ -31,6 +33,7 @@ from typing import Protocol
 
 from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.shim.config.logging import get_logger
+from kafka_shim.shim.javacompat.java_long import java_long
 from kafka_shim.shim.javacompat.kafka_uuid import kafka_uuid_string, random_uuid
 from kafka_shim.shim.security.sasl.credentials import atomic_write
 from kafka_shim.shim.security.sasl.scram_math import MECHANISMS, ScramCredential
@@ -140,9 +143,9 @@ class DelegationTokens:
         lifetime = self.settings.max_lifetime_ms
         if max_lifetime_ms > 0:
             lifetime = min(lifetime, max_lifetime_ms)
-        max_ms = now + lifetime
+        max_ms = java_long(now + lifetime)
         token_id = kafka_uuid_string(random_uuid())  # DelegationTokenControlManager: Uuid.randomUuid().toString()
-        token = Token(token_id, owner, requester, renewers, now, max_ms, min(max_ms, now + self.settings.expiry_time_ms),
+        token = Token(token_id, owner, requester, renewers, now, max_ms, min(max_ms, java_long(now + self.settings.expiry_time_ms)),
                       self._hmac(token_id))
         self._put(token)
         log.info("delegation_token_created", token_id=token_id, owner=owner, requester=requester)
@@ -161,7 +164,7 @@ class DelegationTokens:
         if not (token.owner == principal or principal in token.renewers):
             return ErrorCode.DELEGATION_TOKEN_OWNER_MISMATCH, 0
         period = self.settings.expiry_time_ms if period_ms <= 0 else min(self.settings.expiry_time_ms, period_ms)
-        expiry = min(token.max_ms, now + period)
+        expiry = min(token.max_ms, java_long(now + period))
         self._put(replace(token, expiry_ms=expiry))
         return ErrorCode.NONE, expiry
 
@@ -179,7 +182,7 @@ class DelegationTokens:
             return ErrorCode.NONE, now
         if token.expired(now):
             return ErrorCode.DELEGATION_TOKEN_EXPIRED, 0
-        expiry = min(token.max_ms, now + period_ms)
+        expiry = min(token.max_ms, java_long(now + period_ms))
         self._put(replace(token, expiry_ms=expiry))
         return ErrorCode.NONE, expiry
 

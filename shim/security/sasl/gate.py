@@ -17,6 +17,7 @@ from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.errors import ProtocolError
 from kafka_shim.protocol.framing import RequestFrame, encode_response, parse_request
 from kafka_shim.protocol.messages import SaslAuthenticateResponse, SaslHandshakeResponse
+from kafka_shim.shim.javacompat.java_long import java_long
 from kafka_shim.shim.security.sasl.mechanism import Mechanism
 
 HANDSHAKE_VERSIONS = range(0, 2)
@@ -262,7 +263,9 @@ class SaslGate:
         expiry_ms = getattr(self.server, "credential_expiry_ms", None)
         if expiry_ms is None and reauth <= 0:
             return 0, None
-        left = None if expiry_ms is None else expiry_ms - int(time.time() * 1000)
+        # Kafka subtracts in Java's wrapping long arithmetic: a token whose expiry wrapped negative (an expire period
+        # near Long.MAX_VALUE) leaves a huge positive remainder, not a negative one.
+        left = None if expiry_ms is None else java_long(expiry_ms - int(time.time() * 1000))
         if left is None:
             lifetime = max(0, reauth)
         elif reauth <= 0:
