@@ -448,6 +448,7 @@ def _build_services(config: BrokerConfig, cluster: ClusterState, endpoints: Endp
                            if rules.offsets_v0_in_zookeeper else None),
         tokens=open_tokens(config.raw, config.log_dirs[0] if config.log_dirs else None, wall_clock_ms),
     )
+    cluster.features.for_release(rules.metadata_version_level)  # an emulated release's metadata.version levels
     _attach_offsets_topic(services.groups, partitions)
     services.transactions = _transaction_coordinator(config, partitions, services.producer_ids, services.groups)
     return services

@@ -43,6 +43,19 @@ Emulated so far:
   topic alice may describe but not delete, where KRaft's controller says 3), and DELETE on the cluster, which KRaft's
   controller takes as leave to delete every topic, grants nothing (KafkaApis.handleDeleteTopicsRequest at 2.8.2).
 
+* Before 3.0 (the generated Fetch answers; KAFKA-12434): a refused Fetch partition carries a null aborted-transactions
+  list where 3.0+ send an empty one; DescribeProducers answers a refused or unknown topic with a bare code (no message,
+  no topic name check).
+* Before 3.3 (ZooKeeper mode): DeleteTopics answers carry no messages, a refused Alter/IncrementalAlterConfigs
+  resource neither, and CreatePartitions words its 29 and 3 as ZooKeeper mode's KafkaApis and ZkAdminManager did.
+
+* Before 3.3 (ZooKeeper mode, seen against real 2.8.2 and 3.0.2): ZkAdminManager checks Alter/IncrementalAlterConfigs
+  resources (existence first; unparsable values 42 naming the resource; duplicate keys, nulls and BROKER_LOGGER
+  resources in its own words before 3.2) and CreateTopics (KafkaApis' duplicates and refusals keep
+  topic_config_error_code 29; partitions, replication factor, name, assignment, configs, in its order and words).
+* Before 3.5 (KAFKA-14402): AddPartitionsToTxn v0-3's one-code answers come from a HashMap by partition. Before 3.7
+  (KAFKA-16807): DescribeLogDirs lists every topic of a directory.
+
 Rules that follow from the API versions a release advertised need no switch: no PREFIXED ACLs before 2.0 (ACL APIs v1), no authorized operations before 2.3.
 """
 
@@ -79,6 +92,34 @@ GROUP_APIS_3_5 = (3, 5)
 # user, and a null user list is never answered (seen against real 2.8.2-3.1.2 and 3.2.3-3.9.0 in ZooKeeper mode).
 SCRAM_DESCRIBE_ROWS = (3, 2)
 FETCH_REWRITE = (1, 1)  # a follower fetch without CLUSTER_ACTION: 29 on every partition, not 31
+# 3.0 built Fetch answers from the generated FetchResponseData (commit 8205051e90e): a refused partition (29, 3, an
+# unknown topic id) got the schema's empty aborted-transactions list; before, KafkaApis built it with a null one
+# (seen against real 2.8.2 and 3.0.2 by the release probe). And DescribeProducers' per-partition errors got messages,
+# with the topic name validated first (KAFKA-12434, 3.0): 2.8 answered a bare code (2.8 is the first release with it).
+GENERATED_FETCH_ANSWERS = (3, 0)
+DESCRIBE_PRODUCERS_MESSAGES = (3, 0)
+# 3.2 (ConfigAdminManager, for forwarding) moved the checks of duplicate keys, null values and BROKER_LOGGER
+# resources of Alter/IncrementalAlterConfigs out of ZkAdminManager into 3.9's broker-side preprocessing (source at
+# 3.0.2 / 3.2.3; the ZkAdminManager answers seen against real 2.8.2 and 3.0.2 by the release probe)
+CONFIG_PREPROCESSING = (3, 2)
+# 3.5 (KAFKA-14402, AddPartitionsToTxn v4's batching) answers v0-3's one-code refusals in the request's own shape,
+# where AddPartitionsToTxnRequest.getErrorResponse built them from a HashMap by partition (seen against real 2.8.2 and
+# 3.9.0 by the release probe; the source at 3.4.1 and 3.5.2)
+ADD_PARTITIONS_BATCHED = (3, 5)
+
+# Seen against real KRaft 3.5.2 and 3.7.2 by the KRaft release probe (/tmp/kraft-probe; the tests are
+# tests/differential/test_kraft_release_findings.py). KIP-890 part 1: a transactional Produce is verified with the
+# transaction coordinator from 3.6 (KAFKA-14402, transaction.partition.verification.enable), a TxnOffsetCommit from 3.7
+# (KAFKA-15449); before (every release, ZooKeeper mode too), a partition the transaction never added was written all the same. And DescribeLogDirs of
+# named partitions listed every topic of the directory, those not asked with no partitions, up to 3.7.0 (KAFKA-16807,
+# fixed in 3.7.1: the 3.7 line follows 3.7.2).
+PRODUCE_VERIFICATION = (3, 6)
+TXN_OFFSET_COMMIT_VERIFICATION = (3, 7)
+LOG_DIRS_ONLY_ASKED_TOPICS = (3, 7)
+# The latest MetadataVersion level of each KRaft release (MetadataVersion.latestProduction at its tag): what ApiVersions
+# v3+ reports as metadata.version's supported maximum and the level a freshly formatted cluster finalizes.
+METADATA_VERSION_LEVELS = {(3, 3): 7, (3, 4): 8, (3, 5): 11, (3, 6): 14, (3, 7): 19, (3, 8): 20}
+LATEST_METADATA_VERSION_LEVEL = 21  # 3.9-IV0
 
 
 def since(change: tuple[int, int]) -> str:
@@ -121,6 +162,41 @@ class ReleaseRules:
     # ZooKeeper mode (before 3.3 as presented): OffsetCommit v0 writes and OffsetFetch v0 reads offsets in ZooKeeper,
     # apart from the group coordinator; a KRaft broker refuses both versions (35)
     offsets_v0_in_zookeeper: bool = False
+    # before 3.0: a refused Fetch partition carries a null aborted-transactions list (v4+), not an empty one
+    fetch_refusal_null_aborted: bool = False
+    # before 3.0: DescribeProducers answers a refused or unknown topic with a bare code, no message and no name check
+    describe_producers_bare_codes: bool = False
+    # ZooKeeper mode (before 3.3 as presented): the broker's own KafkaApis and ZkAdminManager answer the topic admin
+    # APIs, not KRaft's controller, with their own messages: none on DeleteTopics' answers nor on a refused
+    # Alter/IncrementalAlterConfigs resource; CreatePartitions' "The topic authorization is failed." (29) and "The
+    # topic 'NAME' does not exist." (3)
+    zookeeper_admin_messages: bool = False
+    # ZooKeeper mode (before 3.3 as presented): ZkAdminManager checks an Alter/IncrementalAlterConfigs resource, not
+    # KRaft's controller: a topic's existence (3) before its values, a value that does not parse INVALID_REQUEST
+    # "Invalid config value for resource ConfigResource(...)", APPEND/SUBTRACT on a non-LIST key INVALID_REQUEST (3.2
+    # put 3.9's broker-side preprocessing in front of it)
+    zookeeper_config_alteration: bool = False
+    # before 3.2 (ConfigAdminManager.preprocess): ZkAdminManager itself refuses duplicate keys and nulls, with its own
+    # words ("Error due to duplicate config keys : k", "Null value not supported for : SET:k"), checks BROKER_LOGGER
+    # resources, and a null value in AlterConfigs fails the whole request (-1, no message)
+    zookeeper_config_preprocessing: bool = False
+    # ZooKeeper mode (before 3.3 as presented): CreateTopics is KafkaApis' and ZkAdminManager's, not KRaft's
+    # controller's: every entry of a name given twice answered ("Found multiple entries for this topic."), a topic
+    # KafkaApis refused keeps topic_config_error_code 29; partitions (37), then the replication factor (38), then the
+    # name, the manual assignment and the configs, each with ZooKeeper mode's messages
+    zookeeper_topic_creation: bool = False
+    # before 3.5 (KAFKA-14402): AddPartitionsToTxn v0-3 answered one code for the whole transaction (53, or the
+    # coordinator's) from a java.util.HashMap by partition: topics merged, repeats once, empty topics left out
+    add_partitions_errors_by_partition: bool = False
+
+    # KIP-890 part 1, before 3.6: a transactional Produce to a partition not added to its transaction is not verified
+    produce_unverified: bool = False
+    # KIP-890 part 1, before 3.7: a TxnOffsetCommit's __consumer_offsets partition is not verified
+    txn_offset_commit_unverified: bool = False
+    # before 3.7 (KAFKA-16807): DescribeLogDirs of named partitions lists every topic of the directory, unasked ones empty
+    log_dirs_list_every_topic: bool = False
+    # the release's latest metadata.version level (ApiVersions' supported maximum, finalized on a fresh cluster)
+    metadata_version_level: int = LATEST_METADATA_VERSION_LEVEL
 
     @property
     def name(self) -> str:
@@ -148,6 +224,19 @@ def rules_for(release: str | tuple[int, int]) -> ReleaseRules:
         topics_hidden_as_unknown=line < KAFKA_5547,
         delete_topics_zookeeper=line < KRAFT_PRESENTED,
         offsets_v0_in_zookeeper=line < KRAFT_PRESENTED,
+        fetch_refusal_null_aborted=line < GENERATED_FETCH_ANSWERS,
+        describe_producers_bare_codes=line < DESCRIBE_PRODUCERS_MESSAGES,
+        zookeeper_admin_messages=line < KRAFT_PRESENTED,
+        zookeeper_config_alteration=line < KRAFT_PRESENTED,
+        zookeeper_config_preprocessing=line < CONFIG_PREPROCESSING,
+        zookeeper_topic_creation=line < KRAFT_PRESENTED,
+        add_partitions_errors_by_partition=line < ADD_PARTITIONS_BATCHED,
+        # KRaft releases as presented (3.3+); the ZooKeeper-mode ones keep 3.9's answers here, as before
+        produce_unverified=line < PRODUCE_VERIFICATION,
+        txn_offset_commit_unverified=line < TXN_OFFSET_COMMIT_VERIFICATION,
+        # ReplicaManager's, so the ZooKeeper-mode releases too (seen against real 2.8.2 by the release probe)
+        log_dirs_list_every_topic=line < LOG_DIRS_ONLY_ASKED_TOPICS,
+        metadata_version_level=METADATA_VERSION_LEVELS.get(line, LATEST_METADATA_VERSION_LEVEL),
     )
 
 

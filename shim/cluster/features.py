@@ -34,6 +34,20 @@ class Features:
 
     finalized: dict[str, int] = field(default_factory=lambda: {METADATA_VERSION: LATEST_METADATA_VERSION})
     epoch: int = 0  # bumped by each change, as the metadata offset Kafka reports moves
+    # the highest metadata.version this node supports: an emulated older release's own latest (see for_release)
+    metadata_max: int = LATEST_METADATA_VERSION
+
+    def for_release(self, latest_level: int) -> None:
+        """Support metadata.version up to an emulated release's latest level (ReleaseRules.metadata_version_level), as
+        that release's broker does, and start a cluster still at a later level at it, as its kafka-storage format
+        would have."""
+        self.metadata_max = latest_level
+        if self.finalized.get(METADATA_VERSION, 0) > latest_level:
+            self.finalized[METADATA_VERSION] = latest_level
+
+    def supported(self, name: str) -> tuple[int, int]:
+        low, high = SUPPORTED.get(name, (0, 0))
+        return (low, self.metadata_max) if name == METADATA_VERSION else (low, high)
 
     def update(self, updates: dict[str, tuple[int, int]], node_id: int, validate_only: bool) -> dict[str, tuple[int, str | None]]:
         """FeatureControlManager.updateFeatures: (code, message) per feature, sorted by name; applied all together
@@ -64,7 +78,7 @@ class Features:
         current = self.finalized.get(name, 0)
         if level < 0:
             return invalid("A feature version cannot be less than 0.")
-        low, high = SUPPORTED.get(name, (0, 0))
+        low, high = self.supported(name)
         if not low <= level <= high:
             what = f"Local controller {node_id}"
             return invalid(f"{what} does not support this feature." if high == 0 else f"{what} only supports versions {low}-{high}")

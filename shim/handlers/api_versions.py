@@ -46,9 +46,11 @@ def api_versions(ctx: RequestContext, request: object) -> ApiVersionsResponse:
     response = ApiVersionsResponse(api_keys=ctx.services.api_table.api_versions_list())
     if version >= 3:
         # Kafka 3.9 lists kraft.version ahead of metadata.version (the order its feature map yields).
-        features = [KRAFT_VERSION, METADATA_VERSION] if version >= 4 else [METADATA_VERSION]
-        response.supported_features = [_Supported(name=n, min_version=lo, max_version=hi) for n, lo, hi in features]
         features = ctx.services.cluster.features  # UpdateFeatures changes them
+        # metadata.version's maximum is the emulated release's own (Features.for_release)
+        supported = [KRAFT_VERSION, (METADATA_VERSION[0], *features.supported(METADATA_VERSION[0]))] if version >= 4 else [
+            (METADATA_VERSION[0], *features.supported(METADATA_VERSION[0]))]
+        response.supported_features = [_Supported(name=n, min_version=lo, max_version=hi) for n, lo, hi in supported]
         response.finalized_features_epoch = features.epoch
         response.finalized_features = [_Finalized(name=name, min_version_level=level, max_version_level=level)
                                        for name, level in sorted(features.finalized.items(), reverse=True)]

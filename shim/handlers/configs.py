@@ -26,6 +26,9 @@ Version notes. DescribeConfigs v0 has ``is_default`` (Kafka 3.9 leaves it false)
 synonyms; v3 adds ``config_type`` and documentation. kafka-shim answers documentation (when asked) with a pointer
 to the key's entry in Kafka 3.9's documentation rather than Kafka's prose. AlterConfigs and
 IncrementalAlterConfigs versions differ only in encoding (v2 / v1 are flexible).
+
+An emulated ZooKeeper-mode release (before 3.3) alters as its ZkAdminManager did (``ConfigAdmin.alter_zookeeper``,
+ReleaseRules.zookeeper_config_alteration / zookeeper_config_preprocessing).
 """
 
 from __future__ import annotations
@@ -186,10 +189,21 @@ def _alter(ctx: RequestContext, request: Any, resources: list[AlterResource], in
             return allowed(ctx, topic_check, name)
         return allowed(ctx, cluster_check, CLUSTER_NAME)
 
-    results = _admin(ctx).alter(resources, incremental, request.validate_only, authorize)
+    admin = _admin(ctx)
+    if ctx.services.release_rules.zookeeper_config_alteration:
+        results = admin.alter_zookeeper(resources, incremental, request.validate_only, authorize,
+                                        preprocessed=not ctx.services.release_rules.zookeeper_config_preprocessing)
+    else:
+        results = admin.alter(resources, incremental, request.validate_only, authorize)
     if ctx.services.release_rules.topics_hidden_as_unknown:
-        results = [_topic_refusal(ctx, r.name) if r.resource_type == TOPIC and result == (ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_DENIED)
-                   else result for r, result in zip(resources, results, strict=True)]
+        # (the ZooKeeper-mode path words a refusal with no message)
+        results = [_topic_refusal(ctx, r.name) if r.resource_type == TOPIC and result[0] == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                   and result[1] in (TOPIC_DENIED, None) else result for r, result in zip(resources, results, strict=True)]
+    if ctx.services.release_rules.zookeeper_admin_messages:
+        # ZooKeeper mode's KafkaApis refused a resource with a bare code (configsAuthorizationApiError), where KRaft's
+        # controller words it
+        refusals = {(ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_DENIED), (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, CLUSTER_DENIED)}
+        results = [(code, None) if (code, message) in refusals else (code, message) for code, message in results]
     for resource, (code, message) in zip(resources, results, strict=True):
         if code != ErrorCode.NONE:
             log.info("config_alteration_refused", resource_type=resource.resource_type, resource_name=resource.name,
@@ -214,6 +228,11 @@ def alter_configs(ctx: RequestContext, request: messages.AlterConfigsRequest) ->
         # Kafka 3.9 fails while building this answer (AlterConfigsResponse keys a map by resource, and its
         # error path does the same) and never answers; closing is the honest equivalent.
         raise CloseConnection("AlterConfigs naming a resource twice: Kafka 3.9 never answers it")
+    if ctx.services.release_rules.zookeeper_config_preprocessing and any(c.value is None for r in request.resources for c in r.configs):
+        # a ZooKeeper-mode broker failed while reading such a request (a config entry refuses a null value): every
+        # resource UNKNOWN_SERVER_ERROR, no message
+        log.info("alter_configs_refused", reason="null value")
+        return alter_configs_error_response(request, ErrorCode.UNKNOWN_SERVER_ERROR, None)
     resources = [AlterResource(r.resource_type, r.resource_name, [ConfigOp(c.name, OpType.SET, c.value) for c in r.configs])
                  for r in request.resources]
     results = _alter(ctx, request, resources, incremental=False)

@@ -41,8 +41,10 @@ def describe_producers_error_response(request: messages.DescribeProducersRequest
 @handles(ApiKey.DESCRIBE_PRODUCERS, 0, 0, error_response=describe_producers_error_response)
 def describe_producers(ctx: RequestContext, request: messages.DescribeProducersRequest) -> DescribeProducersResponse:
     topics = []
+    # 2.8 (ReleaseRules.describe_producers_bare_codes): no name check, and its refusals carry no message
+    bare = ctx.services.release_rules.describe_producers_bare_codes
     for t in request.topics:
-        invalid = invalid_topic_name(t.name)
+        invalid = None if bare else invalid_topic_name(t.name)
         if invalid is not None:
             error: tuple[int, str | None] | None = (ErrorCode.INVALID_TOPIC_EXCEPTION, invalid)
         elif not allowed(ctx, _READ, t.name):  # KafkaApis asks per topic entry, in request order (a repeat asks again)
@@ -51,6 +53,8 @@ def describe_producers(ctx: RequestContext, request: messages.DescribeProducersR
             error = (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.")
         else:
             error = None
+        if bare and error is not None:
+            error = (error[0], None)
         topics.append(_Topic(name=t.name, partitions=[
             _Partition(partition_index=p, error_code=error[0], error_message=error[1]) if error is not None
             else _active(ctx, t.name, p) for p in t.partition_indexes]))

@@ -235,10 +235,10 @@ def _classify(ctx: RequestContext, partitions: Partitions, fetches: list[tuple[T
     named: list[tuple[TopicPartitionId, PartitionRequest]] = []
     if from_follower and not allowed(ctx, _FOLLOWER, CLUSTER_NAME):
         code = ctx.services.release_rules.follower_fetch_denied_code  # 29; 31 on an emulated 1.0
-        return [(tp, _refusal(code)) for tp, _ in fetches], []
+        return [(tp, _refusal(ctx, code)) for tp, _ in fetches], []
     for tp, request in fetches:
         if tp.topic is None:
-            refused.append((tp, _refusal(ErrorCode.UNKNOWN_TOPIC_ID)))
+            refused.append((tp, _refusal(ctx, ErrorCode.UNKNOWN_TOPIC_ID)))
         else:
             named.append((tp, request))
     topics = partitions.cluster.topics
@@ -249,19 +249,21 @@ def _classify(ctx: RequestContext, partitions: Partitions, fetches: list[tuple[T
     for tp, request in named:
         topic = topics.get(tp.topic)  # type: ignore[arg-type]
         if tp.topic in hidden:
-            refused.append((tp, _refusal(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)))
+            refused.append((tp, _refusal(ctx, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)))
         elif tp.topic not in readable:
-            refused.append((tp, _refusal(ErrorCode.TOPIC_AUTHORIZATION_FAILED)))
+            refused.append((tp, _refusal(ctx, ErrorCode.TOPIC_AUTHORIZATION_FAILED)))
         elif topic is None or not 0 <= tp.partition < len(topic.partitions):
-            refused.append((tp, _refusal(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)))
+            refused.append((tp, _refusal(ctx, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)))
         else:
             interesting.append((tp, request))
     return refused, interesting
 
 
-def _refusal(code: int) -> PartitionAnswer:
-    # FetchResponse.partitionResponse: no records (sent as empty), an empty aborted-transactions list.
-    return PartitionAnswer(error_code=code, records=b"", aborted_transactions=[], refused=True)
+def _refusal(ctx: RequestContext, code: int) -> PartitionAnswer:
+    # FetchResponse.partitionResponse: no records (sent as empty), an empty aborted-transactions list; before 3.0
+    # KafkaApis built the refusal itself with a null list (ReleaseRules.fetch_refusal_null_aborted).
+    aborted = None if ctx.services.release_rules.fetch_refusal_null_aborted else []
+    return PartitionAnswer(error_code=code, records=b"", aborted_transactions=aborted, refused=True)
 
 
 def _complete(answers: list[tuple[TopicPartitionId, PartitionAnswer]], min_bytes: int) -> bool:

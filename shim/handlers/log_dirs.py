@@ -12,8 +12,8 @@ the first directory),
 each with its log's size (the bytes of its segments, as UnifiedLog.size), offset lag 0 (the leader is its own high
 watermark) and is_future false; v4 adds the file system's total and usable bytes. A null topic list means every
 partition; otherwise only the requested partitions that exist appear (unknown ones are simply absent), and a topic
-with none of them is left out. Without ``log.dirs`` everything is in memory: one virtual directory,
-``MEMORY_LOG_DIR``, with the bytes held and total/usable -1 (Kafka's "unknown volume bytes"), because there is no
+with none of them is left out (an emulated release before 3.7 lists it with no partitions: KAFKA-16807). Without
+``log.dirs`` everything is in memory: one virtual directory, ``MEMORY_LOG_DIR``, with the bytes held and total/usable -1 (Kafka's "unknown volume bytes"), because there is no
 volume a user could act on and the process' memory is not a disk.
 
 AlterReplicaLogDirs checks each partition as ReplicaManager does, in its order: a topic name too long for a
@@ -116,9 +116,15 @@ def describe_log_dirs(ctx: RequestContext, request: messages.DescribeLogDirsRequ
     wanted = None if request.topics is None else {(t.topic, p) for t in request.topics for p in t.partitions}
     topics: dict[str, list[_Partition]] = {}
     partitions = ctx.services.partitions
+    # before KAFKA-16807 (3.7.1) every topic in the directory was listed, those with no requested partition empty
+    every_topic = ctx.services.release_rules.log_dirs_list_every_topic
     for name, index in _kafka_log_order(list(_hosted(ctx)), partitions.peak_open if partitions is not None else 0):
         state = partitions.get(name, index) if partitions is not None else None
-        if state is None or (wanted is not None and (name, index) not in wanted):
+        if state is None:
+            continue
+        if wanted is not None and (name, index) not in wanted:
+            if every_topic:
+                topics.setdefault(name, [])
             continue
         topics.setdefault(name, []).append(_Partition(partition_index=index, partition_size=state.log.size, offset_lag=0,
                                                       is_future_key=False))

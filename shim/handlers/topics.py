@@ -15,7 +15,9 @@ nothing of it reached the controller.
 Version notes. CreateTopics v1+ validate_only and error messages; v4+ lets -1 mean num.partitions /
 default.replication.factor (Kafka's broker accepts -1 from any version; its clients refuse to send it below v4);
 v5+ returns the configs (tagged topic_config_error_code), v7 the topic id. DeleteTopics v5+ error messages; v6
-names topics by name or id; with ``delete.topic.enable=false`` every topic gets 42 below v3 and 73 from v3.
+names topics by name or id; with ``delete.topic.enable=false`` every topic gets 42 below v3 and 73 from v3. An
+emulated ZooKeeper-mode release (before 3.3) creates topics as its KafkaApis and ZkAdminManager did
+(``TopicAdmin.create_topics_zookeeper``, ReleaseRules.zookeeper_topic_creation).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from kafka_shim.shim.partitions.topic_admin import (
     DeleteResult,
     NewTopic,
     PartitionsIncrease,
+    PartitionsResult,
     RequestTimedOut,
     TopicAdmin,
     TopicDeletionDisabled,
@@ -108,7 +111,11 @@ def create_topics(ctx: RequestContext, request: messages.CreateTopicsRequest) ->
     validate_only = ctx.api_version >= 1 and request.validate_only
     quota = _mutation_quota(ctx, strict_since=6)
     try:
-        results = _admin(ctx).create_topics(topics, validate_only, auth, timeout_ms=request.timeout_ms, mutation_quota=quota)
+        if ctx.services.release_rules.zookeeper_topic_creation:
+            results = _admin(ctx).create_topics_zookeeper(topics, validate_only, auth, timeout_ms=request.timeout_ms,
+                                                          mutation_quota=quota)
+        else:
+            results = _admin(ctx).create_topics(topics, validate_only, auth, timeout_ms=request.timeout_ms, mutation_quota=quota)
     except RequestTimedOut as exc:
         return create_topics_error_response(request, exc.code, None)
     except BatchTooLarge as exc:
@@ -165,8 +172,11 @@ def delete_topics(ctx: RequestContext, request: messages.DeleteTopicsRequest) ->
         # ControllerApis shuffles the answer so that positions reveal nothing: an absent topic and one the principal
         # may not see would otherwise tell themselves apart by where they come (a ZooKeeper broker did not).
         random.shuffle(results)
+    # ZooKeeper mode's KafkaApis set only a code on each topic (ReleaseRules.zookeeper_admin_messages)
+    bare = rules.zookeeper_admin_messages
     return _throttled(ctx, DeleteTopicsResponse(responses=[
-        _Deleted(name=r.name, topic_id=r.topic_id if r.topic_id is not None else ZERO_UUID, error_code=r.error, error_message=r.message)
+        _Deleted(name=r.name, topic_id=r.topic_id if r.topic_id is not None else ZERO_UUID, error_code=r.error,
+                 error_message=None if bare else r.message)
         for r in results
     ]), quota)
 
@@ -193,8 +203,20 @@ def create_partitions(ctx: RequestContext, request: messages.CreatePartitionsReq
     except RequestTimedOut as exc:
         return create_partitions_error_response(request, exc.code, None)
     _log_refusals(ctx, "create_partitions", results)
+    zookeeper = ctx.services.release_rules.zookeeper_admin_messages
     return _throttled(ctx, CreatePartitionsResponse(
-        results=[_Increased(name=r.name, error_code=r.error, error_message=r.message) for r in results]), quota)
+        results=[_Increased(name=r.name, error_code=r.error, error_message=_zookeeper_message(r) if zookeeper else r.message)
+                 for r in results]), quota)
+
+
+def _zookeeper_message(result: PartitionsResult) -> str | None:
+    """How ZooKeeper mode worded CreatePartitions' refusals (ReleaseRules.zookeeper_admin_messages): KafkaApis its 29,
+    ZkAdminManager an absent topic's 3; other answers are left as they are."""
+    if result.error == ErrorCode.TOPIC_AUTHORIZATION_FAILED:
+        return "The topic authorization is failed."
+    if result.error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+        return f"The topic '{result.name}' does not exist."
+    return result.message
 
 
 # -- controller_mutation_rate (KIP-599) ---------------------------------------------------------------------------------

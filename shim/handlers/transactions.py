@@ -59,7 +59,9 @@ def _topic_results(errors: dict[tuple[str, int], int], order: str) -> list[_Topi
     """Per-partition errors grouped by topic as AddPartitionsToTxnResponse.topicCollectionForErrors does: Kafka built
     a Scala map of the partitions (``scala_mutable`` / ``scala_immutable``) and grouped it into a java.util.HashMap."""
     entries = list(errors)
-    if order == "scala_mutable":
+    if order == "java":
+        entries = java_hash_map_order(entries, topic_partition_hash)
+    elif order == "scala_mutable":
         entries = scala_mutable_map_order(entries, topic_partition_hash)
     elif order == "scala_immutable":
         entries = scala_immutable_map_order(entries, topic_partition_hash)
@@ -117,13 +119,18 @@ def add_partitions_to_txn(ctx: RequestContext, request: messages.AddPartitionsTo
         outcome = _add(ctx, version, transactional_id, request.v3_and_below_producer_id,
                        request.v3_and_below_producer_epoch, wanted, False,
                        asked=[(t.name, p) for t in request.v3_and_below_topics for p in t.partitions])
-    return AddPartitionsToTxnResponse(throttle_time_ms=0, results_by_topic_v3_and_below=_results(outcome, request.v3_and_below_topics))
+    return AddPartitionsToTxnResponse(throttle_time_ms=0, results_by_topic_v3_and_below=_results(
+        outcome, request.v3_and_below_topics, by_partition=ctx.services.release_rules.add_partitions_errors_by_partition))
 
 
 def _results(outcome: int | tuple[dict[tuple[str, int], int], str],
-             topics: list[messages.AddPartitionsToTxnRequest.AddPartitionsToTxnTopic]) -> list[_TopicResult]:
-    """One code for the whole transaction answers in the request's shape; per-partition errors in Kafka's map order."""
+             topics: list[messages.AddPartitionsToTxnRequest.AddPartitionsToTxnTopic], by_partition: bool = False) -> list[_TopicResult]:
+    """One code for the whole transaction answers in the request's shape; per-partition errors in Kafka's map order.
+    ``by_partition`` (before 3.5): the one code too went through a java.util.HashMap by partition, so a topic named
+    twice is answered once, a repeated partition once, and a topic with no partitions not at all."""
     if isinstance(outcome, int):
+        if by_partition:
+            return _topic_results(dict.fromkeys(_partitions(topics), outcome), "java")
         return _as_requested(topics, outcome)
     errors, order = outcome
     return _topic_results(errors, order)

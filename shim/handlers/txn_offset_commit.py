@@ -140,7 +140,7 @@ def _verify(ctx: RequestContext, request: messages.TxnOffsetCommitRequest) -> in
     the partition's epoch check on the append, or Kafka's record builder for epoch -1, answers instead."""
     if not request.group_id:
         return ErrorCode.NONE  # the group coordinator answers INVALID_GROUP_ID first
-    if not verification_enabled(ctx):
+    if not verification_enabled(ctx, offsets=True):
         return ErrorCode.NONE
     offsets_topic = ctx.services.cluster.topics.get(OFFSETS_TOPIC)
     if offsets_topic is None:

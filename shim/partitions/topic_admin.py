@@ -29,7 +29,7 @@ from kafka_shim.shim.cluster.configs.topic_configs import (
     TopicConfigSet,
     validate_topic_configs,
 )
-from kafka_shim.shim.cluster.topics import invalid_topic_name
+from kafka_shim.shim.cluster.topics import MAX_TOPIC_NAME_LENGTH, invalid_topic_name
 from kafka_shim.shim.javacompat.java_hash import JavaHashMap
 from kafka_shim.shim.javacompat.kafka_uuid import random_uuid
 from kafka_shim.shim.partitions.manager import Partitions
@@ -66,11 +66,17 @@ def effective_topic_configs(overrides: Mapping[str, str], static: Mapping[str, s
               (cluster_default or {}, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
               (static, ConfigSource.STATIC_BROKER_CONFIG))
     configs = []
-    for name in scala_hashmap_order(config_set.names) if config_set.zookeeper else sorted(config_set.names):
+    # KRaft's controller walks every key the topic ConfigDef has, the internal ones too (3.3-3.5's tiered storage
+    # keys); ZkAdminManager listed only the public ones
+    names = config_set.names if config_set.zookeeper else config_set.names + config_set.internal
+    for name in scala_hashmap_order(names) if config_set.zookeeper else sorted(names):
         key = TOPIC_CONFIGS[name]
         value: str | None
         if name in overrides:
             value, source = overrides[name], ConfigSource.TOPIC_CONFIG
+        elif name in config_set.internal:
+            # no broker synonym then (LogConfig's CONFIGS_WITH_NO_SERVER_DEFAULTS): the key's own default
+            value, source = config_set.default_string(name), ConfigSource.DEFAULT_CONFIG
         else:
             value, source = config_set.default_string(name), ConfigSource.DEFAULT_CONFIG
             for properties, layer_source in layers:
@@ -119,6 +125,19 @@ def auto_created_topic(name: str, properties: Mapping[str, str], num_partitions:
     else:
         return NewTopic(name, num_partitions, default_replication_factor)
     return NewTopic(name, number(partitions_key, partitions), number(factor_key, factor), configs=configs)
+
+
+def _zookeeper_invalid_name(name: str) -> str | None:
+    """Topic.validate's message before 3.3 (InvalidTopicException), or None for a legal name."""
+    if not name:
+        return "Topic name is illegal, it can't be empty"
+    if name in (".", ".."):
+        return 'Topic name cannot be "." or ".."'
+    if invalid_topic_name(name) is None:
+        return None
+    if len(name.encode("utf-16-le", "surrogatepass")) // 2 > MAX_TOPIC_NAME_LENGTH:
+        return f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters, topic name: {name}"
+    return f'Topic name "{name}" is illegal, it contains a character other than ASCII alphanumerics, \'.\', \'_\' and \'-\''
 
 
 def _unify_collision_chars(name: str) -> str:
@@ -335,6 +354,103 @@ class TopicAdmin:
                 replicas = manual or self.partitions.cluster.placement(partitions, factor)
                 self.partitions.create_topic(topic.name, partitions, overrides, topic_id=ids[topic.name], replicas=replicas)
         return results
+
+    def create_topics_zookeeper(self, topics: Sequence[NewTopic], validate_only: bool, auth: Authorizations | None = None, *,
+                                timeout_ms: int = 30000, mutation_quota: MutationQuota | None = None) -> list[CreateResult]:
+        """A ZooKeeper-mode broker's CreateTopics (before 3.3): KafkaApis answers a name given twice (every entry) and
+        refused topics, then ZkAdminManager checks each remaining topic in its own order. Every entry is answered, in
+        request order. A topic refused by KafkaApis keeps topic_config_error_code 29 when its configs may not be
+        described; one ZkAdminManager refuses has it reset to 0."""
+        auth = auth or Authorizations()
+        names = [t.name for t in topics]
+        distinct = list(dict.fromkeys(names))
+        authorized = set(distinct) if auth.cluster_wide else auth.permitted(distinct)
+        describable = auth.describable(distinct)
+        existing = list(self._topics)
+        results: list[CreateResult] = []
+        for topic in topics:
+            config_error = ErrorCode.NONE if topic.name in describable else ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            if names.count(topic.name) > 1:
+                results.append(CreateResult(topic.name, ErrorCode.INVALID_REQUEST, "Found multiple entries for this topic.",
+                                            config_error=config_error))
+                continue
+            if topic.name not in authorized:
+                results.append(CreateResult(topic.name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.",
+                                            config_error=config_error))
+                continue
+            try:
+                assignment = self._check_new_topic_zookeeper(topic, existing, validate_only)
+                if not validate_only:
+                    _apply_quota(mutation_quota, len(assignment))
+            except _Refused as refused:
+                results.append(CreateResult(topic.name, refused.code, refused.message))
+                continue
+            overrides = {n: v for n, v in topic.configs if v is not None}
+            replicas = [assignment[i] for i in range(len(assignment))]
+            result = CreateResult(topic.name, config_error=config_error)
+            if topic.name in describable:
+                result.num_partitions, result.replication_factor = len(replicas), len(replicas[0])
+                result.configs = self._effective_configs(overrides)
+            if not validate_only:  # the id is known once the topic is written (v7, 3.0)
+                result.topic_id = random_uuid()
+                self.partitions.create_topic(topic.name, len(replicas), overrides, topic_id=result.topic_id, replicas=replicas)
+                if timeout_ms <= 0:  # created, but not waited for
+                    result = CreateResult(topic.name, ErrorCode.REQUEST_TIMED_OUT, None)
+            results.append(result)
+        return results
+
+    def _check_new_topic_zookeeper(self, topic: NewTopic, existing: Sequence[str], validate_only: bool) -> dict[int, list[int]]:
+        """ZkAdminManager.createTopics' checks, then AdminZkClient.validateTopicCreate's, in their order; the
+        partition -> replicas assignment."""
+        name = topic.name
+        if name in self._topics:
+            raise _Refused(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        nulls = [n for n, v in topic.configs if v is None]
+        if nulls:
+            raise _Refused(ErrorCode.INVALID_REQUEST, "Null value not supported for topic configs : " + ",".join(nulls))
+        if topic.assignments:
+            if topic.num_partitions != -1 or topic.replication_factor != -1:
+                raise _Refused(ErrorCode.INVALID_REQUEST, "Both numPartitions or replicationFactor and replicasAssignments "
+                                                          "were set. Both cannot be used at the same time.")
+            assignment = {index: list(brokers) for index, brokers in topic.assignments}  # a later index wins
+        else:
+            # AdminUtils.assignReplicasToBrokers: partitions, then the replication factor against the live brokers
+            count = self.num_partitions if topic.num_partitions == -1 else topic.num_partitions
+            factor = self.default_replication_factor if topic.replication_factor == -1 else topic.replication_factor
+            if count <= 0:
+                raise _Refused(ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0.")
+            if factor <= 0:
+                raise _Refused(ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0.")
+            if factor > len(self.brokers):
+                raise _Refused(ErrorCode.INVALID_REPLICATION_FACTOR,
+                               f"Replication factor: {factor} larger than available brokers: {len(self.brokers)}.")
+            # (placing moves the cluster's round-robin start on: only for a topic that is created)
+            placed = self.partitions.cluster.placement(count, factor) if not validate_only else [sorted(self.brokers)[:factor]] * count
+            assignment = dict(enumerate(placed))
+        invalid = _zookeeper_invalid_name(name)  # the name is checked only here
+        if invalid is not None:
+            raise _Refused(ErrorCode.INVALID_TOPIC_EXCEPTION, invalid)
+        if "." in name or "_" in name:
+            colliding = [t for t in existing if _unify_collision_chars(t) == _unify_collision_chars(name)]
+            if colliding:
+                raise _Refused(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic '{name}' collides with existing topics: {', '.join(colliding)}")
+        if len({len(brokers) for brokers in assignment.values()}) != 1:
+            raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "All partitions should have the same number of replicas")
+        if any(len(set(brokers)) != len(brokers) for brokers in assignment.values()):
+            # the assignment as Scala prints a mutable.HashMap of ArrayBuffers (small partition numbers: ascending)
+            shown = ", ".join(f"{i} -> ArrayBuffer({', '.join(map(str, b))})" for i, b in sorted(assignment.items()))
+            raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"Duplicate replica assignment found: HashMap({shown})")
+        if sum(i for i in assignment if i >= 0) != len(assignment) * (len(assignment) - 1) // 2:
+            raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "partitions should be a consecutive 0-based integer sequence")
+        overrides = {n: v for n, v in topic.configs if v is not None}
+        try:  # LogConfig.validate against LogConfig's own defaults; a ConfigException is INVALID_CONFIG here too
+            validate_topic_configs(overrides, {}, config_set=self.config_set)
+        except ConfigValueError as exc:
+            raise _Refused(ErrorCode.INVALID_CONFIG, exc.message) from None
+        if not validate_only:  # ZooKeeper mode writes whatever brokers it is given; kafka-shim can only place replicas
+            for brokers in assignment.values():  # on its own nodes, and refuses others as KRaft's controller does
+                self._check_manual_assignment(brokers, None)
+        return assignment
 
     def _effective_configs(self, overrides: Mapping[str, str]) -> list[DescribedConfig]:
         dynamic = self.broker_configs

@@ -38,9 +38,14 @@ def fenced_for(error: int, version: int, first_known: int) -> int:
     return ErrorCode.INVALID_PRODUCER_EPOCH if error == ErrorCode.PRODUCER_FENCED and version < first_known else error
 
 
-def verification_enabled(ctx: RequestContext) -> bool:
+def verification_enabled(ctx: RequestContext, *, offsets: bool = False) -> bool:
     """``transaction.partition.verification.enable`` (KIP-890, on by default): off, ReplicaManager verifies nothing
-    and the partitions keep no verification entries."""
+    and the partitions keep no verification entries. ``offsets``: for a TxnOffsetCommit's ``__consumer_offsets`` append.
+    An emulated release before KIP-890 part 1 verified nothing, whatever the key says: Produce before 3.6, TxnOffsetCommit
+    before 3.7 (ReleaseRules)."""
+    rules = ctx.services.release_rules
+    if rules.txn_offset_commit_unverified if offsets else rules.produce_unverified:
+        return False
     return ctx.services.config.raw.get("transaction.partition.verification.enable", "true").strip().lower() != "false"
 
 

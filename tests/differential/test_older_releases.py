@@ -184,6 +184,8 @@ def shim_config(line: str) -> BrokerConfig:
         "super.users": "User:admin;User:broker",
         "allow.everyone.if.no.acl.found": "false",
         "offsets.topic.replication.factor": "1",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
         "group.initial.rebalance.delay.ms": "0",
         # the request counters per (API key, version) tell which versions a client picked
         "kafka.shim.metrics.port": "0",

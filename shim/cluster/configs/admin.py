@@ -23,10 +23,12 @@ from kafka_shim.shim.cluster.configs.alter_ops import (
     apply_broker_ops,
     apply_controller_ops,
     apply_topic_ops,
+    java_split,
 )
+from kafka_shim.shim.cluster.configs.broker_configs import BROKER_CONFIGS
 from kafka_shim.shim.cluster.configs.broker_describe import describe_broker_configs
 from kafka_shim.shim.cluster.configs.client_metrics import describe_client_metrics, validate_client_metrics
-from kafka_shim.shim.cluster.configs.definition import ConfigValueError
+from kafka_shim.shim.cluster.configs.definition import ConfigType, ConfigValueError, to_config_string
 from kafka_shim.shim.cluster.configs.describe import DescribedConfig, describe_topic_configs
 from kafka_shim.shim.cluster.configs.dynamic_broker import (
     BrokerConfigError,
@@ -35,14 +37,24 @@ from kafka_shim.shim.cluster.configs.dynamic_broker import (
     validate_reconfiguration,
 )
 from kafka_shim.shim.cluster.configs.scala_order import scala_hashmap_order
-from kafka_shim.shim.cluster.configs.topic_configs import CURRENT_TOPIC_CONFIGS, TopicConfigSet, validate_topic_configs
+from kafka_shim.shim.cluster.configs.topic_configs import (
+    CURRENT_TOPIC_CONFIGS,
+    TOPIC_CONFIGS,
+    TopicConfigSet,
+    parse_topic_configs,
+    validate_topic_configs,
+)
 from kafka_shim.shim.cluster.topics import Topic, invalid_topic_name
+from kafka_shim.shim.javacompat.hash_orders import java_concurrent_hash_map_order
+from kafka_shim.shim.javacompat.java_hash import java_string_hash
 
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS = 2, 4, 8, 16
 # Errors.X.message(): the text ApiError carries when no message was given.
 TOPIC_DENIED = "Topic authorization failed."
 CLUSTER_DENIED = "Cluster authorization failed."
 _JAVA_INT = re.compile(r"[+-]?\d+")
+_TYPE_NAMES = {TOPIC: "TOPIC", BROKER: "BROKER", BROKER_LOGGER: "BROKER_LOGGER"}  # ConfigResource.Type's names
+_ZOOKEEPER_LOG_LEVELS = "TRACE, ERROR, INFO, FATAL, DEBUG, WARN"  # seen from real 2.8.2 and 3.0.2
 
 Authorize = Callable[[int, str], bool]  # (config resource type, resource name) -> allowed
 
@@ -232,3 +244,149 @@ class ConfigAdmin:
         validate_client_metrics(name, wanted)
         if not validate_only:
             self.dynamic.replace_client_metrics(name, wanted)
+
+    # -- the same, as a ZooKeeper-mode broker did (ReleaseRules.zookeeper_config_alteration) ---------------------------
+
+    def alter_zookeeper(self, resources: Sequence[AlterResource], incremental: bool, validate_only: bool,
+                        authorize: Authorize, preprocessed: bool = False) -> list[tuple[int, str | None]]:
+        """(code, message) per resource, in request order, as ZkAdminManager answered before 3.3: KafkaApis refused
+        unauthorized resources with a bare code, then the broker itself checked each resource in its own order (the
+        topic's existence before its values; a value that does not parse is INVALID_REQUEST naming the resource).
+        ``preprocessed`` (3.2): duplicates, nulls, BROKER_LOGGER and BROKER checks come first, as 3.9's broker does
+        them (ConfigAdminManager.preprocess, new in 3.2); only the rest reaches ZkAdminManager."""
+        answered = self._preprocess(resources, incremental, validate_only, authorize) if preprocessed else {}
+        results: list[tuple[int, str | None]] = []
+        for index, resource in enumerate(resources):
+            kind = resource.resource_type
+            if index in answered:
+                results.append(answered[index])
+            elif kind not in (TOPIC, BROKER) and not (incremental and kind == BROKER_LOGGER):
+                results.append((ErrorCode.INVALID_REQUEST, f"Unknown resource type {kind}"))  # as the KRaft path
+            elif not authorize(kind, resource.name):
+                results.append((ErrorCode.TOPIC_AUTHORIZATION_FAILED if kind == TOPIC else ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None))
+            else:
+                try:
+                    self._zookeeper_alter_one(resource, incremental, validate_only)
+                except Refused as refused:
+                    results.append((refused.code, refused.message))
+                else:
+                    results.append((ErrorCode.NONE, None))
+        return results
+
+    def _zookeeper_alter_one(self, resource: AlterResource, incremental: bool, validate_only: bool) -> None:
+        kind, name, ops = resource.resource_type, resource.name, resource.ops
+        if incremental:
+            names = [op.name for op in ops]
+            duplicates = [n for n in dict.fromkeys(names) if names.count(n) > 1]
+            if duplicates:
+                raise Refused(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys : " + ",".join(duplicates))
+            nulls = [f"{_op_name(op.op)}:{op.name}" for op in ops if op.value is None and op.op != OpType.DELETE]
+            if nulls:
+                raise Refused(ErrorCode.INVALID_REQUEST, "Null value not supported for : " + ",".join(nulls))
+        # (AlterConfigs with a null value fails as a whole request before this: the handler answers it)
+        if kind == BROKER_LOGGER:
+            if name:
+                self._zookeeper_broker_id(name)  # an empty name is this broker here
+            try:
+                self.dynamic.loggers.alter(True, str(self.node_id), self.node_id, ops, validate_only)
+            except AlterError as error:
+                if error.error_code == ErrorCode.INVALID_CONFIG:  # a ConfigException there
+                    # ZkAdminManager listed the valid levels in the order of the Java HashSet holding them
+                    message = re.sub(r"Valid log levels are .*", "Valid log levels are " + _ZOOKEEPER_LOG_LEVELS, error.message or "")
+                    raise _invalid_value(kind, name, message) from None
+                raise Refused(error.error_code, error.message) from None
+            return
+        if kind == TOPIC:
+            topic = self.topics.get(name)
+            if incremental:  # the stored overrides (none for an absent topic), changed before the existence check
+                wanted = _zookeeper_ops(dict(topic.configs) if topic is not None else {}, ops,
+                                        lambda key: TOPIC_CONFIGS.get(key) if self.config_set.accepts(key) else None,
+                                        self.config_set.default_string)
+            else:
+                wanted = {op.name: op.value or "" for op in ops}
+            if topic is None:
+                raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+            self._zookeeper_validate_topic(name, wanted)
+            if not validate_only:
+                self._set_topic_configs(name, wanted)
+            return
+        per_broker = self._zookeeper_broker_id(name)
+        if incremental:
+            wanted = _zookeeper_ops(self.dynamic.configs_of(per_broker), ops, BROKER_CONFIGS.get,
+                                    lambda key: to_config_string(BROKER_CONFIGS[key].default, BROKER_CONFIGS[key].type))
+        else:
+            wanted = {op.name: op.value or "" for op in ops}
+        try:  # every refusal of DynamicBrokerConfig.validate is a ConfigException
+            validate_dynamic_broker_configs(wanted, per_broker)
+            validate_reconfiguration(self.dynamic.effective_properties(), self.dynamic.effective_with(per_broker, wanted))
+        except BrokerConfigError as error:
+            raise _invalid_value(kind, name, error.message) from None
+        if not validate_only:
+            self.dynamic.replace(per_broker, wanted)
+            self._broker_properties_changed(self.dynamic.effective_properties())
+
+    def _zookeeper_broker_id(self, name: str) -> bool:
+        """Whether a BROKER resource names this broker (else the cluster-wide defaults), ZkAdminManager's words."""
+        if not name:
+            return False
+        if _broker_id(name, f"Broker id must be an integer, but it is: {name}") != self.node_id:
+            raise Refused(ErrorCode.INVALID_REQUEST, f"Unexpected broker id, expected {self.node_id}, but received {name}")
+        return True
+
+    def _zookeeper_validate_topic(self, name: str, configs: dict[str, str]) -> None:
+        """LogConfig.validate of these releases: unknown names (INVALID_CONFIG), then parsing against LogConfig's own
+        defaults, not the broker's (a ConfigException: INVALID_REQUEST naming the resource), then the values' cross
+        checks (INVALID_CONFIG)."""
+        for key in java_concurrent_hash_map_order(list(configs), java_string_hash):  # a Properties' order
+            if not self.config_set.accepts(key):
+                raise Refused(ErrorCode.INVALID_CONFIG, f"Unknown topic config name: {key}")
+        try:
+            parse_topic_configs(configs, {})
+        except ConfigValueError as error:
+            raise _invalid_value(TOPIC, name, error.message) from None
+        try:
+            validate_topic_configs(configs, {}, None, self.config_set)
+        except ConfigValueError as error:
+            raise Refused(error.error_code, error.message) from None
+
+
+def _op_name(op: int) -> str:
+    return OpType(op).name if op in OpType._value2member_map_ else str(op)
+
+
+def _invalid_value(kind: int, name: str, message: str) -> Refused:
+    """ZkAdminManager's answer to a ConfigException: INVALID_REQUEST, the resource as ConfigResource.toString names it."""
+    return Refused(ErrorCode.INVALID_REQUEST,
+                   f"Invalid config value for resource ConfigResource(type={_TYPE_NAMES.get(kind, 'UNKNOWN')}, name='{name}'): {message}")
+
+
+def _zookeeper_ops(current: Mapping[str, str], ops: Sequence[ConfigOp], key_of: Callable[[str], object],
+                   default_of: Callable[[str], str | None]) -> dict[str, str]:
+    """ZkAdminManager.prepareIncrementalConfigs, in request order. Unlike 3.9 it keeps duplicates on APPEND, and
+    APPEND/SUBTRACT on a key the release does not define fail unexpectedly (a Scala map lookup: -1, no message)."""
+    result = dict(current)
+    for op in ops:
+        if op.op == OpType.SET:
+            result[op.name] = op.value or ""
+        elif op.op == OpType.DELETE:
+            result.pop(op.name, None)
+        elif op.op in (OpType.APPEND, OpType.SUBTRACT):
+            key = key_of(op.name)
+            if key is None:
+                raise Refused(ErrorCode.UNKNOWN_SERVER_ERROR, None)
+            verb = "append" if op.op == OpType.APPEND else "subtract"
+            if key.type is not ConfigType.LIST:  # type: ignore[attr-defined]
+                raise Refused(ErrorCode.INVALID_REQUEST, f"Config value {verb} is not allowed for config key: {op.name}")
+            old = result.get(op.name)
+            parts = java_split(old if old is not None else (default_of(op.name) or ""))
+            values = java_split(op.value or "")
+            if op.op == OpType.APPEND:
+                parts = parts + values
+            else:
+                for value in values:  # Scala's List.diff: one occurrence per value
+                    if value in parts:
+                        parts.remove(value)
+            result[op.name] = ",".join(parts)
+        else:
+            raise Refused(ErrorCode.UNKNOWN_SERVER_ERROR, None)
+    return result
