@@ -1,11 +1,13 @@
-"""The Go clients against kafka-shim: franz-go (kgo, kadm) and IBM/sarama as Go services use them.
+"""The Go clients against kafka-shim: franz-go (kgo, kadm), IBM/sarama and segmentio/kafka-go as Go services use them.
 
 Each scenario is a small Go program of tests/go (built once per session with the Go toolchain scripts/ensure-go
 provides) that fails with what the client saw when it is not what Apache Kafka gives it: producing with every codec
 and reading back, a consumer group of two members sharing partitions and a third resuming from commits,
 transactions read committed and uncommitted, topic administration, and ACLs refusing and then allowing alice
 (franz-go's idempotent producer needs only WRITE: KIP-679). sarama runs at several protocol versions, down to the
-magic 0 message format of 0.8 and the lz4 framing of 0.10. The same programs agree with Kafka 3.9 (run by hand
+magic 0 message format of 0.8 and the lz4 framing of 0.10. kafka-go, whose protocol code is its own, produces with
+every codec at every acks through its Writer and its older Conn, shares partitions with each of its group balancers,
+administers topics and configs, and logs alice in over PLAIN and SCRAM under ACLs. The same programs agree with Kafka 3.9 (run by hand
 against ``scripts/real-kafka start --override super.users=User:admin;User:broker;User:ANONYMOUS``).
 """
 
@@ -40,11 +42,11 @@ def _go() -> str:
 
 @pytest.fixture(scope="module")
 def go_peers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The franz and sarama programs, built from tests/go with the modules its go.sum pins."""
+    """The franz, sarama and kafkago programs, built from tests/go with the modules its go.sum pins."""
     go, out = _go(), tmp_path_factory.mktemp("go-peers")
     env = {**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": "-mod=readonly"}
     built = {}
-    for program in ("franz", "sarama"):
+    for program in ("franz", "sarama", "kafkago"):
         proc = subprocess.run([go, "build", "-o", str(out / program), f"./{program}"], cwd=GO_DIR, env=env,
                               capture_output=True, text=True, timeout=900)
         if proc.returncode != 0:
@@ -60,9 +62,13 @@ def broker() -> Iterator[EmbeddedBroker]:
     config = BrokerConfig.from_properties({
         "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
         "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
-        "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
         "listener.name.sasl_plaintext.plain.sasl.jaas.config":
             f"org.apache.kafka.common.security.plain.PlainLoginModule required {_USERS};",
+        "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config":
+            f"org.apache.kafka.common.security.scram.ScramLoginModule required {_USERS};",
+        "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config":
+            f"org.apache.kafka.common.security.scram.ScramLoginModule required {_USERS};",
         "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
         "super.users": "User:admin;User:ANONYMOUS",
         "node.id": "1",
@@ -105,3 +111,9 @@ SARAMA += [("produce-consume", "0.11.0.0"), ("consumer-group", "0.11.0.0"), ("tr
 @pytest.mark.parametrize(("scenario", "version"), SARAMA)
 def test_sarama(go_peers: dict[str, Path], broker: EmbeddedBroker, scenario: str, version: str) -> None:
     _run(go_peers["sarama"], "-scenario", scenario, "-version", version, "-bootstrap", _listener(broker, "PLAINTEXT"))
+
+
+@pytest.mark.parametrize("scenario", ["produce-read", "conn", "consumer-group", "admin", "acls"])
+def test_kafka_go(go_peers: dict[str, Path], broker: EmbeddedBroker, scenario: str) -> None:
+    _run(go_peers["kafkago"], "-scenario", scenario, "-bootstrap", _listener(broker, "PLAINTEXT"),
+         "-sasl", _listener(broker, "SASL_PLAINTEXT"))
