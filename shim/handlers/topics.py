@@ -40,7 +40,6 @@ from kafka_shim.shim.partitions.topic_admin import (
     DeleteResult,
     NewTopic,
     PartitionsIncrease,
-    PartitionsResult,
     RequestTimedOut,
     TopicAdmin,
     TopicDeletionDisabled,
@@ -197,26 +196,18 @@ def create_partitions(ctx: RequestContext, request: messages.CreatePartitionsReq
         for t in request.topics
     ]
     quota = _mutation_quota(ctx, strict_since=3)
-    try:
-        results = _admin(ctx).create_partitions(increases, request.validate_only, _filter(ctx, _ALTER), timeout_ms=request.timeout_ms,
-                                                mutation_quota=quota)
-    except RequestTimedOut as exc:
-        return create_partitions_error_response(request, exc.code, None)
+    if ctx.services.release_rules.zookeeper_admin_messages:  # ZkAdminManager's checks, words and answer order
+        results = _admin(ctx).create_partitions_zookeeper(increases, request.validate_only, _filter(ctx, _ALTER),
+                                                          timeout_ms=request.timeout_ms, mutation_quota=quota)
+    else:
+        try:
+            results = _admin(ctx).create_partitions(increases, request.validate_only, _filter(ctx, _ALTER),
+                                                    timeout_ms=request.timeout_ms, mutation_quota=quota)
+        except RequestTimedOut as exc:
+            return create_partitions_error_response(request, exc.code, None)
     _log_refusals(ctx, "create_partitions", results)
-    zookeeper = ctx.services.release_rules.zookeeper_admin_messages
     return _throttled(ctx, CreatePartitionsResponse(
-        results=[_Increased(name=r.name, error_code=r.error, error_message=_zookeeper_message(r) if zookeeper else r.message)
-                 for r in results]), quota)
-
-
-def _zookeeper_message(result: PartitionsResult) -> str | None:
-    """How ZooKeeper mode worded CreatePartitions' refusals (ReleaseRules.zookeeper_admin_messages): KafkaApis its 29,
-    ZkAdminManager an absent topic's 3; other answers are left as they are."""
-    if result.error == ErrorCode.TOPIC_AUTHORIZATION_FAILED:
-        return "The topic authorization is failed."
-    if result.error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-        return f"The topic '{result.name}' does not exist."
-    return result.message
+        results=[_Increased(name=r.name, error_code=r.error, error_message=r.message) for r in results]), quota)
 
 
 # -- controller_mutation_rate (KIP-599) ---------------------------------------------------------------------------------

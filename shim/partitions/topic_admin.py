@@ -577,6 +577,79 @@ class TopicAdmin:
                 self.partitions.add_partitions(topic.name, topic.count)
         return results
 
+    def create_partitions_zookeeper(self, topics: Sequence[PartitionsIncrease], validate_only: bool,
+                                    alterable: NameFilter = set, *, timeout_ms: int = 30000,
+                                    mutation_quota: MutationQuota | None = None) -> list[PartitionsResult]:
+        """A ZooKeeper-mode broker's CreatePartitions (before 3.3): KafkaApis sets aside names given twice and refused
+        topics, ZkAdminManager checks and adds the others, and the answer is its results in request order followed by
+        KafkaApis' errors (the order of a Scala map of up to four entries; larger answers are ordered by Scala's
+        immutable HashMap, not modelled). A timeout of 0 or less answers the topics it added REQUEST_TIMED_OUT: added,
+        but not waited for."""
+        names = [t.name for t in topics]
+        duplicates = [n for n in dict.fromkeys(names) if names.count(n) > 1]
+        single = [t for t in topics if t.name not in duplicates]
+        permitted = alterable([t.name for t in single])
+        results: list[PartitionsResult] = []
+        planned: list[PartitionsIncrease] = []
+        for topic in (t for t in single if t.name in permitted):
+            try:
+                additional = self._check_increase_zookeeper(topic)
+                if not validate_only:
+                    _apply_quota(mutation_quota, additional)
+            except _Refused as refused:
+                results.append(PartitionsResult(topic.name, refused.code, refused.message))
+                continue
+            results.append(PartitionsResult(topic.name))
+            planned.append(topic)
+        if not validate_only:
+            for topic in planned:
+                self.partitions.add_partitions(topic.name, topic.count)
+            if timeout_ms <= 0:
+                results = [PartitionsResult(r.name, ErrorCode.REQUEST_TIMED_OUT) if r.error == ErrorCode.NONE else r for r in results]
+        results += [PartitionsResult(n, ErrorCode.INVALID_REQUEST, "Duplicate topic in request.") for n in duplicates]
+        results += [PartitionsResult(t.name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "The topic authorization is failed.")
+                    for t in single if t.name not in permitted]
+        return results
+
+    def _check_increase_zookeeper(self, topic: PartitionsIncrease) -> int:
+        """ZkAdminManager.createPartitions' checks and AdminZkClient's validation of a manual assignment, in order and
+        in their words; the number of partitions added."""
+        existing = self._topics.get(topic.name)
+        if existing is None:
+            raise _Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{topic.name}' does not exist.")
+        current = len(existing.partitions)
+        if topic.count < current:
+            raise _Refused(ErrorCode.INVALID_PARTITIONS,
+                           f"Topic currently has {current} partitions, which is higher than the requested {topic.count}.")
+        if topic.count == current:
+            raise _Refused(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partitions.")
+        additional = topic.count - current
+        if topic.assignments is None:
+            return additional
+        # a Scala Set of the brokers named, less the live ones (up to four keep their order: beyond, not modelled)
+        unknown = [b for b in dict.fromkeys(b for brokers in topic.assignments for b in brokers) if b not in self.brokers]
+        if unknown:
+            raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                           f"Unknown broker(s) in replica assignment: {', '.join(map(str, unknown))}.")
+        if len(topic.assignments) != additional:
+            raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"Increasing the number of partitions by {additional} "
+                                                                  f"but {len(topic.assignments)} assignments provided.")
+        proposed = {current + index: list(brokers) for index, brokers in enumerate(topic.assignments)}
+        for partition, replicas in proposed.items():
+            if not replicas:
+                raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"Cannot have replication factor of 0 for partition id {partition}.")
+            if len(set(replicas)) != len(replicas):
+                raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "Duplicate brokers not allowed in replica assignment: "
+                                                                      f"{', '.join(map(str, replicas))} for partition id {partition}.")
+        factor = len(existing.partitions[0].replicas) if existing.partitions else 1
+        bad = [(partition, len(replicas)) for partition, replicas in sorted(proposed.items()) if len(replicas) != factor]
+        if bad:
+            raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                           f"Inconsistent replication factor between partitions, partition 0 has {factor} while partitions "
+                           f"[{', '.join(str(p) for p, _ in bad)}] have replication factors [{', '.join(str(n) for _, n in bad)}], "
+                           "respectively.")
+        return additional
+
     def _check_increase(self, topic: PartitionsIncrease) -> int:
         existing = self._topics.get(topic.name)
         if existing is None:
