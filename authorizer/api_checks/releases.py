@@ -92,6 +92,10 @@ GROUP_APIS_3_5 = (3, 5)
 # user, and a null user list is never answered (seen against real 2.8.2-3.1.2 and 3.2.3-3.9.0 in ZooKeeper mode).
 SCRAM_DESCRIBE_ROWS = (3, 2)
 FETCH_REWRITE = (1, 1)  # a follower fetch without CLUSTER_ACTION: 29 on every partition, not 31
+# 3.3 (KAFKA-13837) refuses a follower fetch from a replica id the partition does not know (6, or 75 with a leader
+# epoch) before reading; before, ReplicaManager read the log for it and then dropped the records (seen against real
+# 3.2.3 by the release probe: offset out of range answered 1 where 3.3+ answer 6)
+FOLLOWER_REPLICA_CHECKED = (3, 3)
 # 3.0 built Fetch answers from the generated FetchResponseData (commit 8205051e90e): a refused partition (29, 3, an
 # unknown topic id) got the schema's empty aborted-transactions list; before, KafkaApis built it with a null one
 # (seen against real 2.8.2 and 3.0.2 by the release probe). And DescribeProducers' per-partition errors got messages,
@@ -116,6 +120,10 @@ ADD_PARTITIONS_BATCHED = (3, 5)
 PRODUCE_VERIFICATION = (3, 6)
 TXN_OFFSET_COMMIT_VERIFICATION = (3, 7)
 LOG_DIRS_ONLY_ASKED_TOPICS = (3, 7)
+# 3.6 (KIP-890 part 1's ReplicaManager.appendEntries) builds a Produce's appended results as an immutable Map; before
+# (ZooKeeper mode too, source at 2.8.2 / 3.0.2 / 3.5.2) every map from KafkaApis' authorized partitions to the answer
+# was a Scala mutable.HashMap (seen against real 3.5.2 and 2.8.2 by the release probes)
+PRODUCE_IMMUTABLE_RESULTS = (3, 6)
 # The latest MetadataVersion level of each KRaft release (MetadataVersion.latestProduction at its tag): what ApiVersions
 # v3+ reports as metadata.version's supported maximum and the level a freshly formatted cluster finalizes.
 METADATA_VERSION_LEVELS = {(3, 3): 7, (3, 4): 8, (3, 5): 11, (3, 6): 14, (3, 7): 19, (3, 8): 20}
@@ -162,6 +170,8 @@ class ReleaseRules:
     # ZooKeeper mode (before 3.3 as presented): OffsetCommit v0 writes and OffsetFetch v0 reads offsets in ZooKeeper,
     # apart from the group coordinator; a KRaft broker refuses both versions (35)
     offsets_v0_in_zookeeper: bool = False
+    # before 3.3 (KAFKA-13837): a follower fetch from an unknown replica id is read, then answered without records
+    unknown_follower_read: bool = False
     # before 3.0: a refused Fetch partition carries a null aborted-transactions list (v4+), not an empty one
     fetch_refusal_null_aborted: bool = False
     # before 3.0: DescribeProducers answers a refused or unknown topic with a bare code, no message and no name check
@@ -183,7 +193,8 @@ class ReleaseRules:
     # ZooKeeper mode (before 3.3 as presented): CreateTopics is KafkaApis' and ZkAdminManager's, not KRaft's
     # controller's: every entry of a name given twice answered ("Found multiple entries for this topic."), a topic
     # KafkaApis refused keeps topic_config_error_code 29; partitions (37), then the replication factor (38), then the
-    # name, the manual assignment and the configs, each with ZooKeeper mode's messages
+    # name, the manual assignment and the configs, each with ZooKeeper mode's messages; and Metadata's auto-creation is
+    # the broker's own (AutoTopicCreationManager.createTopicsInZk), a created topic answered 5, not KRaft's 3
     zookeeper_topic_creation: bool = False
     # before 3.5 (KAFKA-14402): AddPartitionsToTxn v0-3 answered one code for the whole transaction (53, or the
     # coordinator's) from a java.util.HashMap by partition: topics merged, repeats once, empty topics left out
@@ -195,6 +206,8 @@ class ReleaseRules:
     txn_offset_commit_unverified: bool = False
     # before 3.7 (KAFKA-16807): DescribeLogDirs of named partitions lists every topic of the directory, unasked ones empty
     log_dirs_list_every_topic: bool = False
+    # before 3.6: a Produce that appended (or tried to) answers every partition in one Scala mutable.HashMap's order
+    produce_answer_in_mutable_map: bool = False
     # the release's latest metadata.version level (ApiVersions' supported maximum, finalized on a fresh cluster)
     metadata_version_level: int = LATEST_METADATA_VERSION_LEVEL
 
@@ -224,6 +237,7 @@ def rules_for(release: str | tuple[int, int]) -> ReleaseRules:
         topics_hidden_as_unknown=line < KAFKA_5547,
         delete_topics_zookeeper=line < KRAFT_PRESENTED,
         offsets_v0_in_zookeeper=line < KRAFT_PRESENTED,
+        unknown_follower_read=line < FOLLOWER_REPLICA_CHECKED,
         fetch_refusal_null_aborted=line < GENERATED_FETCH_ANSWERS,
         describe_producers_bare_codes=line < DESCRIBE_PRODUCERS_MESSAGES,
         zookeeper_admin_messages=line < KRAFT_PRESENTED,
@@ -236,6 +250,7 @@ def rules_for(release: str | tuple[int, int]) -> ReleaseRules:
         txn_offset_commit_unverified=line < TXN_OFFSET_COMMIT_VERIFICATION,
         # ReplicaManager's, so the ZooKeeper-mode releases too (seen against real 2.8.2 by the release probe)
         log_dirs_list_every_topic=line < LOG_DIRS_ONLY_ASKED_TOPICS,
+        produce_answer_in_mutable_map=line < PRODUCE_IMMUTABLE_RESULTS,
         metadata_version_level=METADATA_VERSION_LEVELS.get(line, LATEST_METADATA_VERSION_LEVEL),
     )
 

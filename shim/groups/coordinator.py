@@ -246,7 +246,11 @@ class GroupCoordinator:
         """The offsets of a deleted topic go (GroupCoordinator.handleDeletedPartitions); groups left Empty without
         offsets go with them."""
         self._note_groups_held()
-        for group_id in self.offsets.topic_deleted(topic):
+        emptied = list(self.offsets.topic_deleted(topic))
+        # The old coordinator's cleanupGroupMetadata pass here runs over every group it holds, so any Empty group
+        # without offsets goes, not only one that lost offsets of this topic (e.g. one whose transaction's offsets
+        # were aborted, or made by a JoinGroup that never got a member).
+        for group_id in emptied if self.settings.new_coordinator else list(self.groups):
             self._drop_group_if_done_now(group_id)
 
     def expire_offsets(self) -> int:

@@ -127,7 +127,7 @@ async def fetch(ctx: RequestContext, request: messages.FetchRequest) -> FetchRes
                         _max_quota_window_bytes(ctx, from_follower))
         stalled = services.faults.partition_faults.stalled if services.faults is not None else None
         params = ReadParams(max_bytes, version <= 2, version >= 4 and request.isolation_level == 1, from_follower,
-                            stalled or None, ctx.node_id)
+                            stalled or None, ctx.node_id, services.release_rules.unknown_follower_read)
         min_bytes = min(request.min_bytes, max_bytes)
         answers = read_partitions(partitions, interesting, params)
         if request.max_wait_ms > 0 and not _complete(answers, min_bytes):

@@ -139,10 +139,12 @@ def _describe(topic: Topic, down: set[int] | frozenset[int] = frozenset()) -> _T
     )
 
 
-def _missing(name: str) -> _Topic:
+def _missing(name: str, created: int | None = None) -> _Topic:
     # A KRaft broker answers 3 for an absent topic whether or not it auto-creates it
     # (creation is asynchronous), and 17 for a name that could never exist.
     error = ErrorCode.INVALID_TOPIC_EXCEPTION if invalid_topic_name(name) else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    if created is not None:
+        error = created  # ZooKeeper mode's own creation (_auto_create)
     return _Topic(error_code=error, name=name, topic_id=ZERO_UUID, is_internal=name in INTERNAL_TOPICS)
 
 
@@ -195,11 +197,11 @@ def _absent(names: ScalaSet[str], found: list[Topic | None]) -> ScalaSet[str]:
     return names.where(missing.__contains__)
 
 
-def _all_missing(names: ScalaSet[str]) -> list[_Topic]:
-    return [_missing(n) for n in names]
+def _all_missing(names: ScalaSet[str], created: dict[str, int] | None = None) -> list[_Topic]:
+    return [_missing(n, (created or {}).get(n)) for n in names]
 
 
-def _auto_create(ctx: RequestContext, absent: ScalaSet[str]) -> list[str]:
+def _auto_create(ctx: RequestContext, absent: ScalaSet[str], created: dict[str, int]) -> list[str]:
     """Create the missing topics Kafka's AutoTopicCreationManager would, and answer them in its order.
 
     A KRaft broker sends a CreateTopics (num.partitions, default.replication.factor, no configs) to its controller
@@ -210,6 +212,10 @@ def _auto_create(ctx: RequestContext, absent: ScalaSet[str]) -> list[str]:
     ``__transaction_state`` are created as their coordinators size them (``offsets.topic.*``,
     ``transaction.state.log.*``; the default replication factor of 3 is more than one broker holds, so by default
     they are not).
+
+    A ZooKeeper-mode broker (before 3.3 as presented) creates the topics itself (AutoTopicCreationManager's
+    createTopicsInZk, through ZkAdminManager) and answers each in ``created``: LEADER_NOT_AVAILABLE (5) once created,
+    else ZkAdminManager's code.
     """
     invalid = [n for n in absent if invalid_topic_name(n)]
     valid = [n for n in absent if not invalid_topic_name(n)]
@@ -226,6 +232,8 @@ def _auto_create(ctx: RequestContext, absent: ScalaSet[str]) -> list[str]:
             log.info("auto_topic_creation_failed", topics=creatable, error_code=exc.code, reason=exc.message)
             results = []
         for r in results:
+            if ctx.services.release_rules.zookeeper_topic_creation:
+                created[r.name] = r.error or ErrorCode.LEADER_NOT_AVAILABLE
             if r.error:
                 log.info("auto_topic_creation_failed", topic=r.name, error_code=r.error, reason=r.message)
             else:
@@ -287,9 +295,10 @@ def _answer(ctx: RequestContext, request: messages.MetadataRequest) -> Steps[Met
     described = [_describe(topic, down) for topic in found if topic is not None]
     if len(described) < len(authorized):
         absent = (yield Pure(_absent, authorized, found)) if described else authorized
+        created: dict[str, int] = {}
         if may_create:
-            absent = _auto_create(ctx, absent)
-        described += yield Pure(_all_missing, absent)
+            absent = _auto_create(ctx, absent, created)
+        described += yield Pure(_all_missing, absent, created)
     if version >= 8 and request.include_topic_authorized_operations:
         for entry in described:
             entry.topic_authorized_operations = authorized_operations(ctx, _TOPIC_BITS, entry.name)

@@ -26,7 +26,8 @@ Behaviour (KafkaApis.handleProduceRequest, then ReplicaManager; the append itsel
 
 The partitions come in Kafka's order (javacompat.hash_orders): written, denied, unknown, refused by the request
 checks, each group in Scala mutable.HashMap order, merged into an immutable Map (insertion order up to four
-partitions, CHAMP hash order beyond); topics in the order their first partition comes.
+partitions, CHAMP hash order beyond); topics in the order their first partition comes. Before 3.6 a request with any
+partition to append answers all its partitions in one mutable.HashMap's order (ReleaseRules.produce_answer_in_mutable_map).
 
 Version notes: v2+ carry ``log_append_time_ms``, v5+ ``log_start_offset``, v8+ ``record_errors`` and
 ``error_message``; v3+ carry ``transactional_id``; v9+ flexible. A request with more than 64 KiB of records is
@@ -287,9 +288,11 @@ def _answer_walked(ctx: RequestContext, request: messages.ProduceRequest, scans_
                 written[entry.key] = request_refused(ErrorCode.NOT_LEADER_OR_FOLLOWER)  # a leaderless fault holds it
             else:
                 written[entry.key] = commit(partitions, state, outcome, request.acks, entry.settings)
-    if verifying:
+    if verifying or (written and services.release_rules.produce_answer_in_mutable_map):
         # After a transaction verification ReplicaManager's maps are mutable HashMaps all the way to the answer (when
-        # no partition needed one, it answers straight away, as for other produces).
+        # no partition needed one, it answers straight away, as for other produces). Before 3.6 so were the appended
+        # results of every Produce, and KafkaApis' ++ onto a mutable.HashMap keeps it one; only a request with nothing
+        # to append started from an immutable empty Map.
         merged = {**written, **unverified, **unauthorized, **unknown, **invalid}
         return {key: merged[key] for key in scala_mutable_map_order(merged, topic_partition_hash)}
     return _kafka_order(written, unauthorized, unknown, invalid)

@@ -41,6 +41,9 @@ class ReadParams:
     # Partitions a stalled-fetch fault holds back: read as if nothing were there (shim.faults.partition_faults).
     stalled: Mapping[tuple[str, int], int] | None = None
     node_id: int = -1  # the node the fetch reached (a cluster in one process); -1: the cluster's first
+    # before 3.3 (KAFKA-13837): a replica id the partition does not know is read for all the same, and only its
+    # records are dropped (ReplicaManager.updateFollowerFetchState's withEmptyFetchInfo), so read errors still show
+    unknown_follower_read: bool = False
 
     @property
     def upper_bound_is_log_end(self) -> bool:
@@ -82,7 +85,7 @@ def read_partition(partitions: Partitions, tp: TopicPartitionId, request: Partit
     if error == ErrorCode.NONE and topic.partitions[tp.partition].leader_id != (
             params.node_id if params.node_id >= 0 else partitions.cluster.node_id):
         error = ErrorCode.NOT_LEADER_OR_FOLLOWER  # Partition.localLogWithEpochOrThrow: another node (or none) leads it
-    elif error == ErrorCode.NONE and params.from_follower:
+    elif error == ErrorCode.NONE and params.from_follower and not params.unknown_follower_read:
         # A single node has no followers: Partition.followerReplicaOrThrow refuses every replica id.
         error = ErrorCode.UNKNOWN_LEADER_EPOCH if request.current_leader_epoch is not None else ErrorCode.NOT_LEADER_OR_FOLLOWER
     if error != ErrorCode.NONE:
@@ -121,6 +124,10 @@ def read_partition(partitions: Partitions, tp: TopicPartitionId, request: Partit
         # v3+: a first batch that does not fit is left for the next fetch rather than sent cut.
         answer.records = b""
         answer.aborted_transactions = None
+        return answer
+    if params.from_follower and params.unknown_follower_read:
+        answer.records = b""
+        answer.aborted_transactions = None  # an empty FetchDataInfo's: none
         return answer
     answer.records = records
     if aborted is not None and not params.upper_bound_is_log_end:

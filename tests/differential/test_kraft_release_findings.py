@@ -32,7 +32,7 @@ from kafka_shim.protocol.records import build_batch, encode_batch
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from tests.support.compare import assert_same
-from tests.support.peers import REPORTED, RealKafka, start_real_kafka, stop_real_kafka
+from tests.support.peers import INTERNAL_TOPIC_PROPERTIES, REPORTED, RealKafka, start_real_kafka, stop_real_kafka
 from tests.support.sasl_setup import listener_address, sasl_properties
 from tests.support.wire import Answer, Wire
 
@@ -48,11 +48,8 @@ def shim_config() -> BrokerConfig:
         "kafka.version": LINE,
         "super.users": "User:admin;User:broker",
         "allow.everyone.if.no.acl.found": "false",
-        "offsets.topic.replication.factor": "1",
-        "transaction.state.log.replication.factor": "1",
-        "transaction.state.log.min.isr": "1",
         "group.initial.rebalance.delay.ms": "0",
-    })
+    } | INTERNAL_TOPIC_PROPERTIES)
 
 
 @dataclass
@@ -239,3 +236,29 @@ def test_describe_log_dirs_of_named_partitions_lists_every_topic(pair: Pair) -> 
                     what=_what(f"DescribeLogDirs v{version} of one partition"))
         listed = {t.name: [p.partition_index for p in t.partitions] for r in kafka.body.results for t in r.topics}
         assert listed[asked] == [0] and listed[other] == []
+
+
+def test_produce_answers_in_one_mutable_map_order(pair: Pair) -> None:
+    """Before 3.6 every map from KafkaApis' appendable partitions to the Produce answer was a Scala mutable.HashMap
+    (ReplicaManager.appendRecords, KafkaApis' ++ onto it): a Produce that appends answers all its partitions in that
+    map's hash order, refused ones possibly first (3.6+ merge into an immutable Map: the appended ones first)."""
+    mixed_produce_order(pair, "kraft-findings", _what("Produce of an appended and refused partitions"))
+
+
+def mixed_produce_order(pair: Pair, prefix: str, what: str) -> None:
+    """One partition appended, an absent partition of its topic and an absent topic (3), at acks 1 and -1. The names
+    are ones whose hash order does not put the appended partition first (checked on Kafka's answer below), so an
+    answer that lists it first cannot pass."""
+    topic = f"{prefix}-produce-order-0"
+    pair.create_topic(topic)
+    batch = encode_batch(build_batch([(b"k", b"v", [], 1_700_000_000_000)]))
+    for version, acks in ((3, 1), (8, -1)):
+        body = ProduceRequest(transactional_id=None, acks=acks, timeout_ms=30000, topic_data=[
+            ProduceRequest.TopicProduceData(name=name, partition_data=[
+                ProduceRequest.PartitionProduceData(index=index, records=batch) for index in indexes])
+            for name, indexes in ((topic, [0, 3]), (f"{topic}-absent", [0]))])
+        kafka, shim = pair.both(ApiKey.PRODUCE, version, body)
+        assert_same(kafka, shim, what=f"{what} (v{version}, acks={acks})")
+        answered = [(t.name, p.index, p.error_code) for t in kafka.body.responses for p in t.partition_responses]
+        assert sorted(answered) == sorted([(topic, 0, 0), (topic, 3, 3), (f"{topic}-absent", 0, 3)])
+        assert answered[0] != (topic, 0, 0), answered

@@ -22,7 +22,13 @@ from kafka_shim.protocol.messages import (
 )
 from kafka_shim.shim.releases.profiles import api_ranges
 from tests.differential import test_older_releases as releases_suite
-from tests.differential.test_kraft_release_findings import Pair, unverified_produce, unverified_txn_offset_commit
+from tests.differential.test_group_cleanup_on_topic_deletion import empty_groups_after_topic_deletion
+from tests.differential.test_kraft_release_findings import (
+    Pair,
+    mixed_produce_order,
+    unverified_produce,
+    unverified_txn_offset_commit,
+)
 from tests.differential.test_older_releases import ADMIN, ALTER, CREATE, DELETE, READ, RELEASES, TOPIC, Older, acl
 from tests.support.compare import assert_same
 from tests.support.wire import Answer
@@ -315,3 +321,55 @@ def test_txn_offset_commit_without_add_offsets(older: Older) -> None:
     """Nor, before 3.7, a TxnOffsetCommit's __consumer_offsets partition: taken without AddOffsetsToTxn."""
     unverified_txn_offset_commit(Pair(older.kafka, older.shim_sasl), f"older-probe-{older.line}",
                                  f"TxnOffsetCommit without AddOffsetsToTxn, Kafka {RELEASES[older.line]}")
+
+
+def test_produce_answers_in_one_mutable_map_order(older: Older) -> None:
+    """Before 3.6 a Produce that appends answers all its partitions in one Scala mutable.HashMap's order (the KRaft
+    release findings show 3.5 doing the same)."""
+    mixed_produce_order(Pair(older.kafka, older.shim_sasl), f"older-probe-{older.line}",
+                        f"Produce of an appended and refused partitions, Kafka {RELEASES[older.line]}")
+
+
+def _increase(name: str, count: int, assignments: list[list[int]] | None = None) -> CreatePartitionsRequest.CreatePartitionsTopic:
+    return CreatePartitionsRequest.CreatePartitionsTopic(name=name, count=count, assignments=None if assignments is None else [
+        CreatePartitionsRequest.CreatePartitionsAssignment(broker_ids=brokers) for brokers in assignments])
+
+
+CREATE_PARTITIONS_CHECKS = {  # ZkAdminManager's and AdminZkClient's checks, each on a two-partition topic
+    "fewer": [_increase("older-probe-cp", 1)],
+    "as many": [_increase("older-probe-cp", 2)],
+    "unknown brokers before the count": [_increase("older-probe-cp", 4, [[7], [1, 8], [7]])],
+    "assignments not matching the count": [_increase("older-probe-cp", 4, [[1]])],
+    "an empty replica list": [_increase("older-probe-cp", 3, [[]])],
+    "a broker twice": [_increase("older-probe-cp", 3, [[1, 1]])],
+    "a name given twice": [_increase("older-probe-cp", 3), _increase("older-probe-cp", 4), _increase(ABSENT, 2)],
+}
+
+
+@pytest.mark.parametrize("case", list(CREATE_PARTITIONS_CHECKS))
+def test_create_partitions_checks_in_zookeeper_order(older: Older, case: str) -> None:
+    """ZooKeeper mode's CreatePartitions: ZkAdminManager's order and words (fewer or as many partitions, then a manual
+    assignment's unknown brokers, its count, each partition's replicas), its results first, then KafkaApis' (a name
+    given twice)."""
+    older.create_topic_once("older-probe-cp", 2)
+    body = CreatePartitionsRequest(topics=CREATE_PARTITIONS_CHECKS[case], timeout_ms=30000, validate_only=True)
+    for version in range(0, api_ranges(older.line)[ApiKey.CREATE_PARTITIONS][1] + 1):
+        older.same(ApiKey.CREATE_PARTITIONS, version, body, f"CreatePartitions v{version}: {case}", user=ADMIN)
+
+
+def test_create_partitions_without_waiting(older: Older) -> None:
+    """A timeout of 0 in ZooKeeper mode: the partitions are added and answered REQUEST_TIMED_OUT (not waited for),
+    while a topic that fails its checks keeps its own error."""
+    older.create_topic_once("older-probe-cp-nowait", 1)
+    body = CreatePartitionsRequest(topics=[_increase("older-probe-cp-nowait", 2), _increase(ABSENT, 2)], timeout_ms=0,
+                                   validate_only=False)
+    kafka, _ = older.same(ApiKey.CREATE_PARTITIONS, 1, body, "CreatePartitions v1 with timeout 0", user=ADMIN)
+    assert [(r.name, r.error_code) for r in kafka.body.results] == [("older-probe-cp-nowait", 7), (ABSENT, 3)]
+
+
+def test_topic_deletion_removes_every_empty_group_without_offsets(older: Older) -> None:
+    """As in 3.9 (tests/differential/test_group_cleanup_on_topic_deletion.py): ZooKeeper mode's UpdateMetadata of a
+    deleted topic runs the group coordinator's cleanup over every group, so a group a JoinGroup made without a member
+    goes then."""
+    empty_groups_after_topic_deletion(Pair(older.kafka, older.shim_sasl), f"older-probe-{older.line}-cleanup",
+                                      with_transaction=False)

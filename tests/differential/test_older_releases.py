@@ -49,7 +49,7 @@ from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from tests.support.acl_order import canonical, mask_not_authorized
 from tests.support.compare import assert_same
 from tests.support.consume import consume_values
-from tests.support.peers import REPORTED, RealKafka, start_real_kafka, stop_real_kafka
+from tests.support.peers import INTERNAL_TOPIC_PROPERTIES, REPORTED, RealKafka, start_real_kafka, stop_real_kafka
 from tests.support.sasl_setup import listener_address, sasl_properties
 from tests.support.wire import Answer, Wire, exchange_both
 
@@ -183,13 +183,10 @@ def shim_config(line: str) -> BrokerConfig:
         "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
         "super.users": "User:admin;User:broker",
         "allow.everyone.if.no.acl.found": "false",
-        "offsets.topic.replication.factor": "1",
-        "transaction.state.log.replication.factor": "1",
-        "transaction.state.log.min.isr": "1",
         "group.initial.rebalance.delay.ms": "0",
         # the request counters per (API key, version) tell which versions a client picked
         "kafka.shim.metrics.port": "0",
-    })
+    } | INTERNAL_TOPIC_PROPERTIES)
 
 
 @pytest.fixture(scope="session", params=sorted(RELEASES), ids=lambda line: f"kafka-{line}")

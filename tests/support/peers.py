@@ -69,7 +69,7 @@ def stop_real_kafka(kafka: RealKafka) -> None:
 
 INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state")
 # What scripts/real-kafka gives the judge, so that the internal topics are made alike on both sides.
-_INTERNAL_TOPIC_PROPERTIES = {"offsets.topic.replication.factor": "1", "transaction.state.log.replication.factor": "1",
+INTERNAL_TOPIC_PROPERTIES = {"offsets.topic.replication.factor": "1", "transaction.state.log.replication.factor": "1",
                               "transaction.state.log.min.isr": "1"}
 
 
@@ -94,7 +94,7 @@ def mirror_internal_topics(kafka: RealKafka, shim) -> None:
         partitions = shim.broker.services.partitions
         for name, count in present.items():
             if name not in partitions.cluster.topics:
-                wanted = auto_created_topic(name, _INTERNAL_TOPIC_PROPERTIES, 1, 1)
+                wanted = auto_created_topic(name, INTERNAL_TOPIC_PROPERTIES, 1, 1)
                 partitions.create_topic(name, count, dict(wanted.configs))
 
     shim.call(create)
