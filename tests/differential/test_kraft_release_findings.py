@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -113,16 +114,21 @@ class Pair:
         return [(a.body.producer_id, a.body.producer_epoch) for a in answers]
 
 
-@pytest.fixture(scope="module")
-def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
+def release_pair(directory: Path, release: str, config: BrokerConfig, label: str, *overrides: str) -> Iterator[Pair]:
+    """A real Kafka of ``release`` (with ``overrides``) and kafka-shim on ``config``, for a module's fixture."""
     started = time.monotonic()
-    kafka = start_real_kafka(tmp_path_factory.mktemp(f"kafka-{RELEASE}"), version=RELEASE)
-    REPORTED.append(f"KRaft release findings: Kafka {RELEASE} (KRaft) started in {time.monotonic() - started:.1f}s")
+    kafka = start_real_kafka(directory, *overrides, version=release)
+    REPORTED.append(f"{label}: Kafka {release} started in {time.monotonic() - started:.1f}s")
     try:
-        with EmbeddedBroker(shim_config()) as shim:
+        with EmbeddedBroker(config) as shim:
             yield Pair(kafka, listener_address(shim.broker, "SASL_PLAINTEXT"))
     finally:
         stop_real_kafka(kafka)
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
+    yield from release_pair(tmp_path_factory.mktemp(f"kafka-{RELEASE}"), RELEASE, shim_config(), "KRaft release findings")
 
 
 def _what(text: str) -> str:

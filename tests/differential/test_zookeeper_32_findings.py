@@ -18,11 +18,10 @@ from kafka_shim.protocol.codes import ApiKey
 from kafka_shim.protocol.messages import FetchRequest, MetadataRequest, ProduceRequest
 from kafka_shim.protocol.records import build_batch, encode_batch
 from kafka_shim.shim.config.broker_config import BrokerConfig
-from kafka_shim.shim.testing.embedded import EmbeddedBroker
-from tests.differential.test_kraft_release_findings import Pair
+from tests.differential.test_kraft_release_findings import Pair, release_pair
 from tests.support.compare import assert_same
-from tests.support.peers import INTERNAL_TOPIC_PROPERTIES, REPORTED, start_real_kafka, stop_real_kafka
-from tests.support.sasl_setup import listener_address, sasl_properties
+from tests.support.peers import INTERNAL_TOPIC_PROPERTIES
+from tests.support.sasl_setup import sasl_properties
 
 LINE, RELEASE = "3.2", "3.2.3"  # the emulated release line and the real release that judges it
 UNKNOWN_REPLICA = 2  # a single-node cluster: no partition has a follower with this id
@@ -43,14 +42,8 @@ def shim_config() -> BrokerConfig:
 
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
-    started = time.monotonic()
-    kafka = start_real_kafka(tmp_path_factory.mktemp(f"kafka-{RELEASE}"), "auto.create.topics.enable=true", version=RELEASE)
-    REPORTED.append(f"ZooKeeper 3.2 findings: Kafka {RELEASE} (ZooKeeper mode) started in {time.monotonic() - started:.1f}s")
-    try:
-        with EmbeddedBroker(shim_config()) as shim:
-            yield Pair(kafka, listener_address(shim.broker, "SASL_PLAINTEXT"))
-    finally:
-        stop_real_kafka(kafka)
+    yield from release_pair(tmp_path_factory.mktemp(f"kafka-{RELEASE}"), RELEASE, shim_config(),
+                            "ZooKeeper 3.2 findings (ZooKeeper mode)", "auto.create.topics.enable=true")
 
 
 def _what(text: str) -> str:
