@@ -26,9 +26,9 @@ import (
 )
 
 var (
-	scenario  = flag.String("scenario", "", "the scenario to run")
-	bootstrap = flag.String("bootstrap", "", "PLAINTEXT host:port")
-	saslAddr  = flag.String("sasl", "", "SASL_PLAINTEXT host:port (PLAIN users admin and alice)")
+	scenario  = peer.Scenario
+	bootstrap = peer.Bootstrap
+	saslAddr  = peer.SASL
 	prefix    = flag.String("name", "go-franz", "prefix of the topics, groups and transactional ids made")
 )
 

@@ -30,9 +30,9 @@ import (
 )
 
 var (
-	scenario  = flag.String("scenario", "", "the scenario to run")
-	bootstrap = flag.String("bootstrap", "", "PLAINTEXT host:port")
-	saslAddr  = flag.String("sasl", "", "SASL_PLAINTEXT host:port (users admin and alice)")
+	scenario  = peer.Scenario
+	bootstrap = peer.Bootstrap
+	saslAddr  = peer.SASL
 	prefix    = flag.String("name", "go-kafkago", "prefix of the topics and groups made")
 )
 

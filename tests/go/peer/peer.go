@@ -5,9 +5,17 @@ package peer
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"time"
+)
+
+// The flags every program takes (tests/clients/test_go_clients.py passes them); each adds its own.
+var (
+	Scenario  = flag.String("scenario", "", "the scenario to run")
+	Bootstrap = flag.String("bootstrap", "", "PLAINTEXT host:port, a principal that may do anything")
+	SASL      = flag.String("sasl", "", "SASL_PLAINTEXT host:port with the users admin/admin-secret and alice/alice-secret")
 )
 
 // Patience bounds every wait of a scenario; a whole scenario gets four times as long.

@@ -25,8 +25,8 @@ import (
 )
 
 var (
-	scenario  = flag.String("scenario", "", "the scenario to run")
-	bootstrap = flag.String("bootstrap", "", "PLAINTEXT host:port")
+	scenario  = peer.Scenario
+	bootstrap = peer.Bootstrap
 	version   = flag.String("version", sarama.DefaultVersion.String(), "sarama's Config.Version")
 	prefix    = flag.String("name", "go-sarama", "prefix of the topics, groups and transactional ids made")
 )
