@@ -186,6 +186,10 @@ class Throughput:
     # The server process's CPU (all its threads) per MiB of record values written, when it can be read: steadier than
     # MB/s on a shared machine, where the load generators and the server take CPU from each other.
     cpu_ms_per_mib: float | None = None
+    # The same split by the server's threads, as the OS names them (kafka-shim names its helper threads: shim-arenas
+    # faults the log's memory in, shim-work_0 takes large requests off the loop; "main" is the process's first thread,
+    # kafka-shim's event loop), user + system time each.
+    cpu_threads_ms_per_mib: dict[str, float] | None = None
 
 
 @dataclass
@@ -231,6 +235,25 @@ def server_pid(proc: object) -> int | None:
     return pid
 
 
+def thread_cpu_seconds(pid: int | None) -> dict[str, float]:
+    """User + system CPU seconds of each thread of a process, summed by the thread's OS name ("main" for the first
+    thread); empty where /proc cannot be read."""
+    out: dict[str, float] = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except (OSError, TypeError):
+        return out
+    for tid in tids:
+        try:
+            stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+        except OSError:  # the thread ended meanwhile
+            continue
+        name = "main" if tid == str(pid) else stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat.rsplit(")", 1)[1].split()
+        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return out
+
+
 def cpu_seconds(pid: int | None) -> float | None:
     """User + system CPU seconds of a process, all its threads (Linux /proc)."""
     try:
@@ -248,19 +271,21 @@ def produce(server: str, bootstrap: str, topic: str, total_bytes: int, size: int
     for proc in procs:
         if proc.stdout.readline().strip() != "ready":
             raise SystemExit(f"{server}: a producer did not start")
-    cpu_before = cpu_seconds(pid)
+    cpu_before, threads_before = cpu_seconds(pid), thread_cpu_seconds(pid)
     start = time.perf_counter()
     for proc in procs:
         proc.stdin.write("go\n")
         proc.stdin.flush()
     outs = [json.loads(proc.communicate(timeout=600)[0]) for proc in procs]
     elapsed = time.perf_counter() - start
-    cpu_after = cpu_seconds(pid)
+    cpu_after, threads_after = cpu_seconds(pid), thread_cpu_seconds(pid)
     records = sum(o["records"] for o in outs)
     mib = records * size / 2**20
     cpu = (cpu_after - cpu_before) * 1000 / mib if cpu_before is not None and cpu_after is not None and mib else None
+    threads = {name: round((spent - threads_before.get(name, 0.0)) * 1000 / mib, 3)
+               for name, spent in threads_after.items() if mib} or None
     return Throughput(server, "produce", size, acks, producers, records, round(elapsed, 3), records / elapsed,
-                      mib / elapsed, sum(o["failed"] for o in outs), cpu)
+                      mib / elapsed, sum(o["failed"] for o in outs), cpu, threads)
 
 
 def fetch(server: str, bootstrap: str, size: int, min_seconds: float, *, auto: bool) -> Throughput:
@@ -353,6 +378,9 @@ def measure(server: str, bootstrap: str, total_bytes: int, latency_count: int, m
                     results.append(result)
                     stored += result.records * size
                     cpu = f", server CPU {result.cpu_ms_per_mib:.2f} ms/MiB" if result.cpu_ms_per_mib is not None else ""
+                    split = {n: t for n, t in (result.cpu_threads_ms_per_mib or {}).items() if t >= 0.01}
+                    if len(split) > 1:
+                        cpu += " (" + ", ".join(f"{n} {t:.2f}" for n, t in sorted(split.items(), key=lambda i: -i[1])) + ")"
                     print(f"  [{run}] {server} produce {size} B acks={acks} x{producers}: {result.mb_per_s:.1f} MB/s "
                           f"{result.records_per_s:,.0f} rec/s{cpu}" + (f" ({result.failed} FAILED)" if result.failed else ""), flush=True)
             rss = rss_mib(proc) if server.startswith("kafka-shim") else None
@@ -384,8 +412,11 @@ def medians(runs: list[list[Throughput]]) -> list[Throughput]:
         same = sorted((r for run in runs for r in run if _shape(r) == shape), key=lambda r: r.mb_per_s)
         middle = same[(len(same) - 1) // 2]
         cpus = [r.cpu_ms_per_mib for r in same if r.cpu_ms_per_mib is not None]
+        names = {n for r in same for n in (r.cpu_threads_ms_per_mib or {})}
+        threads = {n: statistics.median((r.cpu_threads_ms_per_mib or {}).get(n, 0.0) for r in same) for n in sorted(names)}
         out.append(Throughput(**{**asdict(middle), "failed": sum(r.failed for r in same),
-                                 "cpu_ms_per_mib": statistics.median(cpus) if cpus else None}))
+                                 "cpu_ms_per_mib": statistics.median(cpus) if cpus else None,
+                                 "cpu_threads_ms_per_mib": threads or None}))
     return out
 
 
@@ -480,6 +511,14 @@ def main() -> int:
         print(f"{r.server:<16} {r.kind:<8} {r.size:>5} {r.acks:>4} {r.producers:>4} {r.records:>9} {r.records_per_s:>11,.0f} {r.mb_per_s:>8.1f} {cpu}"
               + f"  [{' '.join(f'{v:.1f}' for v in each)}]" + ("  INCOMPLETE" if r.failed else ""))
     print()
+    split = [r for r in results if r.server.startswith("kafka-shim") and r.kind == "produce" and r.cpu_threads_ms_per_mib]
+    if split:
+        print("kafka-shim's CPU ms per MiB produced by thread (main: the event loop; shim-arenas: faulting the log's memory "
+              "in; shim-work_0: requests taken off the loop), medians:")
+        for r in split:
+            shown = sorted(((n, t) for n, t in (r.cpu_threads_ms_per_mib or {}).items() if t >= 0.01), key=lambda i: -i[1])
+            print(f"  {r.server:<16} {r.size:>5} B acks={r.acks:<3} x{r.producers}: " + ", ".join(f"{n} {t:.2f}" for n, t in shown))
+        print()
     for lat in latencies:
         print(f"{lat.server:<16} latency p50 {lat.p50_ms:.2f} ms  p99 {lat.p99_ms:.2f} ms  ({lat.received} samples)")
     print()

@@ -25,6 +25,7 @@ import threading
 from collections import deque
 
 from kafka_shim.shim.config.logging import get_logger
+from kafka_shim.shim.os_threads import name_os_thread
 
 log = get_logger(__name__)
 
@@ -155,6 +156,7 @@ class ArenaPool:
             self._thread.start()
 
     def _refill(self) -> None:
+        name_os_thread()
         while True:
             self._wanted.wait()
             self._wanted.clear()

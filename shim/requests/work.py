@@ -26,6 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from kafka_shim.shim.os_threads import name_os_thread
+
 T = TypeVar("T")
 
 # How many items an ``Each`` step works through before it lets the event loop serve other clients.
@@ -69,7 +71,7 @@ def off_loop(fn: Callable[..., T], *args: Any) -> Awaitable[T]:
     """Run ``fn(*args)`` in the worker thread."""
     global _worker
     if _worker is None:
-        _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kafka-shim-work")
+        _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kafka-shim-work", initializer=name_os_thread)
     return asyncio.get_running_loop().run_in_executor(_worker, fn, *args)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from kafka_shim.authorizer import AclBinding
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.os_threads import name_os_thread
 from kafka_shim.shim.tap import RequestTap
 from kafka_shim.shim.testing.faults import FaultControl
 from kafka_shim.shim.testing.received import ReceivedControl
@@ -47,6 +48,7 @@ class EmbeddedBroker:
         self._stop_event: asyncio.Event | None = None
 
     def _run(self) -> None:
+        name_os_thread()
         asyncio.set_event_loop(self.loop)
         self.loop.run_until_complete(self._main())
         self.loop.close()

@@ -36,7 +36,7 @@ AUTHORIZER_MAY_IMPORT = frozenset({f"{PACKAGE}.protocol.codes"})
 
 # Lowest first. A shim module may import its own subpackage (or top-level module) and anything in a lower layer.
 SHIM_LAYERS: tuple[tuple[str, ...], ...] = (
-    ("javacompat", "config"),
+    ("javacompat", "config", "os_threads"),
     ("cluster", "log", "producers", "partitions", "groups", "txn", "quotas", "releases", "security", "metrics"),
     ("requests", "faults", "tap"),
     ("handlers",),

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kafka_shim.authorizer.library_logging import get_logger
+from kafka_shim.shim.os_threads import name_os_thread
 from kafka_shim.shim.security.sasl.jwks import Jwk, JwksError, parse_jwks
 
 log = get_logger("kafka_shim.sasl")
@@ -104,6 +105,7 @@ class EndpointKeys:
         return parse_jwks(text, f"{self._key} ({self.url})")
 
     def _run(self) -> None:
+        name_os_thread()
         wait = self._refresh_s
         while True:
             self._wake.wait(wait if wait > 0 else None)
