@@ -20,7 +20,8 @@ Emulated so far:
 * Before 3.5 (the group APIs' move onto the GroupCoordinator interface): OffsetFetch v1 puts a group-level error (30
   without DESCRIBE on the group) on each requested partition, as v0 answers it, where 3.5+ answers an empty topic
   list (v1 has no top-level error field); DescribeGroups answers in request order, where 3.5+ lists refused groups first;
-  OffsetFetch v8 (3.0-3.4) lists its groups in java.util.HashMap order, where 3.5+ keeps the request's order.
+  OffsetFetch v8 (3.0-3.4) lists its groups in a hash map's order, where 3.5+ keeps the request's order; OffsetFetch
+  and TxnOffsetCommit list partitions, and DeleteGroups groups, in hash maps' orders (seen on real 3.3.2 and 3.4.1).
 * Before 3.2: DescribeUserScramCredentials without DESCRIBE on the cluster is answered with the top-level 31 and no
   result rows (a null user list too), where 3.2+ answers a row per requested user and never answers a null list.
 * KIP-277 (2.0): CreateTopics needed CREATE on the cluster, else every topic 31; Metadata auto-created a missing
@@ -85,7 +86,14 @@ KRAFT_PRESENTED = (3, 3)
 # OffsetFetch v1 (no top-level error field) put a group-level error (30, or the coordinator's) on each requested
 # partition, as v0 always does, where 3.5+ answers an empty topic list; and DescribeGroups answered in request order,
 # where 3.5+ lists the refused groups (30) first, then the described ones. And OffsetFetch v8+ (3.0, KIP-709) listed
-# its groups in the iteration order of a java.util.HashMap keyed by group id, where 3.5+ keeps the request's order.
+# its groups in the iteration order of a Scala mutable.HashMap keyed by group id, where 3.5+ keeps the request's order.
+# The KRaft release probe against real 3.3.2 and 3.4.1 found three more answers built from hash maps before 3.5 (source
+# read at 2.8.2, 3.0.2 and 3.4.1; earlier releases get them too, not run): OffsetFetch's partitions (one immutable Map,
+# authorized ++ unauthorized, grouped by topic in OffsetFetchResponse's java.util.HashMap; v8 keyed by group id, so a
+# group named twice is fetched once, with OffsetFetchRequest.isAllPartitionsForGroup's first entry and
+# groupIdsToPartitions' last one), TxnOffsetCommit's (combinedCommitStatus, a mutable.HashMap) and DeleteGroups' (the
+# coordinator's mutable.HashMap ++ the refused groups); 3.5+ answer in request order (the refused groups of DeleteGroups
+# after the others).
 GROUP_APIS_3_5 = (3, 5)
 # DescribeUserScramCredentials (KIP-554, 2.7) refused without DESCRIBE on the cluster: up to 3.1 the answer is the
 # top-level 31 with no result rows (a null user list too); from 3.2 it is getErrorResponse's, one row per requested
@@ -155,8 +163,17 @@ class ReleaseRules:
     # before 3.5: OffsetCommit answers topics in java.util.HashMap order of their names, each topic's partitions in
     # the order of one Scala map of every answered partition (not the coordinator's order)
     offset_commit_topics_in_hash_order: bool = False
-    # before 3.5: OffsetFetch v8+ lists its groups in java.util.HashMap order of the group ids (not the request's)
+    # before 3.5: OffsetFetch v8+ lists its groups in Scala mutable.HashMap order of the group ids (not the request's)
     offset_fetch_groups_in_hash_order: bool = False
+    # before 3.5: OffsetFetch answers each group's partitions from one Scala immutable Map (a partition named twice
+    # once), grouped by topic in a java.util.HashMap; v8 fetches a group named twice with its first entry's
+    # all-partitions choice and its last entry's partitions (a null list there fails the request, -1)
+    offset_fetch_partitions_in_hash_order: bool = False
+    # before 3.5: TxnOffsetCommit answers every partition from one Scala mutable.HashMap (a partition named twice once),
+    # grouped by topic in a java.util.HashMap
+    txn_offset_commit_in_hash_order: bool = False
+    # before 3.5: DeleteGroups answers every group, refused ones included, in one Scala mutable.HashMap's order
+    delete_groups_in_hash_order: bool = False
     # before 3.2: a refused DescribeUserScramCredentials is the top-level 31 alone (no rows; a null user list answered)
     describe_scram_refused_without_rows: bool = False
     create_topics_needs_cluster: bool = False  # KIP-277, before 2.0 (CreateTopics and Metadata's auto-creation)
@@ -230,6 +247,9 @@ def rules_for(release: str | tuple[int, int]) -> ReleaseRules:
         describe_groups_in_request_order=line < GROUP_APIS_3_5,
         offset_fetch_groups_in_hash_order=line < GROUP_APIS_3_5,
         offset_commit_topics_in_hash_order=line < GROUP_APIS_3_5,
+        offset_fetch_partitions_in_hash_order=line < GROUP_APIS_3_5,
+        txn_offset_commit_in_hash_order=line < GROUP_APIS_3_5,
+        delete_groups_in_hash_order=line < GROUP_APIS_3_5,
         describe_scram_refused_without_rows=line < SCRAM_DESCRIBE_ROWS,
         create_topics_needs_cluster=line < KIP_277,
         leader_epoch_needs_cluster_action=line < KAFKA_7394,

@@ -16,7 +16,7 @@ Behaviour.
   classic groups, so a types filter without "classic" lists nothing.
 - DeleteGroups: DELETE on each distinct group (30). Empty groups are deleted with their committed offsets; a group with
   members gets 68 (NON_EMPTY_GROUP), an unknown one 69 (GROUP_ID_NOT_FOUND). Authorized results first, in Kafka's
-  (Scala HashMap) order, then the denied ones in request order.
+  (Scala HashMap) order, then the denied ones in request order (before 3.5 all of them in one Scala HashMap's order).
 - Before this broker leads the group's ``__consumer_offsets`` partition (no FindCoordinator has created the topic yet)
   a group is not local: DescribeGroups and DeleteGroups answer 16 (NOT_COORDINATOR) for it, as Kafka does.
 
@@ -36,7 +36,8 @@ from kafka_shim.protocol.codes import ApiKey, ErrorCode
 from kafka_shim.protocol.messages import DeleteGroupsResponse, DescribeGroupsResponse, ListGroupsResponse
 from kafka_shim.shim.groups.admin_views import GroupSummary, offsets_partition
 from kafka_shim.shim.handlers import handles
-from kafka_shim.shim.javacompat.hash_orders import java_hash_map_order, topic_partition_hash
+from kafka_shim.shim.javacompat.hash_orders import java_hash_map_order, scala_mutable_map_order, topic_partition_hash
+from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.requests.authz import allowed, allowed_each, authorized_operations, bitfield, check, filter_by_authorized
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.requests.coordination import coordinates
@@ -167,4 +168,8 @@ def delete_groups(ctx: RequestContext, request: messages.DeleteGroupsRequest) ->
         errors = {asked[i]: errors[asked[i]] for i in _by_shard(ctx, asked)}
     results = [_Deleted(group_id=g, error_code=code) for g, code in errors.items()]
     results += [_Deleted(group_id=g, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED) for g in distinct if g not in permitted]
+    if ctx.services.release_rules.delete_groups_in_hash_order:
+        # before 3.5 (api_checks.releases): the coordinator's mutable.HashMap ++ the refused groups, one mutable.HashMap
+        by_id = {r.group_id: r for r in results}
+        results = [by_id[g] for g in scala_mutable_map_order(by_id, java_string_hash)]
     return DeleteGroupsResponse(results=results)

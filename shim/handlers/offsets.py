@@ -280,14 +280,27 @@ def offset_fetch(ctx: RequestContext, request: messages.OffsetFetchRequest) -> O
             # The answer has no group-level errors, so OffsetFetchResponse.errorCounts takes it for a v0-7 answer and
             # counts its null error: Kafka's request channel fails to send it and never answers the connection again.
             raise CloseConnection("OffsetFetch v8+ naming no group: Kafka 3.9 never answers it")
-        answers = [_fetch_group(ctx, g.group_id, g.topics, _FETCH_GROUPS, _FETCH_GROUP_TOPICS,
-                                (g.member_id, g.member_epoch) if version >= 9 else None,
-                                request.require_stable)
-                   for g in request.groups]
-        if ctx.services.release_rules.offset_fetch_groups_in_hash_order:
-            # 3.0-3.4 built the answer from a java.util.HashMap keyed by group id (api_checks.releases)
+        rules = ctx.services.release_rules
+        if rules.offset_fetch_partitions_in_hash_order:
+            # before 3.5 (api_checks.releases) each group id is fetched as OffsetFetchRequest.isAllPartitionsForGroup
+            # (its first entry) and groupIdsToPartitions (its last) say; a null list there is an NPE: -1 everywhere
+            first = {g.group_id: g.topics for g in reversed(request.groups)}
+            last = {g.group_id: g.topics for g in request.groups}
+            asked = [(group_id, None if first[group_id] is None else last[group_id], None) for group_id in last]
+            if any(first[group_id] is not None and topics is None for group_id, topics, _ in asked
+                   if allowed(ctx, _FETCH_GROUPS, group_id)):
+                return OffsetFetchResponse(throttle_time_ms=0, groups=[
+                    _Group(group_id=group_id, topics=[], error_code=ErrorCode.UNKNOWN_SERVER_ERROR)
+                    for group_id in java_hash_map_order([g.group_id for g in request.groups], java_string_hash,
+                                                        initial_capacity=len(request.groups))])
+        else:
+            asked = [(g.group_id, g.topics, (g.member_id, g.member_epoch) if version >= 9 else None) for g in request.groups]
+        answers = [_fetch_group(ctx, group_id, topics, _FETCH_GROUPS, _FETCH_GROUP_TOPICS, member, request.require_stable)
+                   for group_id, topics, member in asked]
+        if rules.offset_fetch_groups_in_hash_order:
+            # 3.0-3.4 built the answer from a Scala mutable.HashMap keyed by group id (api_checks.releases)
             by_id = {answer[0]: answer for answer in answers}
-            answers = [by_id[group_id] for group_id in java_hash_map_order(list(by_id), java_string_hash)]
+            answers = [by_id[group_id] for group_id in scala_mutable_map_order(list(by_id), java_string_hash)]
         return OffsetFetchResponse(throttle_time_ms=0, groups=[
             _Group(group_id=group_id, error_code=error, topics=[
                 _GroupTopic(name=name, partitions=[_GroupPartition(partition_index=p, committed_offset=o.offset,
@@ -348,12 +361,17 @@ def _fetch_group(ctx: RequestContext, group_id: str, topics: list | None, group_
             return group_id, error, []
         grouped = by_topic(offsets)
         visible = allowed_names(ctx, topic_check, list(grouped))
+        if ctx.services.release_rules.offset_fetch_partitions_in_hash_order:
+            return group_id, ErrorCode.NONE, _all_in_hash_maps(offsets, visible)
         return group_id, ErrorCode.NONE, [(name, entries) for name, entries in grouped.items() if name in visible]  # type: ignore[misc]
     describable = allowed_names(ctx, topic_check, [t.name for t in topics])
     asked = [(t.name, p) for t in topics if t.name in describable for p in t.partition_indexes]
     error, offsets = coordinator.fetch_offsets(group_id, asked, require_stable, member=member, local=coordinates(ctx, group_id))
     if error != ErrorCode.NONE:
         return group_id, error, []
+    if ctx.services.release_rules.offset_fetch_partitions_in_hash_order:
+        refused = [(t.name, p) for t in topics if t.name not in describable for p in t.partition_indexes]
+        return group_id, ErrorCode.NONE, _named_in_hash_maps(offsets, asked, refused, ctx)
     if coordinator.settings.new_coordinator:  # each topic and partition as asked, a repeated one again
         found = dict(offsets)
         answer = [(t.name, [(p, found[(t.name, p)]) for p in t.partition_indexes]) for t in topics if t.name in describable]
@@ -363,6 +381,35 @@ def _fetch_group(ctx: RequestContext, group_id: str, topics: list | None, group_
     refusal = _UNKNOWN_PARTITION if ctx.services.release_rules.topics_hidden_as_unknown else _UNAUTHORIZED
     answer += [(t.name, [(p, refusal) for p in t.partition_indexes]) for t in topics if t.name not in describable]
     return group_id, ErrorCode.NONE, answer  # type: ignore[return-value]
+
+
+def _by_topic_in_hash_map(order: list[TopicPartition], found: dict[TopicPartition, FetchedOffset]) -> list:
+    """OffsetFetchResponse's constructor from a map of partitions (before 3.5): grouped by topic in a java.util.HashMap."""
+    return [(name, [(p, found[(t, p)]) for t, p in order if t == name])
+            for name in java_hash_map_order([t for t, _ in order], java_string_hash)]
+
+
+def _named_in_hash_maps(offsets: list[tuple[TopicPartition, FetchedOffset]], asked: list[TopicPartition],
+                        refused: list[TopicPartition], ctx: RequestContext) -> list:
+    """Named partitions before 3.5: GroupMetadataManager.getOffsets' immutable Map (request order) ++ the refused
+    partitions' (a partition named twice once); up to four entries keep that order, more take the hashes' alone."""
+    got = dict(offsets)
+    found = {tp: got[tp] for tp in asked if tp in got}
+    refusal = _UNKNOWN_PARTITION if ctx.services.release_rules.topics_hidden_as_unknown else _UNAUTHORIZED
+    found |= {tp: refusal for tp in refused}
+    return _by_topic_in_hash_map(scala_immutable_map_order(list(found), topic_partition_hash), found)
+
+
+def _all_in_hash_maps(offsets: list[tuple[TopicPartition, FetchedOffset]], visible) -> list:
+    """All partitions before 3.5: the group's offsets (a mutable.HashMap) turned into immutable Maps and Sets, which
+    keep that order up to four entries, then filtered by topic (a subset of up to four keeps the order it had)."""
+    found = dict(offsets)
+    every = list(found)
+    order = (scala_mutable_map_order if len(every) <= 4 else scala_immutable_map_order)(every, topic_partition_hash)
+    kept = [tp for tp in order if tp[0] in visible]
+    if len(kept) > 4:
+        kept = scala_immutable_map_order(kept, topic_partition_hash)
+    return _by_topic_in_hash_map(kept, found)
 
 
 # -- OffsetDelete -----------------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ handleTxnCommitOffsets with the KIP-890 verification of the group's ``__consumer
 
 Behaviour. WRITE on the TRANSACTIONAL_ID, else 53 on every partition; READ on the GROUP, else 30 on every partition;
 READ on each topic, else 29 on its partitions; unknown topics and partitions 3 (all three listed first, in request
-order). The other partitions go to the group coordinator: an empty group id INVALID_GROUP_ID (24), a node that does
+order; before 3.5 every partition once, in hash maps' orders). The other partitions go to the group coordinator: an empty group id INVALID_GROUP_ID (24), a node that does
 not coordinate the group NOT_COORDINATOR (16); then the transaction coordinator verifies that the group's partition
 was added to the transaction (AddOffsetsToTxn): another producer id INVALID_PRODUCER_ID_MAPPING (49), another epoch
 INVALID_PRODUCER_EPOCH (47), not added INVALID_TXN_STATE (48; TRANSACTION_ABORTABLE (120) from v4 on) -- unless the
@@ -32,6 +32,8 @@ from kafka_shim.protocol.records import NO_SEQUENCE
 from kafka_shim.shim.groups.offsets import OffsetAndMetadata, RecordsNotBuilt
 from kafka_shim.shim.groups.offsets_log import OFFSETS_TOPIC, partition_for
 from kafka_shim.shim.handlers import handles
+from kafka_shim.shim.javacompat.hash_orders import java_hash_map_order, scala_mutable_map_order, topic_partition_hash
+from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.requests.authz import allowed, allowed_names, check, hidden_topics
 from kafka_shim.shim.requests.context import RequestContext
 from kafka_shim.shim.requests.coordination import coordinates, verification_enabled, verifying_coordinator
@@ -88,6 +90,9 @@ def txn_offset_commit(ctx: RequestContext, request: messages.TxnOffsetCommitRequ
                     add(t.name, p.partition_index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
             if len(wanted) > before:
                 entries.append((t.name, len(wanted) - before))
+    hash_maps = ctx.services.release_rules.txn_offset_commit_in_hash_order
+    if hash_maps:  # before 3.5 the request's offsets() is a HashMap by partition: one entry each, the last one's
+        wanted = list(dict(wanted).items())
     if wanted:
         coordinator = ctx.services.groups
         assert coordinator is not None
@@ -106,7 +111,20 @@ def txn_offset_commit(ctx: RequestContext, request: messages.TxnOffsetCommitRequ
             return _merged(answer, entries, results)
         for (topic, partition), code in results:
             add(topic, partition, code)
+    if hash_maps:
+        return _answer_in_hash_order(answer)
     return TxnOffsetCommitResponse(throttle_time_ms=0, topics=[_Topic(name=name, partitions=parts) for name, parts in answer.items()])
+
+
+def _answer_in_hash_order(answer: dict[str, list[_Partition]]) -> TxnOffsetCommitResponse:
+    """The answer as Kafka built it before 3.5 (api_checks.releases): every partition's code in one Scala
+    mutable.HashMap (KafkaApis' combinedCommitStatus), grouped by topic in a java.util.HashMap (TxnOffsetCommitResponse's
+    constructor from a map)."""
+    codes = {(name, p.partition_index): p.error_code for name, parts in answer.items() for p in parts}
+    order = scala_mutable_map_order(codes, topic_partition_hash)
+    return TxnOffsetCommitResponse(throttle_time_ms=0, topics=[
+        _Topic(name=name, partitions=[_Partition(partition_index=p, error_code=codes[(t, p)]) for t, p in order if t == name])
+        for name in java_hash_map_order([t for t, _ in order], java_string_hash)])
 
 
 def _merged(errors: dict[str, list[_Partition]], entries: list[tuple[str, int]],

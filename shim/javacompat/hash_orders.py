@@ -54,11 +54,13 @@ def _signed(h: int) -> int:
     return h - (1 << 32) if h & 0x80000000 else h
 
 
-def java_hash_map_order(keys: Iterable[T], hash_code: Callable[[T], int], *, by_compute: bool = False) -> list[T]:
+def java_hash_map_order(keys: Iterable[T], hash_code: Callable[[T], int], *, by_compute: bool = False,
+                        initial_capacity: int = _INITIAL_CAPACITY) -> list[T]:
     """The distinct keys as a ``java.util.HashMap`` filled in this order iterates them: by bucket, and within a bucket
-    in insertion order for ``put`` but in reverse for ``compute`` (which links a new node at the bucket's head)."""
+    in insertion order for ``put`` but in reverse for ``compute`` (which links a new node at the bucket's head).
+    ``initial_capacity``: ``new HashMap<>(n)``'s, whose table starts at the power of two at or above it."""
     distinct = list(dict.fromkeys(keys))
-    length = _INITIAL_CAPACITY
+    length = 1 << max(initial_capacity - 1, 0).bit_length()  # HashMap.tableSizeFor
     if by_compute:
         while len(distinct) - 1 > length * 3 // 4:  # compute resizes before an insertion when size > threshold
             length *= 2

@@ -114,10 +114,12 @@ class Pair:
         return [(a.body.producer_id, a.body.producer_epoch) for a in answers]
 
 
-def release_pair(directory: Path, release: str, config: BrokerConfig, label: str, *overrides: str) -> Iterator[Pair]:
-    """A real Kafka of ``release`` (with ``overrides``) and kafka-shim on ``config``, for a module's fixture."""
+def release_pair(directory: Path, release: str, config: BrokerConfig, label: str, *overrides: str,
+                 mode: str | None = None) -> Iterator[Pair]:
+    """A real Kafka of ``release`` (with ``overrides``; ``mode``: scripts/real-kafka's REAL_KAFKA_MODE) and kafka-shim
+    on ``config``, for a module's fixture."""
     started = time.monotonic()
-    kafka = start_real_kafka(directory, *overrides, version=release)
+    kafka = start_real_kafka(directory, *overrides, version=release, mode=mode)
     REPORTED.append(f"{label}: Kafka {release} started in {time.monotonic() - started:.1f}s")
     try:
         with EmbeddedBroker(config) as shim:

@@ -33,10 +33,12 @@ def _address(url: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def start_real_kafka(directory: Path, *overrides: str, version: str | None = None, log_levels: tuple[str, ...] = ()) -> RealKafka:
+def start_real_kafka(directory: Path, *overrides: str, version: str | None = None, log_levels: tuple[str, ...] = (),
+                     mode: str | None = None) -> RealKafka:
     """Start scripts/real-kafka in ``directory``: the pom's Kafka (3.9, KRaft), or ``version`` (e.g. "2.8.2", which the
     script runs in ZooKeeper mode with the same listeners and users). ``log_levels``: LOGGER=LEVEL, e.g.
-    "kafka.request.logger=DEBUG" for Kafka's request log (logs/kafka-request.log)."""
+    "kafka.request.logger=DEBUG" for Kafka's request log (logs/kafka-request.log). ``mode``: "kraft" or "zookeeper"
+    (REAL_KAFKA_MODE), e.g. to run 3.3 or 3.4 in KRaft mode (PLAIN users only there)."""
     args = [sys.executable, str(REAL_KAFKA), "start", "--dir", str(directory)]
     for override in overrides:
         args += ["--override", override]
@@ -45,6 +47,8 @@ def start_real_kafka(directory: Path, *overrides: str, version: str | None = Non
     env = dict(os.environ)
     if version is not None:
         env["REAL_KAFKA_VERSION"] = version
+    if mode is not None:
+        env["REAL_KAFKA_MODE"] = mode
     proc = subprocess.run(args, capture_output=True, text=True, timeout=900, env=env)
     if proc.returncode != 0:
         pytest.fail(f"real Kafka did not start ({' '.join(args)}):\n{proc.stderr[-6000:]}", pytrace=False)
