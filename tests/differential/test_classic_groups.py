@@ -775,3 +775,44 @@ def test_a_leave_answers_a_join_a_failed_rebalance_left_waiting(peers, group, gr
     answers = compare(peers, script)
     assert answers[5][1]["error_code"] == ErrorCode.UNKNOWN_SERVER_ERROR, answers[5]
     assert answers[7][1]["pending join"]["error_code"] == ErrorCode.UNKNOWN_MEMBER_ID, answers[7]
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_a_new_member_beside_one_that_never_synced_and_a_pending_one(peers, group, when) -> None:
+    """a joins alone at v0 (its rebalance timeout is its session timeout, 6 s) and never syncs; b is told its member id
+    (79) and stays pending for its 10 s session. c then joins at v0 (rebalance timeout 20 s):
+
+    - ``before`` a's session ends (the group CompletingRebalance at generation 1): c's join starts a rebalance that a's
+      removal at 6 s cannot complete while b is pending; b's expiry completes it at about 10 s, c alone, generation 2.
+    - ``after`` it (the group Empty: a's removal completed an empty rebalance at once, b pending or not, generation 2):
+      c starts a new generation, 3, at once.
+
+    A probe that sends each request to Kafka and only then to kafka-shim saw "2 on Kafka, 3 on kafka-shim" here: Kafka
+    answered c's join at b's expiry, so kafka-shim got it after a had gone."""
+    peers.grant(group_acl(group, READ))
+    peers.grant(group_acl(group, DESCRIBE))
+    took: dict[tuple[str, int], float] = {}
+
+    def script(t: Transcript) -> None:
+        t.request("a joins at v0", JOIN, 0, join_body(0, group, session=6000))
+        t.request("b is told its member id", JOIN, 5, join_body(5, group, session=10000), on="b")
+        pending_from = time.monotonic()
+        deadline = pending_from + 60
+        while True:
+            _describe(t, f"describe {when} a's session ends", group)
+            state = t.answers[-1][1]["groups"][0]["group_state"]
+            if when == "before" or state == "Empty" or time.monotonic() > deadline:
+                break
+            t.answers.pop()
+            time.sleep(0.1)
+        t.request("c joins at v0", JOIN, 0, join_body(0, group, session=20000), on="c")
+        took[t.address] = time.monotonic() - pending_from
+        _describe(t, "describe at the end", group)
+
+    answers = compare(peers, script)
+    assert answers[3][1]["generation_id"] == (2 if when == "before" else 3), answers[3]
+    if when == "before":
+        # Answered when b's pending member expired (10 s), not at a's removal (6 s) nor at c's rebalance timeout (20 s):
+        # bounds between those, wide enough for a busy machine.
+        for elapsed in took.values():
+            assert 10 - 0.5 <= elapsed < 19, took
