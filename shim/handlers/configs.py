@@ -72,6 +72,7 @@ INVALID_REQUEST_DEFAULT = ("This most likely occurs because of a request being m
 _DEFAULT_TEXT = {ErrorCode.UNKNOWN_SERVER_ERROR: UNKNOWN_SERVER_ERROR_DEFAULT, ErrorCode.INVALID_REQUEST: INVALID_REQUEST_DEFAULT}
 _DOCS = "https://kafka.apache.org/39/documentation.html#"
 CLUSTER_NAME = "kafka-cluster"
+_RUNTIME_LOGGER_MANAGER = (3, 7)  # KAFKA-15466: from 3.7 the Java RuntimeLoggerManager checks BROKER_LOGGER changes
 
 _Describe = DescribeConfigsResponse.DescribeConfigsResult
 _Entry = DescribeConfigsResponse.DescribeConfigsResourceResult
@@ -98,7 +99,8 @@ def _admin(ctx: RequestContext) -> ConfigAdmin:
     # set of dynamic broker configs).
     return ConfigAdmin(services.broker_configs, services.cluster.topics, ctx.node_id,
                        set_topic_configs=set_topic_configs, broker_properties_changed=broker_properties_changed,
-                       config_set=topic_config_set(services.release_rules.release))
+                       config_set=topic_config_set(services.release_rules.release),
+                       java_logger_manager=services.release_rules.release >= _RUNTIME_LOGGER_MANAGER)
 
 
 # -- DescribeConfigs ------------------------------------------------------------------------------------------------
@@ -157,7 +159,7 @@ def _describe_one(admin: ConfigAdmin, resource: Any, synonyms: bool, documentati
                  error_message=refused.message)
         return _Describe(error_code=refused.code, error_message=refused.message, resource_type=kind, resource_name=name, configs=[])
     wanted = resource.configuration_keys
-    if wanted:
+    if wanted and kind != CLIENT_METRICS:  # ConfigHelper lists a subscription's every stored key, whatever was asked
         # ConfigHelper filters the listed map into a new Scala mutable.HashMap: the entries asked for come in that
         # smaller map's order, whatever order they were asked in.
         by_name = {e.name: e for e in entries if e.name in wanted}

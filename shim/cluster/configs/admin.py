@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from kafka_shim.authorizer.acl_walk import UnparseableAclPrincipal
 from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.shim.cluster.configs.alter_ops import (
     AlterError,
@@ -45,8 +46,11 @@ from kafka_shim.shim.cluster.configs.topic_configs import (
     validate_topic_configs,
 )
 from kafka_shim.shim.cluster.topics import Topic, invalid_topic_name
+from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.javacompat.hash_orders import java_concurrent_hash_map_order
-from kafka_shim.shim.javacompat.java_hash import java_string_hash
+from kafka_shim.shim.javacompat.java_hash import java_order, java_string_hash
+
+log = get_logger(__name__)
 
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS = 2, 4, 8, 16
 # Errors.X.message(): the text ApiError carries when no message was given.
@@ -75,6 +79,22 @@ class AlterResource:
     ops: list[ConfigOp]
 
 
+def _controller_switch_fails(resource: AlterResource) -> bool:
+    """Whether ConfigurationControlManager.incrementalAlterConfigResource reaches an operation id OpType does not know
+    (``OpType.forId`` is null and the switch on it throws). It visits the keys in Java HashMap order and stops at the
+    first APPEND or SUBTRACT on a key that is not a LIST (an error for this resource alone); only TOPIC keys are LIST
+    keys to the controller's schema (KafkaRaftServer's KafkaConfigSchema has no CLIENT_METRICS definitions)."""
+    by_name = {op.name: op.op for op in resource.ops}
+    for name in java_order(list(by_name)):
+        op = by_name[name]
+        if op in (OpType.APPEND, OpType.SUBTRACT):
+            if resource.resource_type != TOPIC or TOPIC_CONFIGS.get(name) is None or TOPIC_CONFIGS[name].type is not ConfigType.LIST:
+                return False
+        elif op not in (OpType.SET, OpType.DELETE):
+            return True
+    return False
+
+
 def _broker_id(name: str, message: str) -> int:
     """Scala's ``name.toInt`` (Integer.parseInt), or INVALID_REQUEST with ``message``."""
     if _JAVA_INT.fullmatch(name) and -(2**31) <= int(name) < 2**31:
@@ -88,8 +108,10 @@ class ConfigAdmin:
     def __init__(self, dynamic: DynamicBrokerConfigs, topics: Mapping[str, Topic], node_id: int, *,
                  set_topic_configs: Callable[[str, dict[str, str]], None],
                  broker_properties_changed: Callable[[dict[str, str]], None],
-                 config_set: TopicConfigSet = CURRENT_TOPIC_CONFIGS) -> None:
+                 config_set: TopicConfigSet = CURRENT_TOPIC_CONFIGS, java_logger_manager: bool = True) -> None:
         self.dynamic = dynamic
+        # Kafka 3.7+: BROKER_LOGGER changes are checked by RuntimeLoggerManager (Java), not ConfigAdminManager (Scala)
+        self.java_logger_manager = java_logger_manager
         self.config_set = config_set  # the topic keys of the emulated release (kafka.version)
         self.topics = topics
         self.node_id = node_id
@@ -135,7 +157,21 @@ class ConfigAdmin:
               authorize: Authorize) -> list[tuple[int, str | None]]:
         """(code, message) per resource, in request order: the broker's preprocessing, then the controller's part."""
         answered = self._preprocess(resources, incremental, validate_only, authorize)
-        return [answered[i] if i in answered else self._persist(r, incremental, validate_only, authorize)
+        # The controller asks once for each forwarded resource.
+        try:
+            granted = {i: authorize(r.resource_type, r.name) for i, r in enumerate(resources) if i not in answered}
+        except UnparseableAclPrincipal as exc:
+            # ControllerApis fails on it and answers the forwarded request with its error response; the broker keeps
+            # its own answers for the resources it preprocessed.
+            log.error("alter_configs_failed_on_unparseable_acl", error=str(exc), acl=str(exc.binding))
+            return [answered.get(i, (ErrorCode.UNKNOWN_SERVER_ERROR, None)) for i in range(len(resources))]
+        if incremental and any(ok and _controller_switch_fails(resources[i]) for i, ok in granted.items()):
+            # The controller's one event for every forwarded resource fails on the first operation id its switch does
+            # not know (a NullPointerException): nothing is changed, and ControllerApis answers the forwarded request
+            # with its error response, UNKNOWN_SERVER_ERROR without a message for each of its resources, those it
+            # refused itself (not authorized) included.
+            return [answered.get(i, (ErrorCode.UNKNOWN_SERVER_ERROR, None)) for i in range(len(resources))]
+        return [answered[i] if i in answered else self._persist(r, incremental, validate_only, granted[i])
                 for i, r in enumerate(resources)]
 
     def _preprocess(self, resources: Sequence[AlterResource], incremental: bool, validate_only: bool,
@@ -158,6 +194,9 @@ class ConfigAdmin:
                 answered[index] = (refused.code, refused.message)
             except AlterError as error:
                 answered[index] = (error.error_code, error.message)
+            except UnparseableAclPrincipal as exc:  # a BROKER_LOGGER's check, inside preprocess' catch-all
+                log.error("alter_configs_failed_on_unparseable_acl", error=str(exc), acl=str(exc.binding))
+                answered[index] = (ErrorCode.UNKNOWN_SERVER_ERROR, None)
             else:
                 if resource.resource_type == BROKER_LOGGER:
                     answered[index] = (ErrorCode.NONE, None)
@@ -172,7 +211,8 @@ class ConfigAdmin:
         if nulls:
             raise Refused(ErrorCode.INVALID_REQUEST, "Null value not supported for : " + ", ".join(nulls))
         if kind == BROKER_LOGGER and incremental:
-            self.dynamic.loggers.alter(authorize(BROKER_LOGGER, name), name, self.node_id, ops, validate_only)
+            self.dynamic.loggers.alter(authorize(BROKER_LOGGER, name), name, self.node_id, ops, validate_only,
+                                       unknown_op_fails_the_switch=self.java_logger_manager)
         elif kind == BROKER:
             if name and _broker_id(name, f"Node id must be an integer, but it is: {name}") != self.node_id:
                 raise Refused(ErrorCode.INVALID_REQUEST, f"Unexpected broker id, expected {self.node_id}, but received {name}")
@@ -185,10 +225,9 @@ class ConfigAdmin:
         elif kind not in (TOPIC, CLIENT_METRICS):
             raise Refused(ErrorCode.INVALID_REQUEST, f"Unknown resource type {kind}")
 
-    def _persist(self, resource: AlterResource, incremental: bool, validate_only: bool,
-                 authorize: Authorize) -> tuple[int, str | None]:
+    def _persist(self, resource: AlterResource, incremental: bool, validate_only: bool, granted: bool) -> tuple[int, str | None]:
         kind, name = resource.resource_type, resource.name
-        if not authorize(kind, name):
+        if not granted:
             return ((ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_DENIED) if kind == TOPIC
                     else (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, CLUSTER_DENIED))
         try:
@@ -288,7 +327,7 @@ class ConfigAdmin:
             if name:
                 self._zookeeper_broker_id(name)  # an empty name is this broker here
             try:
-                self.dynamic.loggers.alter(True, str(self.node_id), self.node_id, ops, validate_only)
+                self.dynamic.loggers.alter(True, str(self.node_id), self.node_id, ops, validate_only, unknown_op_fails_the_switch=False)
             except AlterError as error:
                 if error.error_code == ErrorCode.INVALID_CONFIG:  # a ConfigException there
                     # ZkAdminManager listed the valid levels in the order of the Java HashSet holding them

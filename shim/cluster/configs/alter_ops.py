@@ -93,7 +93,11 @@ def apply_controller_ops(current: Mapping[str, str], ops: Sequence[ConfigOp], li
 
 
 def apply_broker_ops(current: Mapping[str, str], ops: Sequence[ConfigOp]) -> dict[str, str]:
-    """A BROKER resource's dynamic configs after ``ops``, in request order."""
+    """A BROKER resource's dynamic configs after ``ops``, in request order (every operation id is checked first:
+    ConfigAdminManager.validateBrokerConfigChange maps them all to OpTypes before applying any)."""
+    unknown = next((op.op for op in ops if op.op not in tuple(OpType)), None)
+    if unknown is not None:
+        raise AlterError(ErrorCode.INVALID_REQUEST, f"Unknown operations type {unknown}")
     result = dict(current)
     for op in ops:
         if op.op == OpType.SET:

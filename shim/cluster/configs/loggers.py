@@ -49,7 +49,12 @@ class BrokerLoggers:
         return [DescribedConfig(name, self.level(name), ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG, ConfigType.UNKNOWN, False)
                 for name in scala_hashmap_order(self.levels)]
 
-    def alter(self, cluster_allowed: bool, name: str, node_id: int, ops: Sequence[ConfigOp], validate_only: bool) -> None:
+    def alter(self, cluster_allowed: bool, name: str, node_id: int, ops: Sequence[ConfigOp], validate_only: bool, *,
+              unknown_op_fails_the_switch: bool = True) -> None:
+        """``unknown_op_fails_the_switch``: Kafka 3.7+ (RuntimeLoggerManager, Java) switches on ``OpType.forId``, which
+        is null for an operation id it does not know, so the switch itself throws a NullPointerException: answered
+        UNKNOWN_SERVER_ERROR, whose message ApiError.fromThrowable leaves out. Before 3.7 ConfigAdminManager's Scala
+        match had a ``case _`` for it (INVALID_REQUEST "Unknown operation type ...")."""
         if not cluster_allowed:
             # ApiError.fromThrowable drops a message that is the error's default text
             raise AlterError(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
@@ -73,6 +78,8 @@ class BrokerLoggers:
                     raise AlterError(ErrorCode.INVALID_REQUEST, f"Removing the log level of the {ROOT} logger is not allowed")
             elif op.op in (OpType.APPEND, OpType.SUBTRACT):
                 raise AlterError(ErrorCode.INVALID_REQUEST, f"{OpType(op.op).name} operation is not allowed for the BROKER_LOGGER resource")
+            elif unknown_op_fails_the_switch:
+                raise AlterError(ErrorCode.UNKNOWN_SERVER_ERROR, None)
             else:
                 raise AlterError(ErrorCode.INVALID_REQUEST, f"Unknown operation type {op.op} is not allowed for the BROKER_LOGGER resource")
         if validate_only:
