@@ -218,7 +218,9 @@ async def _clean_filthiest(cleaner: LogCleaner) -> bool:
 
 
 async def _rest(partitions: Partitions, properties: Mapping[str, str], rest_ms: int | None) -> None:
-    deadline = None if rest_ms is None else time.monotonic() + rest_ms / 1000
+    # Kafka's cleaner thread may spin with log.cleaner.backoff.ms=0; on the event loop the rest must still yield (at
+    # least a millisecond), or a cleaner with nothing to clean would never let a request through again
+    deadline = None if rest_ms is None else time.monotonic() + max(rest_ms, 1) / 1000
     while partitions.broker_properties is properties:
         left = _RECHECK_S if deadline is None else deadline - time.monotonic()
         if left <= 0:

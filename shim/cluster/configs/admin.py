@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from kafka_shim.authorizer.acl_walk import UnparseableAclPrincipal
 from kafka_shim.protocol.codes import ErrorCode
 from kafka_shim.shim.cluster.configs.alter_ops import (
+    BROKER_LIST_DEFAULTS,
     AlterError,
     ConfigOp,
     OpType,
@@ -270,9 +271,12 @@ class ConfigAdmin:
         return {op.name: op.value or "" for op in ops}
 
     def _alter_broker(self, name: str, ops: list[ConfigOp], incremental: bool, validate_only: bool) -> None:
-        wanted = self._broker_configs_after(name, ops, incremental)
         if validate_only:
             return
+        # The broker validated its own reading of the operations; the controller applies them again by its rules
+        # (ConfigurationControlManager: an APPEND adds each value once, empty parts of the old value are dropped).
+        wanted = (apply_controller_ops(self.dynamic.configs_of(bool(name)), ops, BROKER_LIST_DEFAULTS) if incremental
+                  else self._broker_configs_after(name, ops, incremental))
         self.dynamic.replace(bool(name), wanted)
         self._broker_properties_changed(self.dynamic.effective_properties())
 

@@ -10,6 +10,8 @@ Two places in Kafka 3.9 apply them, with slightly different rules, and kafka-shi
 - BROKER resources: the forwarding broker (``ConfigAdminManager.prepareIncrementalConfigs``), in request order.
   APPEND/SUBTRACT on a key that is not LIST: "Config value append is not allowed for config key: x" (INVALID_CONFIG);
   on a key KafkaConfig does not know, Kafka fails with an unexpected exception (UNKNOWN_SERVER_ERROR, no message).
+  That reading is only validated: the broker forwards the operations, and the controller stores what its own rules
+  above make of them (BROKER_LIST_DEFAULTS standing for KafkaConfig's LIST defaults).
 """
 
 from __future__ import annotations
@@ -46,6 +48,10 @@ class AlterError(Exception):
         super().__init__(message)
         self.error_code = error_code
         self.message = message
+
+
+# KafkaConfigSchema.getDefault for the BROKER keys the controller may split (ConfigDef's LIST keys of KafkaConfig).
+BROKER_LIST_DEFAULTS: dict[str, str | None] = {name: key.default for name, key in BROKER_CONFIGS.items() if key.type is ConfigType.LIST}
 
 
 def java_split(text: str) -> list[str]:

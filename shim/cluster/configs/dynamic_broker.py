@@ -42,6 +42,7 @@ from kafka_shim.shim.cluster.configs.definition import (
 from kafka_shim.shim.cluster.configs.listener_checks import (
     ListenerConfigError,
     check_bound_listeners,
+    check_inter_broker_sasl,
     check_listener_reconfiguration,
     check_listeners,
 )
@@ -170,6 +171,7 @@ def validate_config_values(properties: Mapping[str, str], current: Mapping[str, 
         raise BrokerConfigError("requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread.")
     try:
         check_listeners(current if current is not None else properties, properties)
+        check_inter_broker_sasl(current if current is not None else properties, properties)
     except ListenerConfigError as error:
         raise BrokerConfigError(error.message) from None
     if _int_value(properties, "max.connections.per.ip") == 0 and not ip_overrides:

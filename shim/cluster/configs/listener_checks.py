@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kafka_shim.shim.cluster.configs.broker_configs import BROKER_CONFIGS, CLUSTER_LEVEL_LISTENER_KEYS, DYNAMIC_SECURITY_CONFIGS
-from kafka_shim.shim.cluster.configs.definition import ConfigValueError, parse_csv_map
+from kafka_shim.shim.cluster.configs.definition import ConfigValueError, parse_and_validate, parse_csv_map
 from kafka_shim.shim.javacompat.hash_orders import java_hash_map_order
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.javacompat.scala_set import scala_set_order
@@ -269,3 +269,43 @@ def _advertised_brokers(props: Mapping[str, str]) -> dict[str, Endpoint]:
     endpoints = (parse_endpoints(_get(props, "listeners") or "", protocols, distinct_ports=True) if text is None
                  else parse_endpoints(text, protocols, distinct_ports=False))
     return {e.name: e for e in endpoints if e.name not in controllers}
+
+
+def _inter_broker_sasl_rule(props: Mapping[str, str]) -> None:
+    """KafkaConfig.validateValues: with SASL between brokers, sasl.mechanism.inter.broker.protocol must be one of the
+    inter-broker listener's sasl.enabled.mechanisms (its listener-prefixed value, else the broker-wide one)."""
+    name = _inter_broker_listener(props)
+    protocol = security_protocol_map(props).get(name) if _get(props, "inter.broker.listener.name") is not None else name
+    if protocol not in ("SASL_PLAINTEXT", "SASL_SSL"):
+        return
+    # the listener's overrides (AbstractConfig.valuesWithPrefixOverride) are parsed and validated on the way, every
+    # one whose name, or name past one more prefix ("plain.sasl.jaas.config"), is a KafkaConfig key, in the order of
+    # the originals' HashMap; the first bad one fails as ConfigDef words it
+    prefix = f"listener.name.{name.lower()}."
+    overrides = [key for key in props if key.startswith(prefix) and len(key) > len(prefix)]
+    for key in java_hash_map_order(overrides, java_string_hash):
+        base = key[len(prefix):]
+        if base not in BROKER_CONFIGS:
+            base = base[base.find(".") + 1:]
+        definition = BROKER_CONFIGS.get(base)
+        if definition is not None:
+            try:
+                parse_and_validate(base, props[key], definition.type, definition.validator)
+            except ConfigValueError as error:
+                raise ListenerConfigError(error.message) from None
+    prefixed = f"listener.name.{name.lower()}.sasl.enabled.mechanisms"
+    raw = props[prefixed] if prefixed in props else _get(props, "sasl.enabled.mechanisms")
+    text = java_trim(raw or "")
+    mechanisms = _CSV.split(text) if text else []  # ConfigDef's LIST: split(",", -1), so empty entries stay
+    _require(_get(props, "sasl.mechanism.inter.broker.protocol") in mechanisms,
+             "sasl.mechanism.inter.broker.protocol must be included in sasl.enabled.mechanisms when SASL is used for "
+             "inter-broker communication")
+
+
+def check_inter_broker_sasl(current: Mapping[str, str], proposed: Mapping[str, str]) -> None:
+    """The inter-broker SASL mechanism rule on the proposed configuration, unless the current one breaks it."""
+    try:
+        _inter_broker_sasl_rule(current)
+    except ListenerConfigError:
+        return
+    _inter_broker_sasl_rule(proposed)
