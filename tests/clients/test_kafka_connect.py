@@ -14,8 +14,6 @@ it starts), the sink and the checks read read_committed.
 
 from __future__ import annotations
 
-import json
-import re
 import subprocess
 import sys
 import uuid
@@ -26,6 +24,7 @@ import pytest
 
 from kafka_shim.shim.testing.handle import KafkaShim
 from kafka_shim.shim.testing.options import ShimOptions
+from tests.support.java_probe import ProbeRun
 from tests.support.peers import REAL_KAFKA, start_real_kafka, stop_real_kafka
 
 pytestmark = pytest.mark.clients
@@ -62,39 +61,14 @@ def bootstrap(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
             stop_real_kafka(kafka)
 
 
-class Run:
-    """One ConnectProbe process: its JSON events, its stderr (WARN and above) and its INFO log file."""
-
-    def __init__(self, proc: subprocess.CompletedProcess, log: Path) -> None:
-        self.returncode = proc.returncode
-        self.stderr = proc.stderr
-        self.log = log
-        self.events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-
-    def __repr__(self) -> str:
-        events = "\n".join(json.dumps(e)[:800] for e in self.events)
-        return f"exit {self.returncode}\n{events}\nstderr:\n{self.stderr[-4000:]}\n(log: {self.log})"
-
-    def of(self, kind: str) -> list[dict]:
-        return [e for e in self.events if e["event"] == kind]
-
-    def one(self, kind: str, **where: object) -> dict:
-        found = [e for e in self.of(kind) if all(e.get(k) == v for k, v in where.items())]
-        assert len(found) == 1, f"expected one {kind} {where}: {self!r}"
-        return found[0]
-
-    def lines(self, level: str) -> list[str]:
-        return [line for line in self.stderr.splitlines() if re.match(rf"\[[^]]*\] {level} ", line)]
-
-
-def _probe(bootstrap: str, worker_id: str, directory: Path, *args: str) -> Run:
+def _probe(bootstrap: str, worker_id: str, directory: Path, *args: str) -> ProbeRun:
     log = directory / f"{worker_id}.log"
     proc = subprocess.run(
         [sys.executable, str(REAL_KAFKA), "run", "kafkashim.oracle.ConnectProbe", "--bootstrap", bootstrap,
          "--id", worker_id, "--dir", str(directory / "files"), "--wait-ms", str(WAIT_MS), "--lines", str(LINES),
          "--log-file", str(log), *args],
         capture_output=True, text=True, timeout=PROBE_TIMEOUT_S)
-    return Run(proc, log)
+    return ProbeRun(proc, log)
 
 
 @pytest.mark.parametrize("eos", [False, True], ids=["at_least_once", "exactly_once_source"])

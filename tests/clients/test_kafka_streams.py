@@ -12,8 +12,6 @@ back (read_committed), what it expected, and how long Streams took to reach RUNN
 
 from __future__ import annotations
 
-import json
-import re
 import subprocess
 import sys
 import uuid
@@ -24,6 +22,7 @@ import pytest
 
 from kafka_shim.shim.testing.handle import KafkaShim
 from kafka_shim.shim.testing.options import ShimOptions
+from tests.support.java_probe import ProbeRun
 from tests.support.peers import REAL_KAFKA, start_real_kafka, stop_real_kafka
 
 pytestmark = pytest.mark.clients
@@ -75,51 +74,26 @@ def bootstrap(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
             stop_real_kafka(kafka)
 
 
-class Run:
-    """One StreamsProbe process: its JSON events, its stderr (WARN and above) and its INFO log file."""
-
-    def __init__(self, proc: subprocess.CompletedProcess, log: Path) -> None:
-        self.returncode = proc.returncode
-        self.stderr = proc.stderr
-        self.log = log
-        self.events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-
-    def __repr__(self) -> str:
-        events = "\n".join(json.dumps(e)[:600] for e in self.events)
-        return f"exit {self.returncode}\n{events}\nstderr:\n{self.stderr[-4000:]}\n(log: {self.log})"
-
-    def of(self, kind: str) -> list[dict]:
-        return [e for e in self.events if e["event"] == kind]
-
-    def one(self, kind: str, **where: object) -> dict:
-        found = [e for e in self.of(kind) if all(e.get(k) == v for k, v in where.items())]
-        assert len(found) == 1, f"expected one {kind} {where}: {self!r}"
-        return found[0]
-
-    def lines(self, level: str) -> list[str]:
-        return [line for line in self.stderr.splitlines() if re.match(rf"\[[^]]*\] {level} ", line)]
-
-
-def _probe(bootstrap: str, app_id: str, state_dir: Path, *args: str) -> Run:
+def _probe(bootstrap: str, app_id: str, state_dir: Path, *args: str) -> ProbeRun:
     log = state_dir.parent / f"{app_id}-{args[1] if args else 'full'}.log"
     proc = subprocess.run(
         [sys.executable, str(REAL_KAFKA), "run", "kafkashim.oracle.StreamsProbe", "--bootstrap", bootstrap,
          "--app-id", app_id, "--state-dir", str(state_dir), "--wait-ms", str(WAIT_MS), "--log-file", str(log), *args],
         capture_output=True, text=True, timeout=PROBE_TIMEOUT_S)
-    return Run(proc, log)
+    return ProbeRun(proc, log)
 
 
 def _app_id(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
-def _assert_outputs_exact(run: Run) -> None:
+def _assert_outputs_exact(run: ProbeRun) -> None:
     """Every output read back and every interactive query equals what the input makes, exactly."""
     for event in run.of("output") + run.of("queried"):
         assert event["got"] == event["expected"], f"{event.get('topic') or event.get('store')}: {run!r}"
 
 
-def _assert_quiet(run: Run) -> None:
+def _assert_quiet(run: ProbeRun) -> None:
     """No error, and no warning but those Streams logs against Kafka too, not in a storm."""
     assert run.lines("ERROR") == [], run
     unexpected = [w for w in run.lines("WARN") if not any(known in w for known in EXPECTED_WARNINGS)]

@@ -11,7 +11,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -459,46 +458,7 @@ public final class ConnectProbe {
         emit(Map.of("event", "failed", "why", why));
     }
 
-    private static synchronized void emit(Map<String, ?> object) {
-        StringBuilder b = new StringBuilder();
-        json(b, new TreeMap<>(object));
-        System.out.println(b);
-        System.out.flush();
-    }
-
-    private static void json(StringBuilder b, Object v) {
-        if (v == null) {
-            b.append("null");
-        } else if (v instanceof Map) {
-            b.append('{');
-            boolean first = true;
-            for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
-                if (!first) b.append(',');
-                first = false;
-                json(b, String.valueOf(e.getKey()));
-                b.append(':');
-                json(b, e.getValue());
-            }
-            b.append('}');
-        } else if (v instanceof Collection) {
-            b.append('[');
-            boolean first = true;
-            for (Object o : (Collection<?>) v) {
-                if (!first) b.append(',');
-                first = false;
-                json(b, o);
-            }
-            b.append(']');
-        } else if (v instanceof Number || v instanceof Boolean) {
-            b.append(v);
-        } else {
-            b.append('"');
-            for (char ch : v.toString().toCharArray()) {
-                if (ch == '"' || ch == '\\') b.append('\\').append(ch);
-                else if (ch < 0x20) b.append(String.format("\\u%04x", (int) ch));
-                else b.append(ch);
-            }
-            b.append('"');
-        }
+    private static void emit(Map<String, ?> object) {
+        JsonLines.emit(object);
     }
 }
