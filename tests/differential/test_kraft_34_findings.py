@@ -23,30 +23,17 @@ from kafka_shim.protocol.messages import (
     OffsetFetchRequest,
     TxnOffsetCommitRequest,
 )
-from kafka_shim.shim.config.broker_config import BrokerConfig
-from tests.differential.test_kraft_release_findings import GROUP, Pair, release_pair
+from tests.differential.test_kraft_release_findings import GROUP, Pair, release_pair, shim_config
 from tests.support.compare import assert_same
-from tests.support.peers import INTERNAL_TOPIC_PROPERTIES
-from tests.support.sasl_setup import sasl_properties
 from tests.support.wire import Wire
 
 LINE, RELEASE = "3.4", "3.4.1"  # the last release line before 3.5's change, and the real release that judges it
 P = "kraft34-"
 
 
-def shim_config() -> BrokerConfig:
-    """kafka-shim as scripts/real-kafka configures a KRaft Kafka: the same users and super users, StandardAuthorizer."""
-    return BrokerConfig.from_properties(sasl_properties() | {
-        "kafka.version": LINE,
-        "super.users": "User:admin;User:broker",
-        "allow.everyone.if.no.acl.found": "false",
-        "group.initial.rebalance.delay.ms": "0",
-    } | INTERNAL_TOPIC_PROPERTIES)
-
-
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
-    yield from release_pair(tmp_path_factory.mktemp(f"kafka-{RELEASE}"), RELEASE, shim_config(), "KRaft 3.4 findings",
+    yield from release_pair(tmp_path_factory.mktemp(f"kafka-{RELEASE}"), RELEASE, shim_config(LINE), "KRaft 3.4 findings",
                             mode="kraft")
 
 

@@ -43,10 +43,11 @@ COORDINATOR_NOT_READY = {14, 15, 16}  # a coordinator still loading or being cre
 GROUP, TRANSACTION = 0, 1  # FindCoordinator key types
 
 
-def shim_config() -> BrokerConfig:
-    """kafka-shim as scripts/real-kafka configures a KRaft Kafka: the same users and super users, StandardAuthorizer."""
+def shim_config(line: str = LINE) -> BrokerConfig:
+    """kafka-shim as scripts/real-kafka configures a KRaft Kafka of release ``line``: the same users and super users,
+    StandardAuthorizer."""
     return BrokerConfig.from_properties(sasl_properties() | {
-        "kafka.version": LINE,
+        "kafka.version": line,
         "super.users": "User:admin;User:broker",
         "allow.everyone.if.no.acl.found": "false",
         "group.initial.rebalance.delay.ms": "0",
