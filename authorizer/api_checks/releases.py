@@ -132,6 +132,9 @@ LOG_DIRS_ONLY_ASKED_TOPICS = (3, 7)
 # (ZooKeeper mode too, source at 2.8.2 / 3.0.2 / 3.5.2) every map from KafkaApis' authorized partitions to the answer
 # was a Scala mutable.HashMap (seen against real 3.5.2 and 2.8.2 by the release probes)
 PRODUCE_IMMUTABLE_RESULTS = (3, 6)
+# 3.7 (KAFKA-15466) checks BROKER_LOGGER changes in the Java RuntimeLoggerManager, whose switch on an unknown operation id
+# throws (-1, no message); before, ConfigAdminManager's Scala match refused it by name (42 "Unknown operation type ...").
+RUNTIME_LOGGER_MANAGER = (3, 7)
 # The latest MetadataVersion level of each KRaft release (MetadataVersion.latestProduction at its tag): what ApiVersions
 # v3+ reports as metadata.version's supported maximum and the level a freshly formatted cluster finalizes.
 METADATA_VERSION_LEVELS = {(3, 3): 7, (3, 4): 8, (3, 5): 11, (3, 6): 14, (3, 7): 19, (3, 8): 20}
@@ -223,6 +226,8 @@ class ReleaseRules:
     txn_offset_commit_unverified: bool = False
     # before 3.7 (KAFKA-16807): DescribeLogDirs of named partitions lists every topic of the directory, unasked ones empty
     log_dirs_list_every_topic: bool = False
+    # before 3.7: an unknown operation id on a BROKER_LOGGER is refused by name (42), not by a failing switch (-1)
+    logger_unknown_op_refused_by_name: bool = False
     # before 3.6: a Produce that appended (or tried to) answers every partition in one Scala mutable.HashMap's order
     produce_answer_in_mutable_map: bool = False
     # the release's latest metadata.version level (ApiVersions' supported maximum, finalized on a fresh cluster)
@@ -270,6 +275,7 @@ def rules_for(release: str | tuple[int, int]) -> ReleaseRules:
         txn_offset_commit_unverified=line < TXN_OFFSET_COMMIT_VERIFICATION,
         # ReplicaManager's, so the ZooKeeper-mode releases too (seen against real 2.8.2 by the release probe)
         log_dirs_list_every_topic=line < LOG_DIRS_ONLY_ASKED_TOPICS,
+        logger_unknown_op_refused_by_name=line < RUNTIME_LOGGER_MANAGER,
         produce_answer_in_mutable_map=line < PRODUCE_IMMUTABLE_RESULTS,
         metadata_version_level=METADATA_VERSION_LEVELS.get(line, LATEST_METADATA_VERSION_LEVEL),
     )

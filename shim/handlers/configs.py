@@ -72,7 +72,6 @@ INVALID_REQUEST_DEFAULT = ("This most likely occurs because of a request being m
 _DEFAULT_TEXT = {ErrorCode.UNKNOWN_SERVER_ERROR: UNKNOWN_SERVER_ERROR_DEFAULT, ErrorCode.INVALID_REQUEST: INVALID_REQUEST_DEFAULT}
 _DOCS = "https://kafka.apache.org/39/documentation.html#"
 CLUSTER_NAME = "kafka-cluster"
-_RUNTIME_LOGGER_MANAGER = (3, 7)  # KAFKA-15466: from 3.7 the Java RuntimeLoggerManager checks BROKER_LOGGER changes
 
 _Describe = DescribeConfigsResponse.DescribeConfigsResult
 _Entry = DescribeConfigsResponse.DescribeConfigsResourceResult
@@ -100,7 +99,7 @@ def _admin(ctx: RequestContext) -> ConfigAdmin:
     return ConfigAdmin(services.broker_configs, services.cluster.topics, ctx.node_id,
                        set_topic_configs=set_topic_configs, broker_properties_changed=broker_properties_changed,
                        config_set=topic_config_set(services.release_rules.release),
-                       java_logger_manager=services.release_rules.release >= _RUNTIME_LOGGER_MANAGER)
+                       java_logger_manager=not services.release_rules.logger_unknown_op_refused_by_name)
 
 
 # -- DescribeConfigs ------------------------------------------------------------------------------------------------

@@ -53,3 +53,18 @@ def test_kafkas_broker_keys_are_not_reported_unknown_at_start() -> None:
         pass
     (warning,) = [entry for entry in logs if entry["event"] == "unknown_config_keys"]
     assert warning["keys"] == ["made.up.key"]
+
+
+def test_an_unknown_logger_operation_before_and_from_3_7() -> None:
+    """Before 3.7 ConfigAdminManager refused an operation id it did not know by name (42); from 3.7 the Java
+    RuntimeLoggerManager's switch on OpType.forId's null throws (-1 without a message). The 3.9 side is compared with a
+    real broker in tests/differential/test_admin_probe_findings.py."""
+    change = IA(resources=[IA.AlterConfigsResource(resource_type=8, resource_name="1", configs=[
+        IA.AlterableConfig(name="root", config_operation=4, value="DEBUG")])], validate_only=False)
+    answers = {}
+    for release in ("3.6", "3.7"):
+        config = BrokerConfig.from_properties({"listeners": "PLAINTEXT://127.0.0.1:0", "node.id": "1", "kafka.version": release})
+        with EmbeddedBroker(config) as broker, Wire(_address(broker)) as wire:
+            (answer,) = wire.request(44, 1, change).body.responses
+            answers[release] = (answer.error_code, answer.error_message)
+    assert answers == {"3.6": (42, "Unknown operation type 4 is not allowed for the BROKER_LOGGER resource"), "3.7": (-1, None)}
