@@ -16,9 +16,12 @@ missing = [root for root in ROOTS if root not in found]
 if missing:
     raise SystemExit(f"setup.py: {', '.join(missing)} not found; every code folder needs an __init__.py")
 
+# The namespace's own modules (only __main__.py: ``python -m kafka_shim``) live in this folder of the checkout.
+NAMESPACE_OWN = "shim/tools/module_main"
+
 setup(
-    packages=[f"kafka_shim.{name}" for name in found],
-    package_dir={f"kafka_shim.{root}": root for root in ROOTS},
+    packages=["kafka_shim", *(f"kafka_shim.{name}" for name in found)],
+    package_dir={"kafka_shim": NAMESPACE_OWN, **{f"kafka_shim.{root}": root for root in ROOTS}},
     # The generated typing stub of the message classes ships beside messages.py, for users' type checkers.
     package_data={"kafka_shim.schemas": ["*.json", "LICENSE", "NOTICE", "README.md"], "kafka_shim.protocol": ["messages.pyi"],
                   # the audit's HTML report template, CSS and JavaScript (traces/audit/report.py inlines them)
