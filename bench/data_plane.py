@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/data_plane.py [--mb 64] [--min-seconds 4] [--repeat 3] [--quick] [--without-kafka]
                                          [--without-mock] [--only produce-1024 ...] [--compare NAME=PYTHON ...]
+                                         [--retention-mb MIB]
                                          [--json out.json] [--chart out.png]
 
 The load comes from librdkafka (confluent-kafka), a C client, in separate processes (one per producer), so no
@@ -28,6 +29,10 @@ checkout's editable install), measured in the same repetitions, interleaved with
 workloads (``produce``, ``produce-100``, ``produce-1024``, ``fetch``, ``fetch-100``, ``fetch-1024``, ``latency``).
 Memory: after the produce shapes of each record size, each kafka-shim's resident set (VmRSS) is read and set against
 the bytes of records it then stores (records x size, batch and record overhead left out): "RSS per stored MiB".
+Retention: by default every broker keeps all it is sent (kafka-shim and Kafka as their defaults say), while the mock
+keeps at most 5 MiB per partition. ``--retention-mb 5`` gives the produce topics the same bound (``retention.bytes``,
+1 MiB segments, retention checked every 250 ms from the start): memory freed by deleted segments is then reused, as a long-running
+broker with retention reuses it.
 """
 
 from __future__ import annotations
@@ -205,13 +210,14 @@ def _python(script: str, *args: object, stdin: bool = False) -> subprocess.Popen
                             stdin=subprocess.PIPE if stdin else None, text=True)
 
 
-def create_topic(bootstrap: str, topic: str, partitions: int, *, auto: bool = False) -> None:
+def create_topic(bootstrap: str, topic: str, partitions: int, *, auto: bool = False,
+                 config: dict[str, str] | None = None) -> None:
     """CreateTopics, or (``auto``: the mock) the topic's creation on first use by Metadata."""
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
     if not auto:
-        for future in admin.create_topics([NewTopic(topic, partitions, 1)], operation_timeout=30).values():
+        for future in admin.create_topics([NewTopic(topic, partitions, 1, config=config or {})], operation_timeout=30).values():
             future.result(timeout=60)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # until every partition has a leader (Kafka creates them asynchronously)
@@ -307,10 +313,24 @@ def latency(server: str, bootstrap: str, topic: str, count: int) -> Latency:
     return Latency(server, out["received"], round(out["p50_ms"], 3), round(out["p99_ms"], 3))
 
 
-def start_shim(python: str = sys.executable) -> tuple[subprocess.Popen, str]:
+# --retention-mb: the brokers look for segments to delete every 250 ms from the start (Kafka's defaults: every
+# 5 minutes, the first time 30 s after start, both longer than the produce shapes).
+RETENTION_CHECK = ("log.retention.check.interval.ms=250", "log.initial.task.delay.ms=0")
+
+
+def retention_topic_config(retention_mb: int | None) -> dict[str, str] | None:
+    """The produce topics' configs under ``--retention-mb``: that many MiB kept per partition, in 1 MiB segments
+    (retention deletes whole segments), as librdkafka's mock keeps at most 5 MiB per partition."""
+    if retention_mb is None:
+        return None
+    return {"retention.bytes": str(retention_mb * 2**20), "segment.bytes": str(2**20)}
+
+
+def start_shim(python: str = sys.executable, *overrides: str) -> tuple[subprocess.Popen, str]:
     """``python``: the interpreter whose kafka_shim is served (another checkout's venv for an A/B run)."""
     args = [python, "-m", "kafka_shim.shim.tools.cli", "serve", "--override", "listeners=PLAINTEXT://127.0.0.1:0",
             "--override", "offsets.topic.replication.factor=1", "--log-level", "warning"]
+    args += [arg for override in overrides for arg in ("--override", override)]
     proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     return proc, proc.stdout.readline().strip().split("://", 1)[1]
 
@@ -338,8 +358,8 @@ def _stop_process(proc: subprocess.Popen) -> None:
 Starter = Callable[[], tuple[object, str, Callable[[object], None]]]
 
 
-def start_shim_server(python: str = sys.executable) -> tuple[object, str, Callable[[object], None]]:
-    proc, address = start_shim(python)
+def start_shim_server(python: str = sys.executable, *overrides: str) -> tuple[object, str, Callable[[object], None]]:
+    proc, address = start_shim(python, *overrides)
     return proc, address, _stop_process  # type: ignore[return-value]
 
 
@@ -348,8 +368,8 @@ def start_mock_server() -> tuple[object, str, Callable[[object], None]]:
     return proc, address, _stop_process  # type: ignore[return-value]
 
 
-def start_kafka() -> tuple[object, str, Callable[[object], None]]:
-    kafka = start_real_kafka("authorizer.class.name=", "auto.create.topics.enable=false", jvm_opts=STOCK_JVM_OPTS)
+def start_kafka(*overrides: str) -> tuple[object, str, Callable[[object], None]]:
+    kafka = start_real_kafka("authorizer.class.name=", "auto.create.topics.enable=false", *overrides, jvm_opts=STOCK_JVM_OPTS)
     return kafka, kafka.plaintext, lambda k: k.stop()  # type: ignore[attr-defined]
 
 
@@ -361,7 +381,8 @@ def _wanted(only: set[str] | None, kind: str, size: int | None = None) -> bool:
 
 
 def measure(server: str, bootstrap: str, total_bytes: int, latency_count: int, min_seconds: float, *,
-            only: set[str] | None = None, proc: object = None) -> tuple[list[Throughput], Latency | None]:
+            only: set[str] | None = None, proc: object = None,
+            topic_config: dict[str, str] | None = None) -> tuple[list[Throughput], Latency | None]:
     results: list[Throughput] = []
     run = 0
     auto = server == "librdkafka-mock"
@@ -369,7 +390,7 @@ def measure(server: str, bootstrap: str, total_bytes: int, latency_count: int, m
     for size in (100, 1024):
         topic = f"bench-{size}"
         if _wanted(only, "produce", size):
-            create_topic(bootstrap, topic, PARTITIONS, auto=auto)
+            create_topic(bootstrap, topic, PARTITIONS, auto=auto, config=topic_config)
             for acks in ("1", "all"):
                 for producers in (1, 8):
                     run += 1
@@ -460,6 +481,9 @@ def main() -> int:
     parser.add_argument("--only", action="append", choices=WORKLOADS, help="run only these workloads (repeatable)")
     parser.add_argument("--compare", action="append", default=[], metavar="NAME=PYTHON",
                         help="also measure the kafka-shim that this interpreter imports, as kafka-shim@NAME (A/B)")
+    parser.add_argument("--retention-mb", type=int, metavar="MIB",
+                        help="keep only this many MiB per partition of the produce topics (retention.bytes, 1 MiB "
+                             "segments, retention checked every 250 ms), as the mock keeps 5; default: keep everything")
     parser.add_argument("--json", type=Path, help="write the results here")
     parser.add_argument("--chart", type=Path, help="draw the throughput bars into this PNG (needs matplotlib)")
     args = parser.parse_args()
@@ -472,17 +496,21 @@ def main() -> int:
     print(f"python {platform.python_version()}, {os.cpu_count()} cores, {total // 2**20} MiB per produce shape "
           f"(at least {min_seconds:g} s each), "
           f"{args.repeat} repetition(s), load average {os.getloadavg()[0]:.1f}", flush=True)
-    servers: list[tuple[str, Starter]] = [("kafka-shim", start_shim_server)]
+    retention = RETENTION_CHECK if args.retention_mb is not None else ()
+    topic_config = retention_topic_config(args.retention_mb)
+    if topic_config:
+        print(f"produce topics keep {args.retention_mb} MiB per partition: {topic_config}, brokers {', '.join(RETENTION_CHECK)}")
+    servers: list[tuple[str, Starter]] = [("kafka-shim", lambda: start_shim_server(sys.executable, *retention))]
     for spec in args.compare:
         name, _, python = spec.partition("=")
         if not python:
             parser.error(f"--compare {spec}: expected NAME=PYTHON")
-        servers.append((f"kafka-shim@{name}", lambda python=python: start_shim_server(python)))
+        servers.append((f"kafka-shim@{name}", lambda python=python: start_shim_server(python, *retention)))
     only = set(args.only) if args.only else None
     if not args.without_mock:
         servers.append(("librdkafka-mock", start_mock_server))
     if not args.without_kafka:
-        servers.append(("apache-kafka", start_kafka))
+        servers.append(("apache-kafka", lambda: start_kafka(*retention)))
     runs: dict[str, list[list[Throughput]]] = {name: [] for name, _ in servers}
     found_latencies: dict[str, list[Latency]] = {name: [] for name, _ in servers}
     for repetition in range(args.repeat):
@@ -492,7 +520,8 @@ def main() -> int:
         for name, starter in (servers if repetition % 2 == 0 else servers[::-1]):
             proc, address, stop = starter()
             try:
-                found, lat = measure(name, address, total, latency_count, min_seconds, only=only, proc=proc)
+                found, lat = measure(name, address, total, latency_count, min_seconds, only=only, proc=proc,
+                                     topic_config=topic_config)
                 runs[name].append(found)
                 if lat is not None:
                     found_latencies[name].append(lat)

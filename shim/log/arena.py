@@ -10,8 +10,8 @@ does not hold the GIL), so the event loop only copies into warm memory. The requ
 allocator for the next request.
 
 Every stored byte is kept (no eviction): an arena lives as long as any chunk of a segment refers to it (its
-memoryviews keep it mapped) and is unmapped when the last goes (segments deleted by retention, DeleteRecords or
-topic deletion). Arenas are shared by all partitions, filled in order, so memory in use stays within one arena of
+memoryviews keep it mapped). When the last goes (segments deleted by retention, DeleteRecords or topic deletion)
+it is kept for reuse, still warm, while fewer than RECYCLED_ARENAS are, and unmapped otherwise. Arenas are shared by all partitions, filled in order, so memory in use stays within one arena of
 the bytes stored, plus the spare ones (one at first, at most SPARE_ARENAS under a steady stream of writes). Without ``MAP_POPULATE`` (not Linux) the arenas are plain mappings
 the first write faults in, as any buffer would be.
 """
@@ -23,6 +23,7 @@ import mmap
 import os
 import threading
 from collections import deque
+from collections.abc import Callable
 
 from kafka_shim.shim.config.logging import get_logger
 from kafka_shim.shim.os_threads import name_os_thread
@@ -36,15 +37,20 @@ ARENA_BYTES = 4 * 1024 * 1024
 # with one spare and doubles its count each time the loop found none ready, so a broker that stores little keeps
 # little beyond its data.
 SPARE_ARENAS = 8
+# The most arenas kept after the segments in them were deleted, for reuse (64 MiB): what a steady stream of writes
+# frees between two retention checks at a short ``log.retention.check.interval.ms``, or a test suite deleting its
+# topics between tests. Beyond it freed arenas go back to the kernel.
+RECYCLED_ARENAS = 16
 
 
-def _map_arena(size: int) -> memoryview:
+def _map_arena(size: int, arena_type: type | None = None) -> memoryview:
     """A writable view of ``size`` bytes of anonymous memory, faulted in when the platform allows it ahead of use.
+    ``arena_type``: the ctypes array type to view it as (its ``__del__`` decides what becomes of the memory).
 
     Python's ``mmap`` holds the GIL while the kernel populates the pages (a 4 MiB arena held the event loop ~2 ms
     in a helper thread), so on Linux the mapping is made through libc with ctypes, which releases the GIL for the
     call: the helper thread then faults the pages in while the loop runs on."""
-    arena_type = _populated_arena_type(size)
+    arena_type = arena_type or _populated_arena_type(size)
     if arena_type is not None:
         address = _LIBC.mmap(None, size, mmap.PROT_READ | mmap.PROT_WRITE, _MAP_FLAGS, -1, 0)
         if address is not None and address != _MAP_FAILED:
@@ -77,18 +83,25 @@ _LIBC = _load_libc()
 _arena_types: dict[int, type] = {}
 
 
-def _populated_arena_type(size: int) -> type | None:
-    """A ctypes array type of ``size`` bytes that unmaps its memory when it goes (the last view of it released)."""
+def _populated_arena_type(size: int, recycle: Callable[[int], bool] | None = None) -> type | None:
+    """A ctypes array type of ``size`` bytes whose memory, when it goes (the last view of it released), is handed to
+    ``recycle`` (its address; True: kept) or else unmapped."""
     if _LIBC is None:
         return None
-    arena_type = _arena_types.get(size)
-    if arena_type is None:
-        libc = _LIBC
+    if recycle is None:
+        arena_type = _arena_types.get(size)
+        if arena_type is not None:
+            return arena_type
+    libc = _LIBC
 
-        def unmap(self: ctypes.Array) -> None:
-            libc.munmap(ctypes.addressof(self), size)
+    def release(self: ctypes.Array) -> None:
+        address = ctypes.addressof(self)
+        if recycle is None or not recycle(address):
+            libc.munmap(address, size)
 
-        arena_type = _arena_types[size] = type(f"LogArena{size}", (ctypes.c_char * size,), {"__del__": unmap})
+    arena_type = type(f"LogArena{size}", (ctypes.c_char * size,), {"__del__": release})
+    if recycle is None:
+        _arena_types[size] = arena_type
     return arena_type
 
 
@@ -99,16 +112,20 @@ class ArenaPool:
     a deque (whose append and popleft are atomic).
     """
 
-    def __init__(self, arena_bytes: int = ARENA_BYTES, spare: int = SPARE_ARENAS) -> None:
+    def __init__(self, arena_bytes: int = ARENA_BYTES, spare: int = SPARE_ARENAS, recycled: int = RECYCLED_ARENAS) -> None:
         self.arena_bytes = arena_bytes
         self._max_spare = spare
         self._spare = min(1, spare)  # arenas the helper keeps ready; grows when the loop finds none
         self._ready: deque[memoryview] = deque()
+        self._recycled: deque[memoryview] = deque()  # arenas freed by deleted segments, used before the ready ones
+        self._max_recycled = recycled
         self._wanted = threading.Event()
         self._thread: threading.Thread | None = None
         self._arena: memoryview | None = None  # the arena being filled, as a view (slices of it are the chunks)
         self._used = arena_bytes  # bytes of the current arena filled; arena_bytes: none yet
         self.mapped_by_loop = 0  # arenas the caller had to map itself (none ready)
+        self.recycled = 0  # arenas given back by deleted segments and put back among the ready ones, still warm
+        self._arena_type = _populated_arena_type(arena_bytes, self._recycle)
 
     def store(self, pieces: list[bytes | bytearray | memoryview]) -> list[tuple[memoryview, int, int]]:
         """Copy ``pieces`` into arena memory, in order, back to back: ``(arena, start, end)`` for each arena used
@@ -139,16 +156,30 @@ class ArenaPool:
         return out
 
     def _next_arena(self) -> memoryview:
+        if self._recycled:
+            return self._recycled.popleft()
         try:
             arena = self._ready.popleft()
         except IndexError:
-            arena = _map_arena(self.arena_bytes)
+            arena = _map_arena(self.arena_bytes, self._arena_type)
             self.mapped_by_loop += 1
             self._spare = min(max(self._spare * 2, 1), self._max_spare)
         if len(self._ready) <= self._spare // 2:  # woken for a few at a time: each wake-up costs the loop a GIL hand-over
             self._start_helper()
             self._wanted.set()
         return arena
+
+    def _recycle(self, address: int) -> bool:
+        """An arena no segment refers to any more (retention, DeleteRecords, a deleted topic): its pages are still
+        faulted in, so up to RECYCLED_ARENAS of them are kept and used before any new one, rather than given back
+        to the kernel: the next arenas cost no page faults (what a steady stream of writes under
+        ``retention.bytes`` or ``retention.ms`` would otherwise pay for every byte). Runs on whichever thread let
+        go of the last view; a deque's append is atomic, and a race on the count only lets the pool keep one more."""
+        if len(self._recycled) >= self._max_recycled:
+            return False
+        self._recycled.append(memoryview(self._arena_type.from_address(address)).cast("B"))
+        self.recycled += 1
+        return True
 
     def _start_helper(self) -> None:
         if self._thread is None or not self._thread.is_alive():
@@ -162,7 +193,7 @@ class ArenaPool:
             self._wanted.clear()
             try:
                 while len(self._ready) < self._spare:
-                    self._ready.append(_map_arena(self.arena_bytes))
+                    self._ready.append(_map_arena(self.arena_bytes, self._arena_type))
             except OSError as exc:  # out of memory: the loop maps its own (and fails there, visibly) until it passes
                 log.warning("log_arena_map_failed", reason=str(exc),
                             hint="the machine is short of memory for the in-memory log; lower retention or use log.dirs")

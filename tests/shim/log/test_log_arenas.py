@@ -98,3 +98,35 @@ def test_read_view_gives_arena_bytes_uncopied_and_never_pins_a_growing_chunk() -
     directory.append("f", b"-more")
     assert directory.read_view("f", len(big), 10) == b"small-more"
     assert view == big[100:5100]  # arena bytes never change under a reader
+
+
+def _address(view: memoryview) -> int:
+    import ctypes
+
+    return ctypes.addressof(ctypes.c_char.from_buffer(view))
+
+
+def test_arenas_freed_by_retention_come_back_warm_up_to_the_recycled_count() -> None:
+    """A steady stream of writes under retention frees arenas as fast as it fills them: those are reused first (their
+    pages already faulted in), not unmapped and mapped afresh; beyond the recycled count they go back to the kernel."""
+    pool = ArenaPool(arena_bytes=64 * 1024, spare=2, recycled=3)
+    storage = MemoryStorage(clock=lambda: 0, pool=pool)
+    partition_log = PartitionLog.open(storage.open("t-0"), LogConfig(segment_bytes=64 * 1024))
+    batch = _batch(30, 1000)
+    for _ in range(40):  # about 1.2 MB: some 18 arenas, each in a segment of its own or two
+        partition_log.append(memoryview(batch), crc_checked=True)
+    log_file = partition_log.segments[0].directory._files[partition_log.segments[0].log_file]  # type: ignore[attr-defined]
+    first_arena = _address(log_file.chunks[0].obj)
+    del log_file
+    partition_log.roll()
+    partition_log.delete_records(partition_log.log_end_offset)
+    assert partition_log.apply_retention() >= 10
+    gc.collect()
+    recycled = [_address(arena) for arena in pool._recycled]  # type: ignore[attr-defined]
+    assert len(recycled) == pool.recycled == 3  # the other arenas (some 15) were unmapped
+    assert recycled[0] == first_arena
+    mapped_before = pool.mapped_by_loop
+    stored = pool.store([b"y" * (2 * pool.arena_bytes)])  # the current arena's rest, then the recycled ones in order
+    assert [_address(arena) for arena, _, _ in stored][1:] == recycled[: len(stored) - 1]
+    assert pool.mapped_by_loop == mapped_before
+    assert all(arena[start:end] == b"y" * (end - start) for arena, start, end in stored)
