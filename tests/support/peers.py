@@ -57,9 +57,11 @@ def start_real_kafka(directory: Path, *overrides: str, version: str | None = Non
     return RealKafka(directory, _address(urls["PLAINTEXT"]), _address(urls["SASL_PLAINTEXT"]), info)
 
 
-def restart_real_kafka(kafka: RealKafka, *, kill: bool = False) -> None:
-    """Stop the broker (a controlled shutdown, or SIGKILL) and start it again on the same data and ports."""
-    args = [sys.executable, str(REAL_KAFKA), "restart", "--dir", str(kafka.dir), *(["--kill"] if kill else [])]
+def restart_real_kafka(kafka: RealKafka, *, kill: bool = False, pause_s: float = 0) -> None:
+    """Stop the broker (a controlled shutdown, or SIGKILL) and start it again on the same data and ports, after
+    ``pause_s`` seconds stopped."""
+    args = [sys.executable, str(REAL_KAFKA), "restart", "--dir", str(kafka.dir), *(["--kill"] if kill else []),
+            *(["--pause", str(pause_s)] if pause_s else [])]
     proc = subprocess.run(args, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         pytest.fail(f"real Kafka did not restart ({' '.join(args)}):\n{proc.stderr[-6000:]}", pytrace=False)
