@@ -20,6 +20,7 @@ that the scenario and its expectations are right.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -69,9 +70,16 @@ class Tool:
 
     def __init__(self, name: str, main_class: str, args: list[str], directory: Path,
                  on_event: Callable[[Tool, dict], None] | None = None,
-                 cond: threading.Condition | None = None) -> None:
+                 cond: threading.Condition | None = None, debug_loggers: tuple[str, ...] = ()) -> None:
         self.name = name
         self.stderr_path = directory / f"{name}.stderr"
+        # debug_loggers: logged at DEBUG into a file of their own (stderr stays WARN and above), shown on a failure
+        self.debug_path = directory / f"{name}.debug.log" if debug_loggers else None
+        env = None
+        if self.debug_path is not None:
+            config = directory / f"{name}.log4j.properties"
+            config.write_text(_debug_log4j(self.debug_path, debug_loggers))
+            env = {**os.environ, "REAL_KAFKA_TOOLS_LOG4J": str(config)}
         self.events: list[dict] = []
         self.ended = False
         self._on_event = on_event
@@ -79,7 +87,7 @@ class Tool:
         self._cond = cond or threading.Condition()
         with self.stderr_path.open("w") as err:
             self.proc = subprocess.Popen([sys.executable, str(REAL_KAFKA), "run", TOOLS + main_class, *args],
-                                         stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL, text=True)
+                                         stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL, text=True, env=env)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
@@ -134,7 +142,23 @@ class Tool:
         with self._cond:
             tail = [json.dumps(e)[:300] for e in self.events if e.get("name") != "record_data"][-15:]
         err = self.stderr_path.read_text()[-3000:] if self.stderr_path.exists() else ""
-        return f"[{self.name} exit {self.proc.poll()}]\n" + "\n".join(tail) + f"\nstderr:\n{err}"
+        debug = ""
+        if self.debug_path is not None and self.debug_path.exists():
+            debug = "\ndebug log (last 60 lines):\n" + "\n".join(self.debug_path.read_text().splitlines()[-60:])
+        return f"[{self.name} exit {self.proc.poll()}]\n" + "\n".join(tail) + f"\nstderr:\n{err}" + debug
+
+
+def _debug_log4j(path: Path, loggers: tuple[str, ...]) -> str:
+    """The tools' usual log4j settings (WARN and above to stderr) plus ``loggers`` at DEBUG into ``path`` only."""
+    lines = ["log4j.rootLogger=WARN, stderr", "log4j.appender.stderr=org.apache.log4j.ConsoleAppender",
+             "log4j.appender.stderr.Target=System.err", "log4j.appender.stderr.layout=org.apache.log4j.PatternLayout",
+             "log4j.appender.stderr.layout.ConversionPattern=[%d] %p %m (%c)%n",
+             "log4j.appender.debug=org.apache.log4j.FileAppender", f"log4j.appender.debug.File={path}",
+             "log4j.appender.debug.layout=org.apache.log4j.PatternLayout",
+             "log4j.appender.debug.layout.ConversionPattern=[%d] %p %m (%c)%n"]
+    for logger in loggers:
+        lines += [f"log4j.logger.{logger}=DEBUG, debug", f"log4j.additivity.{logger}=false"]
+    return "\n".join(lines) + "\n"
 
 
 def _properties(directory: Path, name: str, **props: object) -> str:
@@ -177,6 +201,16 @@ MODES = {"assigned": {"copiers": 2, "input": 2, "output": 3, "transaction_size":
          "group_mode": {"copiers": 3, "input": 6, "output": 6, "transaction_size": 100}}
 
 
+# What a copier that stops making progress was doing (CI once saw one on Kafka 3.9 repeat its status line with 250
+# records left until the bound ran out): the copier's own aborts with their cause, the producer's transaction states
+# and the consumer's fetches and position resets.
+COPIER_DEBUG_LOGGERS = ("org.apache.kafka.tools.TransactionalMessageCopier",
+                        "org.apache.kafka.clients.producer.internals.TransactionManager",
+                        "org.apache.kafka.clients.consumer.internals.AbstractFetch",
+                        "org.apache.kafka.clients.consumer.internals.FetchCollector",
+                        "org.apache.kafka.clients.consumer.internals.SubscriptionState")
+
+
 def _copier(bootstrap: str, directory: Path, mode: str, index: int, group: str, run: int,
             cond: threading.Condition | None = None) -> Tool:
     where = ["--group-mode", "--input-partition", "-1"] if mode == "group_mode" else ["--input-partition", str(index)]
@@ -185,7 +219,7 @@ def _copier(bootstrap: str, directory: Path, mode: str, index: int, group: str, 
                  "--input-topic", f"{group}-input", "--output-topic", f"{group}-output", *where, "--transaction-size",
                  str(MODES[mode]["transaction_size"]), "--transaction-timeout", str(TRANSACTION_TIMEOUT_MS),
                  "--enable-random-aborts",
-                 "--use-group-metadata"], directory, cond=cond)
+                 "--use-group-metadata"], directory, cond=cond, debug_loggers=COPIER_DEBUG_LOGGERS)
 
 
 def _progress(events: list[dict]) -> float:
