@@ -164,4 +164,6 @@ class ConnectionQuotas:
         observed = rate.rate(now)
         if observed <= limit:
             return 0
+        if limit <= 0:  # a static rate of 0 (a dynamic one is refused): Kafka's throttle time is infinite, so bounded
+            return _MAX_THROTTLE_MS
         return min(_MAX_THROTTLE_MS, round((observed - limit) / limit * rate.window_s(now) * 1000))

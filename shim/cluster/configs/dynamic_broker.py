@@ -43,6 +43,7 @@ from kafka_shim.shim.cluster.configs.listener_checks import (
     ListenerConfigError,
     check_bound_listeners,
     check_inter_broker_sasl,
+    check_listener_reconfigurables,
     check_listener_reconfiguration,
     check_listeners,
 )
@@ -129,10 +130,9 @@ def validate_dynamic_broker_configs(props: Mapping[str, str], per_broker: bool) 
             )
 
 
-# DynamicThreadPool.ReconfigurableConfigs and the SocketServer's network threads: a running broker's pools may at most
-# halve or double at once.
-THREAD_POOL_KEYS = ("num.io.threads", "num.replica.fetchers", "num.recovery.threads.per.data.dir", "background.threads",
-                    "num.network.threads")
+# DynamicThreadPool.ReconfigurableConfigs: a running broker's pools may at most halve or double at once. (Each
+# listener's acceptor checks its own num.network.threads the same way: listener_checks.check_listener_reconfigurables.)
+THREAD_POOL_KEYS = ("num.io.threads", "num.replica.fetchers", "num.recovery.threads.per.data.dir", "background.threads")
 
 
 # The MetricsReporter classes with a public no-argument constructor on a Kafka 3.9 broker's class path.
@@ -206,9 +206,15 @@ def connections_per_ip_overrides(raw: str) -> dict[str, int]:
 def validate_reconfiguration(current: Mapping[str, str], proposed: Mapping[str, str]) -> None:
     """The new effective configs' own checks (``validate_config_values``), then the reconfigurable components' checks
     against the current ones (DynamicBrokerConfig.processReconfiguration wraps their ConfigException as Kafka
-    prints it): the metric reporters' classes, the thread pools, the log cleaner (registered last, when the broker's
-    metadata is published), then the listeners (a KRaft broker's advertised endpoints never change)."""
+    prints it): each listener's own reconfigurables (its overrides parsed, its connection quotas and network threads;
+    SocketServer registers them first, when it is built), the metric reporters' classes, the thread pools, the log
+    cleaner (registered last, when the broker's metadata is published), then the listeners (a KRaft broker's
+    advertised endpoints never change)."""
     validate_config_values(proposed, current)
+    try:
+        check_listener_reconfigurables(current, proposed)
+    except ListenerConfigError as error:
+        raise _invalid_dynamic(error.message) from None
     changed = [name for name, value in proposed.items() if current.get(name) != value]
     if "metric.reporters" in changed:  # DynamicMetricsReporters loads every class named
         reporters = parse_type("metric.reporters", str(proposed["metric.reporters"]), ConfigType.LIST)

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kafka_shim.shim.cluster.configs.broker_configs import BROKER_CONFIGS, CLUSTER_LEVEL_LISTENER_KEYS, DYNAMIC_SECURITY_CONFIGS
-from kafka_shim.shim.cluster.configs.definition import ConfigValueError, parse_and_validate, parse_csv_map
+from kafka_shim.shim.cluster.configs.definition import ConfigValueError, parse_and_validate, parse_csv_map, parse_type
 from kafka_shim.shim.javacompat.hash_orders import java_hash_map_order
 from kafka_shim.shim.javacompat.java_hash import java_string_hash
 from kafka_shim.shim.javacompat.scala_set import scala_set_order
@@ -271,6 +271,27 @@ def _advertised_brokers(props: Mapping[str, str]) -> dict[str, Endpoint]:
     return {e.name: e for e in endpoints if e.name not in controllers}
 
 
+def listener_overrides(props: Mapping[str, str], listener: str) -> dict[str, object]:
+    """AbstractConfig.valuesWithPrefixOverride(listener's prefix), the overrides only: every key under
+    ``listener.name.<listener>.`` whose rest, or rest past one more prefix ("plain.sasl.jaas.config"), is a KafkaConfig
+    key, parsed and validated as ConfigDef.parseValue does, keyed by that rest, in the order of KafkaConfig's originals
+    (a java.util.HashMap sized for all of them). The first bad one fails as ConfigDef words it (ListenerConfigError)."""
+    prefix = f"listener.name.{listener.lower()}."
+    values: dict[str, object] = {}
+    for key in java_hash_map_order(props, java_string_hash, initial_capacity=int(len(props) / 0.75 + 1)):
+        if not key.startswith(prefix) or len(key) == len(prefix):
+            continue
+        rest = key[len(prefix):]
+        base = rest if rest in BROKER_CONFIGS else rest[rest.find(".") + 1:]
+        definition = BROKER_CONFIGS.get(base)
+        if definition is not None:
+            try:
+                values[rest] = parse_and_validate(base, props[key], definition.type, definition.validator)
+            except ConfigValueError as error:
+                raise ListenerConfigError(error.message) from None
+    return values
+
+
 def _inter_broker_sasl_rule(props: Mapping[str, str]) -> None:
     """KafkaConfig.validateValues: with SASL between brokers, sasl.mechanism.inter.broker.protocol must be one of the
     inter-broker listener's sasl.enabled.mechanisms (its listener-prefixed value, else the broker-wide one)."""
@@ -278,21 +299,9 @@ def _inter_broker_sasl_rule(props: Mapping[str, str]) -> None:
     protocol = security_protocol_map(props).get(name) if _get(props, "inter.broker.listener.name") is not None else name
     if protocol not in ("SASL_PLAINTEXT", "SASL_SSL"):
         return
-    # the listener's overrides (AbstractConfig.valuesWithPrefixOverride) are parsed and validated on the way, every
-    # one whose name, or name past one more prefix ("plain.sasl.jaas.config"), is a KafkaConfig key, in the order of
-    # the originals' HashMap; the first bad one fails as ConfigDef words it
-    prefix = f"listener.name.{name.lower()}."
-    overrides = [key for key in props if key.startswith(prefix) and len(key) > len(prefix)]
-    for key in java_hash_map_order(overrides, java_string_hash):
-        base = key[len(prefix):]
-        if base not in BROKER_CONFIGS:
-            base = base[base.find(".") + 1:]
-        definition = BROKER_CONFIGS.get(base)
-        if definition is not None:
-            try:
-                parse_and_validate(base, props[key], definition.type, definition.validator)
-            except ConfigValueError as error:
-                raise ListenerConfigError(error.message) from None
+    # reading that listener's values parses and validates all its overrides on the way, unwrapped (KafkaConfig's
+    # constructor is not inside DynamicBrokerConfig.processReconfiguration's catch)
+    listener_overrides(props, name)
     prefixed = f"listener.name.{name.lower()}.sasl.enabled.mechanisms"
     raw = props[prefixed] if prefixed in props else _get(props, "sasl.enabled.mechanisms")
     text = java_trim(raw or "")
@@ -309,3 +318,87 @@ def check_inter_broker_sasl(current: Mapping[str, str], proposed: Mapping[str, s
     except ListenerConfigError:
         return
     _inter_broker_sasl_rule(proposed)
+
+
+# The listener reconfigurables of a broker, in the order it registers them: first the channel builder of its client
+# to the controller (NodeToControllerChannelManager, built before the SocketServer; a PLAINTEXT one is not
+# reconfigurable), then, for each data-plane listener, ConnectionQuotas' ListenerConnectionQuota (max.connections,
+# max.connection.creation.rate), the DataPlaneAcceptor (num.network.threads, its processors) and one channel builder
+# per processor (checking SSL keys only, on SSL listeners). The controller's own listeners belong to the controller's
+# KafkaConfig, which an alteration of BROKER configs does not reach.
+_CONNECTION_QUOTA_KEYS = ("max.connections", "max.connection.creation.rate")
+_NETWORK_THREADS = "num.network.threads"
+
+
+def _data_plane_listeners(props: Mapping[str, str]) -> list[str]:
+    """KafkaConfig.dataPlaneListeners: the names of ``listeners`` in order, without the controller listeners and the
+    control plane listener."""
+    controllers = {name.upper() for name in _controller_names(props)}
+    control_plane = (_get(props, "control.plane.listener.name") or "").upper()
+    return [e.name for e in _listeners_of(props) if e.name not in controllers and e.name != control_plane]
+
+
+def _controller_client_listener(props: Mapping[str, str]) -> str | None:
+    """The listener a broker reaches its controller through (the first of controller.listener.names), when its
+    channel builder is reconfigurable (SASL or SSL)."""
+    names = _controller_names(props)
+    if not names:
+        return None
+    name = names[0].upper()
+    return name if security_protocol_map(props).get(name, name) != "PLAINTEXT" else None
+
+
+def _listener_ints(props: Mapping[str, str], overrides: Mapping[str, object]) -> dict[str, int]:
+    """The listener's connection quotas and network threads: its own override, else the broker-wide value."""
+    values = {}
+    for name in (*_CONNECTION_QUOTA_KEYS, _NETWORK_THREADS):
+        try:
+            value = overrides[name] if name in overrides else parse_type(name, _get(props, name) or "", BROKER_CONFIGS[name].type)
+        except ConfigValueError as error:  # KafkaConfig's constructor refuses such a broker-wide value first
+            raise ListenerConfigError(error.message) from None
+        assert isinstance(value, int)
+        values[name] = value
+    return values
+
+
+def check_listener_reconfigurables(current: Mapping[str, str], proposed: Mapping[str, str]) -> None:
+    """DynamicBrokerConfig.processListenerReconfigurable for each listener reconfigurable, in their order, once any
+    config changes: the controller listener's overrides are read (when the broker's client to it is SASL or SSL), then
+    for each listener the broker serves, its overrides are read (parsed and validated: the first bad one fails, as ConfigDef
+    words it), then, where the listener's own value of a key changes, ListenerConnectionQuota.validateReconfiguration
+    ("Invalid max.connections 0": both at least 1) and DataPlaneAcceptor.validateReconfiguration (the network threads
+    at least 1, at least half and at most double the listener's current count). ``ListenerConfigError`` carries the
+    reason, which Kafka wraps as "Invalid dynamic configuration". A listener whose current overrides Kafka could not
+    have started with is left alone."""
+    if dict(current) == dict(proposed):
+        return
+    try:
+        controller, listeners = _controller_client_listener(current), _data_plane_listeners(current)
+    except ListenerConfigError:
+        return
+    if controller is not None:
+        try:
+            listener_overrides(current, controller)
+        except ListenerConfigError:
+            pass
+        else:
+            listener_overrides(proposed, controller)
+    for listener in listeners:
+        try:
+            old = _listener_ints(current, listener_overrides(current, listener))
+        except ListenerConfigError:
+            continue
+        new = _listener_ints(proposed, listener_overrides(proposed, listener))
+        if any(old[name] != new[name] for name in _CONNECTION_QUOTA_KEYS):
+            for name in _CONNECTION_QUOTA_KEYS:
+                if new[name] <= 0:
+                    raise ListenerConfigError(f"Invalid {name} {new[name]}")
+        threads, current_threads = new[_NETWORK_THREADS], old[_NETWORK_THREADS]
+        if threads != current_threads:
+            failed = f"Dynamic thread count update validation failed for {_NETWORK_THREADS}={threads}"
+            if threads <= 0:
+                raise ListenerConfigError(f"{failed}, value should be at least 1")
+            if threads < current_threads // 2:
+                raise ListenerConfigError(f"{failed}, value should be at least half the current value {current_threads}")
+            if threads > current_threads * 2:
+                raise ListenerConfigError(f"{failed}, value should not be greater than double the current value {current_threads}")

@@ -18,10 +18,12 @@ from kafka_shim.shim.cluster.configs.dynamic_broker import (
     BrokerConfigError,
     DynamicBrokerConfigs,
     validate_dynamic_broker_configs,
+    validate_reconfiguration,
 )
 from kafka_shim.shim.cluster.configs.loggers import BrokerLoggers
 from kafka_shim.shim.cluster.configs.scala_order import scala_hashmap_order, scala_table_size
 from kafka_shim.shim.cluster.topics import invalid_topic_name
+from kafka_shim.shim.config.properties import load_properties
 
 S, D, APPEND, SUBTRACT = OpType.SET, OpType.DELETE, OpType.APPEND, OpType.SUBTRACT
 
@@ -170,3 +172,53 @@ def test_config_admin_orders_its_checks_as_kafka_without_a_socket() -> None:
         admin.describe(BROKER, "2")
     assert caught.value.message == "Unexpected broker id, expected 1 or empty string, but received 2"
     assert [e.name for e in admin.describe(BROKER, "")] == ["message.max.bytes"]
+
+
+def _refusal(dynamic: DynamicBrokerConfigs, configs: dict[str, str], per_broker: bool = True) -> str | None:
+    """What Kafka's broker answers (INVALID_REQUEST's message) to a validate-only alteration of these configs, or None."""
+    wanted = {**dynamic.configs_of(per_broker), **configs}
+    try:
+        validate_dynamic_broker_configs(wanted, per_broker)
+        validate_reconfiguration(dynamic.effective_properties(), dynamic.effective_with(per_broker, wanted))
+    except BrokerConfigError as error:
+        return error.message
+    return None
+
+
+def _wrapped(reason: str) -> str:
+    return f"Invalid value org.apache.kafka.common.config.ConfigException: {reason} for configuration Invalid dynamic configuration"
+
+
+def test_each_served_listener_checks_its_connection_limits_network_threads_and_overrides() -> None:
+    """The shipped server.properties (PLAINTEXT, SASL_PLAINTEXT): each listener's reconfigurables, in listener order
+    (tests/differential/test_config_probe_findings.py compares them with Kafka 3.9)."""
+    dynamic = DynamicBrokerConfigs(load_properties(Path(__file__).parents[3] / "examples" / "server.properties"), node_id=1)
+    for per_broker in (True, False):
+        for listener in ("plaintext", "sasl_plaintext"):
+            for key in ("max.connections", "max.connection.creation.rate"):
+                assert _refusal(dynamic, {f"listener.name.{listener}.{key}": "0"}, per_broker) == _wrapped(f"Invalid {key} 0")
+                assert _refusal(dynamic, {f"listener.name.{listener}.{key}": "-1"}, per_broker) == (
+                    f"Invalid value -1 for configuration {key}: Value must be at least 0")
+                assert _refusal(dynamic, {f"listener.name.{listener}.{key}": "5"}, per_broker) is None
+            assert _refusal(dynamic, {f"listener.name.{listener}.socket.send.buffer.bytes": "x"}) == _wrapped(
+                "Invalid value x for configuration socket.send.buffer.bytes: Not a number of type INT")
+            assert _refusal(dynamic, {f"listener.name.{listener}.num.network.threads": "7"}, per_broker) == _wrapped(
+                "Dynamic thread count update validation failed for num.network.threads=7, value should not be greater than "
+                "double the current value 3")
+        assert _refusal(dynamic, {"max.connections": "0"}, per_broker) == _wrapped("Invalid max.connections 0")
+        assert _refusal(dynamic, {"max.connections": "0", "listener.name.plaintext.max.connections": "9",
+                                  "listener.name.sasl_plaintext.max.connections": "9"}, per_broker) is None
+        assert _refusal(dynamic, {"listener.name.sasl_plaintext.max.connections": "0",
+                                  "listener.name.plaintext.max.connection.creation.rate": "0"}, per_broker) == _wrapped(
+            "Invalid max.connection.creation.rate 0")
+        assert _refusal(dynamic, {"metric.reporters": "x", "num.network.threads": "100"}, per_broker) == _wrapped(
+            "Dynamic thread count update validation failed for num.network.threads=100, value should not be greater than "
+            "double the current value 3")
+        for other in ("listener.name.nosuch.max.connections", "listener.name.PLAINTEXT.max.connections"):
+            assert _refusal(dynamic, {other: "0"}, per_broker) is None
+    assert _refusal(dynamic, {"listener.name.nosuch.socket.send.buffer.bytes": "x"}) is None
+    dynamic.replace(True, {"listener.name.plaintext.num.network.threads": "6"})  # the listener's current count is 6 now
+    assert _refusal(dynamic, {"listener.name.plaintext.num.network.threads": "2"}) == _wrapped(
+        "Dynamic thread count update validation failed for num.network.threads=2, value should be at least half the "
+        "current value 6")
+    assert _refusal(dynamic, {"listener.name.plaintext.num.network.threads": "12"}) is None
