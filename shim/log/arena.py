@@ -43,14 +43,14 @@ SPARE_ARENAS = 8
 RECYCLED_ARENAS = 16
 
 
-def _map_arena(size: int, arena_type: type | None = None) -> memoryview:
+def _map_arena(size: int, arena_type: type | None) -> memoryview:
     """A writable view of ``size`` bytes of anonymous memory, faulted in when the platform allows it ahead of use.
-    ``arena_type``: the ctypes array type to view it as (its ``__del__`` decides what becomes of the memory).
+    ``arena_type``: the pool's ctypes array type to view it as (its ``__del__`` decides what becomes of the memory);
+    None where libc's ``mmap`` cannot populate (a plain ``mmap`` then).
 
     Python's ``mmap`` holds the GIL while the kernel populates the pages (a 4 MiB arena held the event loop ~2 ms
     in a helper thread), so on Linux the mapping is made through libc with ctypes, which releases the GIL for the
     call: the helper thread then faults the pages in while the loop runs on."""
-    arena_type = arena_type or _populated_arena_type(size)
     if arena_type is not None:
         address = _LIBC.mmap(None, size, mmap.PROT_READ | mmap.PROT_WRITE, _MAP_FLAGS, -1, 0)
         if address is not None and address != _MAP_FAILED:
@@ -80,29 +80,21 @@ def _load_libc() -> ctypes.CDLL | None:
 
 
 _LIBC = _load_libc()
-_arena_types: dict[int, type] = {}
 
 
-def _populated_arena_type(size: int, recycle: Callable[[int], bool] | None = None) -> type | None:
-    """A ctypes array type of ``size`` bytes whose memory, when it goes (the last view of it released), is handed to
-    ``recycle`` (its address; True: kept) or else unmapped."""
+def _populated_arena_type(size: int, recycle: Callable[[int], bool]) -> type | None:
+    """A pool's ctypes array type of ``size`` bytes whose memory, when it goes (the last view of it released), is
+    handed to ``recycle`` (its address; True: kept) or else unmapped. None without libc's populating ``mmap``."""
     if _LIBC is None:
         return None
-    if recycle is None:
-        arena_type = _arena_types.get(size)
-        if arena_type is not None:
-            return arena_type
     libc = _LIBC
 
     def release(self: ctypes.Array) -> None:
         address = ctypes.addressof(self)
-        if recycle is None or not recycle(address):
+        if not recycle(address):
             libc.munmap(address, size)
 
-    arena_type = type(f"LogArena{size}", (ctypes.c_char * size,), {"__del__": release})
-    if recycle is None:
-        _arena_types[size] = arena_type
-    return arena_type
+    return type(f"LogArena{size}", (ctypes.c_char * size,), {"__del__": release})
 
 
 class ArenaPool:

@@ -356,8 +356,7 @@ def _listener_ints(props: Mapping[str, str], overrides: Mapping[str, object]) ->
             value = overrides[name] if name in overrides else parse_type(name, _get(props, name) or "", BROKER_CONFIGS[name].type)
         except ConfigValueError as error:  # KafkaConfig's constructor refuses such a broker-wide value first
             raise ListenerConfigError(error.message) from None
-        assert isinstance(value, int)
-        values[name] = value
+        values[name] = int(value)  # all three are INT keys
     return values
 
 
