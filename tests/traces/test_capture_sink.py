@@ -234,3 +234,26 @@ def test_a_batch_whose_write_fails_is_recorded_as_dropped(tmp_path: Path) -> Non
     events = [e["event"] for e in logs]
     assert events.count("capture_write_failed") == 1
     assert "capture_writer_exited" not in events  # the writer did not die: nothing else was lost
+
+
+def test_requests_larger_than_the_room_left_in_the_pipe_arrive_whole_and_in_order(tmp_path: Path) -> None:
+    # With the writer stopped, the pipe to it (1 MiB) fills in the middle of a message; once it reads again, every
+    # request arrives whole, in order, and nothing is counted as dropped.
+    payloads = [os.urandom(size) for size in (300_000, 700_000, 450_000, 900_000, 64, 1_200_000, 350_000)]
+    sink = CaptureSink(CaptureSettings(tmp_path))
+    writer = sink._writer.process
+    try:
+        os.kill(writer.pid, signal.SIGSTOP)
+        try:
+            for cid, payload in enumerate(payloads):
+                sink.record(tuple(_tapped(cid, payload)))
+            assert not sink.sync(1.0)  # the writer is stopped: the sync cannot complete yet
+        finally:
+            os.kill(writer.pid, signal.SIGCONT)
+        assert sink.sync(WAIT_S)
+    finally:
+        sink.close()
+    assert sink._writer.process is writer and sink.dropped_total == 0
+    table = read_trace(tmp_path)
+    assert table["correlation_id"].to_pylist() == list(range(len(payloads)))
+    assert [r[10:] for r in table["request"].to_pylist()] == payloads

@@ -36,10 +36,12 @@ def _spark_env(work: Path) -> dict[str, str]:
 
 
 def _master_state(ui_port: int) -> dict | None:
+    """The master's state, or None while it cannot say: not listening yet, or (seen once in CI) answering its UI
+    page's HTML instead of the JSON while starting."""
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=5) as answer:
             return json.loads(answer.read())
-    except OSError:
+    except (OSError, ValueError):
         return None
 
 
