@@ -56,13 +56,13 @@ def test_the_broker_creation_rate_holds_the_acceptor_and_max_connections_waits_f
     assert held[0] == 0 and 0 < held[-1] <= 1000  # past 2 per second over the window, the acceptor waits
 
 
-
 def test_a_static_creation_rate_of_zero_holds_every_connection_one_window() -> None:
     """Kafka's QuotaUtils.boundedThrottleTime: over a bound of 0 the throttle time is infinite, bounded by one quota
     window (1 s); the rate is refused as a dynamic config, but server.properties may hold it."""
     quotas = _quotas({"listener.name.plaintext.max.connection.creation.rate": "0"})
     assert [quotas.admit("PLAINTEXT", "10.0.0.1").wait_ms for _ in range(2)] == [1000, 1000]
     assert quotas.admit("SSL", "10.0.0.1").wait_ms == 1000  # the acceptor is held: every connection behind it waits
+
 
 def _api_versions(sock: socket.socket) -> bytes:
     from kafka_shim.protocol.framing import encode_request
