@@ -11,9 +11,11 @@ allocator for the next request.
 
 Every stored byte is kept (no eviction): an arena lives as long as any chunk of a segment refers to it (its
 memoryviews keep it mapped). When the last goes (segments deleted by retention, DeleteRecords or topic deletion)
-it is kept for reuse, still warm, while fewer than RECYCLED_ARENAS are, and unmapped otherwise. Arenas are shared by all partitions, filled in order, so memory in use stays within one arena of
-the bytes stored, plus the spare ones (one at first, at most SPARE_ARENAS under a steady stream of writes). Without ``MAP_POPULATE`` (not Linux) the arenas are plain mappings
-the first write faults in, as any buffer would be.
+it is kept for reuse, still warm, up to RECYCLED_BURST_ARENAS at once, and unmapped otherwise; of those kept, all but
+RECYCLED_ARENAS go back to the kernel once writes stop taking them. Arenas are shared by all partitions, filled in
+order, so memory in use stays within one arena of the bytes stored, plus the spare ones (one at first, at most
+SPARE_ARENAS under a steady stream of writes) and the recycled ones. Without ``MAP_POPULATE`` (not Linux) the arenas
+are plain mappings the first write faults in, as any buffer would be.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import ctypes
 import mmap
 import os
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 
@@ -37,10 +40,15 @@ ARENA_BYTES = 4 * 1024 * 1024
 # with one spare and doubles its count each time the loop found none ready, so a broker that stores little keeps
 # little beyond its data.
 SPARE_ARENAS = 8
-# The most arenas kept after the segments in them were deleted, for reuse (64 MiB): what a steady stream of writes
-# frees between two retention checks at a short ``log.retention.check.interval.ms``, or a test suite deleting its
-# topics between tests. Beyond it freed arenas go back to the kernel.
+# The arenas kept for good after the segments in them were deleted, for reuse (64 MiB): what a test suite deleting its
+# topics between tests frees, or a steady stream of writes between two retention checks.
 RECYCLED_ARENAS = 16
+# The most kept at once (256 MiB): a busy writer under retention frees arenas in bursts, one retention check's worth
+# at a time (at 1 GB/s and a 250 ms ``log.retention.check.interval.ms``, some 60), and maps as many afresh before the
+# next check unless they are kept. Those beyond RECYCLED_ARENAS are kept only while the log keeps taking them: any
+# that were not needed for a whole RECYCLED_TRIM_SECONDS go back to the kernel (the helper thread's check).
+RECYCLED_BURST_ARENAS = 64
+RECYCLED_TRIM_SECONDS = 5.0
 
 
 def _map_arena(size: int, arena_type: type | None) -> memoryview:
@@ -104,13 +112,20 @@ class ArenaPool:
     a deque (whose append and popleft are atomic).
     """
 
-    def __init__(self, arena_bytes: int = ARENA_BYTES, spare: int = SPARE_ARENAS, recycled: int = RECYCLED_ARENAS) -> None:
+    def __init__(self, arena_bytes: int = ARENA_BYTES, spare: int = SPARE_ARENAS, recycled: int = RECYCLED_ARENAS,
+                 burst: int = RECYCLED_BURST_ARENAS, trim_seconds: float = RECYCLED_TRIM_SECONDS) -> None:
         self.arena_bytes = arena_bytes
         self._max_spare = spare
         self._spare = min(1, spare)  # arenas the helper keeps ready; grows when the loop finds none
         self._ready: deque[memoryview] = deque()
         self._recycled: deque[memoryview] = deque()  # arenas freed by deleted segments, used before the ready ones
-        self._max_recycled = recycled
+        self._kept_recycled = recycled  # kept however long they wait
+        self._max_recycled = max(burst, recycled)  # kept at once, the rest while they are being taken
+        self._trim_seconds = trim_seconds
+        # The fewest recycled arenas on hand since the last trim: that many were not needed in the whole interval.
+        self._recycled_low = 0
+        self._releasing: set[int] = set()  # addresses of recycled arenas being given back (not to be recycled again)
+        self.trimmed = 0  # recycled arenas given back to the kernel because they were not needed
         self._wanted = threading.Event()
         self._thread: threading.Thread | None = None
         self._arena: memoryview | None = None  # the arena being filled, as a view (slices of it are the chunks)
@@ -149,7 +164,10 @@ class ArenaPool:
 
     def _next_arena(self) -> memoryview:
         if self._recycled:
-            return self._recycled.popleft()
+            arena = self._recycled.popleft()
+            if len(self._recycled) < self._recycled_low:
+                self._recycled_low = len(self._recycled)
+            return arena
         try:
             arena = self._ready.popleft()
         except IndexError:
@@ -167,7 +185,8 @@ class ArenaPool:
         to the kernel: the next arenas cost no page faults (what a steady stream of writes under
         ``retention.bytes`` or ``retention.ms`` would otherwise pay for every byte). Runs on whichever thread let
         go of the last view; a deque's append is atomic, and a race on the count only lets the pool keep one more."""
-        if len(self._recycled) >= self._max_recycled:
+        if len(self._recycled) >= self._max_recycled or address in self._releasing:
+            self._releasing.discard(address)
             return False
         self._recycled.append(memoryview(self._arena_type.from_address(address)).cast("B"))
         self.recycled += 1
@@ -178,11 +197,35 @@ class ArenaPool:
             self._thread = threading.Thread(target=self._refill, name="kafka-shim-arenas", daemon=True)
             self._thread.start()
 
+    def trim_recycled(self) -> int:
+        """Give back to the kernel the recycled arenas beyond RECYCLED_ARENAS that none of the log's writes took
+        since the last call; how many. The helper thread calls it every RECYCLED_TRIM_SECONDS."""
+        surplus = min(self._recycled_low, len(self._recycled) - self._kept_recycled)
+        given = 0
+        while given < surplus:
+            try:
+                arena = self._recycled.pop()  # the last freed: the loop takes the oldest first
+            except IndexError:  # the loop took the rest meanwhile
+                break
+            self._releasing.add(ctypes.addressof(arena.obj))
+            del arena  # the last view of it: unmapped now, on this thread
+            given += 1
+        self._recycled_low = len(self._recycled)
+        self.trimmed += given
+        return given
+
     def _refill(self) -> None:
         name_os_thread()
+        next_trim = time.monotonic() + self._trim_seconds
         while True:
-            self._wanted.wait()
+            if not self._wanted.wait(max(next_trim - time.monotonic(), 0.0)):
+                self.trim_recycled()
+                next_trim = time.monotonic() + self._trim_seconds
+                continue
             self._wanted.clear()
+            if time.monotonic() >= next_trim:
+                self.trim_recycled()
+                next_trim = time.monotonic() + self._trim_seconds
             try:
                 while len(self._ready) < self._spare:
                     self._ready.append(_map_arena(self.arena_bytes, self._arena_type))

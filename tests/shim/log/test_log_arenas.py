@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import random
+import time
 import weakref
 
 from kafka_shim.protocol.records import Record, RecordBatch, encode_batch
@@ -109,7 +110,7 @@ def _address(view: memoryview) -> int:
 def test_arenas_freed_by_retention_come_back_warm_up_to_the_recycled_count() -> None:
     """A steady stream of writes under retention frees arenas as fast as it fills them: those are reused first (their
     pages already faulted in), not unmapped and mapped afresh; beyond the recycled count they go back to the kernel."""
-    pool = ArenaPool(arena_bytes=64 * 1024, spare=2, recycled=3)
+    pool = ArenaPool(arena_bytes=64 * 1024, spare=2, recycled=3, burst=3)
     storage = MemoryStorage(clock=lambda: 0, pool=pool)
     partition_log = PartitionLog.open(storage.open("t-0"), LogConfig(segment_bytes=64 * 1024))
     batch = _batch(30, 1000)
@@ -130,3 +131,60 @@ def test_arenas_freed_by_retention_come_back_warm_up_to_the_recycled_count() -> 
     assert [_address(arena) for arena, _, _ in stored][1:] == recycled[: len(stored) - 1]
     assert pool.mapped_by_loop == mapped_before
     assert all(arena[start:end] == b"y" * (end - start) for arena, start, end in stored)
+
+
+def _mapped(address: int) -> bool:
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            start, _, end = line.split(" ", 1)[0].partition("-")
+            if int(start, 16) <= address < int(end, 16):
+                return True
+    return False
+
+
+def _free_arenas(pool: ArenaPool, count: int) -> None:
+    """Fill ``count`` arenas with one partition's log, then delete it all (retention after DeleteRecords)."""
+    storage = MemoryStorage(clock=lambda: 0, pool=pool)
+    partition_log = PartitionLog.open(storage.open("t-0"), LogConfig(segment_bytes=pool.arena_bytes))
+    batch = _batch(30, 1000)
+    while pool.mapped_by_loop + len(pool._ready) < count + 2:  # type: ignore[attr-defined]
+        partition_log.append(memoryview(batch), crc_checked=True)
+    partition_log.roll()
+    partition_log.delete_records(partition_log.log_end_offset)
+    partition_log.apply_retention()
+    pool.store([b"x" * pool.arena_bytes])  # the pool lets go of the arena it was filling
+    gc.collect()
+
+
+def test_a_burst_of_freed_arenas_is_kept_while_taken_and_given_back_when_not() -> None:
+    """Retention frees a busy log's arenas a whole check at a time: up to the burst count are kept, so the writes
+    until the next check take warm memory; those beyond the recycled count that no write took for a whole trim
+    interval are unmapped (a broker that stopped writing does not keep them)."""
+    pool = ArenaPool(arena_bytes=64 * 1024, spare=1, recycled=2, burst=6, trim_seconds=3600)
+    if pool._arena_type is None:  # type: ignore[attr-defined]
+        return  # no populating mmap here: arenas are plain mappings, never recycled
+    _free_arenas(pool, 10)
+    kept = [_address(arena) for arena in pool._recycled]  # type: ignore[attr-defined]
+    assert len(kept) == 6  # the burst count, not the 2 kept for good
+    assert pool.trim_recycled() == 0  # just freed: not yet known to be unneeded
+    # A write takes one (the oldest freed), and the full arena the pool let go of for it comes back: 6 on hand, of
+    # which 5 were there all along, never taken.
+    pool.store([b"y" * pool.arena_bytes])
+    recycled = pool.recycled
+    assert pool.trim_recycled() == 4  # down to the 2 kept for good, the last freed first
+    left = [_address(arena) for arena in pool._recycled]  # type: ignore[attr-defined]
+    assert left == kept[1:3]
+    assert not any(_mapped(address) for address in kept[3:]) and all(_mapped(address) for address in left)
+    assert pool.recycled == recycled  # the given-back ones were unmapped, not recycled again
+    assert pool.trim_recycled() == 0 and len(pool._recycled) == 2  # type: ignore[attr-defined]
+
+
+def test_the_helper_thread_gives_back_unneeded_recycled_arenas_on_its_own() -> None:
+    pool = ArenaPool(arena_bytes=64 * 1024, spare=1, recycled=1, burst=4, trim_seconds=0.05)
+    if pool._arena_type is None:  # type: ignore[attr-defined]
+        return
+    _free_arenas(pool, 6)
+    deadline = time.monotonic() + 60
+    while pool.trimmed < 3 and time.monotonic() < deadline:  # two trim intervals at least: a bound, not a wait
+        time.sleep(0.01)
+    assert pool.trimmed == 3 and len(pool._recycled) == 1  # type: ignore[attr-defined]
