@@ -22,7 +22,8 @@ order; the tables show each shape's median over the repetitions. On a 2-core mac
 CPU with the server under test (a server process that uses less CPU per byte leaves more to its clients), so
 absolute figures are lower bounds; compare the ratios, measured in the same run. Each produce shape also reports the
 server process's CPU time (all threads) per MiB of record values written, which moves less with the machine's load
-than MB/s does: the cost of a byte to the server, whoever is faster at a given moment.
+than MB/s does: the cost of a byte to the server, whoever is faster at a given moment. Beside it, the producer
+processes' own CPU per MiB ("clients"): the two together show how much of the machine a shape used.
 
 A/B: ``--compare main=/work/main/.venv/bin/python`` adds a second kafka-shim, the one that interpreter imports (another
 checkout's editable install), measured in the same repetitions, interleaved with this one. ``--only`` keeps some
@@ -85,7 +86,7 @@ STEP = 1000
 batch = [{"value": payload} for _ in range(STEP)]
 p.list_topics(topic, timeout=30)
 sys.stdout.write("ready\n"); sys.stdout.flush(); sys.stdin.readline()
-start = time.perf_counter()
+start, cpu_start = time.perf_counter(), time.process_time()
 i = 0
 # At least `count` records, and on until `min_seconds` have passed: a fast server still gets a measurement long
 # enough to be stable.
@@ -101,7 +102,8 @@ while i < count or time.perf_counter() - start < min_seconds:
         p.poll(0.01 if todo else 0)
     i += STEP
 left = p.flush(120)
-print(json.dumps({"seconds": time.perf_counter() - start, "records": i, "failed": failed + left}))
+print(json.dumps({"seconds": time.perf_counter() - start, "records": i, "failed": failed + left,
+                  "cpu": time.process_time() - cpu_start}))
 """
 
 # One consumer: reads the `count` records of every partition of the topic from offset 0 once untimed (connections,
@@ -195,6 +197,9 @@ class Throughput:
     # faults the log's memory in, shim-work_0 takes large requests off the loop; "main" is the process's first thread,
     # kafka-shim's event loop), user + system time each.
     cpu_threads_ms_per_mib: dict[str, float] | None = None
+    # The producer processes' own CPU (librdkafka's threads and the Python driving it) per MiB: on a 2-core machine
+    # client and server together use it up, so a server's CPU per MiB sets how fast its clients can go.
+    client_cpu_ms_per_mib: float | None = None
 
 
 @dataclass
@@ -290,8 +295,9 @@ def produce(server: str, bootstrap: str, topic: str, total_bytes: int, size: int
     cpu = (cpu_after - cpu_before) * 1000 / mib if cpu_before is not None and cpu_after is not None and mib else None
     threads = {name: round((spent - threads_before.get(name, 0.0)) * 1000 / mib, 3)
                for name, spent in threads_after.items() if mib} or None
+    client = sum(o["cpu"] for o in outs) * 1000 / mib if mib else None
     return Throughput(server, "produce", size, acks, producers, records, round(elapsed, 3), records / elapsed,
-                      mib / elapsed, sum(o["failed"] for o in outs), cpu, threads)
+                      mib / elapsed, sum(o["failed"] for o in outs), cpu, threads, client)
 
 
 def fetch(server: str, bootstrap: str, size: int, min_seconds: float, *, auto: bool) -> Throughput:
@@ -402,6 +408,8 @@ def measure(server: str, bootstrap: str, total_bytes: int, latency_count: int, m
                     split = {n: t for n, t in (result.cpu_threads_ms_per_mib or {}).items() if t >= 0.01}
                     if len(split) > 1:
                         cpu += " (" + ", ".join(f"{n} {t:.2f}" for n, t in sorted(split.items(), key=lambda i: -i[1])) + ")"
+                    if result.client_cpu_ms_per_mib is not None:
+                        cpu += f", producers {result.client_cpu_ms_per_mib:.2f} ms/MiB"
                     print(f"  [{run}] {server} produce {size} B acks={acks} x{producers}: {result.mb_per_s:.1f} MB/s "
                           f"{result.records_per_s:,.0f} rec/s{cpu}" + (f" ({result.failed} FAILED)" if result.failed else ""), flush=True)
             rss = rss_mib(proc) if server.startswith("kafka-shim") else None
@@ -433,11 +441,13 @@ def medians(runs: list[list[Throughput]]) -> list[Throughput]:
         same = sorted((r for run in runs for r in run if _shape(r) == shape), key=lambda r: r.mb_per_s)
         middle = same[(len(same) - 1) // 2]
         cpus = [r.cpu_ms_per_mib for r in same if r.cpu_ms_per_mib is not None]
+        clients = [r.client_cpu_ms_per_mib for r in same if r.client_cpu_ms_per_mib is not None]
         names = {n for r in same for n in (r.cpu_threads_ms_per_mib or {})}
         threads = {n: statistics.median((r.cpu_threads_ms_per_mib or {}).get(n, 0.0) for r in same) for n in sorted(names)}
         out.append(Throughput(**{**asdict(middle), "failed": sum(r.failed for r in same),
                                  "cpu_ms_per_mib": statistics.median(cpus) if cpus else None,
-                                 "cpu_threads_ms_per_mib": threads or None}))
+                                 "cpu_threads_ms_per_mib": threads or None,
+                                 "client_cpu_ms_per_mib": statistics.median(clients) if clients else None}))
     return out
 
 
@@ -533,10 +543,11 @@ def main() -> int:
     print(f"medians of {args.repeat} repetition(s); MB/s of each repetition in brackets")
     print()
     print(f"{'server':<16} {'what':<8} {'size':>5} {'acks':>4} {'prod':>4} {'records':>9} {'rec/s':>11} {'MB/s':>8} "
-          f"{'CPU ms/MiB':>10}")
+          f"{'CPU ms/MiB':>10} {'clients':>8}")
     for r in results:
         each = sorted(x.mb_per_s for run in runs[r.server] for x in run if _shape(x) == _shape(r))
         cpu = f"{r.cpu_ms_per_mib:10.2f}" if r.cpu_ms_per_mib is not None else f"{'-':>10}"
+        cpu += f" {r.client_cpu_ms_per_mib:8.2f}" if r.client_cpu_ms_per_mib is not None else f" {'-':>8}"
         print(f"{r.server:<16} {r.kind:<8} {r.size:>5} {r.acks:>4} {r.producers:>4} {r.records:>9} {r.records_per_s:>11,.0f} {r.mb_per_s:>8.1f} {cpu}"
               + f"  [{' '.join(f'{v:.1f}' for v in each)}]" + ("  INCOMPLETE" if r.failed else ""))
     print()
