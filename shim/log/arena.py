@@ -218,14 +218,13 @@ class ArenaPool:
         name_os_thread()
         next_trim = time.monotonic() + self._trim_seconds
         while True:
-            if not self._wanted.wait(max(next_trim - time.monotonic(), 0.0)):
-                self.trim_recycled()
-                next_trim = time.monotonic() + self._trim_seconds
-                continue
-            self._wanted.clear()
+            woken = self._wanted.wait(max(next_trim - time.monotonic(), 0.0))
             if time.monotonic() >= next_trim:
                 self.trim_recycled()
                 next_trim = time.monotonic() + self._trim_seconds
+            if not woken:
+                continue
+            self._wanted.clear()
             try:
                 while len(self._ready) < self._spare:
                     self._ready.append(_map_arena(self.arena_bytes, self._arena_type))
