@@ -185,6 +185,8 @@ def test_the_helper_thread_gives_back_unneeded_recycled_arenas_on_its_own() -> N
         return
     _free_arenas(pool, 6)
     deadline = time.monotonic() + 60
-    while pool.trimmed < 3 and time.monotonic() < deadline:  # two trim intervals at least: a bound, not a wait
+    # Two trim intervals at least; how the helper's checks fall among the frees does not matter, only where it ends.
+    while len(pool._recycled) > 1 and time.monotonic() < deadline:  # type: ignore[attr-defined]
         time.sleep(0.01)
-    assert pool.trimmed == 3 and len(pool._recycled) == 1  # type: ignore[attr-defined]
+    assert len(pool._recycled) == 1 and pool.trimmed >= 3  # type: ignore[attr-defined]
+    assert pool.trim_recycled() == 0  # the one kept for good stays
