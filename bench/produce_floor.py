@@ -50,6 +50,7 @@ def serve_floor(mode: str) -> None:
 
     import uvloop
 
+    from kafka_shim.protocol.primitives import read_uvarint, write_uvarint
     from kafka_shim.protocol.records.crc import crc32c
     from kafka_shim.shim.partitions.validator import AppendSettings, validate
     from kafka_shim.shim.requests.dispatch import Pending, Respond
@@ -72,29 +73,13 @@ def serve_floor(mode: str) -> None:
     checks = mode.split("-")[0]
     copies = not mode.endswith("nocopy")
 
-    def uvarint(data: memoryview, at: int) -> tuple[int, int]:
-        value = shift = 0
-        while True:
-            byte = data[at]
-            at += 1
-            value |= (byte & 0x7F) << shift
-            if byte < 0x80:
-                return value, at
-            shift += 7
-
     def skip_tags(data: memoryview, at: int) -> int:
-        count, at = uvarint(data, at)
+        count, at = read_uvarint(data, at)
         for _ in range(count):
-            _, at = uvarint(data, at)
-            size, at = uvarint(data, at)
+            _, at = read_uvarint(data, at)
+            size, at = read_uvarint(data, at)
             at += size
         return at
-
-    def put_uvarint(out: bytearray, value: int) -> None:
-        while value >= 0x80:
-            out.append((value & 0x7F) | 0x80)
-            value >>= 7
-        out.append(value)
 
     def batch_error(records: memoryview) -> int:
         """0, or CORRUPT_MESSAGE (2) for a batch that fails the floor's check."""
@@ -113,25 +98,25 @@ def serve_floor(mode: str) -> None:
         correlation = frame[4:8]
         client_id = int.from_bytes(frame[8:10], "big", signed=True)
         at = skip_tags(frame, 10 + max(client_id, 0))
-        transactional, at = uvarint(frame, at)
+        transactional, at = read_uvarint(frame, at)
         at += max(transactional - 1, 0)
         acks = int.from_bytes(frame[at : at + 2], "big", signed=True)
         at += 6  # acks, timeout_ms
-        topics, at = uvarint(frame, at)
+        topics, at = read_uvarint(frame, at)
         out = bytearray(correlation)
         out.append(0)  # response header tags
-        put_uvarint(out, topics)
+        out += write_uvarint(topics)
         for _ in range(topics - 1):
-            name_size, at = uvarint(frame, at)
+            name_size, at = read_uvarint(frame, at)
             name = bytes(frame[at : at + name_size - 1])
             at += name_size - 1
-            put_uvarint(out, name_size)
+            out += write_uvarint(name_size)
             out += name
-            partitions, at = uvarint(frame, at)
-            put_uvarint(out, partitions)
+            partitions, at = read_uvarint(frame, at)
+            out += write_uvarint(partitions)
             for _ in range(partitions - 1):
                 index = int.from_bytes(frame[at : at + 4], "big")
-                size, at = uvarint(frame, at + 4)
+                size, at = read_uvarint(frame, at + 4)
                 records = frame[at : at + size - 1]
                 at = skip_tags(frame, at + size - 1)
                 error = batch_error(records)
