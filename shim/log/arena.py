@@ -47,10 +47,9 @@ RECYCLED_ARENAS = 16
 # at a time (at 1 GB/s and a 250 ms ``log.retention.check.interval.ms``, some 60; more when a loaded loop runs the
 # check late), and maps as many afresh before the next check unless they are kept. Eight producers of 1 KiB records
 # at ~600 MB/s left 80-110 waiting at once; with 64 kept, 2.3x as many arenas were mapped afresh and the helper
-# thread's page faults cost 0.14-0.25 ms per MiB produced against 0.08-0.11 with 128. They are memory the log held
-# just before, so keeping them does not raise the broker's peak; those beyond RECYCLED_ARENAS are kept only while the
-# log keeps taking them: any that were not needed for a whole RECYCLED_TRIM_SECONDS go back to the kernel (the helper
-# thread's check).
+# thread's page faults cost 0.14-0.25 ms per MiB produced against 0.08-0.11 with 128 (the resident set after such a
+# run is higher: 557-617 MiB against 442-444). Those beyond RECYCLED_ARENAS are kept only while the log keeps taking
+# them: any that were not needed for a whole RECYCLED_TRIM_SECONDS go back to the kernel (the helper thread's check).
 RECYCLED_BURST_ARENAS = 128
 RECYCLED_TRIM_SECONDS = 5.0
 
