@@ -22,9 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from kafka_shim.traces.capture_rows import tapped_rows
+from kafka_shim.traces.capture_columns import broker_table
+from kafka_shim.traces.capture_pipe import RecordBlock
+from kafka_shim.traces.capture_rows import RECORD_FIELDS, tapped_rows
 from kafka_shim.traces.capture_settings import RETENTION_BYTES_KEY, CaptureSettings
 from kafka_shim.traces.format import IN_PROGRESS_PREFIX, IN_PROGRESS_SUFFIX, SCHEMA, day_directory, file_metadata
 
@@ -66,6 +69,20 @@ class TraceFiles:
         finished = self.roll_if_expired()
         for part in _by_day(rows):
             finished += self._write_rows(_day_name(part[0][0]), tapped_rows(part, self.source, fields), len(part), 0)
+        return finished + self._write_dropped(dropped)
+
+    def write_block(self, fields: tuple[str, ...], block: RecordBlock, dropped: dict[str, Any] | None = None) -> list[Path]:
+        """``write`` for records as a ROWS message brings them: the broker's are read column by column
+        (traces.capture_columns); others, and batches that reader leaves, row by row."""
+        table = broker_table(block, self.source) if tuple(fields) == RECORD_FIELDS else None
+        if table is None:
+            return self.write(fields, block.rows(), dropped)
+        finished = self.roll_if_expired()
+        finished += self._write_rows(_day_name(pc.min(table.column("time")).value), table, block.count, 0)
+        return finished + self._write_dropped(dropped)
+
+    def _write_dropped(self, dropped: dict[str, Any] | None) -> list[Path]:
+        finished: list[Path] = []
         if dropped is not None:
             finished += self._write_rows(_day_name(dropped["time"]), pa.Table.from_pylist([dropped], schema=SCHEMA),
                                          0, dropped["dropped_requests"])

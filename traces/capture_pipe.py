@@ -4,7 +4,9 @@ A message is a kind byte, a 4-byte length and a ``marshal`` body: both ends run 
 turns a plain tuple into bytes in one C call, the least the broker's process can spend per row. A ROWS message is
 put together from records marshalled one by one as they arrive (``record``, ``rows_message``): a record kept as
 bytes holds no object the garbage collector tracks, where thousands of queued tuples made the broker's collections
-run ten times as often and walk them.
+run ten times as often and walk them. Its body is not one marshal value: a short marshalled head (fields, the
+``dropped`` row, the count), each record's length, then the records as they are, so that the writer can read the
+broker's records column by column without unmarshalling them one by one (traces.capture_columns).
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ from __future__ import annotations
 import marshal
 import os
 import struct
+from array import array
 from bisect import bisect_right
+from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
 # broker -> writer
-ROWS = 1  # (fields, rows, dropped): rows are plain tuples in ``fields`` order; dropped the ``dropped`` row or None
+ROWS = 1  # (fields, RecordBlock, dropped): records of plain tuples in ``fields`` order; dropped the ``dropped`` row or None
 SYNC = 3  # a sync marker's number: answered with SYNCED once everything before it is written
 STOP = 4  # write what is left, finish the file, exit
 # writer -> broker
@@ -32,11 +36,35 @@ _WRITEV = hasattr(os, "writev")
 _IOV_MAX = 1024
 # marshal's own encoding of a container's length (little-endian int32), after its type code.
 _MARSHAL_COUNT = struct.Struct("<i")
-# marshal's type codes for a tuple and a list, stable since marshal's first version.
-_MARSHAL_TUPLE, _MARSHAL_LIST = b"(", b"["
+# marshal's type code for a list, stable since marshal's first version.
+_MARSHAL_LIST = b"["
+# A ROWS body's first 4 bytes: the length of its marshalled head. Each record's length follows as a C int (32 bits
+# wherever CPython runs: the reader takes them as int32s).
+_HEAD_SIZE = struct.Struct("<I")
+_LENGTH_SIZE = array("i").itemsize
 # Version 2 writes no back-references (3 and later number shared objects per ``dumps`` call), so records marshalled
 # apart can follow one list header and load as one list.
 RECORD_VERSION = 2
+
+
+@dataclass(frozen=True, slots=True)
+class RecordBlock:
+    """The records of a ROWS message as they came: ``data`` the records one after the other, ``lengths`` each one's
+    size (native int32s, ``array("i")``)."""
+
+    data: bytes | memoryview
+    lengths: bytes | memoryview
+    count: int
+
+    def rows(self) -> list[tuple[Any, ...]]:
+        """The records as tuples: a list header before them makes one marshal value of them all."""
+        return marshal.loads(_MARSHAL_LIST + _MARSHAL_COUNT.pack(self.count) + bytes(self.data))
+
+    def time_range(self) -> tuple[int, int]:
+        """The first and the last record's time (time_us comes first in every record)."""
+        sizes = array("i")
+        sizes.frombytes(bytes(self.lengths))
+        return marshal.loads(self.data[:sizes[0]])[0], marshal.loads(self.data[len(self.data) - sizes[-1]:])[0]
 
 
 def pack(kind: int, body: Any = None) -> bytes:
@@ -55,14 +83,13 @@ def record_row(record_bytes: bytes) -> tuple[Any, ...]:
 
 
 def rows_message(fields: tuple[str, ...], records: list[bytes], dropped: Any) -> list[bytes]:
-    """The ROWS message (fields, rows, dropped) from rows already marshalled by ``record``, as the buffers to write
-    one after the other (``write_all``): the list of rows is marshal's list header followed by the records as they
-    are, so the broker's process neither converts nor copies them (the kernel copies them into the pipe)."""
-    head = b"".join((_MARSHAL_TUPLE, _MARSHAL_COUNT.pack(3), marshal.dumps(tuple(fields), RECORD_VERSION),
-                     _MARSHAL_LIST, _MARSHAL_COUNT.pack(len(records))))
-    tail = marshal.dumps(dropped, RECORD_VERSION)
-    size = len(head) + sum(map(len, records)) + len(tail)
-    return [_HEADER.pack(ROWS, size) + head, *records, tail]
+    """The ROWS message from rows already marshalled by ``record``, as the buffers to write one after the other
+    (``write_all``): the head, the records' lengths, then the records as they are, so the broker's process neither
+    converts nor copies them (the kernel copies them into the pipe)."""
+    head = marshal.dumps((tuple(fields), dropped, len(records)), RECORD_VERSION)
+    lengths = array("i", map(len, records)).tobytes()
+    size = _HEAD_SIZE.size + len(head) + len(lengths) + sum(map(len, records))
+    return [_HEADER.pack(ROWS, size) + _HEAD_SIZE.pack(len(head)) + head + lengths, *records]
 
 
 def send(fd: int, kind: int, body: Any = None) -> None:
@@ -99,7 +126,19 @@ def read_message(fd: int) -> tuple[int, Any] | None:
     body = _read_exact(fd, size)
     if body is None:
         return None
+    if kind == ROWS:
+        return kind, rows_body(body)
     return kind, marshal.loads(body)
+
+
+def rows_body(body: bytes) -> tuple[tuple[str, ...], RecordBlock, Any]:
+    """A ROWS body as (fields, RecordBlock, dropped); the records stay in ``body`` (views, not copies)."""
+    view = memoryview(body)
+    (head_size,) = _HEAD_SIZE.unpack_from(body)
+    start = _HEAD_SIZE.size + head_size
+    fields, dropped, count = marshal.loads(view[_HEAD_SIZE.size:start])
+    records = start + _LENGTH_SIZE * count
+    return tuple(fields), RecordBlock(view[records:], view[start:records], count), dropped
 
 
 def _read_exact(fd: int, size: int) -> bytes | None:

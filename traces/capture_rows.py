@@ -37,8 +37,7 @@ def tapped_rows(batch: list[Any], source: str = CAPTURE, fields: tuple[str, ...]
         columns = tuple("time" if f == "time_us" else f for f in fields)
         values = dict(zip(columns, zip(*batch, strict=True), strict=True)) if batch else dict.fromkeys(columns, ())
     api_keys = built.get("api_key")
-    if (CONFIG_ALTERING_APIS.intersection(values["api_key"]) if api_keys is None
-            else pc.any(pc.is_in(api_keys, _CONFIG_ALTERING_KEYS)).as_py()):
+    if CONFIG_ALTERING_APIS.intersection(values["api_key"]) if api_keys is None else config_altering(api_keys):
         # Config values may be passwords: such requests keep a redacted JSON body instead of their bytes.
         requests = list(values["request"])
         request_json = [None] * n
@@ -49,13 +48,19 @@ def tapped_rows(batch: list[Any], source: str = CAPTURE, fields: tuple[str, ...]
         values["request"] = requests
         values["request_json"] = request_json
         built.pop("request", None)
+    return table_of(values, built, n, source)
+
+
+def table_of(values: dict[str, Any], built: dict[str, pa.Array], n: int, source: str) -> pa.Table:
+    """The trace's ``n`` rows from columns made as Arrow arrays (``built``; ``time`` as int64 microseconds) and
+    columns of Python values; what neither holds is the request kind, the source, or null."""
     arrays = []
     for f in SCHEMA:
         name = f.name
         if name in built:
-            arrays.append(built[name])
+            arrays.append(built[name] if name != "time" else built[name].cast(f.type))
         elif name == "decisions":
-            arrays.append(_decisions_array(values[name]))
+            arrays.append(decisions_array(values[name]))
         elif name == "time":
             arrays.append(pa.array(values[name], pa.int64()).cast(f.type))
         elif name in values:
@@ -67,6 +72,11 @@ def tapped_rows(batch: list[Any], source: str = CAPTURE, fields: tuple[str, ...]
         else:
             arrays.append(pa.nulls(n, f.type))
     return pa.Table.from_arrays(arrays, schema=SCHEMA)
+
+
+def config_altering(api_keys: pa.Array) -> bool:
+    """Whether a batch holds requests whose config values must be redacted."""
+    return pc.any(pc.is_in(api_keys, _CONFIG_ALTERING_KEYS)).as_py() is True
 
 
 # The broker's records (shim.tap.TappedRequest; traces may not import shim, tests check the two agree), and the
@@ -97,34 +107,32 @@ def _broker_values(batch: list[Any]) -> tuple[dict[str, Any], dict[str, pa.Array
         return dict.fromkeys(("time", *SESSION_FIELDS, "principal", "client_id", "api_key", "api_version",
                               "correlation_id", "request", "response", "outcome", "response_time_us", "decisions"), ()), {}
     time_us, sessions, principal, requests, headers, answers, outcome, response_time_us, decisions = zip(*batch, strict=True)
-    built = _session_columns(sessions)
+    distinct: dict[bytes | tuple[Any, ...], int] = {}
+    index = pa.array([distinct.setdefault(session, len(distinct)) for session in sessions], pa.int32())
+    built = session_columns([marshal.loads(s) if isinstance(s, bytes) else s for s in distinct], index)
     request_array = pa.array(requests, pa.binary())
-    built["api_key"], built["api_version"], built["correlation_id"], built["client_id"] = _headers(
-        request_array, requests, headers)
+    built["api_key"], built["api_version"], built["correlation_id"], built["client_id"] = header_columns(
+        request_array, pa.array(headers, pa.binary()))
     built["request"] = request_array
-    built["response"] = _first_frames(answers)
+    built["response"] = first_frames(pa.array(answers, pa.binary()))
     values = dict(time=time_us, principal=principal, request=requests, outcome=outcome,
                   response_time_us=response_time_us, decisions=decisions)
     return values, built
 
 
-def _session_columns(sessions: tuple[bytes | tuple[Any, ...], ...]) -> dict[str, pa.Array]:
+def session_columns(distinct: list[tuple[Any, ...]], index: pa.Array) -> dict[str, pa.Array]:
     """The session's fields as columns: a batch holds the requests of a few connections, so each distinct session
-    is read and made into Arrow values once, and the rows take theirs by index. The broker hands each session
-    marshalled (shim.tap.TappedSession); a tuple is taken as it is."""
-    distinct: dict[bytes | tuple[Any, ...], int] = {}
-    index = pa.array([distinct.setdefault(session, len(distinct)) for session in sessions], pa.int32())
-    table = [marshal.loads(s) if isinstance(s, bytes) else s for s in distinct]
+    (``distinct``, as tuples) is made into Arrow values once, and the rows take theirs by ``index``. The broker
+    hands each session marshalled (shim.tap.TappedSession)."""
     return {name: _array(column, SCHEMA.field(name).type).take(index)
-            for name, column in zip(SESSION_FIELDS, zip(*table, strict=True), strict=True)}
+            for name, column in zip(SESSION_FIELDS, zip(*distinct, strict=True), strict=True)}
 
 
-def _headers(request_array: pa.Array, requests: tuple[bytes | None, ...],
-             headers: tuple[bytes | None, ...]) -> tuple[pa.Array, pa.Array, pa.Array, pa.Array]:
+def header_columns(request_array: pa.Array, header_array: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array, pa.Array]:
     """api_key, api_version, correlation_id and client_id per request, as the broker would read them: nothing from
     a frame too short for a header, no client id from a credential frame (only its ``header``). The headers' fixed
     starts are cut out by Arrow and read by numpy; the client ids are cut per distinct length (a batch holds few)."""
-    n = len(requests)
+    n = len(request_array)
     whole = pc.fill_null(pc.greater_equal(pc.binary_length(request_array), _HEADER_START.size), False)
     framed_rows = np.flatnonzero(whole.to_numpy(zero_copy_only=False))
     framed = request_array if len(framed_rows) == n else request_array.filter(whole)
@@ -139,11 +147,12 @@ def _headers(request_array: pa.Array, requests: tuple[bytes | None, ...],
         keys[framed_rows], versions[framed_rows], correlations[framed_rows] = fixed["key"], fixed["version"], fixed["correlation"]
         present[framed_rows] = True
         lengths = fixed["client_id_length"]
-    if headers.count(None) != n:  # credential frames: only their fixed start was kept
-        for row, header in enumerate(headers):
-            if header is not None and requests[row] is None:
-                keys[row], versions[row], correlations[row] = _HEADER_FIXED.unpack_from(header)
-                present[row] = True
+    if header_array.null_count != n:  # credential frames: only their fixed start was kept
+        credential = pc.and_(pc.is_valid(header_array), pc.is_null(request_array))
+        rows = np.flatnonzero(credential.to_numpy(zero_copy_only=False))
+        for row, header in zip(rows, header_array.take(pa.array(rows, pa.int64())).to_pylist(), strict=True):
+            keys[row], versions[row], correlations[row] = _HEADER_FIXED.unpack_from(header)
+            present[row] = True
     missing = ~present
     return (pa.array(keys, pa.int16(), mask=missing), pa.array(versions, pa.int16(), mask=missing),
             pa.array(correlations, pa.int32(), mask=missing), _client_ids(framed, framed_rows, lengths, n))
@@ -177,15 +186,15 @@ def _client_ids(framed: pa.Array, framed_rows: np.ndarray, lengths: np.ndarray, 
     return pa.concat_arrays(pieces).take(pa.array(row_of))
 
 
-def _first_frames(answers: tuple[bytes | None, ...]) -> pa.Array:
+def first_frames(queued: pa.Array) -> pa.Array:
     """Each answer's first frame without its size prefix (null when nothing was sent). The broker queues one frame
     per request, cut by Arrow in one call; the rare answer of several frames is cut on its own."""
-    queued = pa.array(answers, pa.binary())
     sizes = pc.binary_length(queued)
     sent = pc.fill_null(pc.greater(sizes, 0), False)
     prefixed = pc.fill_null(pc.greater_equal(sizes, 4), False)
     if prefixed.true_count != sent.true_count or not _one_frame_each(queued.filter(prefixed), sizes.filter(prefixed)):
-        return pa.array([a[4:4 + int.from_bytes(a[:4], "big")] if a else None for a in answers], pa.binary())
+        return pa.array([a[4:4 + int.from_bytes(a[:4], "big")] if a else None for a in queued.to_pylist()],
+                        pa.binary())
     # Empty answers (nothing sent) are null, as the frame-by-frame cut makes them.
     return pc.if_else(sent, pc.binary_slice(queued, 4, _TO_THE_END), pa.scalar(None, pa.binary()))
 
@@ -198,7 +207,7 @@ def _one_frame_each(queued: pa.Array, sizes: pa.Array) -> bool:
     return bool(np.array_equal(prefixes, sizes.to_numpy() - 4))
 
 
-def _decisions_array(per_request: tuple[list[Any], ...]) -> pa.Array:
+def decisions_array(per_request: tuple[list[Any], ...]) -> pa.Array:
     # None (the proxy's rows: no decisions seen) holds no entries; counted and flattened in C calls, not per row.
     present = [d or () for d in per_request] if None in per_request else per_request
     offsets = list(accumulate(map(len, present), initial=0))

@@ -62,10 +62,10 @@ def serve(in_fd: int, out_fd: int, settings: CaptureSettings, source: str) -> No
             break
         kind, body = message
         if kind == pipe.ROWS:
-            fields, rows, dropped = body
-            if not _guarded(out_fd, files, report, len(rows), partial(files.write, tuple(fields), rows, dropped)) and rows:
+            fields, block, dropped = body
+            if not _guarded(out_fd, files, report, block.count, partial(files.write_block, fields, block, dropped)) and block.count:
                 # The batch is lost with the failed write: a ``dropped`` row says so, in the next file.
-                _guarded(out_fd, files, report, 0, partial(files.write, tuple(fields), [], _lost(rows, dropped, source)))
+                _guarded(out_fd, files, report, 0, partial(files.write, fields, [], _lost(block, dropped, source)))
         elif kind == pipe.SYNC:
             report_written()
             pipe.send(out_fd, pipe.SYNCED, body)
@@ -87,9 +87,9 @@ def _guarded(out_fd: int, files: TraceFiles, report: Report, rows: int, step: Ca
     return True
 
 
-def _lost(rows: list[Any], dropped: dict[str, Any] | None, source: str) -> dict[str, Any]:
+def _lost(block: pipe.RecordBlock, dropped: dict[str, Any] | None, source: str) -> dict[str, Any]:
     """The ``dropped`` row for a batch whose write failed (and the ``dropped`` row it carried, if any)."""
-    since, until, count = rows[0][0], rows[-1][0], len(rows)
+    (since, until), count = block.time_range(), block.count
     if dropped is not None:
         since, until = min(since, dropped["time"]), max(until, dropped["dropped_until"])
         count += dropped["dropped_requests"]

@@ -12,6 +12,7 @@ import threading
 
 from kafka_shim.shim.tap import ANSWERED, CLOSED, SILENT, TappedRequest, TappedSession
 from kafka_shim.traces import capture_pipe as pipe
+from kafka_shim.traces.capture_columns import broker_table
 from kafka_shim.traces.capture_rows import RECORD_FIELDS, tapped_rows
 
 SESSION = tuple(TappedSession("127.0.0.1:9092-127.0.0.1:5000-0", "127.0.0.1", 5000, "PLAINTEXT", "PLAINTEXT",
@@ -32,11 +33,16 @@ def _record(request: bytes | None, header: bytes | None = None, answer: bytes | 
 
 
 def _rows(records: list[tuple]) -> list[dict]:
-    # Through the pipe as the sink sends them: marshalled one by one, joined into one message.
+    # Through the pipe as the sink sends them: marshalled one by one, joined into one message. The writer reads the
+    # broker's records column by column where it can, else row by row: both ways must give the same rows.
     message = b"".join(pipe.rows_message(RECORD_FIELDS, [pipe.record(r) for r in records], None))
-    fields, rows, dropped = marshal.loads(message[5:])
+    fields, block, dropped = pipe.rows_body(message[5:])
     assert message[0] == pipe.ROWS and int.from_bytes(message[1:5], "big") == len(message) - 5 and dropped is None
-    return tapped_rows(rows, fields=tuple(fields)).to_pylist()
+    by_rows = tapped_rows(block.rows(), fields=fields)
+    by_columns = broker_table(block)
+    if by_columns is not None:
+        assert by_columns.equals(by_rows), (by_columns.to_pylist(), by_rows.to_pylist())
+    return by_rows.to_pylist()
 
 
 def test_header_fields_come_from_the_frame() -> None:
@@ -119,6 +125,8 @@ def test_a_message_of_many_records_passes_the_pipe_whole() -> None:
         os.close(write_fd)
         os.close(read_fd)
     assert not reader.is_alive()
-    kind, (fields, rows, dropped) = received[0]
+    kind, (fields, block, dropped) = received[0]
     assert kind == pipe.ROWS and tuple(fields) == RECORD_FIELDS and dropped == {"kind": "dropped"}
-    assert [row[3] for row in rows] == [_frame(3, 12, i, b"app", b"x" * (i % 700)) for i in range(5000)]
+    assert block.time_range() == (1_764_000_000_000_000, 1_764_000_000_000_000)
+    assert broker_table(block).column("request").to_pylist() == [row[3] for row in block.rows()]
+    assert [row[3] for row in block.rows()] == [_frame(3, 12, i, b"app", b"x" * (i % 700)) for i in range(5000)]
