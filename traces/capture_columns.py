@@ -30,7 +30,7 @@ from kafka_shim.traces.capture_rows import (
     session_columns,
     table_of,
 )
-from kafka_shim.traces.format import CAPTURE
+from kafka_shim.traces.format import CAPTURE, SCHEMA
 
 # marshal's type codes (stable since its first versions).
 _TUPLE, _LIST, _NONE = ord("("), ord("["), ord("N")
@@ -44,6 +44,7 @@ _RECORD_LENGTH = 9
 # marshal writes an int beyond 32 bits as 15-bit digits; four of them (60 bits) hold any time in microseconds.
 _MAX_DIGITS = 4
 _DAY_US = 86_400_000_000
+_TIME = SCHEMA.field("time").type
 # Arrow's binary offsets are 32-bit: a larger batch takes the row path.
 _MAX_DATA = 2**31 - 1
 
@@ -91,7 +92,7 @@ def _table(block: RecordBlock, n: int, source: str) -> pa.Table | None:
     built = {"request": requests, "response": first_frames(_binary(data, answer)),
              "principal": _binary(data, principal).cast(pa.string()),
              "outcome": _binary(data, outcome).cast(pa.string()),
-             "time": pa.array(times, pa.int64()), "response_time_us": pa.array(response_times, pa.int64())}
+             "time": pa.array(times, pa.int64()).cast(_TIME), "response_time_us": pa.array(response_times, pa.int64())}
     built["api_key"], built["api_version"], built["correlation_id"], built["client_id"] = header_columns(
         requests, _binary(data, header))
     if config_altering(built["api_key"]):

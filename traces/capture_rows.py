@@ -52,13 +52,13 @@ def tapped_rows(batch: list[Any], source: str = CAPTURE, fields: tuple[str, ...]
 
 
 def table_of(values: dict[str, Any], built: dict[str, pa.Array], n: int, source: str) -> pa.Table:
-    """The trace's ``n`` rows from columns made as Arrow arrays (``built``; ``time`` as int64 microseconds) and
-    columns of Python values; what neither holds is the request kind, the source, or null."""
+    """The trace's ``n`` rows from columns made as Arrow arrays (``built``) and columns of Python values; what
+    neither holds is the request kind, the source, or null."""
     arrays = []
     for f in SCHEMA:
         name = f.name
         if name in built:
-            arrays.append(built[name] if name != "time" else built[name].cast(f.type))
+            arrays.append(built[name])
         elif name == "decisions":
             arrays.append(decisions_array(values[name]))
         elif name == "time":
