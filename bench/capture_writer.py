@@ -21,7 +21,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -32,7 +31,7 @@ from kafka_shim.protocol.records import build_batch, encode_batch  # noqa: E402
 from kafka_shim.traces import capture_files, capture_pipe  # noqa: E402
 from kafka_shim.traces.capture_columns import broker_table  # noqa: E402
 from kafka_shim.traces.capture_rows import RECORD_FIELDS, tapped_rows  # noqa: E402
-from kafka_shim.traces.format import SCHEMA  # noqa: E402
+from kafka_shim.traces.format import CAPTURE  # noqa: E402
 
 NOW_US = 1_790_000_000_000_000
 
@@ -100,8 +99,7 @@ def _median_us(fn: Callable[[], object], rows: int, repeat: int) -> float:
 
 
 def _parquet(table: pa.Table) -> None:
-    writer = pq.ParquetWriter(pa.BufferOutputStream(), SCHEMA, write_statistics=capture_files._STATISTICS,
-                              use_dictionary=capture_files._DICTIONARY)
+    writer = capture_files.parquet_writer(pa.BufferOutputStream(), CAPTURE)
     writer.write_table(table)
     writer.close()
 

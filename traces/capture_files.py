@@ -43,6 +43,13 @@ _STATISTICS = [f.name for f in SCHEMA if f.type not in (pa.binary(), pa.string()
 _DICTIONARY = [f.name for f in SCHEMA if f.name not in (
     "time", "correlation_id", "request", "request_json", "response", "response_json", "response_time_us")]
 
+
+def parquet_writer(sink: Any, source: str) -> pq.ParquetWriter:
+    """A writer of trace rows as the capture writes its files (statistics and dictionaries where they pay)."""
+    return pq.ParquetWriter(sink, SCHEMA.with_metadata(file_metadata(source)), write_statistics=_STATISTICS,
+                            use_dictionary=_DICTIONARY)
+
+
 # (level, event, fields): how the files report what they did; the writer process forwards it to the broker's log.
 Report = Callable[[str, str, dict[str, Any]], None]
 
@@ -149,8 +156,7 @@ class TraceFiles:
         name = f"part-{stamp}-{self._sequence:05d}.parquet"
         temp = folder / f"{IN_PROGRESS_PREFIX}{name}{IN_PROGRESS_SUFFIX}"
         sink = pa.OSFile(str(temp), "wb")
-        writer = pq.ParquetWriter(sink, SCHEMA.with_metadata(file_metadata(self.source)), write_statistics=_STATISTICS,
-                                  use_dictionary=_DICTIONARY)
+        writer = parquet_writer(sink, self.source)
         return _OpenFile(day, folder / name, temp, sink, writer, time.monotonic())
 
     def _apply_retention(self) -> None:
