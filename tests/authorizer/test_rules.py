@@ -965,6 +965,15 @@ def test_other_enums_from_string_case_insensitive_and_pascal_case() -> None:
     assert RT.from_string("topics") is RT.UNKNOWN
 
 
+@pytest.mark.parametrize("enum", [Op, RT, Perm])
+def test_every_member_is_read_back_from_each_of_its_spellings(enum) -> None:
+    for member in enum:
+        for text in (member.name, member.name.lower(), member.display_name, member.display_name.upper(),
+                     f" {member.display_name}\t"):
+            assert enum.from_string(text) is member, text
+    for text in ("", " ", "_", "READ_", "TOPICS", "all ow", "Idempotent Write"):
+        assert enum.from_string(text) is enum.UNKNOWN, text
+
 def test_display_names_pascal_case() -> None:
     assert [t.display_name for t in RT] == ["Unknown", "Any", "Topic", "Group", "Cluster", "TransactionalId", "DelegationToken", "User"]
     assert Op.IDEMPOTENT_WRITE.display_name == "IdempotentWrite"
