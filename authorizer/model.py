@@ -46,7 +46,7 @@ class _KafkaEnum(IntEnum):
 def _names_of(cls: type[_KafkaEnum]) -> dict[str, _KafkaEnum]:
     """Each member by its name and by its name without underscores, the first member in order winning a clash:
     a 100k-ACL listing parses four names per ACL, and walking the members' ``name`` properties each time was
-    two thirds of loading it."""
+    two thirds of parsing it."""
     names: dict[str, _KafkaEnum] = {}
     for member in cls:
         names.setdefault(member.name, member)

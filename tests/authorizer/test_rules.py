@@ -974,6 +974,7 @@ def test_every_member_is_read_back_from_each_of_its_spellings(enum) -> None:
     for text in ("", " ", "_", "READ_", "TOPICS", "all ow", "Idempotent Write"):
         assert enum.from_string(text) is enum.UNKNOWN, text
 
+
 def test_display_names_pascal_case() -> None:
     assert [t.display_name for t in RT] == ["Unknown", "Any", "Topic", "Group", "Cluster", "TransactionalId", "DelegationToken", "User"]
     assert Op.IDEMPOTENT_WRITE.display_name == "IdempotentWrite"
