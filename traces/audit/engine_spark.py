@@ -22,13 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from kafka_shim.authorizer import AclBinding
 from kafka_shim.traces.audit import pipeline
 from kafka_shim.traces.audit.decide import AuthorizerSettings, Decider
 from kafka_shim.traces.audit.engine_arrow import ArrowResults, Merged, UnitResult, audit_unit, count
-from kafka_shim.traces.audit.results import write_csv, write_table
+from kafka_shim.traces.audit.results import write_csv, write_parquet, write_table
 from kafka_shim.traces.audit.tables import DECISIONS, FLIPS
 
 # What each unit sends back to the driver: one row, the tables as Arrow IPC streams.
@@ -80,7 +79,7 @@ def write_parts(result: UnitResult, unit: pipeline.Unit, out: Path) -> None:
     for name, table in ((name, getattr(result, name)) for name, _ in _WRITTEN):
         if not table.num_rows:
             continue
-        for directory, suffix, write in ((out / name, ".parquet", pq.write_table), (out / "csv" / name, ".csv", write_csv)):
+        for directory, suffix, write in ((out / name, ".parquet", write_parquet), (out / "csv" / name, ".csv", write_csv)):
             directory.mkdir(parents=True, exist_ok=True)
             final = directory / f"{part_name(unit)}{suffix}"
             hidden = directory / f".{final.name}.{uuid.uuid4().hex}.tmp"  # readers skip dot files

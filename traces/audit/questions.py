@@ -22,7 +22,7 @@ Works on pyarrow RecordBatches of the trace schema (``traces/format.py``), so th
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -246,32 +246,19 @@ def explode(batch: pa.RecordBatch, first_index: int | None = None) -> pa.RecordB
     if n == 0:
         return QUESTIONS.empty_table().to_batches()[0] if QUESTIONS.empty_table().to_batches() else \
             pa.RecordBatch.from_pydict({f.name: [] for f in QUESTIONS}, schema=QUESTIONS)
-    key = pc.binary_join_element_wise(
-        pc.cast(pc.cast(table.column("api_key"), pa.string()), pa.binary()),
-        pc.cast(pc.cast(table.column("api_version"), pa.string()), pa.binary()),
-        pc.binary_slice(table.column("request"), 8, 1 << 30),
-        pc.cast(table.column("request_json"), pa.binary()),
-        b"\x00\x01\x00", null_handling="replace", null_replacement=b"~")
+    key = _body_keys(table)
     uniq = pc.unique(key)
-    first = pc.index_in(uniq, value_set=key).to_numpy(zero_copy_only=False)
     position = pc.index_in(key, value_set=uniq).to_numpy(zero_copy_only=False)
     api_keys, versions = table.column("api_key"), table.column("api_version")
     raws, jsons, sources = table.column("request"), table.column("request_json"), table.column("source")
     has_decisions = pc.is_valid(table.column("decisions")).to_numpy(zero_copy_only=False)
-    template_rows: list[tuple] = []
-    starts = np.zeros(len(uniq), dtype=np.int64)
-    counts = np.zeros(len(uniq), dtype=np.int64)
-    needs = np.zeros(len(uniq), dtype=bool)
-    for u, r in enumerate(first):
-        r = int(r)
-        result = _classify(api_keys[r].as_py(), versions[r].as_py(), raws[r].as_py(), jsons[r].as_py(), sources[r].as_py())
-        starts[u] = len(template_rows)
-        if result is None:
-            continue
-        needs[u] = _needs_names(result)
-        rows = _template_rows(result)
-        counts[u] = len(rows)
-        template_rows += rows
+
+    def classify(u: int) -> list[tuple] | tuple[str, str] | None:
+        r = int(first[u])
+        return _classify(api_keys[r].as_py(), versions[r].as_py(), raws[r].as_py(), jsons[r].as_py(), sources[r].as_py())
+
+    first = _LazyFirst(uniq, key)
+    starts, counts, needs, templates = _TEMPLATES.place(uniq.to_pylist(), classify)
     slow = needs[position] & has_decisions
     fast_rows = np.nonzero(~slow)[0]
     per_row = counts[position[fast_rows]]
@@ -280,8 +267,6 @@ def explode(batch: pa.RecordBatch, first_index: int | None = None) -> pa.RecordB
     within = np.arange(len(rep), dtype=np.int64) - offsets
     template_index = np.repeat(starts[position[fast_rows]], per_row) + within
     question_names = _COLUMN_NAMES[len(_COMMON):]
-    templates = pa.table({name: pa.array([row[i] for row in template_rows], QUESTIONS.field(name).type)
-                          for i, name in enumerate(question_names)}) if template_rows else None
     common = _common_columns(table)
     columns = {name: common[name].take(pa.array(rep)) for name in _COMMON_OUT}
     for name in question_names:
@@ -293,6 +278,98 @@ def explode(batch: pa.RecordBatch, first_index: int | None = None) -> pa.RecordB
         fast = pa.concat_tables([fast, slow_table])
     batches = fast.combine_chunks().to_batches()
     return batches[0] if batches else pa.RecordBatch.from_pydict({f.name: [] for f in QUESTIONS}, schema=QUESTIONS)
+
+
+def _body_keys(table: pa.Table) -> pa.ChunkedArray:
+    """What a request's questions depend on, as one string per row: the API key and version, then "R" and the frame
+    after its header's fixed part, or, without a frame, "J" and the JSON body, or "~" with neither (whose questions
+    are a problem naming the row's source). Only the last part holds free bytes, so different requests never share
+    a key."""
+    frame = pc.binary_join_element_wise(b"R", pc.binary_slice(table.column("request"), 8, 1 << 30), b"",
+                                        null_handling="emit_null")
+    json = pc.binary_join_element_wise(b"J", pc.cast(table.column("request_json"), pa.binary()), b"", null_handling="emit_null")
+    return pc.binary_join_element_wise(pc.cast(pc.cast(table.column("api_key"), pa.string()), pa.binary()),
+                                       pc.cast(pc.cast(table.column("api_version"), pa.string()), pa.binary()),
+                                       pc.coalesce(frame, json), b"\x00", null_handling="replace", null_replacement=b"~")
+
+
+class _LazyFirst:
+    """Each distinct key's first row, worked out only if some key is not among the known templates."""
+
+    def __init__(self, uniq: pa.Array, key: pa.Array) -> None:
+        self.uniq, self.key, self.rows = uniq, key, None
+
+    def __getitem__(self, u: int) -> int:
+        if self.rows is None:
+            self.rows = pc.index_in(self.uniq, value_set=self.key).to_numpy(zero_copy_only=False)
+        return self.rows[u]
+
+
+class _Templates:
+    """The question columns (``_template_rows``) of every distinct request seen, in one Arrow table kept across
+    batches: clients repeat the same bodies endlessly, so most batches find every body here and neither decode
+    nor build a row. Rows whose answer depends on more than the key (no frame at all: the detail names the
+    row's source) and bodies seldom seen twice (Produce records, large bodies) are placed after the kept ones,
+    for one batch."""
+
+    KEYS = 100_000  # distinct bodies kept; past it (or past ROWS question rows) the table starts again
+    ROWS = 400_000
+
+    def __init__(self) -> None:
+        self.places: dict[bytes, tuple[int, int, bool]] = {}  # key: (first row, rows, needs names)
+        self.table: pa.Table | None = None
+        self.size = 0
+
+    def place(self, keys: list[bytes], classify: Callable[[int], list[tuple] | tuple[str, str] | None]
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, pa.Table | None]:
+        """(starts, counts, needs names) per key into the returned template table (None: no rows at all)."""
+        if len(self.places) > self.KEYS or self.size > self.ROWS:
+            self.places, self.table, self.size = {}, None, 0
+        n = len(keys)
+        starts, counts, needs = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, bool)
+        places = self.places
+        kept: list[tuple] = []
+        local: list[tuple] = []
+        for u, k in enumerate(keys):
+            place = places.get(k)
+            if place is None:
+                result = classify(u)
+                rows = _template_rows(result) if result is not None else []
+                named = _needs_names(result)
+                if _keeps(k, result):
+                    place = places[k] = (self.size + len(kept), len(rows), named)
+                    kept += rows
+                else:  # placed after the kept rows, known only to this batch (as -1 - its offset, until then)
+                    place = (-1 - len(local), len(rows), named)
+                    local += rows
+            starts[u], counts[u], needs[u] = place
+        if kept:
+            self.size += len(kept)
+            self.table = _join(self.table, _template_table(kept))
+        if not local:
+            return starts, counts, needs, self.table
+        relative = starts < 0
+        starts[relative] = self.size - 1 - starts[relative]
+        return starts, counts, needs, _join(self.table, _template_table(local))
+
+
+def _join(table: pa.Table | None, more: pa.Table) -> pa.Table:
+    if table is None:
+        return more
+    joined = pa.concat_tables([table, more])
+    return joined.combine_chunks() if joined.column(0).num_chunks > 16 else joined
+
+
+def _keeps(key: bytes, result: list[tuple] | tuple[str, str] | None) -> bool:
+    if isinstance(result, tuple) and result[0] == "no_request_bytes":
+        return False  # its detail names the row's source, which the key leaves out
+    # Produce: its records make every body new (the key starts with the API key's text)
+    return len(key) < 4096 and not key.startswith(b"0\x00")
+
+
+def _template_table(rows: list[tuple]) -> pa.Table:
+    names = _COLUMN_NAMES[len(_COMMON):]
+    return pa.table({name: pa.array([row[i] for row in rows], QUESTIONS.field(name).type) for i, name in enumerate(names)})
 
 
 _COMMON_OUT = ("request_index", "time", "source", "connection_id", "principal", "host", "client_id", "api_key",
@@ -363,6 +440,7 @@ def _append(out: dict[str, list], common: tuple, rest: tuple) -> None:
 
 _COLUMN_NAMES = [f.name for f in QUESTIONS]
 _MEMO = _Memo()
+_TEMPLATES = _Templates()
 
 
 def broker_rows(batch: pa.RecordBatch, first_index: int | None = None) -> pa.RecordBatch:

@@ -84,6 +84,22 @@ def csv_view(table: pa.Table) -> pa.Table:
     return table
 
 
+# Columns that hold a new value on almost every row: Parquet would build a dictionary of them only to drop it once
+# it outgrows a page (a seventh of the time spent writing the decisions went there).
+_ROW_UNIQUE = frozenset({"request_index", "time", "correlation_id"})
+
+
+def parquet_options(schema: pa.Schema) -> dict[str, Any]:
+    """Options of the Parquet writer for a result table: dictionary encoding where values repeat."""
+    if any(pa.types.is_nested(f.type) for f in schema):
+        return {}
+    return {"use_dictionary": [f.name for f in schema if f.name not in _ROW_UNIQUE]}
+
+
+def write_parquet(table: pa.Table, path: Path) -> None:
+    pq.write_table(table, path, **parquet_options(table.schema))
+
+
 def write_csv(table: pa.Table, path: Path) -> None:
     pacsv.write_csv(csv_view(table), path, CSV_WRITE_OPTIONS)
 
@@ -93,7 +109,7 @@ def write_table(table: pa.Table, out_dir: Path, name: str) -> None:
     parquet_dir, csv_dir = out_dir / name, out_dir / "csv" / name
     parquet_dir.mkdir(parents=True, exist_ok=True)
     csv_dir.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, parquet_dir / "part-00000.parquet")
+    write_parquet(table, parquet_dir / "part-00000.parquet")
     write_csv(table, csv_dir / "part-00000.csv")
 
 
