@@ -220,21 +220,21 @@ def _joined_states(decisions: pa.Table, allowed: pa.ChunkedArray) -> np.ndarray:
                      "gate": decisions.column("gate"), "allowed": allowed})
     is_shortcut = pc.equal(base.column("kind"), KIND_SHORTCUT)
     granted = base.filter(pc.and_(is_shortcut, pc.fill_null(base.column("allowed"), False))).select(
-        ["request_index", "check"]).group_by(["request_index", "check"]).aggregate([])
+        ["request_index", "check"]).group_by(["request_index", "check"], use_threads=False).aggregate([])
     granted = granted.append_column("covered", pa.array(np.ones(granted.num_rows, dtype=bool)))
     denied_gates = base.filter(pc.and_(pc.equal(base.column("mode"), "gate"), pc.equal(base.column("allowed"), False))).select(
-        ["request_index", "check"]).group_by(["request_index", "check"]).aggregate([]).rename_columns(["request_index", "gate"])
+        ["request_index", "check"]).group_by(["request_index", "check"], use_threads=False).aggregate([]).rename_columns(["request_index", "gate"])
     denied_gates = denied_gates.append_column("gated", pa.array(np.ones(denied_gates.num_rows, dtype=bool)))
-    joined = base.join(granted, ["request_index", "check"], join_type="left outer")
-    joined = joined.join(denied_gates, ["request_index", "gate"], join_type="left outer")
+    joined = base.join(granted, ["request_index", "check"], join_type="left outer", use_threads=False)
+    joined = joined.join(denied_gates, ["request_index", "gate"], join_type="left outer", use_threads=False)
     covered = pc.and_(pc.invert(pc.equal(joined.column("kind"), KIND_SHORTCUT)), pc.fill_null(joined.column("covered"), False))
     gated = pc.fill_null(joined.column("gated"), False)
     throws = pc.and_(pc.and_(pc.equal(joined.column("mode"), "authorize-or-throw"), pc.invert(pc.equal(joined.column("kind"), KIND_SHORTCUT))),
                      pc.and_(pc.equal(joined.column("allowed"), False), pc.invert(pc.or_(covered, gated))))
     joined = joined.append_column("_covered", covered).append_column("_gated", gated)
-    ends = joined.filter(pc.fill_null(throws, False)).group_by("request_index").aggregate([("seq", "min")]).rename_columns(
+    ends = joined.filter(pc.fill_null(throws, False)).group_by("request_index", use_threads=False).aggregate([("seq", "min")]).rename_columns(
         ["request_index", "end_seq"])
-    joined = joined.join(ends, "request_index", join_type="left outer").sort_by("_row")
+    joined = joined.join(ends, "request_index", join_type="left outer", use_threads=False).sort_by("_row")
     ended = pc.fill_null(pc.greater(joined.column("seq"), joined.column("end_seq")), False)
     state = pc.if_else(ended, 3, pc.if_else(joined.column("_covered"), 1, pc.if_else(joined.column("_gated"), 2, 0)))
     return state.to_numpy().astype(np.int8)

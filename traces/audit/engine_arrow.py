@@ -216,7 +216,7 @@ def audit_tables(exploded: pa.Table, broker: pa.Table, a: Decider, b: Decider | 
     actions = pipeline.action_rows(asked)
     broker_keys = pipeline.with_name_key(broker.select(["principal", "host", "operation", "resource_type", "resource_name", "kind"]))
     everything = pa.concat_tables([actions.select(broker_keys.column_names), broker_keys]).group_by(
-        broker_keys.column_names).aggregate([])
+        broker_keys.column_names, use_threads=False).aggregate([])
     everything = everything.select(broker_keys.column_names)
     decided = _answers(everything, a, "a")
     if b is not None:
@@ -224,7 +224,7 @@ def audit_tables(exploded: pa.Table, broker: pa.Table, a: Decider, b: Decider | 
     else:
         for col, typ in (("allowed_b", pa.bool_()), ("rule_b", pa.string()), ("acl_b", pa.string())):
             decided = decided.append_column(col, pa.nulls(decided.num_rows, typ))
-    actions_out = actions.join(decided.select(JOIN_KEYS + ANSWER_COLUMNS), JOIN_KEYS, join_type="left outer")
+    actions_out = actions.join(decided.select(JOIN_KEYS + ANSWER_COLUMNS), JOIN_KEYS, join_type="left outer", use_threads=False)
     decisions = _with_answers(pipeline.with_name_key(asked), decided)
     finished = pipeline.finish(decisions, b is not None)
     decisions_out, _ = pipeline.split_finished(finished)
@@ -256,7 +256,7 @@ def _answers(table: pa.Table, decider: Decider, suffix: str) -> pa.Table:
 def broker_differences(broker: pa.Table, decisions: pa.Table, decided: pa.Table) -> pa.Table:
     keys = ["principal", "host", "operation", "resource_type", "name_key", "kind"]
     b = pipeline.with_name_key(broker)
-    b = b.join(decided.select([*keys, "allowed_a", "rule_a"]), keys, join_type="left outer")
+    b = b.join(decided.select([*keys, "allowed_a", "rule_a"]), keys, join_type="left outer", use_threads=False)
     b = b.rename_columns([{"allowed_a": "audit_allowed", "rule_a": "audit_rule"}.get(n, n) for n in b.column_names])
     # Only the requests the broker logged decisions for can match one (most traces have none: captures without
     # an authorizer log), so the rest are not grouped.
@@ -266,9 +266,9 @@ def broker_differences(broker: pa.Table, decisions: pa.Table, decided: pa.Table)
     asked = pipeline.with_name_key(asked.select(["request_index", "kind", "operation", "resource_type", "resource_name"]))
     asked = asked.set_column(asked.column_names.index("kind"), "kind", pipeline.normalised_kind(asked.column("kind")))
     asked = asked.select(["request_index", "kind", "operation", "resource_type", "name_key"]).group_by(
-        ["request_index", "kind", "operation", "resource_type", "name_key"]).aggregate([])
+        ["request_index", "kind", "operation", "resource_type", "name_key"], use_threads=False).aggregate([])
     asked = asked.append_column("matched", pa.array([True] * asked.num_rows, pa.bool_()))
-    b = b.join(asked, ["request_index", "kind", "operation", "resource_type", "name_key"], join_type="left outer")
+    b = b.join(asked, ["request_index", "kind", "operation", "resource_type", "name_key"], join_type="left outer", use_threads=False)
     b = b.set_column(b.column_names.index("matched"), "matched", pc.fill_null(b.column("matched"), False))
     b = b.sort_by([("request_index", "ascending"), ("kind", "ascending"), ("operation", "ascending"), ("name_key", "ascending")])
     return pipeline.broker_differences(b)

@@ -78,7 +78,7 @@ def plan_units(trace: str | Path) -> tuple[list[Unit], list[dict]]:
 def read_unit(unit: Unit, columns: tuple[str, ...]) -> pa.RecordBatch:
     pf = pq.ParquetFile(unit.path)
     wanted = [c for c in columns if c in pf.schema_arrow.names]
-    table = pf.read_row_group(unit.row_group, columns=wanted)
+    table = pf.read_row_group(unit.row_group, columns=wanted, use_threads=False)
     index = pa.array(range((unit.file_no << ROW_BITS) + unit.first_row, (unit.file_no << ROW_BITS) + unit.first_row + table.num_rows),
                      pa.int64())
     table = table.append_column("request_index", index)
@@ -106,7 +106,7 @@ def action_rows(question_table: pa.Table) -> pa.Table:
     """The distinct actions with their request counts and times (no answers yet)."""
     keyed = question_table.select([*ACTION_KEY, "time", "hard"])
     keyed = with_name_key(keyed)
-    grouped = keyed.group_by(["principal", "host", "operation", "resource_type", "name_key", "kind"]).aggregate(
+    grouped = keyed.group_by(["principal", "host", "operation", "resource_type", "name_key", "kind"], use_threads=False).aggregate(
         [("time", "count"), ("time", "min"), ("time", "max"), ("hard", "any")])
     grouped = grouped.rename_columns(_renames(grouped.column_names))
     names = pc.if_else(pc.equal(grouped.column("name_key"), NULL_NAME), pa.scalar(None, pa.string()), grouped.column("name_key"))
