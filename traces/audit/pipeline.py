@@ -79,8 +79,8 @@ def read_unit(unit: Unit, columns: tuple[str, ...]) -> pa.RecordBatch:
     pf = pq.ParquetFile(unit.path)
     wanted = [c for c in columns if c in pf.schema_arrow.names]
     table = pf.read_row_group(unit.row_group, columns=wanted, use_threads=False)
-    index = pa.array(range((unit.file_no << ROW_BITS) + unit.first_row, (unit.file_no << ROW_BITS) + unit.first_row + table.num_rows),
-                     pa.int64())
+    start = (unit.file_no << ROW_BITS) + unit.first_row
+    index = pa.array(np.arange(start, start + table.num_rows, dtype=np.int64))
     table = table.append_column("request_index", index)
     batches = table.combine_chunks().to_batches()
     return batches[0] if batches else pa.RecordBatch.from_pylist([], schema=table.schema)
