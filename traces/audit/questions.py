@@ -22,6 +22,7 @@ Works on pyarrow RecordBatches of the trace schema (``traces/format.py``), so th
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -252,12 +253,15 @@ def explode(batch: pa.RecordBatch, first_index: int | None = None) -> pa.RecordB
     api_keys, versions = table.column("api_key"), table.column("api_version")
     raws, jsons, sources = table.column("request"), table.column("request_json"), table.column("source")
     has_decisions = pc.is_valid(table.column("decisions")).to_numpy(zero_copy_only=False)
+    first: np.ndarray | None = None  # each distinct key's first row, needed only for a key not seen before
 
     def classify(u: int) -> list[tuple] | tuple[str, str] | None:
+        nonlocal first
+        if first is None:
+            first = pc.index_in(uniq, value_set=key).to_numpy(zero_copy_only=False)
         r = int(first[u])
         return _classify(api_keys[r].as_py(), versions[r].as_py(), raws[r].as_py(), jsons[r].as_py(), sources[r].as_py())
 
-    first = _LazyFirst(uniq, key)
     starts, counts, needs, templates = _TEMPLATES.place(uniq.to_pylist(), classify)
     slow = needs[position] & has_decisions
     fast_rows = np.nonzero(~slow)[0]
@@ -293,18 +297,6 @@ def _body_keys(table: pa.Table) -> pa.ChunkedArray:
                                        pc.coalesce(frame, json), b"\x00", null_handling="replace", null_replacement=b"~")
 
 
-class _LazyFirst:
-    """Each distinct key's first row, worked out only if some key is not among the known templates."""
-
-    def __init__(self, uniq: pa.Array, key: pa.Array) -> None:
-        self.uniq, self.key, self.rows = uniq, key, None
-
-    def __getitem__(self, u: int) -> int:
-        if self.rows is None:
-            self.rows = pc.index_in(self.uniq, value_set=self.key).to_numpy(zero_copy_only=False)
-        return self.rows[u]
-
-
 class _Templates:
     """The question columns (``_template_rows``) of every distinct request seen, in one Arrow table kept across
     batches: clients repeat the same bodies endlessly, so most batches find every body here and neither decode
@@ -319,10 +311,16 @@ class _Templates:
         self.places: dict[bytes, tuple[int, int, bool]] = {}  # key: (first row, rows, needs names)
         self.table: pa.Table | None = None
         self.size = 0
+        self.lock = threading.Lock()  # the positions handed out must match the table, whoever explodes at once
 
     def place(self, keys: list[bytes], classify: Callable[[int], list[tuple] | tuple[str, str] | None]
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, pa.Table | None]:
         """(starts, counts, needs names) per key into the returned template table (None: no rows at all)."""
+        with self.lock:
+            return self._place(keys, classify)
+
+    def _place(self, keys: list[bytes], classify: Callable[[int], list[tuple] | tuple[str, str] | None]
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, pa.Table | None]:
         if len(self.places) > self.KEYS or self.size > self.ROWS:
             self.places, self.table, self.size = {}, None, 0
         n = len(keys)
