@@ -70,8 +70,14 @@ def looks_like_listing(text: str) -> bool:
 def parse_listing(text: str, source: str = "<listing>") -> list[AclBinding]:
     """AclCommand's ``--list`` output as bindings, in its order (duplicates kept once)."""
     bindings: dict[AclBinding, None] = {}
+    # The same entry line recurs under many resources (one principal's READ on each of its topics): parsed once.
+    entries: dict[str, AccessControlEntry] = {}
     pattern: ResourcePattern | None = None
     for number, line in enumerate(text.splitlines(), start=1):
+        entry = entries.get(line)
+        if entry is not None:
+            bindings[AclBinding(pattern, entry)] = None
+            continue
         if not line.strip() or _PRINCIPAL_HEADER.match(line):
             continue
         if m := _RESOURCE.match(line):
@@ -88,7 +94,8 @@ def parse_listing(text: str, source: str = "<listing>") -> list[AclBinding]:
             if op.is_unknown or op == AclOperation.ANY or perm.is_unknown or perm == AclPermissionType.ANY:
                 raise AclSetError(f"{source}:{number}: operation {m['op']} / permission {m['perm']} is not an ACL's; "
                                   f"expected e.g. operation=READ, permissionType=ALLOW")
-            bindings[AclBinding(pattern, AccessControlEntry(m["principal"], m["host"], op, perm))] = None
+            entry = entries[line] = AccessControlEntry(m["principal"], m["host"], op, perm)
+            bindings[AclBinding(pattern, entry)] = None
             continue
         raise AclSetError(f"{source}:{number}: not part of kafka-acls.sh --list output: {line.strip()[:120]!r}; expected "
                           f"'Current ACLs for resource `ResourcePattern(...)`:' or '(principal=..., host=..., operation=..., "

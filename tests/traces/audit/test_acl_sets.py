@@ -41,6 +41,21 @@ def test_listing_round_trips_through_kafka_acls_output(tmp_path):
     assert parse_listing(by_principal) == [BINDINGS[0], BINDINGS[2]]
 
 
+def test_an_entry_line_repeated_under_other_resources_binds_to_each():
+    entry = AccessControlEntry("User:alice", "*", AclOperation.READ, AclPermissionType.ALLOW)
+    patterns = [ResourcePattern(ResourceType.TOPIC, "a", PatternType.LITERAL),
+                ResourcePattern(ResourceType.GROUP, "a", PatternType.PREFIXED),
+                ResourcePattern(ResourceType.TOPIC, "b", PatternType.LITERAL)]
+    expected = [AclBinding(p, entry) for p in patterns]
+    listing = format_listing(expected, [])
+    assert parse_listing(listing) == expected
+    line = next(line for line in listing.splitlines() if "principal=User:alice" in line)
+    assert parse_listing(listing + line + "\n") == expected  # the last resource's entry again: one binding
+    bad = line.replace("READ", "REED")
+    with pytest.raises(AclSetError, match=r":11: operation REED"):
+        parse_listing(listing + line + "\n" + bad + "\n")
+
+
 def test_acl_key_is_the_agreed_text():
     assert acl_key(BINDINGS[0]) == "TOPIC:PREFIXED:team42.|User:alice|*|WRITE|ALLOW"
 
