@@ -57,7 +57,7 @@ def problem_counts(problems: pa.Table) -> dict[str, int]:
 
 # Rows the CSV writer formats at a time. Its default (1,024) spends 2.6x the time of larger batches on per-batch
 # work; past ~8k rows a decisions batch's text (~3.5 MB) outgrows the CPU's cache while the writer puts its rows
-# together, and 65,536 rows cost ~1.35x the CPU of 8,192 (bench/csv_batches.py).
+# together, and 65,536 rows cost 1.4-1.55x the CPU of 8,192 (bench/csv_batches.py).
 CSV_WRITE_OPTIONS = pacsv.WriteOptions(batch_size=8_192)
 
 
