@@ -55,9 +55,9 @@ def problem_counts(problems: pa.Table) -> dict[str, int]:
     return dict(zip(counted.column("problem").to_pylist(), counted.column("problem_count").to_pylist(), strict=True))
 
 
-# Rows the CSV writer formats at a time. Its default (1,024) spends 2.6x the time of larger batches on per-batch
-# work; past ~8k rows a decisions batch's text (~3.5 MB) outgrows the CPU's cache while the writer puts its rows
-# together, and 65,536 rows cost 1.4-1.55x the CPU of 8,192 (bench/csv_batches.py).
+# Rows the CSV writer formats at a time (bench/csv_batches.py). Small batches pay per-batch work (its default,
+# 1,024, costs 1.1-1.2x the CPU of 8,192); past ~8k rows a decisions batch's text (~3.5 MB) outgrows the CPU's cache
+# while the writer puts its rows together, and 65,536 rows cost 1.4-1.55x the CPU of 8,192.
 CSV_WRITE_OPTIONS = pacsv.WriteOptions(batch_size=8_192)
 
 
