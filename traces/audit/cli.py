@@ -50,6 +50,11 @@ def main(argv: list[str] | None = None) -> int:
     if not Path(args.trace).exists():
         print(f"kafka-shim audit: {args.trace}: no such trace file or directory", file=sys.stderr)
         return 2
+    spark = None
+    if args.engine == "spark":
+        from kafka_shim.traces.audit.spark_session import SparkStart
+
+        spark = SparkStart(args.master)  # the JVM starts while the ACL sets are read
     try:
         acls_a = load_acl_set(args.acls, args.command_config)
         acls_b = load_acl_set(args.what_if, args.command_config) if args.what_if else None
@@ -60,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.monotonic()
     summary = run_audit(args.trace, acls_a, acls_b, settings, Path(args.out), engine=args.engine, master=args.master,
-                        compare_release=args.compare_release, report=not args.no_report)
+                        compare_release=args.compare_release, report=not args.no_report, spark=spark)
     summary["seconds"] = round(time.monotonic() - started, 3)
     print(format_summary(summary, Path(args.out)))
     return 0

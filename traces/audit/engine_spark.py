@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -46,12 +47,13 @@ def _spark_schema(schema: pa.Schema) -> Any:
 _DECIDERS: dict[str, tuple[Decider, Decider | None]] = {}
 
 
-def _deciders(acls: Any, settings: AuthorizerSettings) -> tuple[Decider, Decider | None]:
+def _deciders(shared: Any, settings: AuthorizerSettings) -> tuple[Decider, Decider | None]:
     """One pair of Deciders per Python worker and broadcast (the authorizer's index is built once, answers memoised)."""
-    token, acls_a, acls_b = acls.value
+    token, payload, _ = shared.value
     found = _DECIDERS.get(token)
     if found is None:
         _DECIDERS.clear()
+        acls_a, acls_b = pickle.loads(payload)
         found = _DECIDERS[token] = (Decider(acls_a, settings), Decider(acls_b, settings) if acls_b is not None else None)
     return found
 
@@ -87,15 +89,15 @@ def write_parts(result: UnitResult, unit: pipeline.Unit, out: Path) -> None:
             os.replace(hidden, final)
 
 
-def _audit_units(acls: Any, settings: AuthorizerSettings, out: str,
+def _audit_units(shared: Any, settings: AuthorizerSettings, out: str,
                  compare_release: str | None) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """Each row group audited whole inside the executor, its parts written there; one summary row sent back."""
 
     def audit(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            for row in batch.to_pylist():
-                unit = pipeline.Unit(**row)
-                a, b = _deciders(acls, settings)
+            for position in batch.column(0).to_pylist():
+                unit = shared.value[2][position]
+                a, b = _deciders(shared, settings)
                 result = audit_unit(unit, a, b, compare_release)
                 write_parts(result, unit, Path(out))
                 yield pa.RecordBatch.from_pylist([{
@@ -105,34 +107,52 @@ def _audit_units(acls: Any, settings: AuthorizerSettings, out: str,
     return audit
 
 
+def _audit_on_spark(spark: Any, units: list[pipeline.Unit], merged: Merged, token: str, payload: bytes,
+                    settings: AuthorizerSettings, out: Path, compare_release: str | None,
+                    step: Callable[[str, int, int], None]) -> None:
+    # The units travel in the broadcast and the tasks get their positions from spark.range: a DataFrame made from
+    # Python rows would start Python workers of its own (another daemon and its workers) just to read them.
+    parallelism = max(2, spark.sparkContext.defaultParallelism)
+    positions = spark.range(0, len(units), numPartitions=max(1, min(len(units), parallelism * 4)))
+    shared = spark.sparkContext.broadcast((token, payload, units))
+    step("audit", 0, len(units))
+    summaries = positions.mapInArrow(_audit_units(shared, settings, str(out.resolve()), compare_release),
+                                     _spark_schema(UNIT_SUMMARY)).toArrow()
+    for row in summaries.to_pylist():
+        result = UnitResult(DECISIONS.empty_table(), FLIPS.empty_table(), _from_ipc(row["actions"]),
+                            _from_ipc(row["broker_diff"]), _from_ipc(row["problems"]), row["broker_rows"],
+                            _from_ipc(row["release_diff"]))
+        merged.add(result, json.loads(row["counts"]))
+    step("audit", len(units), len(units))
+
+
 def run(trace: str | Path, acls_a: list[AclBinding], acls_b: list[AclBinding] | None, settings: AuthorizerSettings, *,
         out: Path, master: str = "local[2]", progress: Callable[[str, int, int], None] | None = None, spark: Any = None,
         compare_release: str | None = None) -> ArrowResults:
     """Row groups audited whole in the executors (each request's rows live in one row group), decisions and flips
-    written there under ``out``; the driver merges what the units send back."""
-    from kafka_shim.traces.audit.spark_session import get_spark
+    written there under ``out``; the driver merges what the units send back.
+
+    ``spark``: a running SparkSession, or a ``SparkStart`` (its ``finish`` is called here), or None for a SparkStart
+    on ``master``.
+    """
+    from kafka_shim.traces.audit.spark_session import SparkStart
 
     step = progress or (lambda stage, done, total: None)
     step("spark", 0, 1)
-    spark = spark or get_spark(master)
-    step("spark", 1, 1)
-    units, file_problems = pipeline.plan_units(trace)
-    merged = Merged(file_problems)
-    if units:
-        parallelism = max(2, spark.sparkContext.defaultParallelism)
-        unit_rows = [(u.path, u.file_no, u.row_group, u.first_row) for u in units]
-        units_df = spark.createDataFrame(unit_rows, _spark_schema(pipeline.UNIT_SCHEMA)).repartition(
-            max(1, min(len(units), parallelism * 4)))
-        acls = spark.sparkContext.broadcast((uuid.uuid4().hex, list(acls_a), None if acls_b is None else list(acls_b)))
-        step("audit", 0, len(units))
-        summaries = units_df.mapInArrow(_audit_units(acls, settings, str(out.resolve()), compare_release),
-                                        _spark_schema(UNIT_SUMMARY)).toArrow()
-        for row in summaries.to_pylist():
-            result = UnitResult(DECISIONS.empty_table(), FLIPS.empty_table(), _from_ipc(row["actions"]),
-                                _from_ipc(row["broker_diff"]), _from_ipc(row["problems"]), row["broker_rows"],
-                                _from_ipc(row["release_diff"]))
-            merged.add(result, json.loads(row["counts"]))
-        step("audit", len(units), len(units))
+    starter = SparkStart(master) if spark is None else spark if isinstance(spark, SparkStart) else None
+    try:
+        # while the JVM starts: the plan, and the ACL sets pickled once for the broadcast (a second pickling of
+        # bytes by Spark is a copy)
+        units, file_problems = pipeline.plan_units(trace)
+        payload = pickle.dumps((list(acls_a), None if acls_b is None else list(acls_b)), pickle.HIGHEST_PROTOCOL)
+        session = starter.session() if starter is not None else spark
+        step("spark", 1, 1)
+        merged = Merged(file_problems)
+        if units:
+            _audit_on_spark(session, units, merged, uuid.uuid4().hex, payload, settings, out, compare_release, step)
+    finally:
+        if starter is not None:
+            starter.finish()
     for name, schema in _WRITTEN:  # a table no unit had rows for is still there, empty
         if not list((out / name).glob("part-*.parquet")):
             write_table(schema.empty_table(), out, name)

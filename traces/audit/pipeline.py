@@ -50,10 +50,6 @@ class Unit:
     first_row: int
 
 
-UNIT_SCHEMA = pa.schema([pa.field("path", pa.string()), pa.field("file_no", pa.int64()),
-                         pa.field("row_group", pa.int32()), pa.field("first_row", pa.int64())])
-
-
 def plan_units(trace: str | Path) -> tuple[list[Unit], list[dict]]:
     """Row groups of every readable file, and one problem row per file that cannot be read (truncated, not Parquet,
     a newer schema), so an audit over a damaged trace says what it skipped."""
