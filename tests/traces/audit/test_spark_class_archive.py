@@ -50,23 +50,25 @@ def test_a_session_that_does_not_own_its_jvm_records_nothing(fresh_env):
     assert "Archive" not in _java_options()
 
 
-def test_an_archive_java_wrote_is_mapped(fresh_env):
+def _archive_holding(content: bytes) -> Path:
+    """The class archive's path for this JDK and Spark, holding ``content``."""
     archive = spark_session.class_archive()
     if archive is None:
         pytest.skip("no java on PATH")
     archive.parent.mkdir(parents=True)
-    archive.write_bytes(MAGIC + bytes(4096))
+    archive.write_bytes(content)
+    return archive
+
+
+def test_an_archive_java_wrote_is_mapped(fresh_env):
+    archive = _archive_holding(MAGIC + bytes(4096))
     assert spark_session.prepare_environment(record_archive=True) is None
     assert f"-XX:SharedArchiveFile={archive}" in _java_options()
     assert "ArchiveClassesAtExit" not in _java_options()
 
 
 def test_a_damaged_archive_is_recorded_again_not_mapped(fresh_env):
-    archive = spark_session.class_archive()
-    if archive is None:
-        pytest.skip("no java on PATH")
-    archive.parent.mkdir(parents=True)
-    archive.write_bytes(b"not an archive at all")
+    _archive_holding(b"not an archive at all")
     recording = spark_session.prepare_environment(record_archive=True)
     assert recording is not None and "SharedArchiveFile" not in _java_options()
 
