@@ -106,6 +106,8 @@ def prepare_environment(record_archive: bool = False) -> Path | None:
         return None
     flags, recording = JVM_FLAGS, None
     archive = class_archive()
+    if archive is not None:
+        _drop_stale_recordings(archive)
     if archive is not None and _usable(archive):
         flags += f" -XX:SharedArchiveFile={archive} {_QUIET_ARCHIVE}"
     elif archive is not None and record_archive:
@@ -116,7 +118,6 @@ def prepare_environment(record_archive: bool = False) -> Path | None:
             writable = False
             log.debug("spark_class_archive_not_recorded", path=str(archive), error=str(exc))
         if writable:
-            _drop_stale_recordings(archive)
             recording = archive.with_name(f".{archive.name}.{os.getpid()}.tmp")
             flags += f" -XX:ArchiveClassesAtExit={recording} {_QUIET_ARCHIVE}"
     _submit_args = os.environ["PYSPARK_SUBMIT_ARGS"] = f"--driver-java-options '{flags}' pyspark-shell"
@@ -133,6 +134,7 @@ def _usable(archive: Path) -> bool:
 
 
 def _drop_stale_recordings(archive: Path) -> None:
+    """Recordings an audit left when it ended before its JVM could write them whole (bad ACL sets, a kill)."""
     now = time.time()
     for path in archive.parent.glob(f".{archive.name}.*.tmp"):
         try:

@@ -73,6 +73,17 @@ def test_a_damaged_archive_is_recorded_again_not_mapped(fresh_env):
     assert recording is not None and "SharedArchiveFile" not in _java_options()
 
 
+def test_a_recording_left_by_an_audit_that_died_is_dropped_later(fresh_env):
+    archive = _archive_holding(MAGIC + bytes(4096))
+    stale, fresh = (archive.with_name(f".{archive.name}.{pid}.tmp") for pid in (1, 2))
+    for path in (stale, fresh):
+        path.write_bytes(bytes(100))
+    aged = time.time() - spark_session._STALE_RECORDING_SECONDS - 60
+    os.utime(stale, (aged, aged))
+    spark_session.prepare_environment(record_archive=True)
+    assert not stale.exists() and fresh.exists()  # a fresh one may be a JVM still writing it
+
+
 def test_the_users_own_submit_args_are_left_alone(fresh_env, monkeypatch):
     monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--driver-memory 3g pyspark-shell")
     assert spark_session.prepare_environment(record_archive=True) is None
