@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.engine == "spark":
         from kafka_shim.traces.audit.spark_session import SparkStart
 
-        spark = SparkStart(args.master)  # the JVM starts while the ACL sets are read
+        spark = SparkStart(args.master, record_archive=True)  # the JVM starts while the ACL sets are read
     try:
         acls_a = load_acl_set(args.acls, args.command_config)
         acls_b = load_acl_set(args.what_if, args.command_config) if args.what_if else None

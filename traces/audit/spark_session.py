@@ -33,8 +33,9 @@ CLASS_ARCHIVE_ENV = "KAFKA_SHIM_SPARK_CLASS_ARCHIVE"
 # The archive's own messages (a jar Java will not archive, an archive another JDK wrote) are not the user's business:
 # the JVM goes on without the archive where it cannot use it.
 _QUIET_ARCHIVE = "-Xlog:cds=off -Xlog:cds+dynamic=off"
-_JVM_EXIT_SECONDS = 600  # recording the archive as the JVM exits took ~15 s on a 2-core machine
-_STALE_RECORDING_SECONDS = 3600  # a hidden recording this old belongs to an audit that died before moving it
+# A JVM that records writes the archive as its process ends (~15 s on a 2-core machine); a hidden recording this
+# old belongs to an audit that died before its JVM could, and its publisher waits no longer than this.
+_STALE_RECORDING_SECONDS = 3600
 _DYNAMIC_ARCHIVE_MAGIC = 0xF00BABA8  # the first four bytes of an archive -XX:ArchiveClassesAtExit wrote
 _submit_args: str | None = None  # the PYSPARK_SUBMIT_ARGS this module set last (any other value is the user's)
 
@@ -164,19 +165,20 @@ def _session(master: str, shuffle_partitions: int) -> Any:
 class SparkStart:
     """A Spark session of the audit's own, started in a background thread (``session`` waits for it).
 
-    When this JVM records the class archive, ``finish`` leaves a small process behind that moves the archive into
+    With ``record_archive`` (``kafka-shim audit``, a process that ends with the audit) and no class archive yet, the
+    JVM records one. When it does, ``finish`` leaves a small process behind that moves the archive into
     place once the JVM has exited and written it (it does so as this process ends; the audit does not wait for it),
     so that no audit ever maps half an archive. The JVM exits with this process, as a session from ``get_spark`` does.
     """
 
-    def __init__(self, master: str) -> None:
+    def __init__(self, master: str, *, record_archive: bool = False) -> None:
         from pyspark import SparkContext
         from pyspark.sql import SparkSession  # noqa: F401  (imported here: the thread then needs the GIL only briefly)
 
         self._session: Any = None
         self._error: BaseException | None = None
         # record only in a JVM this starts: a running one (another session of this process) already has its flags
-        self._recording = prepare_environment(record_archive=SparkContext._gateway is None)
+        self._recording = prepare_environment(record_archive=record_archive and SparkContext._gateway is None)
         self._thread = threading.Thread(target=self._start, args=(master,), name="spark-start", daemon=True)
         self._thread.start()
 
@@ -210,7 +212,7 @@ class SparkStart:
                  detail="Spark's JVM records the classes it loaded as it exits, once for this JDK and Spark")
 
 
-def publish_when_exited(jvm_pid: int, recording: str, final: str, timeout: float = _JVM_EXIT_SECONDS) -> bool:
+def publish_when_exited(jvm_pid: int, recording: str, final: str, timeout: float = _STALE_RECORDING_SECONDS) -> bool:
     """Wait for the JVM to exit, then move the archive it recorded into place if it is whole; else drop it."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
