@@ -184,21 +184,21 @@ def ready_class_archive(work: Path) -> str:
     """Spark's class archive in place before any Spark run is timed (traces/audit/spark_session.py): the first audit
     on a machine records it as its JVM exits, which would bill one run for the recording and the next for the JVM
     still writing it. Says what it found or what recording it cost."""
-    from kafka_shim.traces.audit.spark_session import _usable, class_archive
+    from kafka_shim.traces.audit.spark_session import archive_usable, class_archive
 
     archive = class_archive()
     if archive is None:
         return "off (KAFKA_SHIM_SPARK_CLASS_ARCHIVE or no java): every Spark run loads its classes unshared"
-    if _usable(archive):
+    if archive_usable(archive):
         return f"{archive} (every Spark run below maps it)"
     trace, acls = work / "trace-archive", work / "acls-archive.txt"
     make_trace(trace, 20_000, "metadata")
     make_acls(acls, 1_000, "metadata")
     seconds, _ = run(trace, acls, "spark", work)
     started = time.monotonic()
-    while not _usable(archive) and time.monotonic() - started < 600:
+    while not archive_usable(archive) and time.monotonic() - started < 600:
         time.sleep(0.5)
-    state = "recorded" if _usable(archive) else "NOT recorded in 600 s"
+    state = "recorded" if archive_usable(archive) else "NOT recorded in 600 s"
     return (f"{archive} {state} first: a 20k-record Spark audit took {seconds:.1f} s, the archive was written "
             f"{time.monotonic() - started:.1f} s after it (once per machine, JDK and Spark)")
 

@@ -6,9 +6,9 @@ and the JVM flags that cut its start-up (C1 only, serial GC). Java 17 or 21 must
 
 The driver's JVM also maps a class archive (Java's AppCDS) of the classes a Spark audit loads: starting Spark on a
 2-core machine is mostly loading and verifying Spark's classes, and with the archive a session and its first job
-took 10 s instead of 16 s here (``class_archive``). The first audit on a machine records it as its JVM exits; every
-later one maps it. ``SparkStart`` starts the JVM in a
-background thread, so it comes up while this process reads the ACL sets and plans the work.
+took 10 s instead of 16 s here (``class_archive``). The first ``kafka-shim audit`` on Spark on a machine records it
+as its JVM exits; every later audit maps it. ``SparkStart`` starts the JVM in a background thread, so it comes up
+while this process reads the ACL sets and plans the work.
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def prepare_environment(record_archive: bool = False) -> Path | None:
     archive = class_archive()
     if archive is not None:
         _drop_stale_recordings(archive)
-    if archive is not None and _usable(archive):
+    if archive is not None and archive_usable(archive):
         flags += f" -XX:SharedArchiveFile={archive} {_QUIET_ARCHIVE}"
     elif archive is not None and record_archive:
         try:
@@ -125,7 +125,7 @@ def prepare_environment(record_archive: bool = False) -> Path | None:
     return recording
 
 
-def _usable(archive: Path) -> bool:
+def archive_usable(archive: Path) -> bool:
     """Whether ``archive`` looks like a class archive Java wrote (one damaged on disk is recorded again)."""
     try:
         with archive.open("rb") as f:
@@ -224,7 +224,7 @@ def publish_when_exited(jvm_pid: int, recording: str, final: str, timeout: float
     else:
         return False  # still running: the hidden recording is dropped by a later audit once it is stale
     path = Path(recording)
-    if path.is_file() and _usable(path):
+    if path.is_file() and archive_usable(path):
         os.replace(path, final)
         return True
     path.unlink(missing_ok=True)
