@@ -55,6 +55,9 @@ class CreateResult:
     error: Exception | None = None
 
 
+_CREATED = CreateResult()  # one shared success (frozen): a bulk load makes one per ACL
+
+
 @dataclass(frozen=True, slots=True)
 class FilterResult:
     deleted: list[AclBinding] = field(default_factory=list)
@@ -132,26 +135,31 @@ class Authorizer:
 
     def _create(self, bindings: list[AclBinding]) -> list[CreateResult]:
         results: list[CreateResult] = []
-        new: dict[AclBinding, None] = {}  # ordered and de-duplicated
+        valid: dict[AclBinding, None] = {}  # ordered and de-duplicated
         for binding in bindings:
             reason = validate_new_acl(binding)
             if reason is not None:
                 results.append(CreateResult(InvalidAclError(reason)))
                 continue
-            results.append(CreateResult())
-            if binding not in self.index:
-                new[binding] = None
-        if new:
-            with self._lock:
-                try:
-                    self.store.apply(created=list(new), deleted=[])
-                except Exception as exc:
-                    failure = AclStoreError(f"could not store ACLs: {exc}")
-                    return [r if r.error else CreateResult(failure) for r in results]
-                for binding in new:
-                    self.index.add(binding)
-                self._count_unparseable(new, 1)
-                self._changed(new)
+            results.append(_CREATED)
+            valid[binding] = None
+        if not valid:
+            return results
+        with self._lock:  # found absent and added under one hold: another thread's create cannot add it in between
+            index = self.index
+            new = [binding for binding in valid if binding not in index]
+            if not new:
+                return results
+            try:
+                self.store.apply(created=new, deleted=[])
+            except Exception as exc:
+                failure = AclStoreError(f"could not store ACLs: {exc}")
+                return [r if r.error else CreateResult(failure) for r in results]
+            add = index.add_absent
+            for binding in new:
+                add(binding)
+            self._count_unparseable(new, 1)
+            self._changed(new)
         return results
 
     def delete_acls(self, filters: list[AclBindingFilter]) -> list[FilterResult]:
@@ -441,6 +449,8 @@ def _matching_rule(grants: list[Grants], name: str, host: str, op: int, permissi
                 matching.append(binding)
     if not matching:
         return "DefaultDeny"
+    if len(matching) == 1:
+        return Rule(matching[0])
     deny = permission == DENY
     pick = min if deny else max
     return Rule(pick(matching, key=lambda b: walk_position(b, name, deny=deny)))

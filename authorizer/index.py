@@ -37,6 +37,7 @@ from kafka_shim.authorizer.prefixes import Entry, PrefixList
 ALLOW = int(AclPermissionType.ALLOW)
 DENY = int(AclPermissionType.DENY)
 _DENY_PERMISSION = AclPermissionType.DENY
+_LITERAL = PatternType.LITERAL  # enum members read once: each ``PatternType.LITERAL`` is a descriptor call (~0.2 µs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,11 +187,11 @@ class NameTable(Generic[V]):
         return bool(self.literal or self.prefixed)
 
     def get(self, pattern_type: PatternType, name: str) -> V | None:
-        return (self.literal if pattern_type == PatternType.LITERAL else self.prefixed).get(name)
+        return (self.literal if pattern_type == _LITERAL else self.prefixed).get(name)
 
     def put(self, pattern_type: PatternType, value: V) -> None:
         """Store a new entry under its name (which must not be stored yet)."""
-        if pattern_type == PatternType.LITERAL:
+        if pattern_type == _LITERAL:
             self.literal[value.name] = value
             if value.name == WILDCARD_RESOURCE:
                 self.star = value
@@ -200,11 +201,11 @@ class NameTable(Generic[V]):
 
     def changed(self, pattern_type: PatternType, value: V) -> None:
         """A stored entry's own values changed: PREFIXED entries below it refresh what they derive from it."""
-        if pattern_type != PatternType.LITERAL:
+        if pattern_type != _LITERAL:
             self.prefixes.refresh(value)
 
     def pop(self, pattern_type: PatternType, name: str) -> None:
-        if pattern_type == PatternType.LITERAL:
+        if pattern_type == _LITERAL:
             del self.literal[name]
             if name == WILDCARD_RESOURCE:
                 self.star = None
@@ -347,8 +348,8 @@ class TypeIndex:
         summary = self.summaries.get(key)
         if summary is None:
             summary = self.summaries[key] = Summary()
-        literal = p.pattern_type == PatternType.LITERAL
-        if e.permission_type == AclPermissionType.DENY:
+        literal = p.pattern_type == _LITERAL
+        if e.permission_type == _DENY_PERMISSION:
             if literal and p.name == WILDCARD_RESOURCE:
                 summary.wildcard_deny += delta
             elif literal:
@@ -432,12 +433,16 @@ class AclIndex:
     def add(self, binding: AclBinding) -> bool:
         if binding in self:
             return False
+        self.add_absent(binding)
+        return True
+
+    def add_absent(self, binding: AclBinding) -> None:
+        """``add`` of a binding the caller has just found absent (CreateAcls checks each one first)."""
         index = self.by_type.get(binding.pattern.resource_type)
         if index is None:
             index = self.by_type[binding.pattern.resource_type] = TypeIndex()
         index.add(binding)
         self._count += 1
-        return True
 
     def remove(self, binding: AclBinding) -> bool:
         if binding not in self:
