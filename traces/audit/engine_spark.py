@@ -14,6 +14,7 @@ once. Same tables as ``engine_arrow`` (a test compares them).
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import pickle
@@ -53,9 +54,21 @@ def _deciders(shared: Any, settings: AuthorizerSettings) -> tuple[Decider, Decid
     found = _DECIDERS.get(token)
     if found is None:
         _DECIDERS.clear()
-        acls_a, acls_b = pickle.loads(payload)
+        acls_a, acls_b = _unpickled(payload)
         found = _DECIDERS[token] = (Decider(acls_a, settings), Decider(acls_b, settings) if acls_b is not None else None)
     return found
+
+
+def _unpickled(payload: bytes) -> Any:
+    """``pickle.loads`` with the cyclic GC paused: the ~10 objects per ACL it makes would set off collections that
+    rescan them again and again (100k ACLs: 0.79 -> 0.45 s, on every worker before its first row group)."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return pickle.loads(payload)
+    finally:
+        if paused:
+            gc.enable()
 
 
 def _ipc(table: pa.Table | None) -> bytes | None:

@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import gc
+import pickle
+
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
+import pytest
 
+from kafka_shim.authorizer import (
+    AccessControlEntry,
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourcePattern,
+    ResourceType,
+)
 from kafka_shim.traces.audit.engine_arrow import UnitResult
-from kafka_shim.traces.audit.engine_spark import write_parts
+from kafka_shim.traces.audit.engine_spark import _unpickled, write_parts
 from kafka_shim.traces.audit.pipeline import Unit
 from kafka_shim.traces.audit.tables import BROKER_DIFF, DECISIONS, FLIPS, PROBLEMS
 
@@ -34,3 +47,21 @@ def test_a_retried_unit_leaves_one_whole_part_per_table(tmp_path):
     csv = pacsv.read_csv(tmp_path / "csv" / "decisions" / "part-00003-000012.csv")
     assert csv.num_rows == 4 and csv.column("time")[0].as_py().isoformat() == "2026-11-18T11:06:40+00:00"
     assert not (tmp_path / "flips").exists()  # nothing flipped: no empty part
+
+
+def test_the_broadcast_acls_come_back_whole_and_the_gc_as_it_was():
+    acls = [AclBinding(ResourcePattern(ResourceType.TOPIC, f"t{i}", PatternType.LITERAL),
+                       AccessControlEntry(f"User:u{i % 7}", "*", AclOperation.READ, AclPermissionType.ALLOW)) for i in range(500)]
+    payload = pickle.dumps((acls, None))
+    was = gc.isenabled()
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            assert _unpickled(payload) == (acls, None)
+            assert gc.isenabled() is enabled
+        gc.enable()
+        with pytest.raises(pickle.UnpicklingError):
+            _unpickled(payload[:-10])
+        assert gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()
