@@ -10,15 +10,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
 
-from kafka_shim.authorizer import (
-    AccessControlEntry,
-    AclBinding,
-    AclOperation,
-    AclPermissionType,
-    PatternType,
-    ResourcePattern,
-    ResourceType,
-)
+from kafka_shim import authorizer as az
 from kafka_shim.traces.audit.engine_arrow import UnitResult
 from kafka_shim.traces.audit.engine_spark import _unpickled, write_parts
 from kafka_shim.traces.audit.pipeline import Unit
@@ -50,8 +42,9 @@ def test_a_retried_unit_leaves_one_whole_part_per_table(tmp_path):
 
 
 def test_the_broadcast_acls_come_back_whole_and_the_gc_as_it_was():
-    acls = [AclBinding(ResourcePattern(ResourceType.TOPIC, f"t{i}", PatternType.LITERAL),
-                       AccessControlEntry(f"User:u{i % 7}", "*", AclOperation.READ, AclPermissionType.ALLOW)) for i in range(500)]
+    acls = [az.AclBinding(az.ResourcePattern(az.ResourceType.TOPIC, f"t{i}", az.PatternType.LITERAL),
+                          az.AccessControlEntry(f"User:u{i % 7}", "*", az.AclOperation.READ, az.AclPermissionType.ALLOW))
+            for i in range(500)]
     payload = pickle.dumps((acls, None))
     was = gc.isenabled()
     try:
