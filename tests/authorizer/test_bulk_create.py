@@ -13,7 +13,6 @@ from kafka_shim.authorizer import (
     InvalidAclError,
     ResourcePattern,
 )
-from kafka_shim.authorizer.acl_walk import _units
 from kafka_shim.authorizer.model import AclOperation as Op
 from kafka_shim.authorizer.model import AclPermissionType as Perm
 from kafka_shim.authorizer.model import PatternType as Pat
@@ -63,9 +62,3 @@ def test_a_batch_is_answered_in_order_with_duplicates_and_invalid_acls() -> None
     assert all(r.error is None for r in az.create_acls(good))  # again: succeed, no copies
     assert len(az.index) == 3
 
-
-def test_kafkas_walk_compares_names_by_utf16_code_units() -> None:
-    # Java strings: a character outside the BMP is two code units (a surrogate pair), lone surrogates pass through
-    assert _units("a\u00e9\U0001F600") == (0x61, 0xE9, 0xD83D, 0xDE00)
-    assert _units("\udc00x") == (0xDC00, 0x78)
-    assert _units("") == ()

@@ -19,6 +19,7 @@ from kafka_shim.authorizer import (
     ResourcePatternFilter,
     UnparseableAclPrincipal,
 )
+from kafka_shim.authorizer.acl_walk import _units
 from kafka_shim.authorizer.model import AclOperation as Op
 from kafka_shim.authorizer.model import AclPermissionType as Perm
 from kafka_shim.authorizer.model import PatternType as Pat
@@ -130,3 +131,10 @@ def test_kept_across_a_restart(tmp_path) -> None:
     again = Authorizer(super_users=ADMIN, store=SqliteAclStore(tmp_path / "acls.db"))
     assert again.acls() == [bad]
     assert throws(lambda: again.authorize(ALICE, HOST, Op.READ, RT.TOPIC, "foo"))
+
+
+def test_kafkas_walk_compares_names_by_utf16_code_units() -> None:
+    # Java strings: a character outside the BMP is two code units (a surrogate pair), lone surrogates pass through
+    assert _units("a\u00e9\U0001F600") == (0x61, 0xE9, 0xD83D, 0xDE00)
+    assert _units("\udc00x") == (0xDC00, 0x78)
+    assert _units("") == ()
