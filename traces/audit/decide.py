@@ -5,8 +5,10 @@ list) and answers each distinct action: ``authorize`` (rule text as Kafka's auth
 deciding ACL's ``acl_key``), ``authorize_by_resource_type`` (KIP-679) for ``by_resource_type``.
 
 ``flow`` then replays, per request, what the broker does with the answers: a shortcut allowed makes the check's
-per-name questions unasked; a GATE denied leaves its bitfield at 0 without asking the bits; the first
-AUTHORIZE_OR_THROW denial ends the request, so later checks are not asked (Kafka's KafkaApis returns there).
+per-name questions unasked; a GATE denied leaves its bitfield at 0 without asking the bits; a question whose gate is
+``GATE_AFTER`` + a check is asked only where that check allowed the same name (Metadata's CREATE: only for describable
+topics), its shortcut only where one of them is left; the first AUTHORIZE_OR_THROW denial ends the request, so
+later checks are not asked (Kafka's KafkaApis returns there).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import pyarrow.compute as pc
 from kafka_shim.authorizer import AclBinding, Authorizer
 from kafka_shim.authorizer.audit import AuditLog, rule_text
 from kafka_shim.authorizer.model import AclOperation, ResourceType
-from kafka_shim.traces.audit.tables import KIND_BY_RESOURCE_TYPE, KIND_SHORTCUT, acl_key
+from kafka_shim.traces.audit.tables import GATE_AFTER, KIND_BY_RESOURCE_TYPE, KIND_SHORTCUT, acl_key
 
 ANSWER = pa.schema([pa.field("allowed", pa.bool_()), pa.field("rule", pa.string()), pa.field("acl", pa.string())])
 
@@ -157,17 +159,32 @@ class _NullLogger:
 ASKED, COVERED, GATED, ENDED = "asked", "covered", "gated", "ended"
 
 
-def flow(check: list[str], kind: list[str], mode: list[str], gate: list[str | None], allowed: list[bool | None]) -> list[str]:
+def flow(check: list[str], kind: list[str], mode: list[str], gate: list[str | None], allowed: list[bool | None],
+         names: list[str | None] | None = None) -> list[str]:
     """What the broker does with each of one request's questions (in order), given the answers: ``asked``;
     ``covered`` (its check's shortcut was allowed: granted without asking); ``gated`` (its bitfield's gate was
-    denied: the bit is 0 without asking); ``ended`` (an earlier AUTHORIZE_OR_THROW denial failed the request)."""
-    shortcut_granted = {check[i] for i in range(len(check)) if kind[i] == KIND_SHORTCUT and allowed[i]}
-    denied_gates = {check[i] for i in range(len(check)) if mode[i] == "gate" and allowed[i] is False}
+    denied: the bit is 0 without asking; or, gate ``GATE_AFTER`` + a check, that check denied the same name, or, for a
+    shortcut, every name of its check); ``ended`` (an earlier AUTHORIZE_OR_THROW denial failed the request)."""
+    n = len(check)
+    names = names if names is not None else [None] * n
+    denied_names = {(check[i], names[i]) for i in range(n)
+                    if kind[i] != KIND_SHORTCUT and allowed[i] is False and names[i] is not None}
+    after = [gate[i] is not None and gate[i].startswith(GATE_AFTER) for i in range(n)]
+    name_gated = [after[i] and kind[i] != KIND_SHORTCUT and (gate[i][len(GATE_AFTER):], names[i]) in denied_names
+                  for i in range(n)]
+    open_checks = {check[i] for i in range(n) if after[i] and kind[i] != KIND_SHORTCUT and not name_gated[i]}
+    for i in range(n):
+        if after[i] and kind[i] == KIND_SHORTCUT:
+            name_gated[i] = check[i] not in open_checks
+    shortcut_granted = {check[i] for i in range(n) if kind[i] == KIND_SHORTCUT and allowed[i] and not name_gated[i]}
+    denied_gates = {check[i] for i in range(n) if mode[i] == "gate" and allowed[i] is False}
     states: list[str] = []
     ended = False
-    for i in range(len(check)):
+    for i in range(n):
         if ended:
             states.append(ENDED)
+        elif name_gated[i]:
+            states.append(GATED)
         elif kind[i] != KIND_SHORTCUT and check[i] in shortcut_granted:
             states.append(COVERED)
         elif gate[i] is not None and gate[i] in denied_gates:
@@ -198,8 +215,9 @@ def request_states(decisions: pa.Table, suffix: str) -> pa.Array:
     allowed = decisions.column(f"allowed_{suffix}")
     kind, mode = decisions.column("kind"), decisions.column("mode")
     is_shortcut = pc.equal(kind, KIND_SHORTCUT)
-    special = pc.or_(pc.and_(is_shortcut, pc.fill_null(allowed, False)),
-                     pc.and_(pc.or_(pc.equal(mode, "gate"), pc.equal(mode, "authorize-or-throw")), pc.equal(allowed, False)))
+    special = pc.or_kleene(pc.or_(pc.and_(is_shortcut, pc.fill_null(allowed, False)),
+                            pc.and_(pc.or_(pc.equal(mode, "gate"), pc.equal(mode, "authorize-or-throw")), pc.equal(allowed, False))),
+                     pc.fill_null(pc.starts_with(decisions.column("gate"), GATE_AFTER), False))
     involved = pc.unique(decisions.column("request_index").filter(pc.fill_null(special, False)).combine_chunks())
     codes = np.zeros(decisions.num_rows, dtype=np.int8)  # positions in _STATES: asked
     if len(involved):
@@ -214,12 +232,16 @@ _STATES = pa.array([ASKED, COVERED, GATED, ENDED], pa.string())
 
 def _joined_states(decisions: pa.Table, allowed: pa.ChunkedArray) -> np.ndarray:
     """Positions in _STATES, row by row."""
-    base = pa.table({"_row": pa.array(np.arange(decisions.num_rows, dtype=np.int64)),
+    n = decisions.num_rows
+    names = decisions.column("resource_name") if "resource_name" in decisions.column_names else pa.nulls(n, pa.string())
+    base = pa.table({"_row": pa.array(np.arange(n, dtype=np.int64)),
                      "request_index": decisions.column("request_index"), "seq": decisions.column("seq"),
                      "check": decisions.column("check"), "kind": decisions.column("kind"), "mode": decisions.column("mode"),
-                     "gate": decisions.column("gate"), "allowed": allowed})
+                     "gate": decisions.column("gate"), "name": names, "allowed": allowed})
     is_shortcut = pc.equal(base.column("kind"), KIND_SHORTCUT)
-    granted = base.filter(pc.and_(is_shortcut, pc.fill_null(base.column("allowed"), False))).select(
+    name_gated = _name_gated(base, is_shortcut)
+    base = base.append_column("_name_gated", name_gated)
+    granted = base.filter(pc.and_(pc.and_(is_shortcut, pc.fill_null(base.column("allowed"), False)), pc.invert(name_gated))).select(
         ["request_index", "check"]).group_by(["request_index", "check"], use_threads=False).aggregate([])
     granted = granted.append_column("covered", pa.array(np.ones(granted.num_rows, dtype=bool)))
     denied_gates = base.filter(pc.and_(pc.equal(base.column("mode"), "gate"), pc.equal(base.column("allowed"), False))).select(
@@ -227,8 +249,10 @@ def _joined_states(decisions: pa.Table, allowed: pa.ChunkedArray) -> np.ndarray:
     denied_gates = denied_gates.append_column("gated", pa.array(np.ones(denied_gates.num_rows, dtype=bool)))
     joined = base.join(granted, ["request_index", "check"], join_type="left outer", use_threads=False)
     joined = joined.join(denied_gates, ["request_index", "gate"], join_type="left outer", use_threads=False)
-    covered = pc.and_(pc.invert(pc.equal(joined.column("kind"), KIND_SHORTCUT)), pc.fill_null(joined.column("covered"), False))
-    gated = pc.fill_null(joined.column("gated"), False)
+    gated_by_name = joined.column("_name_gated")
+    covered = pc.and_(pc.and_(pc.invert(pc.equal(joined.column("kind"), KIND_SHORTCUT)), pc.fill_null(joined.column("covered"), False)),
+                      pc.invert(gated_by_name))
+    gated = pc.or_(pc.fill_null(joined.column("gated"), False), gated_by_name)
     throws = pc.and_(pc.and_(pc.equal(joined.column("mode"), "authorize-or-throw"), pc.invert(pc.equal(joined.column("kind"), KIND_SHORTCUT))),
                      pc.and_(pc.equal(joined.column("allowed"), False), pc.invert(pc.or_(covered, gated))))
     joined = joined.append_column("_covered", covered).append_column("_gated", gated)
@@ -236,8 +260,32 @@ def _joined_states(decisions: pa.Table, allowed: pa.ChunkedArray) -> np.ndarray:
         ["request_index", "end_seq"])
     joined = joined.join(ends, "request_index", join_type="left outer", use_threads=False).sort_by("_row")
     ended = pc.fill_null(pc.greater(joined.column("seq"), joined.column("end_seq")), False)
-    state = pc.if_else(ended, 3, pc.if_else(joined.column("_covered"), 1, pc.if_else(joined.column("_gated"), 2, 0)))
+    state = pc.if_else(ended, 3, pc.if_else(joined.column("_name_gated"), 2,
+                                            pc.if_else(joined.column("_covered"), 1, pc.if_else(joined.column("_gated"), 2, 0))))
     return state.to_numpy().astype(np.int8)
+
+
+def _name_gated(base: pa.Table, is_shortcut: pa.ChunkedArray) -> pa.ChunkedArray:
+    """Per row (in ``base``'s order): its gate is GATE_AFTER a check, and that check denied the same name (a shortcut:
+    every per-name question of its check is so gated)."""
+    after = pc.fill_null(pc.starts_with(base.column("gate"), GATE_AFTER), False)
+    if not pc.any(after).as_py():
+        return pa.chunked_array([np.zeros(base.num_rows, dtype=bool)])
+    denied = base.filter(pc.and_(pc.and_(pc.invert(is_shortcut), pc.equal(base.column("allowed"), False)),
+                                 pc.is_valid(base.column("name")))).select(["request_index", "check", "name"])
+    denied = denied.group_by(["request_index", "check", "name"], use_threads=False).aggregate([]).rename_columns(["request_index", "dep", "name"])
+    denied = denied.append_column("_denied", pa.array(np.ones(denied.num_rows, dtype=bool)))
+    rows = base.select(["_row", "request_index", "check", "name"]).append_column(
+        "dep", pc.if_else(after, pc.utf8_slice_codeunits(base.column("gate"), len(GATE_AFTER)), pa.scalar(None, pa.string())))
+    rows = rows.join(denied, ["request_index", "dep", "name"], join_type="left outer", use_threads=False).sort_by("_row")
+    per_name = pc.and_(pc.and_(after, pc.invert(is_shortcut)), pc.fill_null(rows.column("_denied"), False))
+    open_rows = base.select(["request_index", "check"]).filter(pc.and_(pc.and_(after, pc.invert(is_shortcut)), pc.invert(per_name)))
+    open_checks = open_rows.group_by(["request_index", "check"], use_threads=False).aggregate([])
+    open_checks = open_checks.append_column("_open", pa.array(np.ones(open_checks.num_rows, dtype=bool)))
+    shortcuts = base.select(["_row", "request_index", "check"]).join(open_checks, ["request_index", "check"], join_type="left outer",
+                                                                      use_threads=False).sort_by("_row")
+    closed_shortcut = pc.and_(pc.and_(after, is_shortcut), pc.invert(pc.fill_null(shortcuts.column("_open"), False)))
+    return pc.or_(per_name, closed_shortcut)
 
 
 def decide_all(bindings: Iterable[AclBinding], settings: AuthorizerSettings, actions: pa.Table) -> pa.Table:

@@ -35,7 +35,7 @@ from kafka_shim.traces.audit.results import (
     parquet_options,
     problem_counts,
 )
-from kafka_shim.traces.audit.tables import ACTIONS, BROKER_DIFF, DECISIONS, FLIPS, PROBLEMS, RELEASE_DIFF
+from kafka_shim.traces.audit.tables import ACTIONS, BROKER_DIFF, BROKER_QUESTION, DECISIONS, FLIPS, PROBLEMS, RELEASE_DIFF
 
 Progress = Callable[[str, int, int], None]
 
@@ -288,5 +288,34 @@ def broker_differences(broker: pa.Table, decisions: pa.Table, decided: pa.Table)
     b = b.join(asked, ["request_index", "kind", "operation", "resource_type", "name_key"], join_type="left outer", use_threads=False)
     b = b.set_column(b.column_names.index("matched"), "matched", pc.fill_null(b.column("matched"), False))
     b = b.sort_by([("request_index", "ascending"), ("kind", "ascending"), ("operation", "ascending"), ("name_key", "ascending")])
-    return pipeline.broker_differences(b)
+    return pa.concat_tables([pipeline.broker_differences(b), _only_audit(broker, decisions, logged)])
+
+
+_QUESTION_KEYS = ["request_index", "kind", "operation", "resource_type", "name_key"]
+
+
+def _only_audit(broker: pa.Table, decisions: pa.Table, logged: pa.Array) -> pa.Table:
+    """Questions the audit says the broker asked (``asked_a``) that a kafka-shim capture shows it did not ask: a
+    capture records every question of a request, where Kafka's authorizer log (attached to request-log rows) leaves
+    out what it does not log. Only requests with at least one recorded decision are compared."""
+    mine = decisions.filter(pc.and_(pc.and_(pc.equal(decisions.column("asked_a"), True), pc.equal(decisions.column("source"), "capture")),
+                                    pc.is_in(decisions.column("request_index"), value_set=logged)))
+    if not mine.num_rows:
+        return BROKER_DIFF.empty_table()
+    mine = pipeline.with_name_key(mine)
+    mine = mine.set_column(mine.column_names.index("kind"), "kind", pipeline.normalised_kind(mine.column("kind")))
+    recorded = pipeline.with_name_key(broker).select(_QUESTION_KEYS).group_by(_QUESTION_KEYS, use_threads=False).aggregate([])
+    recorded = recorded.append_column("recorded", pa.array(np.ones(recorded.num_rows, dtype=bool)))
+    joined = mine.join(recorded, _QUESTION_KEYS, join_type="left outer", use_threads=False)
+    only = joined.filter(pc.is_null(joined.column("recorded")))
+    if not only.num_rows:
+        return BROKER_DIFF.empty_table()
+    only = only.group_by([f.name for f in BROKER_QUESTION] + ["name_key"], use_threads=False).aggregate(
+        [("allowed_a", "first"), ("rule_a", "first")]).sort_by([(c, "ascending") for c in _QUESTION_KEYS])
+    n = only.num_rows
+    columns = {f.name: only.column(f.name) for f in BROKER_QUESTION}
+    columns.update(difference=pa.array(["only_audit"] * n, pa.string()), broker_allowed=pa.nulls(n, pa.bool_()),
+                   broker_rule=pa.nulls(n, pa.string()), audit_allowed=only.column("allowed_a_first"),
+                   audit_rule=only.column("rule_a_first"))
+    return pa.table([columns[f.name] for f in BROKER_DIFF], schema=BROKER_DIFF)
 

@@ -86,7 +86,7 @@ def explode_unit(unit: Unit) -> tuple[pa.RecordBatch, pa.RecordBatch]:
     """(question rows, the broker's own answers) of one row group, read once: the broker's columns are among the
     questions' (reading the row group a second time for them cost a tenth of the audit)."""
     rows = read_unit(unit, questions.TRACE_COLUMNS)
-    return questions.explode(rows), questions.broker_rows(rows)
+    return questions.explode(rows, answers=lambda: read_unit(unit, ("response", "response_json"))), questions.broker_rows(rows)
 
 
 def with_name_key(table: pa.Table) -> pa.Table:

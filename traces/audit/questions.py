@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import threading
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -35,10 +36,11 @@ import pyarrow.compute as pc
 from kafka_shim.authorizer.api_checks import DECLARATIONS, Mode, requirements
 from kafka_shim.authorizer.model import SUPPORTED_OPERATIONS, AclOperation, ResourceType
 from kafka_shim.protocol.codes import ErrorCode
-from kafka_shim.protocol.framing import api_name, parse_request
+from kafka_shim.protocol.framing import api_name, decode_response, parse_request
 from kafka_shim.protocol.schema import api_index, message_spec
 from kafka_shim.traces.audit.tables import (
     BROKER_QUESTION,
+    GATE_AFTER,
     KIND_AUTHORIZE,
     KIND_AUTHORIZED_OPERATIONS,
     KIND_BY_RESOURCE_TYPE,
@@ -46,7 +48,7 @@ from kafka_shim.traces.audit.tables import (
     TIME,
 )
 
-# The trace columns the audit reads (the frames' responses are never needed).
+# The trace columns the audit reads; responses only where a Metadata request's CREATE questions need them (explode).
 TRACE_COLUMNS = ("kind", "time", "source", "connection_id", "client_host", "principal", "client_id", "api_key",
                  "api_version", "correlation_id", "request", "request_json", "decisions")
 
@@ -88,6 +90,7 @@ BROKER = pa.schema([
 ])
 
 _HARD_MODES = {Mode.AUTHORIZE_OR_THROW, Mode.FILTER_WITH_ERROR}
+_METADATA, _CREATE, _DESCRIBE = 3, "create", "describe"  # Metadata's checks (authorizer/api_checks/table.py)
 _NAME_BY_CODE = {e.value: e.name for e in ErrorCode}
 
 
@@ -145,6 +148,8 @@ def _questions_of(frame: Any) -> list[tuple] | tuple[str, str]:
         kind = _kind(r)
         hard = r.mode in _HARD_MODES and kind != KIND_SHORTCUT
         gate = r.check if kind == KIND_AUTHORIZED_OPERATIONS and r.check in gates else None
+        if frame.api_key == _METADATA and r.check == _CREATE:
+            gate = GATE_AFTER + _DESCRIBE  # only describable topics are asked CREATE, and the cluster only for them
         out.append((r.check, r.mode.value, kind, r.operation.name, r.resource_type.name,
                     None if kind == KIND_BY_RESOURCE_TYPE else r.name,
                     str(r.resource_id) if r.resource_id is not None else None, r.ref_count, hard,
@@ -156,10 +161,22 @@ def _questions_from_json(api_key: int, version: int, text: str) -> list[tuple] |
     """Rows without frame bytes (AlterConfigs captured with redacted values, Kafka's request log): the decoded
     body as JSON, read through the same duck-typed readers."""
     try:
-        body = json.loads(text, object_hook=lambda d: SimpleNamespace(**d))
+        body = json.loads(text, object_hook=_json_struct)
     except ValueError as exc:
         return ("decode_error", f"{api_name(api_key)} v{version}: request_json is not JSON ({exc})")
     return _questions_of(_JsonFrame(api_key, version, body))
+
+
+def _json_struct(fields: dict[str, Any]) -> SimpleNamespace:
+    """A JSON object as the readers see a decoded struct: a topic id is a UUID there, written as its text here (a
+    Metadata v12 naming topics has zero ids, which must not read as topics asked by id)."""
+    topic_id = fields.get("topic_id")
+    if isinstance(topic_id, str):
+        try:
+            fields["topic_id"] = uuid.UUID(topic_id)
+        except ValueError:
+            pass  # not a UUID's text: left as it is, so a damaged row is read as it was written
+    return SimpleNamespace(**fields)
 
 
 @dataclass(slots=True)
@@ -227,9 +244,14 @@ _COMMON = ("request_index", "time", "source", "connection_id", "principal", "cli
            "api_version", "request_name", "correlation_id")
 
 
-def explode(batch: pa.RecordBatch, first_index: int | None = None) -> pa.RecordBatch:
+def explode(batch: pa.RecordBatch, first_index: int | None = None,
+            answers: Callable[[], pa.Table] | None = None) -> pa.RecordBatch:
     """Question rows for a batch of trace rows. ``request_index`` comes from the batch's ``request_index`` column
     or, without one, counts request rows from ``first_index``.
+
+    ``answers`` reads the rows' ``response`` and ``response_json`` (with ``request_index``) when the batch lacks
+    them: only a Metadata request that allows auto-creation needs its answer (``_without_creates_never_asked``),
+    and responses are most of a trace's bytes.
 
     Requests are classified once per distinct (api key, version, client id and body): the columns of the
     requests that share one are copied with Arrow's take, not built row by row. Requests whose unnamed questions
@@ -280,8 +302,98 @@ def explode(batch: pa.RecordBatch, first_index: int | None = None) -> pa.RecordB
     if slow.any():
         slow_table = _explode_rows(table.take(pa.array(np.nonzero(slow)[0])))
         fast = pa.concat_tables([fast, slow_table])
+    fast = _without_creates_never_asked(fast, table, answers)
     batches = fast.combine_chunks().to_batches()
     return batches[0] if batches else pa.RecordBatch.from_pydict({f.name: [] for f in QUESTIONS}, schema=QUESTIONS)
+
+
+def _without_creates_never_asked(out: pa.Table, rows: pa.Table, answers: Callable[[], pa.Table] | None) -> pa.Table:
+    """Without the CREATE questions of Metadata requests that the broker's answer shows were never asked.
+
+    Kafka 3.9 (KafkaApis.handleTopicMetadataRequest) asks CREATE, on the cluster and else per topic, only for the
+    describable topics that do not exist. A topic the answer lists with error 0 existed: no CREATE was asked for it
+    under any ACL set, and the cluster question goes too when no topic of the request is left to ask it for. Other
+    answers keep the questions (an auto-created topic is answered UNKNOWN_TOPIC_OR_PARTITION, as is one that
+    auto-creation was off for), and so does a request without a readable answer. Later questions move up (``seq``).
+    """
+    create = pc.fill_null(pc.and_(pc.equal(out.column("api_key"), _METADATA), pc.equal(out.column("check"), _CREATE)), False)
+    if not pc.any(create).as_py():
+        return out
+    at = np.nonzero(create.to_numpy(zero_copy_only=False))[0]
+    asked = out.select(["request_index", "api_version", "kind", "resource_name"]).take(pa.array(at)).to_pylist()
+    existing = _existing_by_request(rows, answers, {q["request_index"]: q["api_version"] for q in asked})
+    left: dict[int, int] = {}  # per request: its per-topic CREATE questions that stay
+    for q in asked:
+        if q["kind"] != KIND_SHORTCUT:
+            left[q["request_index"]] = left.get(q["request_index"], 0) + (q["resource_name"] not in existing[q["request_index"]])
+    drop = np.zeros(out.num_rows, dtype=bool)
+    for position, q in zip(at, asked, strict=True):
+        index = q["request_index"]
+        drop[position] = left.get(index, 0) == 0 if q["kind"] == KIND_SHORTCUT else q["resource_name"] in existing[index]
+    if not drop.any():
+        return out
+    return out.set_column(out.schema.get_field_index("seq"), "seq", _closed_up(out, drop)).filter(pa.array(~drop))
+
+
+def _existing_by_request(rows: pa.Table, answers: Callable[[], pa.Table] | None,
+                         versions: dict[int, int]) -> dict[int, frozenset[str]]:
+    """Per request (index: version), the topics its Metadata answer lists as existing."""
+    found = {index: frozenset[str]() for index in versions}
+    try:
+        source = rows if "response" in rows.column_names else answers() if answers is not None else None
+    except (OSError, pa.ArrowException):  # the answers' column damaged: the questions stay as the requests ask them
+        return found
+    if source is None:
+        return found
+    picked = source.filter(pc.is_in(source.column("request_index"), value_set=pa.array(sorted(versions), pa.int64())))
+    texts = picked.column("response_json").to_pylist() if "response_json" in picked.column_names else [None] * picked.num_rows
+    for index, raw, text in zip(picked.column("request_index").to_pylist(), picked.column("response").to_pylist(), texts,
+                                strict=True):
+        found[index] = _existing_topics(versions[index], raw, text)
+    return found
+
+
+def _closed_up(out: pa.Table, drop: np.ndarray) -> pa.Array:
+    """``seq`` once the dropped rows are gone: each question moves up by the dropped ones before it in its request."""
+    seq = out.column("seq").to_numpy(zero_copy_only=False).astype(np.int64)
+    requests = out.column("request_index").to_numpy(zero_copy_only=False)
+    order = np.lexsort((seq, requests))
+    dropped = drop[order].astype(np.int64)
+    before = np.cumsum(dropped) - dropped  # dropped rows earlier in (request, seq) order, over all requests
+    ordered = requests[order]
+    starts = np.r_[True, ordered[1:] != ordered[:-1]]
+    first = np.maximum.accumulate(np.where(starts, np.arange(len(order)), 0))
+    closed = seq.copy()
+    closed[order] = seq[order] - (before - before[first])
+    return pa.array(closed, pa.int32())
+
+
+_EXISTING: dict[tuple[int, bytes | str], frozenset[str]] = {}  # per distinct answer: a client's answers repeat
+_EXISTING_LIMIT = 10_000
+
+
+def _existing_topics(version: int, raw: bytes | None, text: str | None) -> frozenset[str]:
+    """The topics a Metadata answer lists as existing (error 0); empty when there is no readable answer."""
+    key = (version, raw[4:] if raw is not None else text or "")  # the correlation id differs, the rest repeats
+    found = _EXISTING.get(key)
+    if found is None:
+        if len(_EXISTING) >= _EXISTING_LIMIT:
+            _EXISTING.clear()
+        found = _EXISTING[key] = _read_existing(version, raw, text)
+    return found
+
+
+def _read_existing(version: int, raw: bytes | None, text: str | None) -> frozenset[str]:
+    try:
+        if raw is not None:
+            topics = [(t.name, t.error_code) for t in decode_response(_METADATA, version, raw)[1].topics or ()]
+        elif text is not None:
+            topics = [(t.get("name"), t.get("error_code")) for t in json.loads(text).get("topics") or ()]
+        else:
+            return frozenset()
+    except Exception:  # a damaged or cut answer: its questions stay as the request asks them
+        return frozenset()
+    return frozenset(name for name, code in topics if code == 0 and name is not None)
 
 
 def _body_keys(table: pa.Table) -> pa.ChunkedArray:

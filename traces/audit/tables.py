@@ -24,6 +24,8 @@ KIND_BY_RESOURCE_TYPE = "by_resource_type"  # KIP-679 authorizeByResourceType: a
 KIND_AUTHORIZED_OPERATIONS = "authorized_operations"  # one operation's bit of a KIP-430 bitfield
 KIND_SHORTCUT = "shortcut"  # an action that, allowed, makes the check's per-name questions unnecessary
 KINDS = (KIND_AUTHORIZE, KIND_BY_RESOURCE_TYPE, KIND_AUTHORIZED_OPERATIONS, KIND_SHORTCUT)
+# A question's gate of the form AFTER + check: asked only where that check allowed the same name (decide.flow)
+GATE_AFTER = "after:"
 
 SEVERITY_HARD = "hard"  # the client sees an error code (AUTHORIZE_OR_THROW, FILTER_WITH_ERROR)
 SEVERITY_SOFT = "soft"  # the client sees less (SILENT_FILTER, GATE) or another bit (BITFIELD)
