@@ -24,7 +24,12 @@ def run_audit(trace: str | Path, acls_a: list[AclBinding], acls_b: list[AclBindi
               report: bool = True, spark: Any = None) -> dict[str, Any]:
     """Audit ``trace`` and write DIR; returns the summary (also in DIR/summary.json)."""
     if out.exists():
-        for name in (*results.TABLES, "csv", results.SUMMARY):
+        from kafka_shim.traces.audit.acl_export import FOLDER
+        from kafka_shim.traces.audit.report import REPORT_NAME
+
+        # every output of an earlier audit into DIR goes, the report's too: with --no-report an old report.html would
+        # otherwise stand beside results it does not describe
+        for name in (*results.TABLES, "csv", results.SUMMARY, "acl_usage", FOLDER, REPORT_NAME):
             target = out / name
             if target.is_dir():
                 shutil.rmtree(target)

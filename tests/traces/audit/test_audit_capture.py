@@ -126,3 +126,12 @@ def test_compare_release_flags_kip_679(captured, tmp_path):
     assert summary["release_differences"] == len(rows) == 1
     assert rows[0]["request_name"] == "InitProducerId" and rows[0]["allowed_39"] and not rows[0]["allowed_old"]
     assert _audit(tmp_path, captured.trace_a, captured.acls_a, "--compare-release", "2.8")["release_differences"] == 0
+
+
+def test_an_audit_again_into_the_same_dir_leaves_nothing_of_the_last_one(captured, tmp_path):
+    out = tmp_path / "out"
+    assert main([str(captured.trace_a), "--acls", str(captured.acls_a), "--out", str(out), "--engine", "arrow",
+                 "--super-users", "User:admin"]) == 0
+    assert (out / "report.html").is_file() and (out / "least_privilege").is_dir() and (out / "acl_usage").is_dir()
+    _audit(tmp_path, captured.trace_a, captured.acls_a)  # --no-report: a report from the last run would describe other results
+    assert not [p.name for p in out.iterdir() if p.name in ("report.html", "least_privilege", "acl_usage")]
