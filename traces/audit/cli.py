@@ -78,6 +78,9 @@ def format_summary(s: dict, out: Path) -> str:
     if s.get("what_if"):
         lines.append(f"  what-if: {s['flips']} flips ({s['flips_hard']} hard: an error a client sees)")
     lines.append(f"  broker's own decisions: {s['broker_decisions']}, differing from the audit: {s['broker_differences']}")
+    if s.get("broker_super_users"):
+        users = ";".join(s["broker_super_users"])
+        lines.append(f"  the broker decided some of these as super.users ({users}): audit again with --super-users '{users}'")
     if s.get("compare_release"):
         lines.append(f"  decided differently by Kafka {s['compare_release']}'s rules: {s['release_differences']}")
     if s["problems"]:

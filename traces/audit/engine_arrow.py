@@ -98,7 +98,7 @@ class ArrowResults(AuditResults):
 
     def summary(self) -> dict[str, Any]:
         return {**self.counts, "actions": self.actions.num_rows, "broker_decisions": self.broker_rows,
-                "broker_differences": self.broker_diff.num_rows,
+                "broker_differences": self.broker_diff.num_rows, "broker_super_users": self.broker_super_users(),
                 "release_differences": self.release_diff.num_rows if self.release_diff is not None else 0,
                 "problems": problem_counts(self.problems)}
 

@@ -43,9 +43,16 @@ class AuditResults:
             "flips_hard": int(pc.sum(pc.equal(flips.column("severity"), "hard")).as_py() or 0) if flips.num_rows else 0,
             "broker_decisions": self.broker_rows,
             "broker_differences": self.broker_diff.num_rows,
+            "broker_super_users": self.broker_super_users(),
             "release_differences": self.release_diff.num_rows if self.release_diff is not None else 0,
             "problems": problem_counts(self.problems),
         }
+
+
+    def broker_super_users(self) -> list[str]:
+        """Principals the broker decided as super users where the audit differs: most likely --super-users left out."""
+        rows = self.broker_diff.select(["principal", "broker_rule"]).to_pylist()
+        return sorted({r["principal"] for r in rows if r["broker_rule"] == "SuperUser" and r["principal"] is not None})
 
 
 def problem_counts(problems: pa.Table) -> dict[str, int]:

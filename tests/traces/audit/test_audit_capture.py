@@ -135,3 +135,11 @@ def test_an_audit_again_into_the_same_dir_leaves_nothing_of_the_last_one(capture
     assert (out / "report.html").is_file() and (out / "least_privilege").is_dir() and (out / "acl_usage").is_dir()
     _audit(tmp_path, captured.trace_a, captured.acls_a)  # --no-report: a report from the last run would describe other results
     assert not [p.name for p in out.iterdir() if p.name in ("report.html", "least_privilege", "acl_usage")]
+
+
+def test_differences_from_a_super_user_left_out_say_how_to_audit_again(captured, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main([str(captured.trace_a), "--acls", str(captured.acls_a), "--out", str(out), "--engine", "arrow", "--no-report"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["broker_differences"] > 0 and summary["broker_super_users"] == ["User:admin"]
+    assert "audit again with --super-users 'User:admin'" in capsys.readouterr().out
