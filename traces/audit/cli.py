@@ -72,8 +72,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def format_summary(s: dict, out: Path) -> str:
-    lines = [f"audited {s['requests_audited']} requests ({s['decisions']} decisions, {s['actions']} distinct actions) "
-             f"in {s.get('seconds', 0):.1f} s; results in {out}",
+    lines = [f"audited {s['requests_audited']} requests ({s['decisions']} decisions, {s.get('asked_a', 0)} of them asked "
+             f"under A; {s['actions']} distinct actions) in {s.get('seconds', 0):.1f} s; results in {out}",
              f"  denied under A: {s['denied_a']}; unresolved (resource names unknown to the trace): {s['unresolved']}"]
     if s.get("what_if"):
         lines.append(f"  what-if: {s['flips']} flips ({s['flips_hard']} hard: an error a client sees)")

@@ -171,7 +171,7 @@ class Merged:
                             counts=self.counts)
 
 
-COUNTS = ("requests_audited", "decisions", "denied_a", "unresolved", "flips", "flips_hard")
+COUNTS = ("requests_audited", "decisions", "asked_a", "denied_a", "unresolved", "flips", "flips_hard")
 
 
 def count(decisions: pa.Table, flips: pa.Table) -> dict[str, int]:
@@ -181,6 +181,7 @@ def count(decisions: pa.Table, flips: pa.Table) -> dict[str, int]:
         counts["requests_audited"] = _distinct(decisions.column("request_index"))
         counts["decisions"] = decisions.num_rows
         asked, allowed = decisions.column("asked_a"), decisions.column("allowed_a")
+        counts["asked_a"] = int(pc.sum(pc.fill_null(asked, False)).as_py() or 0)
         counts["denied_a"] = int(pc.sum(pc.and_(asked, pc.invert(pc.fill_null(allowed, True)))).as_py() or 0)
         counts["unresolved"] = int(pc.sum(pc.is_null(allowed)).as_py() or 0)
     if flips.num_rows:

@@ -140,7 +140,7 @@ def report_data(out_dir: Path) -> dict[str, Any]:
     severities = Counter(_col(flips, "severity"))
     return {
         "cards": {
-            "questions decided": sum(r["allowed"] + r["denied"] for r in lines),
+            "questions asked under A": sum(r["allowed"] + r["denied"] for r in lines),
             "denied under A": sum(r["denied"] for r in lines),
             "hard flips": severities["hard"], "soft flips": severities["soft"],
             "ACLs in A": usage.num_rows if usage is not None else 0,

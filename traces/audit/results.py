@@ -37,6 +37,7 @@ class AuditResults:
             "requests_audited": len(pc.unique(d.column("request_index"))) if d.num_rows else 0,
             "decisions": d.num_rows,
             "actions": self.actions.num_rows,
+            "asked_a": int(pc.sum(pc.fill_null(d.column("asked_a"), False)).as_py() or 0),
             "denied_a": int(pc.sum(pc.and_(d.column("asked_a"), pc.invert(pc.fill_null(d.column("allowed_a"), True)))).as_py() or 0),
             "unresolved": int(pc.sum(pc.is_null(d.column("allowed_a"))).as_py() or 0),
             "flips": flips.num_rows,
