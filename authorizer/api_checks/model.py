@@ -62,6 +62,12 @@ class Check:
     shortcut: Shortcut | None = None
     applies: Condition | None = None  # None: always asked
     any_resource: bool = False  # KIP-679: "allowed on at least one resource of the type" (InitProducerId)
+    # Asked only for the names the check with this key allowed (its shortcut only when one is left). Depends on the
+    # ACLs: an auditor replays it with the answers.
+    after: str | None = None
+    # The names the broker's answer (the decoded response body, at the request's version) shows to exist: the check
+    # is never asked for them, under any ACLs (Metadata's auto-creation: only missing topics).
+    existing: Callable[[Any, int], Iterable[str]] | None = None
     note: str = ""
 
     def applies_to(self, request: Any, version: int) -> bool:
@@ -110,6 +116,7 @@ class Requirement:
     is_shortcut: bool = False  # allowed: the other requirements of the same check are satisfied
     any_resource: bool = False
     resource_id: uuid.UUID | None = None
+    after: str | None = None  # Check.after
 
 
 # -- names, read from the request ------------------------------------------------------------------------------------
@@ -236,6 +243,11 @@ def metadata_may_create(request: Any, version: int) -> bool:
     # v0-3 always ask for auto-creation; the broker also needs auto.create.topics.enable and the topic to be missing.
     return metadata_explicit(request, version) and not metadata_uses_ids(request, version) and (
         version < 4 or bool(getattr(request, "allow_auto_topic_creation", True)))
+
+
+def metadata_existing_topics(response: Any, version: int) -> list[str]:
+    """The topics a Metadata answer lists without a topic-level error: they existed."""
+    return [t.name for t in getattr(response, "topics", None) or () if t.error_code == 0 and t.name is not None]
 
 
 def metadata_cluster_ops(request: Any, version: int) -> bool:

@@ -24,7 +24,7 @@ def _requirement(check: Check, mode: Mode, name: Name | None, ref_count: int) ->
         operation=check.operation, resource_type=check.resource_type,
         name=name if isinstance(name, str) else None, resource_id=name.id if isinstance(name, ById) else None,
         mode=mode, error_code=check.error_code, log_if_denied=check.log_if_denied, log_if_allowed=check.log_if_allowed,
-        ref_count=ref_count, check=check.key, any_resource=check.any_resource,
+        ref_count=ref_count, check=check.key, any_resource=check.any_resource, after=check.after,
     )
 
 
@@ -35,7 +35,9 @@ def requirements(api_key: int, version: int, request: Any) -> list[Requirement]:
     decisions by name, not by position).
 
     Conditions that depend on broker state (does the topic exist, is auto-creation on, is the requester the
-    token owner) are not evaluated here; the Check notes say which. Bitfield probes come last (mode BITFIELD).
+    token owner) are not evaluated here; the Check notes say which, ``Check.existing`` reads what a broker's answer
+    tells of it, and ``after`` (a check asked only for the names an earlier one allowed) is left to whoever has the
+    answers. Bitfield probes come last (mode BITFIELD).
     An undeclared key raises KeyError.
     """
     decl = DECLARATIONS.get(api_key)
@@ -48,7 +50,7 @@ def requirements(api_key: int, version: int, request: Any) -> list[Requirement]:
         if check.shortcut is not None:
             s = check.shortcut
             out.append(Requirement(s.operation, s.resource_type, s.name, check.mode, check.error_code, s.log_if_denied,
-                                   check.log_if_allowed, 1, check.key, is_shortcut=True))
+                                   check.log_if_allowed, 1, check.key, is_shortcut=True, after=check.after))
         names = check.names(request, version)
         if names is EVERY:
             out.append(_requirement(check, check.mode, None, 1))

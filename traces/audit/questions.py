@@ -90,7 +90,9 @@ BROKER = pa.schema([
 ])
 
 _HARD_MODES = {Mode.AUTHORIZE_OR_THROW, Mode.FILTER_WITH_ERROR}
-_METADATA, _CREATE, _DESCRIBE = 3, "create", "describe"  # Metadata's checks (authorizer/api_checks/table.py)
+# (api key, check key): the reader of the names a broker's answer shows to exist (Check.existing)
+_EXISTING_READERS = {(decl.api_key, check.key): check.existing for decl in DECLARATIONS.values() for check in decl.checks
+                     if check.existing is not None}
 _NAME_BY_CODE = {e.value: e.name for e in ErrorCode}
 
 
@@ -148,8 +150,8 @@ def _questions_of(frame: Any) -> list[tuple] | tuple[str, str]:
         kind = _kind(r)
         hard = r.mode in _HARD_MODES and kind != KIND_SHORTCUT
         gate = r.check if kind == KIND_AUTHORIZED_OPERATIONS and r.check in gates else None
-        if frame.api_key == _METADATA and r.check == _CREATE:
-            gate = GATE_AFTER + _DESCRIBE  # only describable topics are asked CREATE, and the cluster only for them
+        if r.after is not None:
+            gate = GATE_AFTER + r.after
         out.append((r.check, r.mode.value, kind, r.operation.name, r.resource_type.name,
                     None if kind == KIND_BY_RESOURCE_TYPE else r.name,
                     str(r.resource_id) if r.resource_id is not None else None, r.ref_count, hard,
@@ -250,7 +252,7 @@ def explode(batch: pa.RecordBatch, first_index: int | None = None,
     or, without one, counts request rows from ``first_index``.
 
     ``answers`` reads the rows' ``response`` and ``response_json`` (with ``request_index``) when the batch lacks
-    them: only a Metadata request that allows auto-creation needs its answer (``_without_creates_never_asked``),
+    them: only a Metadata request that allows auto-creation needs its answer (``_without_questions_for_existing``),
     and responses are most of a trace's bytes.
 
     Requests are classified once per distinct (api key, version, client id and body): the columns of the
@@ -302,54 +304,60 @@ def explode(batch: pa.RecordBatch, first_index: int | None = None,
     if slow.any():
         slow_table = _explode_rows(table.take(pa.array(np.nonzero(slow)[0])))
         fast = pa.concat_tables([fast, slow_table])
-    fast = _without_creates_never_asked(fast, table, answers)
+    fast = _without_questions_for_existing(fast, table, answers)
     batches = fast.combine_chunks().to_batches()
     return batches[0] if batches else pa.RecordBatch.from_pydict({f.name: [] for f in QUESTIONS}, schema=QUESTIONS)
 
 
-def _without_creates_never_asked(out: pa.Table, rows: pa.Table, answers: Callable[[], pa.Table] | None) -> pa.Table:
-    """Without the CREATE questions of Metadata requests that the broker's answer shows were never asked.
+def _without_questions_for_existing(out: pa.Table, rows: pa.Table, answers: Callable[[], pa.Table] | None) -> pa.Table:
+    """Without the questions the broker's recorded answer shows were never asked (``Check.existing``).
 
-    Kafka 3.9 (KafkaApis.handleTopicMetadataRequest) asks CREATE, on the cluster and else per topic, only for the
-    describable topics that do not exist. A topic the answer lists with error 0 existed: no CREATE was asked for it
-    under any ACL set, and the cluster question goes too when no topic of the request is left to ask it for. Other
-    answers keep the questions (an auto-created topic is answered UNKNOWN_TOPIC_OR_PARTITION, as is one that
-    auto-creation was off for), and so does a request without a readable answer. Later questions move up (``seq``).
+    Metadata's CREATE (KafkaApis.handleTopicMetadataRequest) is asked, on the cluster and else per topic, only for
+    topics that do not exist; a topic the answer lists with error 0 existed, so no CREATE was asked for it under any
+    ACL set, and the cluster question goes too when no topic of the request is left. Other answers keep the questions
+    (an auto-created topic is answered UNKNOWN_TOPIC_OR_PARTITION, as is one that auto-creation was off for), and so
+    does a request without a readable answer. Later questions move up (``seq``).
     """
-    create = pc.fill_null(pc.and_(pc.equal(out.column("api_key"), _METADATA), pc.equal(out.column("check"), _CREATE)), False)
-    if not pc.any(create).as_py():
+    keyed = pc.fill_null(pc.is_in(pc.binary_join_element_wise(pc.cast(pc.cast(out.column("api_key"), pa.string()), pa.binary()),
+                                                              pc.cast(out.column("check"), pa.binary()), b":"),
+                                  value_set=pa.array([f"{k}:{c}".encode() for k, c in _EXISTING_READERS], pa.binary())), False)
+    if not pc.any(keyed).as_py():
         return out
-    at = np.nonzero(create.to_numpy(zero_copy_only=False))[0]
-    asked = out.select(["request_index", "api_version", "kind", "resource_name"]).take(pa.array(at)).to_pylist()
-    existing = _existing_by_request(rows, answers, {q["request_index"]: q["api_version"] for q in asked})
-    left: dict[int, int] = {}  # per request: its per-topic CREATE questions that stay
+    at = np.nonzero(keyed.to_numpy(zero_copy_only=False))[0]
+    asked = out.select(["request_index", "api_key", "api_version", "check", "kind", "resource_name"]).take(pa.array(at)).to_pylist()
+    existing = _existing_by_request(rows, answers, {(q["request_index"], q["check"]): (q["api_key"], q["api_version"]) for q in asked})
+    left: dict[tuple[int, str], int] = {}  # per request and check: its per-name questions that stay
     for q in asked:
         if q["kind"] != KIND_SHORTCUT:
-            left[q["request_index"]] = left.get(q["request_index"], 0) + (q["resource_name"] not in existing[q["request_index"]])
+            key = (q["request_index"], q["check"])
+            left[key] = left.get(key, 0) + (q["resource_name"] not in existing[key])
     drop = np.zeros(out.num_rows, dtype=bool)
     for position, q in zip(at, asked, strict=True):
-        index = q["request_index"]
-        drop[position] = left.get(index, 0) == 0 if q["kind"] == KIND_SHORTCUT else q["resource_name"] in existing[index]
+        key = (q["request_index"], q["check"])
+        drop[position] = left.get(key, 0) == 0 if q["kind"] == KIND_SHORTCUT else q["resource_name"] in existing[key]
     if not drop.any():
         return out
     return out.set_column(out.schema.get_field_index("seq"), "seq", _closed_up(out, drop)).filter(pa.array(~drop))
 
 
 def _existing_by_request(rows: pa.Table, answers: Callable[[], pa.Table] | None,
-                         versions: dict[int, int]) -> dict[int, frozenset[str]]:
-    """Per request (index: version), the topics its Metadata answer lists as existing."""
-    found = {index: frozenset[str]() for index in versions}
+                         wanted: dict[tuple[int, str], tuple[int, int]]) -> dict[tuple[int, str], frozenset[str]]:
+    """Per (request index, check): the names its recorded answer shows to exist (wanted: the API key and version)."""
+    found = {key: frozenset[str]() for key in wanted}
     try:
         source = rows if "response" in rows.column_names else answers() if answers is not None else None
     except (OSError, pa.ArrowException):  # the answers' column damaged: the questions stay as the requests ask them
         return found
     if source is None:
         return found
-    picked = source.filter(pc.is_in(source.column("request_index"), value_set=pa.array(sorted(versions), pa.int64())))
+    indexes = sorted({index for index, _ in wanted})
+    picked = source.filter(pc.is_in(source.column("request_index"), value_set=pa.array(indexes, pa.int64())))
     texts = picked.column("response_json").to_pylist() if "response_json" in picked.column_names else [None] * picked.num_rows
-    for index, raw, text in zip(picked.column("request_index").to_pylist(), picked.column("response").to_pylist(), texts,
-                                strict=True):
-        found[index] = _existing_topics(versions[index], raw, text)
+    answer_of = dict(zip(picked.column("request_index").to_pylist(), zip(picked.column("response").to_pylist(), texts,
+                                                                           strict=True), strict=True))
+    for (index, check), (api_key, version) in wanted.items():
+        raw, text = answer_of.get(index, (None, None))
+        found[(index, check)] = _existing_names(api_key, check, version, raw, text)
     return found
 
 
@@ -368,32 +376,32 @@ def _closed_up(out: pa.Table, drop: np.ndarray) -> pa.Array:
     return pa.array(closed, pa.int32())
 
 
-_EXISTING: dict[tuple[int, bytes | str], frozenset[str]] = {}  # per distinct answer: a client's answers repeat
+_EXISTING: dict[tuple[int, str, int, bytes | str], frozenset[str]] = {}  # per distinct answer: a client's repeat
 _EXISTING_LIMIT = 10_000
 
 
-def _existing_topics(version: int, raw: bytes | None, text: str | None) -> frozenset[str]:
-    """The topics a Metadata answer lists as existing (error 0); empty when there is no readable answer."""
-    key = (version, raw[4:] if raw is not None else text or "")  # the correlation id differs, the rest repeats
-    found = _EXISTING.get(key)
+def _existing_names(api_key: int, check: str, version: int, raw: bytes | None, text: str | None) -> frozenset[str]:
+    """What the check's ``existing`` reader finds in an answer; empty when there is no readable answer."""
+    memo_key = (api_key, check, version, raw[4:] if raw is not None else text or "")  # the correlation id differs
+    found = _EXISTING.get(memo_key)
     if found is None:
         if len(_EXISTING) >= _EXISTING_LIMIT:
             _EXISTING.clear()
-        found = _EXISTING[key] = _read_existing(version, raw, text)
+        found = _EXISTING[memo_key] = _read_existing(api_key, check, version, raw, text)
     return found
 
 
-def _read_existing(version: int, raw: bytes | None, text: str | None) -> frozenset[str]:
+def _read_existing(api_key: int, check: str, version: int, raw: bytes | None, text: str | None) -> frozenset[str]:
     try:
         if raw is not None:
-            topics = [(t.name, t.error_code) for t in decode_response(_METADATA, version, raw)[1].topics or ()]
+            body = decode_response(api_key, version, raw)[1]
         elif text is not None:
-            topics = [(t.get("name"), t.get("error_code")) for t in json.loads(text).get("topics") or ()]
+            body = json.loads(text, object_hook=_json_struct)
         else:
             return frozenset()
+        return frozenset(_EXISTING_READERS[(api_key, check)](body, version))
     except Exception:  # a damaged or cut answer: its questions stay as the request asks them
         return frozenset()
-    return frozenset(name for name, code in topics if code == 0 and name is not None)
 
 
 def _body_keys(table: pa.Table) -> pa.ChunkedArray:
