@@ -268,7 +268,10 @@ public final class Java4Probe {
             }));
             out.put("createPartitions", attempt(() -> {
                 a.createPartitions(Map.of(t1, NewPartitions.increaseTo(4))).all().get();
-                return a.describeTopics(List.of(t1)).allTopicNames().get().get(t1).partitions().size();
+                // Kafka answers once its controller has the new partitions; the broker's metadata follows a moment
+                // later, so a describe right after may still count 3 (CI saw it once on Kafka 3.9)
+                return eventually(() -> a.describeTopics(List.of(t1)).allTopicNames().get().get(t1).partitions().size(),
+                        n -> n == 4);
             }));
             out.put("createPartitionsFewer", attempt(() -> a.createPartitions(Map.of(t1, NewPartitions.increaseTo(2))).all().get()));
             ConfigResource r1 = new ConfigResource(ConfigResource.Type.TOPIC, t2);
