@@ -318,13 +318,18 @@ def _without_questions_for_existing(out: pa.Table, rows: pa.Table, answers: Call
     (an auto-created topic is answered UNKNOWN_TOPIC_OR_PARTITION, as is one that auto-creation was off for), and so
     does a request without a readable answer. Later questions move up (``seq``).
     """
-    keyed = pc.fill_null(pc.is_in(pc.binary_join_element_wise(pc.cast(pc.cast(out.column("api_key"), pa.string()), pa.binary()),
-                                                              pc.cast(out.column("check"), pa.binary()), b":"),
-                                  value_set=pa.array([f"{k}:{c}".encode() for k, c in _EXISTING_READERS], pa.binary())), False)
+    # two cheap column tests (no per-row key built); a pair they let through that declares no reader is left below
+    keyed = pc.fill_null(pc.and_(pc.is_in(out.column("api_key"), value_set=pa.array(sorted({k for k, _ in _EXISTING_READERS}), pa.int16())),
+                                 pc.is_in(out.column("check"), value_set=pa.array(sorted({c for _, c in _EXISTING_READERS}), pa.string()))),
+                         False)
     if not pc.any(keyed).as_py():
         return out
     at = np.nonzero(keyed.to_numpy(zero_copy_only=False))[0]
     asked = out.select(["request_index", "api_key", "api_version", "check", "kind", "resource_name"]).take(pa.array(at)).to_pylist()
+    kept = [i for i, q in enumerate(asked) if (q["api_key"], q["check"]) in _EXISTING_READERS]
+    at, asked = at[kept], [asked[i] for i in kept]
+    if not asked:
+        return out
     existing = _existing_by_request(rows, answers, {(q["request_index"], q["check"]): (q["api_key"], q["api_version"]) for q in asked})
     left: dict[tuple[int, str], int] = {}  # per request and check: its per-name questions that stay
     for q in asked:
