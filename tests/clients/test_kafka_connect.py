@@ -4,12 +4,12 @@ same test, marker ``oracle``) to show that the worker and its expectations are r
 The worker is ``kafkashim.oracle.ConnectProbe`` (tests/oracle; run with the judge's jars through ``scripts/real-kafka
 run``): ConnectDistributed's own start-up in the probe's JVM (group protocol "sessioned", REST on an ephemeral port),
 which creates its config, offset and status topics (compacted); a FileStreamSource and a FileStreamSink connector created
-through the REST API; lines written to the source file come out in the sink file exactly and are in the topic exactly
-once; the worker is stopped, more lines are appended, and the restarted worker resumes from its stored offsets (the
-connectors from the config topic, the source position from the offsets topic, the sink position from its consumer
-group) without a duplicate. With ``--eos`` the worker runs with ``exactly.once.source.support=enabled``: the leader
-writes the config topic transactionally, the source task's producer is transactional (fenced with fenceProducers before
-it starts), the sink and the checks read read_committed.
+through the REST API; lines written to the source file (the second half once the first is in the sink file) come out in
+the sink file exactly and are in the topic exactly once; the worker is stopped, more lines are appended, and the
+restarted worker resumes from its stored offsets (the connectors from the config topic, the source position from the
+offsets topic, the sink position from its consumer group) without a duplicate. With ``--eos`` the worker runs with
+``exactly.once.source.support=enabled``: the leader writes the config topic transactionally, the source task's producer
+is transactional (fenced with fenceProducers before it starts), the sink and the checks read read_committed.
 """
 
 from __future__ import annotations
@@ -95,8 +95,9 @@ def test_file_source_and_sink_resume_from_their_stored_offsets(bootstrap: str, e
         assert offsets["source"][0]["offset"] == {"position": offsets["file_bytes"]}, run
         assert offsets["sink"][0]["offset"] == {"kafka_offset": offsets["after_last_record"]}, run
         if eos:
-            # one transaction per poll: a commit marker after each batch, the last one after the last record
-            # the offsets themselves in the message: the run's whole output is cut short there
+            # one transaction per poll: a commit marker after each batch, the last one after the last record; the
+            # probe appends each phase's second half once the first is in the sink file, so that half is a later poll
+            # (at least two transactions). The offsets themselves in the message: the run's output is cut short there.
             assert offsets["end_offset"] == offsets["after_last_record"] + 1 > count + 1, (phase, offsets)
         else:
             assert offsets["end_offset"] == offsets["after_last_record"] == count, (phase, offsets)

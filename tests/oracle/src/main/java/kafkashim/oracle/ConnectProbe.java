@@ -156,7 +156,8 @@ public final class ConnectProbe {
         try (Admin admin = Admin.create(adminProps)) {
             admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
 
-            // ---- phase 1: a fresh worker; half of the lines are there before the source starts, half come after
+            // ---- phase 1: a fresh worker; half of the lines are there before the source starts, half come once those
+            // are through (in the sink file)
             append(in, expected, 1, lines / 2);
             long t0 = System.nanoTime();
             Connect<?> connect = new ConnectDistributed().startConnect(workerProps(bootstrap, id, eos));
@@ -174,6 +175,7 @@ public final class ConnectProbe {
             create(url, id + "-source", source);
             create(url, id + "-sink", sink);
             waitRunning(url, id, 1, t0);
+            waitForSink(out, lines / 2);
             append(in, expected, lines / 2 + 1, lines);
             checkOutput(1, bootstrap, topic, out, expected, eos);
             checkOffsets(1, url, id, in, bootstrap, topic);
@@ -188,6 +190,7 @@ public final class ConnectProbe {
             url = connect.rest().advertisedUrl().toString().replaceAll("/$", "");
             waitReady(url, 2, t0);
             waitRunning(url, id, 2, t0);
+            waitForSink(out, lines + lines / 2);
             append(in, expected, lines + lines / 2 + 1, 2 * lines);
             checkOutput(2, bootstrap, topic, out, expected, eos);
             checkOffsets(2, url, id, in, bootstrap, topic);
@@ -286,6 +289,24 @@ public final class ConnectProbe {
             }
         }, last);
         emit(Map.of("event", "running", "phase", phase, "ms", (System.nanoTime() - t0) / 1_000_000, "states", states));
+    }
+
+    /**
+     * Until the sink file holds {@code count} lines. RUNNING comes before the source task's first poll: lines appended
+     * only after this wait come in a later poll (with --eos, a transaction of their own, as the phase means them to).
+     */
+    static void waitForSink(Path out, int count) throws Exception {
+        String[] last = {"no file"};
+        waitFor("the sink file to hold " + count + " lines", () -> {
+            try {
+                int got = Files.exists(out) ? Files.readAllLines(out, StandardCharsets.UTF_8).size() : 0;
+                last[0] = got + " lines";
+                return got >= count;
+            } catch (IOException e) {
+                last[0] = e.toString();
+                return false;
+            }
+        }, last);
     }
 
     static void checkOutput(int phase, String bootstrap, String topic, Path out, List<String> expected, boolean eos)
