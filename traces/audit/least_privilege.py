@@ -21,7 +21,14 @@ Kafka has no counterpart (``kafka-acls.sh`` only adds and lists ACLs); the decis
    name ``hardcode``; a topic no ACL names is allowed while the question says no): that is logged
    (``least_privilege_unreproducible``), not repeated, and ``verify`` lists it.
 5. the set is decided again action by action; where an implied operation (READ's DESCRIBE, say, where A had a
-   DENY DESCRIBE) would now allow what A denied, a literal DENY for exactly that action (its host) is added. Only then is the set returned: it decides every action of the table as A did (``verify`` says so).
+   DENY DESCRIBE) would now allow what A denied, a literal DENY for exactly that action (its host) is added. The set
+   then decides every action of the table as A did.
+6. a grant asked only as a shortcut whose check is a KIP-679 question (InitProducerId's IDEMPOTENT_WRITE on the
+   cluster, for an idempotent producer: ``name_free_fallbacks``) is left out where, without it, the set answers that
+   question yes for every host the principal asked from: since Kafka 2.8 WRITE on some topic alone lets such a
+   producer start, as acl_usage's ``unnecessary_idempotent_write`` says of A's grant. Those shortcut actions are
+   then denied where A allowed them, no request's outcome changes, and ``verify`` accepts exactly that difference.
+   (A broker older than 2.8 still needs the grant: an audit of the set with ``--compare-release 2.7`` flags it.)
 
 A resource literally named ``*`` (a group may be; Kafka refuses it as a topic name) cannot be singled out: an ACL
 on the literal name ``*`` is the wildcard, so its grant covers every name of the type.
@@ -44,10 +51,11 @@ from kafka_shim.authorizer import (
     ResourcePattern,
     ResourceType,
 )
+from kafka_shim.authorizer.api_checks import DECLARATIONS
 from kafka_shim.authorizer.index import expand_allow
 from kafka_shim.authorizer.library_logging import get_logger
 from kafka_shim.authorizer.model import WILDCARD_HOST
-from kafka_shim.traces.audit.tables import KIND_BY_RESOURCE_TYPE
+from kafka_shim.traces.audit.tables import KIND_BY_RESOURCE_TYPE, KIND_SHORTCUT
 from kafka_shim.traces.audit.usage import Action, acl_key, actions_of, quiet_authorizer
 
 DEFAULT_MAX_PREFIX_MERGE = 5  # names a prefix must cover before it replaces them (0 or less: never merge)
@@ -83,16 +91,66 @@ def least_privilege(actions: pa.Table, acls: list[AclBinding], max_prefix_merge:
     result = [_allow(principal, host, rtype, pattern_type, name, op)
               for (principal, host, rtype, pattern_type, name), ops in sorted(patterns.items(), key=_order)
               for op in sorted(_without_implied(ops))]
-    return _settle(rows, _without_covered(result), acls, super_users)
+    settled = _settle(rows, _without_covered(result), acls, super_users)
+    return _without_unneeded_shortcuts(rows, settled, super_users)
 
 
 def verify(actions: pa.Table, bindings: list[AclBinding], super_users: Iterable[str] = (),
            allow_everyone_if_no_acl: bool = False) -> list[Action]:
     """The actions ``bindings`` decides differently from A (empty when it reproduces A); super users' are skipped
-    (super.users is configuration, kept as it is)."""
+    (super.users is configuration, kept as it is), and so is a shortcut the set makes unneeded (step 6)."""
     authorizer = quiet_authorizer(bindings, super_users, allow_everyone_if_no_acl)
+    fallbacks = name_free_fallbacks()
     return [a for a in actions_of(actions) if not a.resource_type.is_unknown and not a.operation.is_unknown
-            and a.rule_a != "SuperUser" and _decide(authorizer, a) != a.allowed_a]
+            and a.rule_a != "SuperUser" and _decide(authorizer, a) != a.allowed_a
+            and not _fallback_allows(authorizer, a, fallbacks)]
+
+
+def name_free_fallbacks() -> dict[tuple[AclOperation, ResourceType], tuple[AclOperation, ResourceType]]:
+    """Shortcuts whose check is a KIP-679 question ("allowed on some resource of the type?", no names), by the
+    shortcut's (operation, resource type): denied, the request still passes where that question is answered yes.
+    Read from the API checks' declarations; a shortcut that any other check also has is left out."""
+    found: dict[tuple[AclOperation, ResourceType], tuple[AclOperation, ResourceType]] = {}
+    others = set()
+    for api in DECLARATIONS.values():
+        for check in api.checks:
+            if check.shortcut is None:
+                continue
+            key = (check.shortcut.operation, check.shortcut.resource_type)
+            if check.any_resource:
+                found[key] = (check.operation, check.resource_type)
+            else:
+                others.add(key)
+    return {key: fallback for key, fallback in found.items() if key not in others}
+
+
+def _fallback_allows(authorizer: Authorizer, a: Action,
+                     fallbacks: dict[tuple[AclOperation, ResourceType], tuple[AclOperation, ResourceType]]) -> bool:
+    """Whether ``a``, a shortcut A allowed, is unneeded under the authorizer's set: its check's KIP-679 question is
+    answered yes for the same principal and host (step 6)."""
+    fallback = fallbacks.get((a.operation, a.resource_type)) if a.kind == KIND_SHORTCUT and a.allowed_a else None
+    return fallback is not None and authorizer.authorize_by_resource_type(a.principal, a.host, *fallback)
+
+
+def _without_unneeded_shortcuts(rows: list[Action], bindings: list[AclBinding],
+                                super_users: Iterable[str]) -> list[AclBinding]:
+    """Step 6: leave out each ALLOW that only answers shortcuts the rest of the set makes unneeded."""
+    fallbacks = name_free_fallbacks()
+    asked = [a for a in rows if a.allowed_a and (a.operation, a.resource_type) in fallbacks]
+    kept = list(bindings)
+    for binding in bindings:
+        e, p = binding.entry, binding.pattern
+        if e.permission_type != AclPermissionType.ALLOW or (e.operation, p.resource_type) not in fallbacks:
+            continue
+        served = [a for a in asked if a.principal == e.principal and a.operation == e.operation
+                  and a.resource_type == p.resource_type and e.host in (WILDCARD_HOST, a.host)]
+        if not served or any(a.kind != KIND_SHORTCUT for a in served):
+            continue
+        without = [b for b in kept if b != binding]
+        authorizer = quiet_authorizer(without, list(super_users))
+        if all(_fallback_allows(authorizer, a, fallbacks) for a in served):
+            kept = without
+    return kept
 
 
 def _order(item: tuple) -> tuple:

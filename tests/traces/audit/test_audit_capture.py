@@ -3,7 +3,9 @@ SASL_PLAINTEXT) under ACL set A and under set B (tests/traces/audit/workload.py)
 
 * audited under A, a trace reproduces every decision the broker recorded (empty broker_diff, nothing unresolved);
 * audited with ``--what-if B``, it predicts exactly the answers the broker gives when the same workload runs under B;
-* ``--compare-release 2.7`` flags alice's idempotent InitProducerId (KIP-679 arrived in 2.8).
+* ``--compare-release 2.7`` flags alice's idempotent InitProducerId (KIP-679 arrived in 2.8);
+* the least-privilege set of A with a legacy IDEMPOTENT_WRITE grant leaves that grant out, and the same workload run
+  under the set sees exactly what it saw under A.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from kafka_shim.traces.audit.cli import main
 from kafka_shim.traces.audit.pipeline import plan_units
 from kafka_shim.traces.audit.questions import broker_rows
 from kafka_shim.traces.format import read_trace
+from tests.traces.audit.workload import ACLS_A, run_workload, write_acl_file
 
 pytestmark = pytest.mark.clients
 
@@ -126,6 +129,21 @@ def test_compare_release_flags_kip_679(captured, tmp_path):
     assert summary["release_differences"] == len(rows) == 1
     assert rows[0]["request_name"] == "InitProducerId" and rows[0]["allowed_39"] and not rows[0]["allowed_old"]
     assert _audit(tmp_path, captured.trace_a, captured.acls_a, "--compare-release", "2.8")["release_differences"] == 0
+
+
+def test_least_privilege_set_gives_the_clients_what_a_gave_them(captured, tmp_path):
+    # what the docs before Kafka 2.8 asked of an idempotent producer: IDEMPOTENT_WRITE on the cluster
+    legacy = write_acl_file(tmp_path, "a_legacy",
+                            ACLS_A + "  - {resource_type: cluster, principal: User:alice, operation: IdempotentWrite}\n")
+    out = tmp_path / "out"
+    assert main([str(captured.trace_a), "--acls", str(legacy), "--out", str(out), "--engine", "arrow",
+                 "--super-users", "User:admin"]) == 0
+    usage = pq.read_table(out / "acl_usage").to_pylist()
+    assert [u["usage_class"] for u in usage if u["operation"] == "IDEMPOTENT_WRITE"] == ["unnecessary_idempotent_write"]
+    least = out / "least_privilege" / "acls.yaml"
+    assert "IdempotentWrite" not in least.read_text()
+    # alice's producer starts on her WRITE on orders (KIP-679); nothing else she or bob did changes
+    assert run_workload(least, tmp_path / "trace_least") == captured.seen_a
 
 
 def test_an_audit_again_into_the_same_dir_leaves_nothing_of_the_last_one(captured, tmp_path):

@@ -97,6 +97,44 @@ def test_kip_679_question_keeps_a_topic_write():
     assert verify(actions, lp) == []
 
 
+def test_idempotent_write_is_left_out_where_a_topic_write_starts_the_producer_kip_679():
+    a = [acl(T, "orders", "User:alice", Op.WRITE), acl(C, "kafka-cluster", "User:alice", Op.IDEMPOTENT_WRITE),
+         acl(C, "kafka-cluster", "User:bob", Op.IDEMPOTENT_WRITE), acl(T, "logs", "User:bob", Op.READ)]
+    questions = [
+        # alice's idempotent InitProducerId: the shortcut allowed, so the broker never asked the KIP-679 question
+        ("User:alice", "h", Op.IDEMPOTENT_WRITE, C, "kafka-cluster", 2, "shortcut"),
+        ("User:alice", "h", Op.WRITE, T, "", 2, "by_resource_type"),
+        ("User:alice", "h", Op.WRITE, T, "orders", 5),
+        # bob's: he may write no topic, so the shortcut is what starts his producer
+        ("User:bob", "h", Op.IDEMPOTENT_WRITE, C, "kafka-cluster", 1, "shortcut"),
+        ("User:bob", "h", Op.WRITE, T, "", 1, "by_resource_type"),
+        ("User:bob", "h", Op.READ, T, "logs", 3),
+    ]
+    actions = build_actions(a, questions)
+    lp = least_privilege(actions, a)
+    assert shape(lp) == {("TOPIC", "LITERAL", "orders", "User:alice", "*", "WRITE", "ALLOW"),
+                         ("CLUSTER", "LITERAL", "kafka-cluster", "User:bob", "*", "IDEMPOTENT_WRITE", "ALLOW"),
+                         ("TOPIC", "LITERAL", "logs", "User:bob", "*", "READ", "ALLOW")}
+    # the set denies alice's shortcut, which no request of hers needs: not a difference
+    assert verify(actions, lp) == []
+    # a set without bob's grant does differ: his producer would not start
+    assert [(d.principal, d.operation) for d in verify(actions, [b for b in lp if b.entry.principal != "User:bob"
+                                                                 or b.pattern.resource_type != C])] == [
+        ("User:bob", Op.IDEMPOTENT_WRITE)]
+
+
+def test_idempotent_write_stays_where_a_client_reads_it_in_a_bitfield():
+    a = [acl(T, "orders", "User:alice", Op.WRITE), acl(C, "kafka-cluster", "User:alice", Op.IDEMPOTENT_WRITE)]
+    questions = [("User:alice", "h", Op.IDEMPOTENT_WRITE, C, "kafka-cluster", 1, "shortcut"),
+                 ("User:alice", "h", Op.WRITE, T, "", 1, "by_resource_type"),
+                 # DescribeCluster's KIP-430 cluster bits: the grant sets one a client sees
+                 ("User:alice", "h", Op.IDEMPOTENT_WRITE, C, "kafka-cluster", 1, "authorized_operations")]
+    actions = build_actions(a, questions)
+    lp = least_privilege(actions, a)
+    assert ("CLUSTER", "LITERAL", "kafka-cluster", "User:alice", "*", "IDEMPOTENT_WRITE", "ALLOW") in shape(lp)
+    assert verify(actions, lp) == []
+
+
 PRINCIPALS = ["User:alice", "User:bob"]
 HOSTS = ["10.0.0.1", "10.0.0.2"]
 # No resource named "*": an ACL on the literal name "*" is the wildcard, so neither a grant nor a DENY can single
