@@ -1,9 +1,8 @@
-"""One audit from trace to ``--out DIR``: the engine's tables, the release comparison, the files, then audit-report's
-ACL usage, least privilege and HTML report (``usage``, ``least_privilege``, ``report``) when they are installed."""
+"""One audit from trace to ``--out DIR``: the engine's tables, the release comparison, the files, then ACL usage,
+least privilege and the HTML report (``usage``, ``least_privilege``, ``report``) unless ``report`` is off."""
 
 from __future__ import annotations
 
-import importlib
 import shutil
 from pathlib import Path
 from typing import Any
@@ -62,15 +61,10 @@ def run_audit(trace: str | Path, acls_a: list[AclBinding], acls_b: list[AclBindi
 
 
 def _report(actions: pa.Table, acls: list[AclBinding], settings: AuthorizerSettings, out: Path, summary: dict) -> None:
-    """audit-report's part, called only when its modules are there (they arrive on main from another branch)."""
-    try:
-        usage = importlib.import_module("kafka_shim.traces.audit.usage")
-        least = importlib.import_module("kafka_shim.traces.audit.least_privilege")
-        acl_export = importlib.import_module("kafka_shim.traces.audit.acl_export")
-        report = importlib.import_module("kafka_shim.traces.audit.report")
-    except ImportError as exc:
-        summary["report"] = f"not written: {exc}"
-        return
+    """ACL usage, least privilege and report.html (imported here: an audit run with --no-report never loads them)."""
+    from kafka_shim.traces.audit import acl_export, report, usage
+    from kafka_shim.traces.audit import least_privilege as least
+
     table = usage.acl_usage(actions, acls, super_users=settings.super_users,
                             allow_everyone_if_no_acl=settings.allow_everyone_if_no_acl_found)
     results.write_table(table, out, "acl_usage")
