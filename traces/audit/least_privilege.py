@@ -109,7 +109,8 @@ def verify(actions: pa.Table, bindings: list[AclBinding], super_users: Iterable[
 def name_free_fallbacks() -> dict[tuple[AclOperation, ResourceType], tuple[AclOperation, ResourceType]]:
     """Shortcuts whose check is a KIP-679 question ("allowed on some resource of the type?", no names), by the
     shortcut's (operation, resource type): denied, the request still passes where that question is answered yes.
-    Read from the API checks' declarations; a shortcut that any other check also has is left out."""
+    Read from the API checks' declarations; a shortcut that any other check also has is left out, and so is one on
+    the same resource type as its question (a grant for the shortcut could then answer the question itself)."""
     found: dict[tuple[AclOperation, ResourceType], tuple[AclOperation, ResourceType]] = {}
     others = set()
     for api in DECLARATIONS.values():
@@ -117,7 +118,7 @@ def name_free_fallbacks() -> dict[tuple[AclOperation, ResourceType], tuple[AclOp
             if check.shortcut is None:
                 continue
             key = (check.shortcut.operation, check.shortcut.resource_type)
-            if check.any_resource:
+            if check.any_resource and check.resource_type != check.shortcut.resource_type:
                 found[key] = (check.operation, check.resource_type)
             else:
                 others.add(key)
@@ -134,22 +135,24 @@ def _fallback_allows(authorizer: Authorizer, a: Action,
 
 def _without_unneeded_shortcuts(rows: list[Action], bindings: list[AclBinding],
                                 super_users: Iterable[str]) -> list[AclBinding]:
-    """Step 6: leave out each ALLOW that only answers shortcuts the rest of the set makes unneeded."""
+    """Step 6: leave out each ALLOW that only answers shortcuts the rest of the set makes unneeded. Such a grant is on
+    another resource type than the shortcut's question (``name_free_fallbacks``): the set answers that question the
+    same with or without it, so one authorizer of the whole set decides every grant."""
     fallbacks = name_free_fallbacks()
     asked = [a for a in rows if a.allowed_a and (a.operation, a.resource_type) in fallbacks]
-    kept = list(bindings)
+    if not asked:
+        return bindings
+    authorizer = quiet_authorizer(bindings, list(super_users))
+    kept = []
     for binding in bindings:
         e, p = binding.entry, binding.pattern
-        if e.permission_type != AclPermissionType.ALLOW or (e.operation, p.resource_type) not in fallbacks:
-            continue
-        served = [a for a in asked if a.principal == e.principal and a.operation == e.operation
-                  and a.resource_type == p.resource_type and e.host in (WILDCARD_HOST, a.host)]
-        if not served or any(a.kind != KIND_SHORTCUT for a in served):
-            continue
-        without = [b for b in kept if b != binding]
-        authorizer = quiet_authorizer(without, list(super_users))
-        if all(_fallback_allows(authorizer, a, fallbacks) for a in served):
-            kept = without
+        if e.permission_type == AclPermissionType.ALLOW and (e.operation, p.resource_type) in fallbacks:
+            served = [a for a in asked if a.principal == e.principal and a.operation == e.operation
+                      and a.resource_type == p.resource_type and e.host in (WILDCARD_HOST, a.host)]
+            if (served and all(a.kind == KIND_SHORTCUT for a in served)
+                    and all(_fallback_allows(authorizer, a, fallbacks) for a in served)):
+                continue
+        kept.append(binding)
     return kept
 
 
