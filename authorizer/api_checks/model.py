@@ -82,6 +82,9 @@ class Bitfield:
     names: Names
     applies: Condition | None = None
     gate: str | None = None  # key of the GATE check that must pass first; when it fails the field is 0
+    # Computed only for the names the check with this key allowed (Kafka fills the field of the entries it answers
+    # without error; the others keep the schema's default).
+    after: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +218,13 @@ CONFIG_TOPIC, CONFIG_BROKER, CONFIG_BROKER_LOGGER, CONFIG_CLIENT_METRICS = 2, 4,
 
 
 # -- Metadata (key 3), the rules the broker's handler follows ---------------------------------------------------------
+def offset_fetch_all_partitions(request: Any, version: int) -> bool:
+    """A group of the request asks for all its partitions (null topics: v2-7 the request's, v8+ a group's)."""
+    if version >= 8:
+        return any(group.topics is None for group in getattr(request, "groups", None) or [])
+    return version >= 2 and getattr(request, "topics", None) is None
+
+
 def metadata_all_topics(request: Any, version: int) -> bool:
     """Kafka's isAllTopics: a null topic list, or an empty one at v0."""
     topics = getattr(request, "topics", None)

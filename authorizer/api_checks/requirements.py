@@ -64,5 +64,5 @@ def requirements(api_key: int, version: int, request: Any) -> list[Requirement]:
             for op in sorted(SUPPORTED_OPERATIONS[bits.resource_type]):
                 out.append(Requirement(op, bits.resource_type, name if isinstance(name, str) else None, Mode.BITFIELD, ErrorCode.NONE,
                                        log_if_denied=False, log_if_allowed=False, check=bits.gate or "bitfield",
-                                       resource_id=name.id if isinstance(name, ById) else None))
+                                       resource_id=name.id if isinstance(name, ById) else None, after=bits.after))
     return out

@@ -36,6 +36,7 @@ from kafka_shim.authorizer.api_checks.model import (
     metadata_may_create,
     metadata_topic_ops,
     metadata_topics,
+    offset_fetch_all_partitions,
     owner_principal,
     topic_names_or_ids,
 )
@@ -94,7 +95,7 @@ _DECLARATIONS: tuple[ApiChecks, ...] = (
               note="without it ClusterAuthorizedOperations is 0"),
     ), bitfields=(
         Bitfield(_CLUSTER, cluster_names, metadata_cluster_ops, gate="cluster_operations"),
-        Bitfield(_TOPIC, metadata_topics, metadata_topic_ops),
+        Bitfield(_TOPIC, metadata_topics, metadata_topic_ops, after="describe"),
     ), note="no cluster-level check: the broker list is always returned"),
     *(_cluster_only(k, n, _OP.CLUSTER_ACTION, "ZooKeeper inter-broker API")
       for k, n in ((4, "LeaderAndIsr"), (5, "StopReplica"), (6, "UpdateMetadata"), (7, "ControlledShutdown"))),
@@ -107,7 +108,10 @@ _DECLARATIONS: tuple[ApiChecks, ...] = (
         _filter("groups", _OP.DESCRIBE, _GROUP, field("groups", "group_id"), ErrorCode.GROUP_AUTHORIZATION_FAILED, applies=in_versions(8)),
         _filter("topics", _OP.DESCRIBE, _TOPIC, field("topics", "name"), ErrorCode.TOPIC_AUTHORIZATION_FAILED, applies=in_versions(0, 7)),
         _filter("group_topics", _OP.DESCRIBE, _TOPIC, field("groups", "topics", "name"), ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-                applies=in_versions(8), note="a group asking for all partitions (null topics) silently loses undescribable topics"),
+                applies=in_versions(8)),
+        _silent("all_topics", _OP.DESCRIBE, _TOPIC, every_resource, applies=offset_fetch_all_partitions,
+                note="a group asking for all partitions (null topics) silently loses the topics with offsets it may not "
+                     "describe (asked only once the group is allowed, and only if it has offsets)"),
     )),
     ApiChecks(10, "FindCoordinator", (
         _filter("group", _OP.DESCRIBE, _GROUP, find_coordinator_keys, ErrorCode.GROUP_AUTHORIZATION_FAILED, applies=key_type_is(0)),
@@ -118,7 +122,8 @@ _DECLARATIONS: tuple[ApiChecks, ...] = (
     ), note="v4+: one error per key; v0-3: the whole response"),
     *(_group_read(k, n) for k, n in ((11, "JoinGroup"), (12, "Heartbeat"), (13, "LeaveGroup"), (14, "SyncGroup"))),
     ApiChecks(15, "DescribeGroups", (_filter("groups", _OP.DESCRIBE, _GROUP, field("groups"), ErrorCode.GROUP_AUTHORIZATION_FAILED),),
-              bitfields=(Bitfield(_GROUP, field("groups"), lambda r, v: v >= 3 and bool(getattr(r, "include_authorized_operations", False))),)),
+              bitfields=(Bitfield(_GROUP, field("groups"), lambda r, v: v >= 3 and bool(getattr(r, "include_authorized_operations", False)),
+                                  after="groups"),)),
     ApiChecks(16, "ListGroups", (
         _silent("groups", _OP.DESCRIBE, _GROUP, every_resource, log_if_denied=False, shortcut=Shortcut(_OP.DESCRIBE)),
     ), note="never an error: without ACLs the list is empty"),
@@ -239,7 +244,7 @@ _DECLARATIONS: tuple[ApiChecks, ...] = (
     _cluster_only(67, "AllocateProducerIds", _OP.CLUSTER_ACTION, "controller / inter-broker"),
     _group_read(68, "ConsumerGroupHeartbeat"),
     ApiChecks(69, "ConsumerGroupDescribe", (_filter("groups", _OP.DESCRIBE, _GROUP, field("group_ids"), ErrorCode.GROUP_AUTHORIZATION_FAILED),),
-              bitfields=(Bitfield(_GROUP, field("group_ids"), flag_set("include_authorized_operations")),)),
+              bitfields=(Bitfield(_GROUP, field("group_ids"), flag_set("include_authorized_operations"), after="groups"),)),
     ApiChecks(71, "GetTelemetrySubscriptions"),
     ApiChecks(72, "PushTelemetry"),
     _cluster_only(74, "ListClientMetricsResources", _OP.DESCRIBE_CONFIGS),

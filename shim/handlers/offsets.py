@@ -61,6 +61,7 @@ _FETCH_GROUP = check(ApiKey.OFFSET_FETCH, "group")
 _FETCH_GROUPS = check(ApiKey.OFFSET_FETCH, "groups")
 _FETCH_TOPICS = check(ApiKey.OFFSET_FETCH, "topics")
 _FETCH_GROUP_TOPICS = check(ApiKey.OFFSET_FETCH, "group_topics")
+_FETCH_ALL_TOPICS = check(ApiKey.OFFSET_FETCH, "all_topics")
 _DELETE_GROUP = check(ApiKey.OFFSET_DELETE, "group")
 _DELETE_TOPICS = check(ApiKey.OFFSET_DELETE, "topics")
 
@@ -360,7 +361,7 @@ def _fetch_group(ctx: RequestContext, group_id: str, topics: list | None, group_
         if error != ErrorCode.NONE:
             return group_id, error, []
         grouped = by_topic(offsets)
-        visible = allowed_names(ctx, topic_check, list(grouped))
+        visible = allowed_names(ctx, _FETCH_ALL_TOPICS, list(grouped))
         if ctx.services.release_rules.offset_fetch_partitions_in_hash_order:
             return group_id, ErrorCode.NONE, _all_in_hash_maps(offsets, visible)
         return group_id, ErrorCode.NONE, [(name, entries) for name, entries in grouped.items() if name in visible]  # type: ignore[misc]

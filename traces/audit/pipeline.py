@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from kafka_shim.authorizer.api_checks import DECLARATIONS
 from kafka_shim.traces.audit import decide, questions
 from kafka_shim.traces.audit.tables import (
     ACTION_KEY,
@@ -147,7 +148,8 @@ def finish(decisions: pa.Table, what_if: bool) -> pa.Table:
     return out.append_column("effect", effect)
 
 
-_EFFECT_INPUTS = ("request_name", "mode", "kind", "operation", "resource_type", "resource_name", "error_code", "error")
+_EFFECT_INPUTS = ("request_name", "mode", "kind", "operation", "resource_type", "resource_name", "error_code", "error",
+                  "api_key", "check")
 
 
 def _flip_columns(decisions: pa.Table, allowed_b: pa.Array, rows: np.ndarray) -> tuple[pa.Array, pa.Array, pa.Array]:
@@ -175,8 +177,8 @@ def _flip_columns(decisions: pa.Table, allowed_b: pa.Array, rows: np.ndarray) ->
 
 
 def effect_text(request: str, mode: str, kind: str, op: str, rtype: str, name: str | None, code: int | None,
-                error: str | None, allowed: bool) -> str:
-    """What the client sees under B for one flipped question."""
+                error: str | None, api_key: int | None, check: str | None, allowed: bool) -> str:
+    """What the client sees under B for one flipped question (a GATE check's denial: as its declaration notes it)."""
     what = f"{rtype} {name}" if name is not None else f"any {rtype}"
     if kind == KIND_AUTHORIZED_OPERATIONS:
         return f"{request}: the {op} bit of {what}'s authorized operations is {'set' if allowed else 'cleared'}"
@@ -187,7 +189,16 @@ def effect_text(request: str, mode: str, kind: str, op: str, rtype: str, name: s
         return f"{request}: {error} ({code}) — {scope}"
     if mode == "silent-filter":
         return f"{request}: {what} is left out of the answer (no error)"
+    note = _gate_note(api_key, check)
+    if note:
+        return f"{request}: {what}: {note}"
     return f"{request}: {what}'s authorized operations become 0 (no {op} on it)"
+
+
+def _gate_note(api_key: int | None, check: str | None) -> str:
+    declaration = DECLARATIONS.get(api_key) if api_key is not None else None
+    found = [c.note for c in declaration.checks if c.key == check] if declaration is not None else []
+    return found[0] if found else ""
 
 
 def split_finished(finished: pa.Table) -> tuple[pa.Table, pa.Table]:
