@@ -15,13 +15,10 @@ import pytest
 from kafka_shim.authorizer.acl_file import load_acl_file
 from kafka_shim.protocol.framing import encode_request, parse_request
 from kafka_shim.protocol.messages import ConsumerGroupDescribeRequest, DescribeGroupsRequest
-from kafka_shim.shim.config.broker_config import BrokerConfig
-from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from kafka_shim.traces.audit import questions
 from kafka_shim.traces.audit.cli import main
 from kafka_shim.traces.audit.decide import ASKED, GATED, flow
-from tests.support.sasl_setup import listener_address, sasl_properties
-from tests.traces.audit.workload import sasl, write_acl_file
+from tests.traces.audit.workload import capturing_broker, sasl, write_acl_file
 
 pytestmark = pytest.mark.clients
 
@@ -36,17 +33,10 @@ acls:
 
 def _run(acl_file: Path, capture: Path) -> dict[str, object]:
     from confluent_kafka import TopicCollection
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from confluent_kafka.admin import AdminClient
 
     seen: dict[str, object] = {}
-    with EmbeddedBroker(BrokerConfig.from_properties(sasl_properties()), capture_dir=capture) as broker:
-        host, port = listener_address(broker.broker, "SASL_PLAINTEXT")
-        address = f"{host}:{port}"
-        admin = AdminClient({"bootstrap.servers": address, **sasl("admin")})
-        for future in admin.create_topics([NewTopic(t, 1, 1) for t in ("payments", "orders")]).values():
-            future.result(timeout=TIMEOUT)
-        results = broker.call(broker.broker.authorizer.create_acls, load_acl_file(acl_file))
-        assert all(r.error is None for r in results), results
+    with capturing_broker(capture, ("payments", "orders"), load_acl_file(acl_file)) as address:
         bob = AdminClient({"bootstrap.servers": address, **sasl("bob")})
         described = bob.describe_topics(TopicCollection(["payments", "orders"]), include_authorized_operations=True)
         for name, future in described.items():

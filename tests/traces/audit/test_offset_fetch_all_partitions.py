@@ -14,11 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from kafka_shim.authorizer.acl_file import load_acl_file
-from kafka_shim.shim.config.broker_config import BrokerConfig
-from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from kafka_shim.traces.audit.cli import main
-from tests.support.sasl_setup import listener_address, sasl_properties
-from tests.traces.audit.workload import sasl, write_acl_file
+from tests.traces.audit.workload import capturing_broker, sasl, write_acl_file
 
 pytestmark = pytest.mark.clients
 
@@ -36,21 +33,14 @@ acls:
 def _run(acl_file: Path, capture: Path) -> list[tuple]:
     """alice commits after reading 3 records; bob lists the group's offsets (all partitions): what bob saw."""
     from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from confluent_kafka.admin import AdminClient
 
-    props = {**sasl_properties(), "offsets.topic.replication.factor": "1", "group.initial.rebalance.delay.ms": "0"}
-    with EmbeddedBroker(BrokerConfig.from_properties(props), capture_dir=capture) as broker:
-        host, port = listener_address(broker.broker, "SASL_PLAINTEXT")
-        address = f"{host}:{port}"
-        admin = AdminClient({"bootstrap.servers": address, **sasl("admin")})
-        for future in admin.create_topics([NewTopic("t.a", 1, 1)]).values():
-            future.result(timeout=TIMEOUT)
+    settings = {"offsets.topic.replication.factor": "1", "group.initial.rebalance.delay.ms": "0"}
+    with capturing_broker(capture, ("t.a",), load_acl_file(acl_file), **settings) as address:
         producer = Producer({"bootstrap.servers": address, **sasl("admin")})
         for i in range(3):
             producer.produce("t.a", f"m{i}".encode())
         assert producer.flush(TIMEOUT) == 0
-        results = broker.call(broker.broker.authorizer.create_acls, load_acl_file(acl_file))
-        assert all(r.error is None for r in results), results
 
         consumer = Consumer({"bootstrap.servers": address, **sasl("alice"), "group.id": "g-1",
                              "auto.offset.reset": "earliest", "enable.auto.commit": False})

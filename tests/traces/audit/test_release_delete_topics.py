@@ -15,11 +15,8 @@ from kafka_shim.authorizer import (
     ResourcePattern,
     ResourceType,
 )
-from kafka_shim.shim.config.broker_config import BrokerConfig
-from kafka_shim.shim.testing.embedded import EmbeddedBroker
 from kafka_shim.shim.tools.acls.output import format_listing
-from tests.support.sasl_setup import listener_address, sasl_properties
-from tests.traces.audit.workload import TIMEOUT, audit_against_release, sasl
+from tests.traces.audit.workload import TIMEOUT, audit_against_release, capturing_broker, sasl
 
 pytestmark = pytest.mark.clients
 
@@ -33,18 +30,12 @@ ACLS = [AclBinding(ResourcePattern(ResourceType.CLUSTER, "kafka-cluster", Patter
 
 @pytest.fixture(scope="module")
 def deletions(tmp_path_factory):
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from confluent_kafka.admin import AdminClient
 
     directory = tmp_path_factory.mktemp("release-delete")
     acls, trace = directory / "acls.txt", directory / "trace"
     acls.write_text(format_listing(ACLS, []), encoding="utf-8")
-    with EmbeddedBroker(BrokerConfig.from_properties(sasl_properties()), capture_dir=trace) as broker:
-        host, port = listener_address(broker.broker, "SASL_PLAINTEXT")
-        address = f"{host}:{port}"
-        admin = AdminClient({"bootstrap.servers": address, **sasl("admin")})
-        for future in admin.create_topics([NewTopic(t, 1, 1) for t in ("granted", "covered")]).values():
-            future.result(timeout=TIMEOUT)
-        assert all(r.error is None for r in broker.call(broker.broker.authorizer.create_acls, ACLS))
+    with capturing_broker(trace, ("granted", "covered"), ACLS) as address:
         alice = AdminClient({"bootstrap.servers": address, **sasl("alice")})
         for future in alice.delete_topics(["granted", "covered"], operation_timeout=TIMEOUT).values():
             future.result(timeout=TIMEOUT)  # both deleted: DELETE on the cluster covers "covered"

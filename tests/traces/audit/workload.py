@@ -8,8 +8,11 @@ her WRITE and CREATE on ``team42.*``, and takes bob's DESCRIBE_CONFIGS on ``paym
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+from kafka_shim.authorizer import AclBinding
 from kafka_shim.authorizer.acl_file import load_acl_file
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.testing.embedded import EmbeddedBroker
@@ -44,21 +47,31 @@ def write_acl_file(directory: Path, name: str, text: str) -> Path:
     return path
 
 
+@contextmanager
+def capturing_broker(capture: Path, topics: Iterable[str], acls: list[AclBinding],
+                     **properties: str) -> Iterator[str]:
+    """A kafka-shim capturing into ``capture`` (SASL_PLAINTEXT users of tests/support/sasl_setup.py), the topics
+    created by admin (one partition each), then the ACLs set: its bootstrap address."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    with EmbeddedBroker(BrokerConfig.from_properties({**sasl_properties(), **properties}), capture_dir=capture) as broker:
+        host, port = listener_address(broker.broker, "SASL_PLAINTEXT")
+        address = f"{host}:{port}"
+        admin = AdminClient({"bootstrap.servers": address, **sasl("admin")})
+        for future in admin.create_topics([NewTopic(t, 1, 1) for t in topics]).values():
+            future.result(timeout=TIMEOUT)
+        results = broker.call(broker.broker.authorizer.create_acls, acls)
+        assert all(r.error is None for r in results), results
+        yield address
+
+
 def run_workload(acl_file: Path, capture: Path) -> dict[str, object]:
     """Create the topics as admin, set the ACLs, then run alice's and bob's clients; returns what they saw."""
     from confluent_kafka import Producer, TopicCollection
     from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
     seen: dict[str, object] = {}
-    with EmbeddedBroker(BrokerConfig.from_properties(sasl_properties()), capture_dir=capture) as broker:
-        host, port = listener_address(broker.broker, "SASL_PLAINTEXT")
-        address = f"{host}:{port}"
-        admin = AdminClient({"bootstrap.servers": address, **sasl("admin")})
-        for future in admin.create_topics([NewTopic(t, 1, 1) for t in TOPICS]).values():
-            future.result(timeout=TIMEOUT)
-        results = broker.call(broker.broker.authorizer.create_acls, load_acl_file(acl_file))
-        assert all(r.error is None for r in results), results
-
+    with capturing_broker(capture, TOPICS, load_acl_file(acl_file)) as address:
         producer = Producer({"bootstrap.servers": address, **sasl("alice"), "enable.idempotence": True, "acks": "all",
                              "message.timeout.ms": 20000})
         delivered: list = []
