@@ -218,13 +218,6 @@ CONFIG_TOPIC, CONFIG_BROKER, CONFIG_BROKER_LOGGER, CONFIG_CLIENT_METRICS = 2, 4,
 
 
 # -- Metadata (key 3), the rules the broker's handler follows ---------------------------------------------------------
-def offset_fetch_all_partitions(request: Any, version: int) -> bool:
-    """A group of the request asks for all its partitions (null topics: v2-7 the request's, v8+ a group's)."""
-    if version >= 8:
-        return any(group.topics is None for group in getattr(request, "groups", None) or [])
-    return version >= 2 and getattr(request, "topics", None) is None
-
-
 def metadata_all_topics(request: Any, version: int) -> bool:
     """Kafka's isAllTopics: a null topic list, or an empty one at v0."""
     topics = getattr(request, "topics", None)
@@ -267,3 +260,10 @@ def metadata_cluster_ops(request: Any, version: int) -> bool:
 def metadata_topic_ops(request: Any, version: int) -> bool:
     return version >= 8 and bool(getattr(request, "include_topic_authorized_operations", False))
 
+
+# -- OffsetFetch (key 9) ----------------------------------------------------------------------------------------------
+def offset_fetch_all_partitions(request: Any, version: int) -> bool:
+    """A group of the request asks for all its partitions (null topics: v2-7 the request's, v8+ a group's)."""
+    if version >= 8:
+        return any(group.topics is None for group in getattr(request, "groups", None) or [])
+    return version >= 2 and getattr(request, "topics", None) is None
