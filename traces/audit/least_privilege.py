@@ -136,8 +136,8 @@ def _fallback_allows(authorizer: Authorizer, a: Action,
 def _without_unneeded_shortcuts(rows: list[Action], bindings: list[AclBinding],
                                 super_users: Iterable[str]) -> list[AclBinding]:
     """Step 6: leave out each ALLOW that only answers shortcuts the rest of the set makes unneeded. Such a grant is on
-    another resource type than the shortcut's question (``name_free_fallbacks``): the set answers that question the
-    same with or without it, so one authorizer of the whole set decides every grant."""
+    another resource type than the KIP-679 question its shortcut stands in for (``name_free_fallbacks``): the set
+    answers that question the same with or without it, so one authorizer of the whole set decides every grant."""
     fallbacks = name_free_fallbacks()
     asked = [a for a in rows if a.allowed_a and (a.operation, a.resource_type) in fallbacks]
     if not asked:
